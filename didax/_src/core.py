@@ -1,0 +1,540 @@
+"""The core: abstract values, primitives, tracers, and the interpreter context.
+
+A program is a composition of primitives. `Primitive.bind` hands each application to
+the *current interpreter*, held in a thread-local context. An interpreter runs its
+rules with its parent current, so interpreters nest (higher-order derivatives come for
+free). A tracer belongs to exactly one interpreter; values of other interpreters are
+constants to it, which is what prevents perturbation confusion.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from didax._src import dtypes
+from didax._src.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+    concretization_error,
+    format_source_info,
+    user_source_info,
+)
+
+# --------------------------------------------------------------------------------------
+# Abstract values
+
+
+class ShapedArray:
+    """The type of an array value: shape, dtype, and whether the dtype is weak."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> ShapedArray:
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def str_short(self) -> str:
+        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def __eq__(self, other):
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+    def to_tangent_aval(self) -> ShapedArray:
+        return ShapedArray(self.shape, dtypes.tangent_dtype(self.dtype), self.weak_type)
+
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of any didax value, tracer, NumPy array or Python scalar."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    if isinstance(x, _PY_SCALARS) or type(x) in _PY_SCALARS:
+        return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+    raise TypeError(
+        f"Value {x!r} of type {type(x).__name__} is not a valid array: expected a didax Array, "
+        "a NumPy array, or a Python scalar (bool, int, float, complex)."
+    )
+
+
+def concrete_value(x):
+    """The concrete NumPy value behind `x`, or None if `x` is abstract (staged)."""
+    if isinstance(x, Tracer):
+        return x.to_concrete_value()
+    value = getattr(x, "_value", None)
+    if value is not None:
+        return value
+    if isinstance(x, (np.ndarray, np.generic) + _PY_SCALARS):
+        return x
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Primitives and their rules
+
+RULE_KINDS = ("impl", "abstract_eval", "jvp", "transpose", "batch")
+PP_ALWAYS_HIDE = object()  # a `pp_hidden` value: never print this parameter
+
+
+class Primitive:
+    """A primitive operation and every rule that gives it meaning, in one place.
+
+    Rules are looked up by kind through `get_rule`; interpreters never switch on
+    primitives. `absent` records rules deliberately left out, with the reason.
+    """
+
+    def __init__(self, name: str, *, multiple_results: bool = False, linear: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+        self.linear = linear
+        self.rules: dict[str, Callable] = {}
+        self.absent: dict[str, str] = {}
+        self.impl = None
+        self.abstract_eval = None
+        self.pp_hidden: dict[str, Any] = {}  # params not printed when equal to these values
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        return _ctx.interp.process_primitive(self, args, params)
+
+    def def_rule(self, kind: str, fn: Callable | None = None):
+        assert kind in RULE_KINDS, kind
+        if fn is None:
+            return lambda f: self.def_rule(kind, f)
+        self.rules[kind] = fn
+        if kind == "impl":
+            self.impl = fn
+        elif kind == "abstract_eval":
+            self.abstract_eval = fn
+        return fn
+
+    def def_impl(self, fn):
+        return self.def_rule("impl", fn)
+
+    def def_abstract_eval(self, fn):
+        return self.def_rule("abstract_eval", fn)
+
+    def def_jvp(self, fn):
+        return self.def_rule("jvp", fn)
+
+    def def_transpose(self, fn):
+        return self.def_rule("transpose", fn)
+
+    def def_batch(self, fn):
+        return self.def_rule("batch", fn)
+
+    def mark_absent(self, kind: str, reason: str):
+        self.absent[kind] = reason
+
+    def get_rule(self, kind: str) -> Callable:
+        rule = self.rules.get(kind)
+        if rule is None:
+            reason = self.absent.get(kind)
+            extra = f": {reason}" if reason else ""
+            raise NotImplementedError(f"{kind} rule for '{self.name}' not implemented{extra}")
+        return rule
+
+
+# A registry of all primitives, so tests can enumerate primitive x rule kind.
+all_primitives: dict[str, Primitive] = {}
+
+
+def primitive(name: str, **kwargs) -> Primitive:
+    p = Primitive(name, **kwargs)
+    assert name not in all_primitives, f"primitive {name} defined twice"
+    all_primitives[name] = p
+    return p
+
+
+# --------------------------------------------------------------------------------------
+# Interpreters and the context that chooses them
+
+
+class Interpreter:
+    """Gives primitives a meaning. `level` is the nesting depth; 0 is evaluation."""
+
+    level = 0
+    active = True
+    parent: Interpreter | None = None
+    origin: str = ""  # the user's line that started this transformation
+
+    def process_primitive(self, prim: Primitive, args, params):
+        raise NotImplementedError
+
+    def check_foreign(self, x: Tracer):
+        """A tracer that is not ours must belong to a live enclosing interpreter."""
+        owner = x._interp
+        if not owner.active or owner.level >= self.level:
+            raise escaped_tracer_error(x)
+
+
+def escaped_tracer_error(x: Tracer) -> UnexpectedTracerError:
+    owner = x._interp
+    created = x.creation_site()
+    state = "has already ended" if not owner.active else "is not an enclosing one here"
+    return UnexpectedTracerError(
+        f"Encountered an unexpected tracer: a {type(x).__name__} of type {x.aval.str_short()} "
+        f"from the {owner.describe()} transformation started at {owner.origin or '<unknown>'}, "
+        f"which {state}.\n"
+        + (f"  The tracer was created at {created}.\n" if created else "")
+        + "A tracer must not outlive its transformation: this usually means a traced value "
+        "was stored in a global, a closure or an object attribute and used later. Return "
+        "it from the transformed function instead."
+    )
+
+
+class _Context(threading.local):
+    def __init__(self):
+        self.interp: Interpreter = eval_interpreter
+
+
+class EvalInterpreter(Interpreter):
+    """Evaluates primitives on concrete NumPy data, checking types first."""
+
+    level = 0
+
+    def describe(self):
+        return "eval"
+
+    def process_primitive(self, prim, args, params):
+        avals = []
+        vals = []
+        for x in args:
+            if type(x) is Array:
+                vals.append(x._value)
+                avals.append(x.aval)
+                continue
+            if isinstance(x, Tracer):
+                raise escaped_tracer_error(x)
+            aval = get_aval(x)
+            avals.append(aval)
+            vals.append(np.asarray(x, aval.dtype))
+        out_aval = prim.abstract_eval(*avals, **params)
+        out = prim.impl(*vals, **params)
+        if prim.multiple_results:
+            return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
+        return Array.from_numpy(out, out_aval)
+
+
+eval_interpreter = EvalInterpreter()
+_ctx = _Context()
+
+
+def current_interpreter() -> Interpreter:
+    return _ctx.interp
+
+
+class interpreter_context:
+    """Makes `interp` current for the duration of a `with` block."""
+
+    __slots__ = ("interp", "prev")
+
+    def __init__(self, interp: Interpreter):
+        self.interp = interp
+
+    def __enter__(self):
+        self.prev = _ctx.interp
+        _ctx.interp = self.interp
+        return self.interp
+
+    def __exit__(self, *exc):
+        _ctx.interp = self.prev
+
+
+class transformation:
+    """Starts a new interpreter nested under the current one, and ends it on exit.
+
+    Ending it marks it inactive, so its tracers are recognised if they escape.
+    """
+
+    __slots__ = ("interp", "prev")
+
+    def __init__(self, interp: Interpreter):
+        self.interp = interp
+
+    def __enter__(self):
+        self.prev = _ctx.interp
+        _ctx.interp = self.interp
+        return self.interp
+
+    def __exit__(self, *exc):
+        _ctx.interp = self.prev
+        self.interp.active = False
+
+
+def new_level(interp: Interpreter, parent: Interpreter | None = None) -> Interpreter:
+    """Initialise nesting fields of a freshly made interpreter."""
+    interp.parent = parent if parent is not None else _ctx.interp
+    interp.level = interp.parent.level + 1
+    interp.active = True
+    info = user_source_info(3)
+    interp.origin = format_source_info(info) if info else ""
+    return interp
+
+
+# --------------------------------------------------------------------------------------
+# Values: concrete arrays and tracers share one set of array methods (installed by
+# didax.numpy), so `x + 1` means the same thing whatever interpreter owns x.
+
+
+class ArrayBase:
+    """Operator overloading and methods shared by Array and every Tracer."""
+
+    __slots__ = ()
+    __array_priority__ = 1000  # NumPy arrays mixed with ours defer to us
+    __hash__ = None  # arrays are unhashable, as in NumPy and JAX
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: int(np.prod(self.aval.shape, dtype=np.int64)))
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object (a 0-d array)")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __setitem__(self, idx, value):
+        raise TypeError(
+            f"{type(self).__name__} objects are immutable: `x[idx] = v` is not supported.\n"
+            "What to do: use `x = x.at[idx].set(v)` (or .add/.multiply/.min/.max), which "
+            "returns an updated copy."
+        )
+
+
+class Array(ArrayBase):
+    """An immutable concrete array: a NumPy buffer plus a weak-type flag."""
+
+    __slots__ = ("_value", "_weak")
+
+    def __init__(self, value, weak_type: bool = False):
+        value = np.asarray(value)
+        dtype = dtypes.canonicalize_dtype(value.dtype)
+        self._value = value if value.dtype == dtype else value.astype(dtype)
+        self._weak = weak_type
+
+    @staticmethod
+    def from_numpy(value, aval: ShapedArray) -> Array:
+        """Wraps an impl's NumPy output, casting to the dtype abstract eval promised."""
+        if type(value) is not np.ndarray or value.dtype != aval.dtype:
+            value = np.asarray(value, aval.dtype)
+        a = _new_array(Array)
+        a._value = value
+        a._weak = aval.weak_type
+        return a
+
+    @property
+    def aval(self) -> ShapedArray:
+        v = self._value
+        return ShapedArray(v.shape, v.dtype, self._weak)
+
+    shape = property(lambda self: self._value.shape)
+    dtype = property(lambda self: self._value.dtype)
+    ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    weak_type = property(lambda self: self._weak)
+
+    def __array__(self, dtype=None, copy=None):
+        view = self._value.view()
+        view.flags.writeable = False
+        if dtype is not None and np.dtype(dtype) != view.dtype:
+            return view.astype(dtype)
+        if copy:
+            return view.copy()
+        return view
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __index__(self):
+        if not np.issubdtype(self._value.dtype, np.integer):
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        return int(self._value)
+
+    def __repr__(self):
+        v = self._value
+        if v.size == 0 and v.shape != (0,):
+            body = f"[], shape={v.shape}"
+        else:
+            body = np.array2string(v, separator=", ", prefix="Array(", threshold=1000)
+        weak = ", weak_type=True" if self._weak else ""
+        return f"Array({body}, dtype={v.dtype.name}{weak})"
+
+    def __str__(self):
+        return str(self._value)
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return format(str(self), spec)
+
+    def block_until_ready(self):
+        return self
+
+    def item(self, *args):
+        return self._value.item(*args)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def copy(self):
+        return Array.from_numpy(self._value.copy(), self.aval)
+
+    def __reduce__(self):
+        return (Array, (self._value, self._weak))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def to_concrete_value(self):
+        return self._value
+
+    @property
+    def is_fully_addressable(self):
+        return True
+
+    def devices(self):
+        return {"cpu"}
+
+
+_new_array = object.__new__
+
+
+class Tracer(ArrayBase):
+    """A value owned by one interpreter while a transformation runs."""
+
+    __slots__ = ("_interp",)
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    def to_concrete_value(self):
+        """The concrete value, if this tracer has one (JVP of concrete values does)."""
+        return None
+
+    def creation_site(self) -> str:
+        return ""
+
+    def _concrete_or_raise(self, what, cls):
+        if not self._interp.active:
+            raise escaped_tracer_error(self)
+        v = self.to_concrete_value()
+        if v is None:
+            raise concretization_error(self, what, cls)
+        return v
+
+    def __bool__(self):
+        return bool(self._concrete_or_raise("bool()", TracerBoolConversionError))
+
+    def __int__(self):
+        return int(self._concrete_or_raise("int()", TracerIntegerConversionError))
+
+    def __float__(self):
+        return float(self._concrete_or_raise("float()", ConcretizationTypeError))
+
+    def __complex__(self):
+        return complex(self._concrete_or_raise("complex()", ConcretizationTypeError))
+
+    def __index__(self):
+        v = self._concrete_or_raise("use as an index (__index__)", TracerIntegerConversionError)
+        if not np.issubdtype(np.asarray(v).dtype, np.integer):
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        return int(v)
+
+    def item(self):
+        return self._concrete_or_raise("item()", TracerIntegerConversionError).item()
+
+    def tolist(self):
+        return self._concrete_or_raise("tolist()", TracerIntegerConversionError).tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        v = self.to_concrete_value()
+        if v is None:
+            raise TracerArrayConversionError(
+                f"A traced value of type {self.aval.str_short()} was passed to a NumPy function "
+                "(np.asarray or similar), which needs concrete data.\n"
+                f"{concretization_error(self, 'conversion to a NumPy array').args[0]}\n"
+                "Use didax.numpy (jnp) functions instead of numpy (np) on traced values."
+            )
+        return np.asarray(v, dtype)
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>with<{self._interp.describe()}>"
+
+    def block_until_ready(self):
+        return self
+
+
+# --------------------------------------------------------------------------------------
+# Symbolic zeros: tangents (and later cotangents) that are known to be zero are never
+# materialised unless a rule needs them.
+
+
+class Zero:
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short()})"
+
+
+def is_zero(x) -> bool:
+    return type(x) is Zero

@@ -1,0 +1,487 @@
+"""Dtypes, x64 canonicalization and JAX's type-promotion rules.
+
+Supported array dtypes: bool, int8/16/32/64, uint8/16/32/64, float16/32/64, complex64/128, and
+``float0`` (the tangent dtype of integer and boolean values). bfloat16, the float8 family and the
+small int types are NOT supported: they need ml_dtypes, which didax does not depend on.
+
+Python scalars are *weakly typed*: ``int``, ``float`` and ``complex`` values (and those types
+themselves) take the dtype of whatever they are combined with when possible, so that e.g.
+``int8_array + 1`` stays int8. ``bool`` is never weak.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any
+
+import numpy as np
+
+from didax._src.config import config
+
+float0 = np.dtype([("float0", np.void, 0)])
+
+_BOOL = np.dtype(bool)
+_SHORT_NAMES = {
+    _BOOL: "bool",
+    np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32", np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16",
+    np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64",
+    np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+    np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128",
+}
+_NUMERIC_DTYPES = frozenset(_SHORT_NAMES)
+_VALID_DTYPES = _NUMERIC_DTYPES | {float0}
+_TO_32BIT = {
+    np.dtype(np.int64): np.dtype(np.int32),
+    np.dtype(np.uint64): np.dtype(np.uint32),
+    np.dtype(np.float64): np.dtype(np.float32),
+    np.dtype(np.complex128): np.dtype(np.complex64),
+}
+_PY_SCALAR_TYPES = (bool, int, float, complex)
+_WEAK_SCALAR_TYPES = (int, float, complex)
+# Uncanonicalized dtypes of Python scalars (what NumPy would pick, as in jax.dtypes).
+_PY_64BIT_DTYPES = {
+    bool: _BOOL, int: np.dtype(np.int64), float: np.dtype(np.float64),
+    complex: np.dtype(np.complex128),
+}
+# Canonical (dtype, weak) of each Python scalar type, per x64 flag.
+_PY_SCALAR_KEYS = {
+    x64: {t: (d if x64 else _TO_32BIT.get(d, d), t is not bool)
+          for t, d in _PY_64BIT_DTYPES.items()}
+    for x64 in (False, True)
+}
+# Default dtype of each dtype kind, per x64 flag; weakly typed results are given these.
+_DEFAULT_OF_KIND = {
+    x64: {"b": _BOOL, **{kind: _PY_SCALAR_KEYS[x64][t][0]
+                         for kind, t in (("i", int), ("f", float), ("c", complex))},
+          "u": np.dtype(np.uint64 if x64 else np.uint32)}
+    for x64 in (False, True)
+}
+
+
+# --- configuration-dependent defaults ---------------------------------------------------------
+
+def default_int_dtype() -> np.dtype:
+    return _DEFAULT_OF_KIND[config.x64_enabled]["i"]
+
+
+def default_uint_dtype() -> np.dtype:
+    return _DEFAULT_OF_KIND[config.x64_enabled]["u"]
+
+
+def default_float_dtype() -> np.dtype:
+    return _DEFAULT_OF_KIND[config.x64_enabled]["f"]
+
+
+def default_complex_dtype() -> np.dtype:
+    return _DEFAULT_OF_KIND[config.x64_enabled]["c"]
+
+
+_canonical_cache: dict[tuple[Any, bool], np.dtype] = {}
+
+
+def canonicalize_dtype(dtype: Any) -> np.dtype:
+    """``np.dtype(dtype)``, narrowed to 32 bits (int64 -> int32, ...) unless x64 is enabled."""
+    x64 = config.x64_enabled
+    try:
+        return _canonical_cache[dtype, x64]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable dtype-like, e.g. a structured-dtype list
+        return _canonicalize_uncached(dtype, x64)
+    result = _canonical_cache[dtype, x64] = _canonicalize_uncached(dtype, x64)
+    return result
+
+
+def _canonicalize_uncached(dtype: Any, x64: bool) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"dtype {dtype!r} not understood") from e
+    return dt if x64 else _TO_32BIT.get(dt, dt)
+
+
+def _canonicalize_explicit(dt: np.dtype, fun_name: str) -> np.dtype:
+    """Canonicalize a dtype the user asked for by name, per ``jax_explicit_x64_dtypes``."""
+    narrow = None if config.x64_enabled else _TO_32BIT.get(dt)
+    if narrow is None:
+        return dt
+    mode = config.jax_explicit_x64_dtypes
+    if mode == "allow":
+        return dt
+    where = f" requested in {fun_name}" if fun_name else ""
+    if mode == "error":
+        raise ValueError(
+            f"Explicitly requested dtype {dt}{where} is not available. To enable more dtypes, "
+            "set the jax_enable_x64 or jax_explicit_x64_dtypes configuration options.")
+    warnings.warn(
+        f"Explicitly requested dtype {dt}{where} is not available, and will be truncated to "
+        f"dtype {narrow}. To enable more dtypes, set the jax_enable_x64 configuration option or "
+        "the JAX_ENABLE_X64 shell environment variable.", stacklevel=4)
+    return narrow
+
+
+def check_valid_dtype(dtype: np.dtype) -> None:
+    if dtype not in _VALID_DTYPES:
+        raise TypeError(f"Dtype {dtype} is not a valid JAX array type. Only arrays of numeric "
+                        "types are supported by JAX.")
+
+
+def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -> np.dtype:
+    """The dtype to use for a user's ``dtype=`` argument: Python types give the defaults
+    (``int`` -> int32 without x64) and explicit 64-bit dtypes follow ``jax_explicit_x64_dtypes``.
+    """
+    if dtype is None:
+        raise ValueError("dtype must be specified.")
+    if hasattr(dtype, "aval"):
+        raise ValueError("Passing an array as a dtype argument is no longer supported; "
+                         "instead of dtype=arr use dtype=arr.dtype.")
+    if isinstance(dtype, type) and dtype in _PY_SCALAR_TYPES:
+        return _PY_SCALAR_KEYS[config.x64_enabled][dtype][0]
+    dt = np.dtype(dtype)
+    if dt not in _VALID_DTYPES:
+        where = f" in {fun_name}" if fun_name else ""
+        raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dtype}{where}")
+    return _canonicalize_explicit(dt, fun_name or "")
+
+
+# --- dtypes of values ---------------------------------------------------------------------------
+
+def is_python_scalar(x: Any) -> bool:
+    return type(x) in _PY_SCALAR_TYPES
+
+
+def python_scalar_dtype(x: Any) -> np.dtype:
+    """Canonical dtype of a Python scalar (or scalar type): bool, or the default int/float/complex.
+
+    Subclasses count too (``np.float64(1.0)`` is a ``float``), checking ``bool`` before ``int``.
+    """
+    typ = x if isinstance(x, type) else type(x)
+    keys = _PY_SCALAR_KEYS[config.x64_enabled]
+    key = keys.get(typ)
+    if key is None:
+        base = next((t for t in _PY_SCALAR_TYPES if issubclass(typ, t)), None)
+        if base is None:
+            raise TypeError(f"{x!r} is not a Python scalar (bool, int, float or complex)")
+        key = keys[base]
+    return key[0]
+
+
+def is_weakly_typed(x: Any) -> bool:
+    """True for Python int/float/complex values and arrays or tracers whose aval is weak."""
+    if type(x) in _WEAK_SCALAR_TYPES:
+        return True
+    aval = getattr(x, "aval", None)
+    return bool(getattr(x if aval is None else aval, "weak_type", False))
+
+
+def dtype(x: Any, canonicalize: bool = False) -> np.dtype:
+    """The dtype of a value, array, dtype-like or Python scalar/type (like ``jax.dtypes.dtype``).
+
+    Without ``canonicalize``, Python scalars give NumPy's 64-bit dtypes. With it, the result is
+    narrowed for x32 mode, except for didax arrays and tracers (anything with an ``aval``): a
+    64-bit value that exists is respected whatever the mode. Explicitly requested 64-bit dtypes
+    (strings, dtypes, NumPy scalar types) follow ``jax_explicit_x64_dtypes`` (default: warn).
+    """
+    if x is None:
+        raise ValueError(f"Invalid argument to dtype: {x}.")
+    if isinstance(x, type):
+        if x in _PY_SCALAR_TYPES:
+            return python_scalar_dtype(x) if canonicalize else _PY_64BIT_DTYPES[x]
+        if issubclass(x, np.generic):
+            return _explicit_dtype(x, canonicalize)
+    elif type(x) in _PY_SCALAR_TYPES:
+        return python_scalar_dtype(x) if canonicalize else _PY_64BIT_DTYPES[type(x)]
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype
+    if isinstance(x, (str, np.dtype)):
+        return _explicit_dtype(x, canonicalize)
+    dt = getattr(x, "dtype", None)
+    if not isinstance(dt, np.dtype):
+        if not isinstance(x, _PY_SCALAR_TYPES):  # e.g. an IntEnum member is still an int
+            raise TypeError(f"Cannot determine dtype of {x!r}")
+        dt = _PY_64BIT_DTYPES[next(t for t in _PY_SCALAR_TYPES if isinstance(x, t))]
+    if dt not in _VALID_DTYPES:
+        raise TypeError(f"Value {x!r} with dtype {dt} is not a valid JAX array type. "
+                        "Only arrays of numeric types are supported by JAX.")
+    return canonicalize_dtype(dt) if canonicalize else dt
+
+
+def _explicit_dtype(x: Any, canonicalize: bool) -> np.dtype:
+    try:
+        dt = np.dtype(x)
+    except TypeError as e:
+        raise TypeError(f"Cannot interpret {x!r} as a dtype") from e
+    if dt not in _VALID_DTYPES:
+        raise TypeError(f"Value {x!r} with dtype {dt} is not a valid JAX array type. "
+                        "Only arrays of numeric types are supported by JAX.")
+    return _canonicalize_explicit(dt, "dtype") if canonicalize else dt
+
+
+def scalar_type_of(x: Any) -> type:
+    """The Python scalar type (bool, int, float or complex) matching a value's or dtype's kind."""
+    kind = dtype(x).kind
+    if kind == "b":
+        return bool
+    if kind in "iu":
+        return int
+    if kind == "f":
+        return float
+    if kind == "c":
+        return complex
+    raise TypeError(f"Invalid scalar value {x!r}")
+
+
+def coerce_to_array(x: Any, dtype: Any = None) -> np.ndarray:
+    """``np.asarray``, giving Python scalars canonical dtypes instead of NumPy's 64-bit ones."""
+    if dtype is None and type(x) in _PY_SCALAR_TYPES:
+        dtype = python_scalar_dtype(x)
+    return np.asarray(x, dtype)
+
+
+def tangent_dtype(primal_dtype: Any) -> np.dtype:
+    """Dtype of the tangents of values of ``primal_dtype``: float0 unless it is inexact."""
+    dt = np.dtype(primal_dtype)
+    return dt if dt.kind in "fc" else float0
+
+
+# --- the promotion lattice ----------------------------------------------------------------------
+# Nodes are the short names of the strong dtypes plus the weak types "i*", "f*" and "c*".
+
+_WEAK_NODE_OF_KIND = {"i": "i*", "u": "i*", "f": "f*", "c": "c*"}
+_NODE_OF_WEAK_TYPE = {int: "i*", float: "f*", complex: "c*"}
+_DTYPE_OF_NODE = {
+    **{name: dt for dt, name in _SHORT_NAMES.items()},
+    **{node: _PY_64BIT_DTYPES[t] for t, node in _NODE_OF_WEAK_TYPE.items()},
+}
+
+
+def _promotion_lattice(x64: bool) -> dict[str, tuple[str, ...]]:
+    """Each node's immediate successors (JAX's standard lattice, without the ml_dtypes types).
+
+    Without x64, uint32 promotes with signed ints to int32 rather than forming int64.
+    """
+    return {
+        "bool": ("i*",),
+        "i*": ("u8", "i8"),
+        "u8": ("i16", "u16"), "u16": ("i32", "u32"),
+        "u32": ("i64", "u64") if x64 else ("i32", "u64"), "u64": ("f*",),
+        "i8": ("i16",), "i16": ("i32",), "i32": ("i64",), "i64": ("f*",),
+        "f*": ("f16", "c*"), "f16": ("f32",), "f32": ("f64", "c64"), "f64": ("c128",),
+        "c*": ("c64",), "c64": ("c128",), "c128": (),
+    }
+
+
+def _upper_bounds(lattice: dict[str, tuple[str, ...]]) -> dict[str, frozenset[str]]:
+    """Each node's set of upper bounds, itself included (the lattice's transitive closure)."""
+    bounds: dict[str, frozenset[str]] = {}
+
+    def visit(node):
+        if node not in bounds:
+            bounds[node] = frozenset({node}).union(*map(visit, lattice[node]))
+        return bounds[node]
+
+    for node in lattice:
+        visit(node)
+    return bounds
+
+
+_UPPER_BOUNDS = {x64: _upper_bounds(_promotion_lattice(x64)) for x64 in (False, True)}
+
+
+@functools.lru_cache(maxsize=None)
+def _least_upper_bound(x64: bool, nodes: frozenset[str]) -> str:
+    """The least upper bound of ``nodes`` (every node pair has one in this lattice)."""
+    bounds = _UPPER_BOUNDS[x64]
+    common = frozenset.intersection(*(bounds[n] for n in nodes))
+    (least,) = (common & nodes) or {c for c in common if common <= bounds[c]}
+    return least
+
+
+def _node(dt: np.dtype, weak: bool) -> str:
+    node = (weak and _WEAK_NODE_OF_KIND.get(dt.kind)) or _SHORT_NAMES.get(dt)
+    if node is None:
+        raise ValueError(f"dtype={dt!r} is not a valid dtype for JAX type promotion.")
+    return node
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    """The dtype a binary operation casts its two arguments to (like ``jnp.promote_types``).
+
+    The Python types ``int``, ``float`` and ``complex`` are weak: ``promote_types('uint8', int)``
+    is uint8. The result is not canonicalized, so ``promote_types(int, int)`` is int64.
+    """
+    nodes = frozenset((_promotion_node(a), _promotion_node(b)))
+    return _DTYPE_OF_NODE[_least_upper_bound(config.x64_enabled, nodes)]
+
+
+def _promotion_node(x: Any) -> str:
+    # Compare by identity: np.dtype('int64') == int is True, but that dtype is not weak.
+    for typ, node in _NODE_OF_WEAK_TYPE.items():
+        if x is typ:
+            return node
+    return _node(np.dtype(x), False)
+
+
+def _dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
+    """The canonical (dtype, weak_type) of one ``result_type`` argument."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, aval.weak_type
+    if isinstance(x, (np.ndarray, np.generic)):
+        dt = canonicalize_dtype(x.dtype)
+        if dt not in _VALID_DTYPES:
+            raise TypeError(f"Value {x!r} with dtype {dt} is not a valid JAX array type. "
+                            "Only arrays of numeric types are supported by JAX.")
+        return dt, False
+    typ = type(x)
+    key = _PY_SCALAR_KEYS[config.x64_enabled].get(typ)
+    if key is not None:
+        return key
+    if x is None:
+        return default_float_dtype(), False
+    if typ is type and x in _PY_SCALAR_TYPES:
+        return _PY_SCALAR_KEYS[config.x64_enabled][x]
+    return dtype(x, canonicalize=True), bool(getattr(x, "weak_type", False))
+
+
+def _lattice_result(x64: bool, keys: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
+    """JAX's ``lattice_result_type`` on already-computed (dtype, weak) pairs."""
+    if len(keys) == 1:
+        out, weak = keys[0]
+    else:
+        distinct = {dt for dt, _ in keys}
+        all_weak = all(weak for _, weak in keys)
+        if len(distinct) == 1 and not all_weak:
+            out, weak = distinct.pop(), False
+        elif all_weak:
+            # Promote the strong counterparts, so that e.g. two weak int16s stay int16 before
+            # being widened to the default int below.
+            node = _least_upper_bound(x64, frozenset(_node(dt, False) for dt in distinct))
+            out, weak = canonicalize_dtype(_DTYPE_OF_NODE[node]), True
+        else:
+            node = _least_upper_bound(x64, frozenset(_node(dt, w) for dt, w in keys))
+            out, weak = canonicalize_dtype(_DTYPE_OF_NODE[node]), node.endswith("*")
+    if weak and out != _BOOL:
+        return _DEFAULT_OF_KIND[x64].get(out.kind, out), True
+    return out, False
+
+
+_result_cache: dict[tuple, tuple[np.dtype, bool]] = {}
+_RESULT_CACHE_SIZE = 4096
+
+
+def result_type(*args: Any, return_weak_type_flag: bool = False):
+    """The dtype JAX's type promotion gives the combination of ``args``.
+
+    Arguments may be didax arrays or tracers (anything with an ``aval``), NumPy arrays and
+    scalars, Python scalars or the types ``int``/``float``/``complex``/``bool``, dtype-likes, or
+    None (the default float). Weak results get the default dtype of their kind. Returns the dtype,
+    or ``(dtype, weak_type)`` if ``return_weak_type_flag``.
+    """
+    if len(args) == 2:  # fast path: the common binary op on two strong, equal dtypes
+        a, b = args
+        key_a, key_b = _dtype_and_weak(a), _dtype_and_weak(b)
+        if key_a == key_b and not key_a[1]:
+            return key_a if return_weak_type_flag else key_a[0]
+        keys = (key_a, key_b)
+    elif args:
+        keys = tuple(map(_dtype_and_weak, args))
+    else:
+        raise ValueError("at least one array or dtype is required")
+    x64 = config.x64_enabled
+    cache_key = (x64, keys)
+    try:
+        out = _result_cache[cache_key]
+    except KeyError:
+        if len(_result_cache) >= _RESULT_CACHE_SIZE:
+            _result_cache.clear()
+        out = _result_cache[cache_key] = _lattice_result(x64, keys)
+    return out if return_weak_type_flag else out[0]
+
+
+# --- dtype predicates and machine limits --------------------------------------------------------
+
+def issubdtype(a: Any, b: Any) -> bool:
+    """``np.issubdtype``, also accepting arrays and other objects carrying a ``dtype``."""
+    return _issubdtype_cached(_as_dtype_or_type(a), _as_dtype_or_type(b))
+
+
+def _as_dtype_or_type(x: Any) -> Any:
+    if isinstance(x, (type, np.dtype)) or x is None:
+        return x
+    dt = getattr(x, "dtype", None)  # arrays and tracers; np.dtype() refuses NumPy arrays
+    return dt if isinstance(dt, np.dtype) else np.dtype(x)
+
+
+@functools.lru_cache(maxsize=512)
+def _issubdtype_cached(a: Any, b: Any) -> bool:
+    return bool(np.issubdtype(a, b))
+
+
+_KIND_SETS = {
+    "bool": frozenset({_BOOL}),
+    "signed integer": frozenset(d for d in _NUMERIC_DTYPES if d.kind == "i"),
+    "unsigned integer": frozenset(d for d in _NUMERIC_DTYPES if d.kind == "u"),
+    "integral": frozenset(d for d in _NUMERIC_DTYPES if d.kind in "iu"),
+    "real floating": frozenset(d for d in _NUMERIC_DTYPES if d.kind == "f"),
+    "complex floating": frozenset(d for d in _NUMERIC_DTYPES if d.kind == "c"),
+    "numeric": frozenset(d for d in _NUMERIC_DTYPES if d.kind != "b"),
+}
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """Array-API ``isdtype``: is ``dtype`` of ``kind`` (a kind name, a dtype, or a tuple)?"""
+    the_dtype = np.dtype(dtype)
+    options: set[np.dtype] = set()
+    for k in kind if isinstance(kind, tuple) else (kind,):
+        if isinstance(k, str) and k in _KIND_SETS:
+            options |= _KIND_SETS[k]
+            continue
+        try:
+            options.add(np.dtype(k))
+        except TypeError as e:
+            if isinstance(k, str):
+                raise ValueError(f"Unrecognized kind={k!r}, expected one of "
+                                 f"{list(_KIND_SETS)}, or a compatible input for jnp.dtype()")
+            raise TypeError(f"Expected kind to be a dtype, string, or tuple; got kind={k!r}") from e
+    return the_dtype in options
+
+
+def _info_arg(x: Any) -> Any:
+    """Unwrap arrays to their dtype so finfo/iinfo accept them, as ``jnp.finfo`` does."""
+    if isinstance(x, (str, type, np.dtype)):
+        return x
+    aval = getattr(x, "aval", None)
+    return getattr(aval if aval is not None else x, "dtype", x)
+
+
+class finfo(np.finfo):
+    """``np.finfo`` that also accepts didax arrays and dtype-carrying objects."""
+
+    _finfo_cache: dict = {}  # np.finfo's own cache would hand back plain np.finfo objects
+
+    def __new__(cls, dtype):
+        return super().__new__(cls, _info_arg(dtype))
+
+
+class iinfo(np.iinfo):
+    """``np.iinfo`` that also accepts didax arrays and dtype-carrying objects."""
+
+    def __init__(self, int_type):
+        super().__init__(_info_arg(int_type))
+
+
+def short_name(dtype: Any) -> str:
+    """JAX's jaxpr short dtype name: f32, i64, u8, c64, bool, float0, ..."""
+    dt = np.dtype(dtype)
+    name = _SHORT_NAMES.get(dt)
+    if name is not None:
+        return name
+    if dt == float0:
+        return "float0"
+    return (dt.name.replace("float", "f").replace("uint", "u").replace("int", "i")
+            .replace("complex", "c"))

@@ -1,0 +1,192 @@
+"""Forward mode: the JVP interpreter and helpers to declare JVP rules.
+
+A JVP tracer carries a primal and a tangent and is tagged with its interpreter; any
+other value (including another JVP interpreter's tracer) is a constant with a zero
+tangent. Rules run with the parent interpreter current, so their own operations are
+interpreted by it: nesting gives higher-order derivatives.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core, dtypes
+from didax._src.core import Tracer, Zero, get_aval, is_zero
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, interp, primal, tangent):
+        self._interp = interp
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+    def to_concrete_value(self):
+        return core.concrete_value(self.primal)
+
+    def creation_site(self):
+        p = self.primal
+        return p.creation_site() if isinstance(p, Tracer) else ""
+
+
+class JVPInterpreter(core.Interpreter):
+    def describe(self):
+        return "jvp"
+
+    def process_primitive(self, prim, args, params):
+        primals = []
+        tangents = []
+        any_tangent = False
+        for x in args:
+            if type(x) is JVPTracer and x._interp is self:
+                primals.append(x.primal)
+                tangents.append(x.tangent)
+                any_tangent = any_tangent or not is_zero(x.tangent)
+            else:
+                if isinstance(x, Tracer):
+                    self.check_foreign(x)
+                primals.append(x)
+                tangents.append(None)
+        ctx = core._ctx
+        prev = ctx.interp
+        ctx.interp = self.parent
+        try:
+            if not any_tangent:
+                return prim.bind(*primals, **params)
+            tangents = [Zero(get_aval(p).to_tangent_aval()) if t is None else t
+                        for p, t in zip(primals, tangents)]
+            primal_out, tangent_out = prim.get_rule("jvp")(primals, tangents, **params)
+        finally:
+            ctx.interp = prev
+        if prim.multiple_results:
+            return [self.pack(p, t) for p, t in zip(primal_out, tangent_out)]
+        return self.pack(primal_out, tangent_out)
+
+    def pack(self, primal, tangent):
+        if is_zero(tangent):
+            return primal
+        return JVPTracer(self, primal, tangent)
+
+    def unpack(self, x):
+        """(primal, tangent) of an output; constants get a symbolic zero tangent."""
+        if type(x) is JVPTracer and x._interp is self:
+            return x.primal, x.tangent
+        if isinstance(x, Tracer):
+            self.check_foreign(x)
+        return x, Zero(get_aval(x).to_tangent_aval())
+
+
+def jvp_flat(fun, primals, tangents):
+    """Runs `fun` on dual numbers; returns flat lists of primal and tangent outputs.
+
+    Tangents may be `Zero`s; output tangents are `Zero` where they are known zero.
+    """
+    interp = core.new_level(JVPInterpreter())
+    with core.transformation(interp):
+        ins = [interp.pack(p, t) for p, t in zip(primals, tangents)]
+        outs = fun(*ins)
+        pairs = [interp.unpack(o) for o in outs]
+    return [p for p, _ in pairs], [t for _, t in pairs]
+
+
+# --------------------------------------------------------------------------------------
+# Tangent arithmetic
+
+add_any_p = core.primitive("add_any", linear=True)
+add_any_p.def_impl(np.add)
+add_any_p.def_abstract_eval(lambda x, y: x)
+
+
+def _add_any_jvp(primals, tangents):
+    return add_tangents(*primals), add_tangents(*tangents)
+
+
+add_any_p.def_jvp(_add_any_jvp)
+
+
+def add_tangents(x, y):
+    if is_zero(x):
+        return y
+    if is_zero(y):
+        return x
+    return add_any_p.bind(x, y)
+
+
+def instantiate(t):
+    """A materialised array for a possibly-symbolic zero tangent."""
+    if not is_zero(t):
+        return t
+    from didax._src.lax import lax
+
+    aval = t.aval
+    if aval.dtype == dtypes.float0:
+        return core.Array(np.zeros(aval.shape, dtypes.float0))
+    return lax.full(aval.shape, 0, aval.dtype)
+
+
+def zeros_like_aval(aval):
+    return instantiate(Zero(aval))
+
+
+# --------------------------------------------------------------------------------------
+# Helpers that keep a typical primitive's JVP rule to one line
+
+
+def defjvp(prim, *per_arg):
+    """JVP from one function per argument: `fn(tangent, *primals, **params)`.
+
+    A `None` entry marks an argument the output does not depend on differentiably.
+    """
+
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        acc = Zero(get_aval(out).to_tangent_aval())
+        for fn, t in zip(per_arg, tangents):
+            if fn is not None and not is_zero(t):
+                acc = add_tangents(acc, fn(t, *primals, **params))
+        return out, acc
+
+    prim.def_jvp(rule)
+
+
+def defjvp2(prim, *per_arg):
+    """Like `defjvp`, but each function also receives the primal output first:
+    `fn(tangent, out, *primals, **params)` (for exp, tanh, sqrt...)."""
+
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        acc = Zero(get_aval(out).to_tangent_aval())
+        for fn, t in zip(per_arg, tangents):
+            if fn is not None and not is_zero(t):
+                acc = add_tangents(acc, fn(t, out, *primals, **params))
+        return out, acc
+
+    prim.def_jvp(rule)
+
+
+def defjvp_zero(prim):
+    """The output does not vary with the inputs (comparisons, floor, integer ops...)."""
+
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        if prim.multiple_results:
+            return out, [Zero(get_aval(o).to_tangent_aval()) for o in out]
+        return out, Zero(get_aval(out).to_tangent_aval())
+
+    prim.def_jvp(rule)
+
+
+def deflinear(prim):
+    """The primitive is linear in all its array arguments: its JVP is itself."""
+
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        t_out = prim.bind(*[instantiate(t) for t in tangents], **params)
+        return out, t_out
+
+    prim.def_jvp(rule)
+    prim.linear = True

@@ -1,0 +1,98 @@
+"""Staging: an interpreter that records primitives into a typed jaxpr.
+
+Every primitive bound while it is current becomes an equation, whether or not its
+inputs are traced (as with JAX's omnistaging). Values from outside (arrays, tracers
+of enclosing interpreters) are hoisted as constvars; scalars become literals.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core
+from didax._src.core import ShapedArray, Tracer, get_aval
+from didax._src.errors import format_source_info, user_source_info
+from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("_aval", "_var", "_src")
+
+    def __init__(self, interp, aval: ShapedArray, var: Var, src=None):
+        self._interp = interp
+        self._aval = aval
+        self._var = var
+        self._src = src
+
+    @property
+    def aval(self):
+        return self._aval
+
+    def creation_site(self):
+        return format_source_info(self._src) if self._src else "an argument of the traced function"
+
+
+class StagingInterpreter(core.Interpreter):
+    def __init__(self):
+        self.eqns: list[JaxprEqn] = []
+        self.invars: list[Var] = []
+        self.constvars: list[Var] = []
+        self.consts: list = []
+        self._const_ids: dict[int, Var] = {}
+
+    def describe(self):
+        return "staging (make_jaxpr/jit)"
+
+    def new_arg(self, aval: ShapedArray) -> StagingTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        return StagingTracer(self, aval, var)
+
+    def atom(self, x):
+        """The IR atom for a value: our tracer's variable, a literal, or a constvar."""
+        if type(x) is StagingTracer and x._interp is self:
+            return x._var
+        if isinstance(x, Tracer):
+            self.check_foreign(x)
+        else:
+            aval = get_aval(x)
+            if aval.shape == ():
+                return Literal(np.asarray(core.concrete_value(x), aval.dtype)[()], aval)
+        var = self._const_ids.get(id(x))
+        if var is None:
+            aval = get_aval(x)
+            var = Var(aval)
+            self._const_ids[id(x)] = var
+            self.constvars.append(var)
+            if not isinstance(x, (core.Array, Tracer)):
+                x = core.Array(np.asarray(x, aval.dtype), aval.weak_type)
+            self.consts.append(x)
+        return var
+
+    def process_primitive(self, prim, args, params):
+        in_atoms = [self.atom(x) for x in args]
+        out_aval = prim.abstract_eval(*[a.aval for a in in_atoms], **params)
+        src = user_source_info(2)
+        if prim.multiple_results:
+            outvars = [Var(a) for a in out_aval]
+            self.eqns.append(JaxprEqn(prim, in_atoms, outvars, params, src))
+            return [StagingTracer(self, v.aval, v, src) for v in outvars]
+        outvar = Var(out_aval)
+        self.eqns.append(JaxprEqn(prim, in_atoms, [outvar], params, src))
+        return StagingTracer(self, out_aval, outvar, src)
+
+    def build(self, outs) -> ClosedJaxpr:
+        outvars = [self.atom(x) for x in outs]
+        jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
+        return ClosedJaxpr(jaxpr, self.consts)
+
+
+def trace_to_jaxpr(fun, in_avals) -> tuple[ClosedJaxpr, list]:
+    """Stages `fun(*tracers) -> list of outputs` into a closed jaxpr.
+
+    Returns the jaxpr and the raw outputs (useful for their avals).
+    """
+    interp = core.new_level(StagingInterpreter())
+    with core.transformation(interp):
+        args = [interp.new_arg(a) for a in in_avals]
+        outs = list(fun(*args))
+    return interp.build(outs), outs

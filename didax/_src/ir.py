@@ -1,0 +1,220 @@
+"""The typed IR: variables, literals, equations and jaxprs; evaluation and type checking.
+
+A jaxpr is a straight-line program in A-normal form. Evaluating one binds its
+primitives under whatever interpreter is current, so a staged program can be
+differentiated, staged or evaluated again (the round trip of the seed document).
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from didax._src import core
+from didax._src.core import ShapedArray
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """A variable, identified by object identity; named only when printed."""
+
+    __slots__ = ("aval", "id")
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+        self.id = next(_var_ids)
+
+    def __repr__(self):
+        return f"Var({self.id}:{self.aval.str_short()})"
+
+
+class DropVar(Var):
+    """An output nobody uses; prints as `_`."""
+
+    __slots__ = ()
+
+
+class Literal:
+    """A scalar constant inlined into an equation, printed as `value:type`."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval: ShapedArray):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Literal({self.val})"
+
+
+class JaxprEqn:
+    __slots__ = ("primitive", "invars", "outvars", "params", "source_info")
+
+    def __init__(self, primitive, invars, outvars, params, source_info=None):
+        self.primitive = primitive
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.params = params
+        self.source_info = source_info
+
+    def __repr__(self):
+        from didax._src.pretty import pp_eqn_str
+
+        return pp_eqn_str(self)
+
+
+class Jaxpr:
+    __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+    def __init__(self, constvars, invars, outvars, eqns):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self):
+        return [v.aval for v in self.outvars]
+
+    def __str__(self):
+        from didax._src.pretty import pp_jaxpr_str
+
+        return pp_jaxpr_str(self)
+
+    __repr__ = __str__
+
+    def pretty_print(self, width: int = 80) -> str:
+        from didax._src.pretty import pp_jaxpr_str
+
+        return pp_jaxpr_str(self, width)
+
+
+class ClosedJaxpr:
+    """A jaxpr together with the values of its constvars."""
+
+    __slots__ = ("jaxpr", "consts")
+
+    def __init__(self, jaxpr: Jaxpr, consts):
+        assert len(consts) == len(jaxpr.constvars)
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def __str__(self):
+        return str(self.jaxpr)
+
+    __repr__ = __str__
+
+    def pretty_print(self, width: int = 80) -> str:
+        return self.jaxpr.pretty_print(width)
+
+    def __call__(self, *args):
+        return eval_jaxpr(self.jaxpr, self.consts, *args)
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
+    """Interprets `jaxpr` by binding each primitive under the current interpreter."""
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    env: dict[Var, Any] = {}
+
+    def read(v):
+        return v.val if type(v) is Literal else env[v]
+
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        outs = eqn.primitive.bind(*ins, **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = (outs,)
+        for v, x in zip(eqn.outvars, outs):
+            env[v] = x
+    return [read(v) for v in jaxpr.outvars]
+
+
+# --------------------------------------------------------------------------------------
+# Type checking
+
+
+class JaxprTypeError(TypeError):
+    pass
+
+
+def _types_match(expected: ShapedArray, actual: ShapedArray) -> bool:
+    # Weak types are an inference hint for promotion, not part of a jaxpr's typing.
+    return expected.shape == actual.shape and expected.dtype == actual.dtype
+
+
+def check_jaxpr(jaxpr: Jaxpr) -> None:
+    """Validates scoping and types of every equation, recursing into sub-jaxprs."""
+    defined: set[Var] = set()
+
+    def define(v, where):
+        if type(v) is DropVar:
+            return
+        if v in defined:
+            raise JaxprTypeError(f"{where}: variable {v} defined twice")
+        defined.add(v)
+
+    def read(v, where):
+        if type(v) is Literal:
+            val = np.asarray(v.val)
+            if val.shape != v.aval.shape or val.dtype != v.aval.dtype:
+                raise JaxprTypeError(f"{where}: literal {v.val!r} does not have type "
+                                     f"{v.aval.str_short()}")
+            return v.aval
+        if v not in defined:
+            raise JaxprTypeError(f"{where}: variable {v} used before it is defined")
+        return v.aval
+
+    for v in jaxpr.constvars:
+        define(v, "constvars")
+    for v in jaxpr.invars:
+        define(v, "invars")
+    for i, eqn in enumerate(jaxpr.eqns):
+        where = f"equation {i} ({eqn.primitive.name})"
+        in_avals = [read(v, where) for v in eqn.invars]
+        try:
+            out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+        except (TypeError, ValueError) as e:
+            raise JaxprTypeError(f"{where}: ill-typed: {e}") from e
+        outs = out if eqn.primitive.multiple_results else [out]
+        if len(outs) != len(eqn.outvars):
+            raise JaxprTypeError(f"{where}: {len(outs)} outputs but {len(eqn.outvars)} binders")
+        for v, a in zip(eqn.outvars, outs):
+            if not _types_match(a, v.aval):
+                raise JaxprTypeError(
+                    f"{where}: binder has type {v.aval.str_short()} but the primitive "
+                    f"produces {a.str_short()}")
+            define(v, where)
+        for sub in subjaxprs(eqn.params):
+            check_jaxpr(sub)
+    for v in jaxpr.outvars:
+        read(v, "outvars")
+
+
+def subjaxprs(params: dict):
+    """The jaxprs held in an equation's parameters (for control flow, calls...)."""
+    for v in params.values():
+        if isinstance(v, Jaxpr):
+            yield v
+        elif isinstance(v, ClosedJaxpr):
+            yield v.jaxpr
+        elif type(v) is tuple:
+            for x in v:
+                if isinstance(x, Jaxpr):
+                    yield x
+                elif isinstance(x, ClosedJaxpr):
+                    yield x.jaxpr

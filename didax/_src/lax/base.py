@@ -1,0 +1,130 @@
+"""Shared pieces for declaring primitives: type checks and the elementwise helpers.
+
+`unop`/`binop`/`naryop` make an elementwise primitive with its NumPy impl and
+abstract eval in one line; the family module then adds the JVP rule beside it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core, dtypes
+from didax._src.core import ShapedArray
+
+# Dtype classes accepted by primitives (checked by abstract eval).
+bool_ = (np.bool_,)
+int_ = (np.signedinteger, np.unsignedinteger)
+sint = (np.signedinteger,)
+uint = (np.unsignedinteger,)
+float_ = (np.floating,)
+complex_ = (np.complexfloating,)
+inexact = float_ + complex_
+num = int_ + inexact
+any_ = bool_ + num
+int_or_bool = int_ + bool_
+
+_KIND_NAMES = {
+    np.bool_: "bool", np.signedinteger: "signedinteger", np.unsignedinteger: "unsignedinteger",
+    np.floating: "floating", np.complexfloating: "complexfloating",
+}
+
+
+def check_dtype(name: str, aval: ShapedArray, accepted, what: str = "") -> None:
+    if not any(np.issubdtype(aval.dtype, k) for k in accepted):
+        kinds = ", ".join(_KIND_NAMES[k] for k in accepted)
+        raise TypeError(f"{name} does not accept dtype {aval.dtype.name}{what}. "
+                        f"Accepted dtypes are subtypes of {kinds}.")
+
+
+def check_same_dtypes(name: str, avals) -> None:
+    first = avals[0].dtype
+    if any(a.dtype != first for a in avals[1:]):
+        got = ", ".join(a.dtype.name for a in avals)
+        raise TypeError(
+            f"lax.{name} requires arguments to have the same dtypes, got {got}. "
+            f"(Tip: jnp.{name} is a similar function that does automatic type promotion "
+            "on inputs).")
+
+
+def broadcast_shapes(name: str, *shapes) -> tuple:
+    """lax-level broadcasting: equal ranks with size-1 dims stretching, or rank-0 operands."""
+    ranked = [s for s in shapes if len(s)]
+    if not ranked:
+        return ()
+    rank = len(ranked[0])
+    if any(len(s) != rank for s in ranked):
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got "
+                        f"{', '.join(map(str, shapes))}. Broadcast them first (jnp.{name} "
+                        "broadcasts automatically).")
+    out = []
+    for dims in zip(*ranked):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                            f"{', '.join(map(str, shapes))}.")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def naryop_aval(name, avals, accepted, out_dtype=None) -> ShapedArray:
+    for a in avals:
+        check_dtype(name, a, accepted)
+    check_same_dtypes(name, avals)
+    shape = broadcast_shapes(name, *(a.shape for a in avals))
+    weak = all(a.weak_type for a in avals)
+    if out_dtype is None:
+        dtype = avals[0].dtype
+    elif isinstance(out_dtype, type) or isinstance(out_dtype, np.dtype):
+        dtype = np.dtype(out_dtype)
+    else:  # a function of the input dtype
+        dtype = np.dtype(out_dtype(avals[0].dtype))
+    return ShapedArray(shape, dtype, weak and dtype != np.bool_)
+
+
+def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
+    """An elementwise one-argument primitive; `out_dtype(dtype)` if the dtype changes."""
+    p = core.primitive(name)
+    p.def_impl(impl)
+
+    def abstract_eval(x, **params):
+        check_dtype(name, x, accepted)
+        dtype = x.dtype if out_dtype is None else np.dtype(out_dtype(x.dtype))
+        return ShapedArray(x.shape, dtype, x.weak_type and dtype != np.bool_)
+
+    p.def_abstract_eval(abstract_eval)
+    return p
+
+
+def naryop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
+    """An elementwise primitive of several same-dtype arguments, broadcasting as lax does."""
+    p = core.primitive(name)
+    p.def_impl(impl)
+    p.def_abstract_eval(lambda *avals: naryop_aval(name, avals, accepted, out_dtype))
+    return p
+
+
+def binop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
+    return naryop(name, accepted, impl, out_dtype)
+
+
+def canonical_axes(name: str, axes, ndim: int) -> tuple:
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{name}: axis {a} is out of bounds for an array of rank {ndim}")
+        out.append(a % ndim if ndim else a)
+    return tuple(out)
+
+
+def check_shape(name: str, shape) -> tuple:
+    try:
+        shape = tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{name}: shapes must be sequences of integers, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise TypeError(f"{name}: shape {shape} has a negative dimension")
+    return shape
+
+
+def as_dtype(dtype) -> np.dtype:
+    return dtypes.canonicalize_dtype(np.dtype(dtype))

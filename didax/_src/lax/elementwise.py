@@ -1,0 +1,610 @@
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, logic, select.
+
+Each primitive is declared once with its NumPy impl and type rule (`unop`/`binop`),
+followed by its JVP rule; the `lax` wrapper that binds it sits beside it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from didax._src import core, dtypes
+from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.interpreters.jvp import (
+    defjvp, defjvp2, defjvp_zero, deflinear, instantiate,
+)
+from didax._src.lax.base import (
+    any_, binop, bool_, check_dtype, complex_, float_, inexact, int_, int_or_bool, naryop,
+    naryop_aval, num, unop,
+)
+
+
+def _special(name):
+    """Impl from didax._src.special (imported on first use: it is only needed then)."""
+
+    def impl(*args):
+        from didax._src import special
+
+        return getattr(special, name)(*args)
+
+    impl.__name__ = name
+    return impl
+
+
+def _quiet(fn):
+    """NumPy impls that may see log(0), 0/0...: JAX returns inf/nan without warnings."""
+
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return fn(*args, **params)
+
+    impl.__name__ = getattr(fn, "__name__", "impl")
+    return impl
+
+
+# --------------------------------------------------------------------------------------
+# Wrappers used by rules and by didax.lax (Python scalars take the other operand's type)
+
+
+_SCALAR_TYPES = (int, float, complex)  # captured before `complex` is redefined below
+
+
+def _lift_scalars(*args):
+    """Python scalars in a lax binary op take the dtype of the array operand."""
+    ref = next((a for a in args if not isinstance(a, _SCALAR_TYPES)), None)
+    if ref is None:
+        return args
+    dtype = get_aval(ref).dtype
+    return tuple(_weak_scalar(a, dtype) if isinstance(a, _SCALAR_TYPES) else a
+                 for a in args)
+
+
+def _weak_scalar(x, dtype):
+    if get_aval(x).dtype == dtype:
+        return x
+    return core.Array(np.asarray(x, dtype), weak_type=not isinstance(x, bool))
+
+
+def _bind1(p):
+    def wrapper(x):
+        return p.bind(x)
+
+    wrapper.__name__ = p.name
+    wrapper.__doc__ = f"Elementwise {p.name} (the `{p.name}` primitive)."
+    return wrapper
+
+
+def _bind2(p):
+    def wrapper(x, y):
+        if type(x) is not type(y):
+            x, y = _lift_scalars(x, y)
+        return p.bind(x, y)
+
+    wrapper.__name__ = p.name
+    wrapper.__doc__ = f"Elementwise {p.name} (the `{p.name}` primitive); no type promotion."
+    return wrapper
+
+
+# --------------------------------------------------------------------------------------
+# Unary primitives
+
+neg_p = unop("neg", num, np.negative)
+deflinear(neg_p)
+sign_p = unop("sign", num, np.sign)
+defjvp_zero(sign_p)
+floor_p = unop("floor", float_, np.floor)
+defjvp_zero(floor_p)
+ceil_p = unop("ceil", float_, np.ceil)
+defjvp_zero(ceil_p)
+
+
+def _round_impl(x, rounding_method=0):
+    if int(rounding_method) == 1:  # to nearest even
+        return np.round(x)
+    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype)
+
+
+round_p = unop("round", float_, _round_impl)
+defjvp_zero(round_p)
+is_finite_p = unop("is_finite", float_, np.isfinite, out_dtype=lambda d: np.bool_)
+defjvp_zero(is_finite_p)
+
+exp_p = unop("exp", inexact, _quiet(np.exp))
+defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+exp2_p = unop("exp2", inexact, _quiet(np.exp2))
+defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, _like(x, math.log(2.0)))))
+log_p = unop("log", inexact, _quiet(np.log))
+defjvp(log_p, lambda g, x: div(g, x))
+log1p_p = unop("log1p", inexact, _quiet(np.log1p))
+defjvp(log1p_p, lambda g, x: div(g, add(x, _like(x, 1))))
+expm1_p = unop("expm1", inexact, _quiet(np.expm1))
+defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, _like(x, 1))))
+tanh_p = unop("tanh", inexact, np.tanh)
+defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(_like(x, 1), square(ans))))
+
+
+def _logistic_impl(x):
+    with np.errstate(all="ignore"):
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+
+
+logistic_p = unop("logistic", inexact, _logistic_impl)
+defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_like(x, 1), ans))))
+
+sin_p = unop("sin", inexact, _quiet(np.sin))
+defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+cos_p = unop("cos", inexact, _quiet(np.cos))
+defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+tan_p = unop("tan", inexact, _quiet(np.tan))
+defjvp2(tan_p, lambda g, ans, x: mul(g, add(_like(x, 1), square(ans))))
+asin_p = unop("asin", inexact, _quiet(np.arcsin))
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_like(x, 1), square(x)))))
+acos_p = unop("acos", inexact, _quiet(np.arccos))
+defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(_like(x, 1), square(x))))))
+atan_p = unop("atan", inexact, np.arctan)
+defjvp(atan_p, lambda g, x: div(g, add(_like(x, 1), square(x))))
+sinh_p = unop("sinh", inexact, _quiet(np.sinh))
+defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+cosh_p = unop("cosh", inexact, _quiet(np.cosh))
+defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+asinh_p = unop("asinh", inexact, np.arcsinh)
+defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), _like(x, 1)))))
+acosh_p = unop("acosh", inexact, _quiet(np.arccosh))
+defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, _like(x, 1)), add(x, _like(x, 1))))))
+atanh_p = unop("atanh", inexact, _quiet(np.arctanh))
+defjvp(atanh_p, lambda g, x: div(g, sub(_like(x, 1), square(x))))
+
+sqrt_p = unop("sqrt", inexact, _quiet(np.sqrt))
+defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(_like(x, 2), ans)))
+rsqrt_p = unop("rsqrt", inexact, _quiet(lambda x: (1 / np.sqrt(x)).astype(x.dtype)))
+defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(_like(x, -0.5), div(ans, x))))
+cbrt_p = unop("cbrt", float_, np.cbrt)
+defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(_like(x, 1 / 3), integer_pow(ans, -2))))
+
+
+def _abs_out_dtype(d):
+    return np.finfo(d).dtype if np.issubdtype(d, np.complexfloating) else d
+
+
+abs_p = unop("abs", num, np.abs, out_dtype=_abs_out_dtype)
+
+
+def _abs_jvp(primals, tangents):
+    (x,), (g,) = primals, tangents
+    ans = abs(x)
+    if np.issubdtype(get_aval(x).dtype, np.complexfloating):
+        return ans, div(real(mul(conj(x), g)), ans)
+    return ans, mul(g, sign(x))
+
+
+abs_p.def_jvp(_abs_jvp)
+
+erf_p = unop("erf", float_, _special("erf"))
+defjvp(erf_p, lambda g, x: mul(g, mul(_like(x, 2 / math.sqrt(math.pi)), exp(neg(square(x))))))
+erfc_p = unop("erfc", float_, _special("erfc"))
+defjvp(erfc_p, lambda g, x: mul(g, mul(_like(x, -2 / math.sqrt(math.pi)),
+                                       exp(neg(square(x))))))
+erf_inv_p = unop("erf_inv", float_, _special("erf_inv"))
+defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_like(x, math.sqrt(math.pi) / 2),
+                                                exp(square(ans)))))
+lgamma_p = unop("lgamma", float_, _special("lgamma"))
+defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
+digamma_p = unop("digamma", float_, _special("digamma"))
+defjvp(digamma_p, lambda g, x: mul(g, polygamma(_like(x, 1), x)))
+polygamma_p = binop("polygamma", float_, _special("polygamma"))
+defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, _like(m, 1)), x)))
+
+
+def _integer_pow_impl(x, *, y):
+    with np.errstate(all="ignore"):
+        if y < 0 and np.issubdtype(x.dtype, np.integer):
+            raise TypeError("integer_pow with a negative exponent needs a floating-point base")
+        return np.power(x, y, dtype=x.dtype) if y >= 0 else (1 / np.power(x, -y)).astype(x.dtype)
+
+
+integer_pow_p = core.primitive("integer_pow")
+integer_pow_p.def_impl(_integer_pow_impl)
+
+
+def _integer_pow_aval(x, *, y):
+    check_dtype("integer_pow", x, num)
+    if not isinstance(y, int):
+        raise TypeError(f"integer_pow: the exponent must be a Python int, got {y!r}")
+    if y < 0 and np.issubdtype(x.dtype, np.integer):
+        raise TypeError(f"integer_pow: a negative exponent {y} needs a floating-point base, "
+                        f"got {x.dtype.name}")
+    return x
+
+
+integer_pow_p.def_abstract_eval(_integer_pow_aval)
+
+
+def _integer_pow_jvp(g, x, *, y):
+    if y == 0:
+        return Zero(get_aval(g))
+    return mul(g, mul(_like(x, y), x if y == 2 else integer_pow(x, y - 1)))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp)
+
+square_p = unop("square", num, np.square)
+defjvp(square_p, lambda g, x: mul(g, mul(_like(x, 2), x)))
+
+complex_p = binop("complex", float_, lambda x, y: x + 1j * y,
+                  out_dtype=lambda d: np.result_type(d, np.complex64))
+deflinear(complex_p)
+real_p = unop("real", complex_, np.real, out_dtype=lambda d: np.finfo(d).dtype)
+deflinear(real_p)
+imag_p = unop("imag", complex_, np.imag, out_dtype=lambda d: np.finfo(d).dtype)
+deflinear(imag_p)
+conj_p = unop("conj", inexact, np.conj)
+deflinear(conj_p)
+
+not_p = unop("not", int_or_bool, lambda x: np.invert(x))
+defjvp_zero(not_p)
+population_count_p = unop("population_count", int_, lambda x: np.bitwise_count(x).astype(x.dtype))
+defjvp_zero(population_count_p)
+
+# --------------------------------------------------------------------------------------
+# Binary primitives
+
+add_p = binop("add", num, np.add)
+defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
+add_p.linear = True
+sub_p = binop("sub", num, np.subtract)
+defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
+sub_p.linear = True
+mul_p = binop("mul", num, np.multiply)
+defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
+
+
+def _div_impl(x, y):
+    if np.issubdtype(x.dtype, np.integer):  # C-style truncation, as XLA does
+        with np.errstate(all="ignore"):
+            q = np.where(y == 0, 0, np.abs(x) // np.where(y == 0, 1, np.abs(y)))
+            return (np.sign(x) * np.sign(y) * q).astype(x.dtype)
+    with np.errstate(all="ignore"):
+        return np.true_divide(x, y).astype(x.dtype, copy=False)
+
+
+div_p = binop("div", num, _div_impl)
+defjvp(div_p, lambda g, x, y: div(g, y),
+       lambda g, x, y: mul(neg(g), div(x, square(y))))
+
+
+def _rem_impl(x, y):
+    with np.errstate(all="ignore"):
+        if np.issubdtype(x.dtype, np.integer):
+            return (np.sign(x) * np.fmod(np.abs(x), np.where(y == 0, 1, np.abs(y)))).astype(x.dtype)
+        return np.fmod(x, y)
+
+
+rem_p = binop("rem", num, _rem_impl)
+defjvp(rem_p, lambda g, x, y: g,
+       lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
+
+
+def _pow_impl(x, y):
+    with np.errstate(all="ignore"):
+        return np.power(x, y)
+
+
+pow_p = binop("pow", inexact, _pow_impl)
+
+
+def _pow_jvp_x(g, x, y):
+    y_is_zero = eq(y, _like(y, 0))
+    jac = select_n(y_is_zero, mul(y, pow(x, sub(y, _like(y, 1)))), zeros_like(mul(x, y)))
+    return mul(g, jac)
+
+
+def _pow_jvp_y(g, x, y):
+    safe_x = select_n(eq(x, _like(x, 0)), x, full_like(x, 1))
+    return mul(g, mul(log(safe_x), pow(x, y)))
+
+
+defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+
+max_p = binop("max", any_, np.maximum)
+min_p = binop("min", any_, np.minimum)
+
+
+def _balanced_eq(x, z, y):
+    """1 where x alone attains z, 1/2 where x and y tie, 0 elsewhere (JAX's tie split)."""
+    one = full_like(z, 1)
+    zero = full_like(z, 0)
+    x_eq = select_n(eq(x, z), zero, one)
+    y_eq = select_n(eq(y, z), zero, one)
+    return div(x_eq, add(one, y_eq))
+
+
+defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+        lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+        lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+
+atan2_p = binop("atan2", float_, np.arctan2)
+defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
+       lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
+nextafter_p = binop("nextafter", float_, np.nextafter)
+defjvp_zero(nextafter_p)
+
+# Comparisons and logic: boolean or integer outputs, no derivative.
+eq_p = binop("eq", any_, np.equal, out_dtype=np.bool_)
+ne_p = binop("ne", any_, np.not_equal, out_dtype=np.bool_)
+lt_p = binop("lt", any_, np.less, out_dtype=np.bool_)
+le_p = binop("le", any_, np.less_equal, out_dtype=np.bool_)
+gt_p = binop("gt", any_, np.greater, out_dtype=np.bool_)
+ge_p = binop("ge", any_, np.greater_equal, out_dtype=np.bool_)
+and_p = binop("and", int_or_bool, np.bitwise_and)
+or_p = binop("or", int_or_bool, np.bitwise_or)
+xor_p = binop("xor", int_or_bool, np.bitwise_xor)
+
+
+def _shift_impl(fn):
+    def impl(x, y):
+        bits = x.dtype.itemsize * 8
+        with np.errstate(all="ignore"):
+            out = fn(x, np.clip(y, 0, bits - 1).astype(y.dtype))
+        return np.where((y < 0) | (y >= bits), np.zeros_like(out), out).astype(x.dtype)
+
+    return impl
+
+
+def _shift_right_logical(x, y):
+    ux = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    return np.right_shift(ux, y.astype(ux.dtype)).view(x.dtype)
+
+
+shift_left_p = binop("shift_left", int_, _shift_impl(np.left_shift))
+shift_right_arithmetic_p = binop("shift_right_arithmetic", int_, _shift_impl(np.right_shift))
+shift_right_logical_p = binop("shift_right_logical", int_, _shift_impl(_shift_right_logical))
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, shift_left_p,
+           shift_right_arithmetic_p, shift_right_logical_p):
+    defjvp_zero(_p)
+
+# --------------------------------------------------------------------------------------
+# select_n, clamp, convert_element_type, stop_gradient
+
+select_n_p = core.primitive("select_n")
+
+
+def _select_n_impl(which, *cases):
+    if len(cases) == 1:
+        return cases[0]
+    if which.dtype == np.bool_:
+        return np.where(which, cases[1], cases[0])
+    return np.choose(which.astype(np.intp), np.broadcast_arrays(*cases))
+
+
+def _select_n_aval(which, *cases):
+    if not cases:
+        raise TypeError("select_n needs at least one case")
+    if which.dtype != np.bool_ and not np.issubdtype(which.dtype, np.integer):
+        raise TypeError(f"select_n: the selector must be bool or int32, got {which.dtype.name}")
+    if which.dtype == np.bool_ and len(cases) > 2:
+        raise TypeError("select_n: a boolean selector allows at most two cases, got "
+                        f"{len(cases)}")
+    shapes = {c.shape for c in cases}
+    if len(shapes) != 1:
+        raise TypeError(f"select_n: all cases must have the same shape, got {sorted(shapes)}")
+    if len({c.dtype for c in cases}) != 1:
+        raise TypeError("select_n: all cases must have the same dtype, got "
+                        f"{', '.join(c.dtype.name for c in cases)}")
+    shape = cases[0].shape
+    if which.shape and which.shape != shape:
+        raise TypeError(f"select_n: the selector must be a scalar or have the cases' shape "
+                        f"{shape}, got {which.shape}")
+    return ShapedArray(shape, cases[0].dtype, all(c.weak_type for c in cases))
+
+
+select_n_p.def_impl(_select_n_impl)
+select_n_p.def_abstract_eval(_select_n_aval)
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    out = select_n(which, *cases)
+    case_tangents = tangents[1:]
+    if all(type(t) is Zero for t in case_tangents):
+        return out, Zero(get_aval(out).to_tangent_aval())
+    return out, select_n(which, *[instantiate(t) for t in case_tangents])
+
+
+select_n_p.def_jvp(_select_n_jvp)
+
+clamp_p = core.primitive("clamp")
+clamp_p.def_impl(lambda lo, x, hi: np.clip(x, lo, hi).astype(x.dtype))
+
+
+def _clamp_aval(lo, x, hi):
+    for name, a in (("min", lo), ("max", hi)):
+        if a.shape and a.shape != x.shape:
+            raise TypeError(f"clamp: {name} must be a scalar or have the operand's shape "
+                            f"{x.shape}, got {a.shape}")
+    naryop_aval("clamp", (lo, x, hi), any_)
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+clamp_p.def_abstract_eval(_clamp_aval)
+defjvp(
+    clamp_p,
+    lambda g, lo, x, hi: select_n(lt(x, lo), zeros_like(mul(g, x)), mul(g, full_like(x, 1))),
+    lambda g, lo, x, hi: select_n(bitwise_and(gt(x, lo), lt(x, hi)), zeros_like(g), g),
+    lambda g, lo, x, hi: select_n(gt(x, hi), zeros_like(mul(g, x)), mul(g, full_like(x, 1))),
+)
+
+convert_element_type_p = core.primitive("convert_element_type")
+
+
+def _convert_impl(x, *, new_dtype, weak_type):
+    if np.issubdtype(x.dtype, np.complexfloating) and not np.issubdtype(new_dtype,
+                                                                       np.complexfloating):
+        x = np.real(x)
+    if np.issubdtype(x.dtype, np.floating) and np.issubdtype(new_dtype, np.integer):
+        with np.errstate(all="ignore"):  # XLA saturates and maps NaN to 0
+            info = np.iinfo(new_dtype)
+            x = np.where(np.isnan(x), 0, np.clip(np.trunc(x), info.min, info.max))
+    if new_dtype == np.bool_:
+        return x != 0
+    return x.astype(new_dtype)
+
+
+def _convert_aval(x, *, new_dtype, weak_type):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+convert_element_type_p.def_impl(_convert_impl)
+convert_element_type_p.def_abstract_eval(_convert_aval)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if not np.issubdtype(new_dtype, np.inexact) or not np.issubdtype(get_aval(x).dtype,
+                                                                     np.inexact):
+        return out, Zero(get_aval(out).to_tangent_aval())
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+convert_element_type_p.def_jvp(_convert_jvp)
+convert_element_type_p.linear = True
+
+stop_gradient_p = unop("stop_gradient", any_, lambda x: x)
+defjvp_zero(stop_gradient_p)
+
+# --------------------------------------------------------------------------------------
+# lax wrappers
+
+neg = _bind1(neg_p)
+sign = _bind1(sign_p)
+floor = _bind1(floor_p)
+ceil = _bind1(ceil_p)
+is_finite = _bind1(is_finite_p)
+exp = _bind1(exp_p)
+exp2 = _bind1(exp2_p)
+log = _bind1(log_p)
+log1p = _bind1(log1p_p)
+expm1 = _bind1(expm1_p)
+tanh = _bind1(tanh_p)
+logistic = _bind1(logistic_p)
+sin = _bind1(sin_p)
+cos = _bind1(cos_p)
+tan = _bind1(tan_p)
+asin = _bind1(asin_p)
+acos = _bind1(acos_p)
+atan = _bind1(atan_p)
+sinh = _bind1(sinh_p)
+cosh = _bind1(cosh_p)
+asinh = _bind1(asinh_p)
+acosh = _bind1(acosh_p)
+atanh = _bind1(atanh_p)
+sqrt = _bind1(sqrt_p)
+rsqrt = _bind1(rsqrt_p)
+cbrt = _bind1(cbrt_p)
+abs = _bind1(abs_p)  # noqa: A001 - mirrors lax.abs
+erf = _bind1(erf_p)
+erfc = _bind1(erfc_p)
+erf_inv = _bind1(erf_inv_p)
+lgamma = _bind1(lgamma_p)
+digamma = _bind1(digamma_p)
+square = _bind1(square_p)
+real = _bind1(real_p)
+imag = _bind1(imag_p)
+conj = _bind1(conj_p)
+bitwise_not = _bind1(not_p)
+population_count = _bind1(population_count_p)
+stop_gradient_prim = _bind1(stop_gradient_p)
+
+add = _bind2(add_p)
+sub = _bind2(sub_p)
+mul = _bind2(mul_p)
+div = _bind2(div_p)
+rem = _bind2(rem_p)
+pow = _bind2(pow_p)  # noqa: A001 - mirrors lax.pow
+max = _bind2(max_p)  # noqa: A001
+min = _bind2(min_p)  # noqa: A001
+atan2 = _bind2(atan2_p)
+nextafter = _bind2(nextafter_p)
+polygamma = _bind2(polygamma_p)
+eq = _bind2(eq_p)
+ne = _bind2(ne_p)
+lt = _bind2(lt_p)
+le = _bind2(le_p)
+gt = _bind2(gt_p)
+ge = _bind2(ge_p)
+complex = _bind2(complex_p)  # noqa: A001 - mirrors lax.complex
+bitwise_and = _bind2(and_p)
+bitwise_or = _bind2(or_p)
+bitwise_xor = _bind2(xor_p)
+shift_left = _bind2(shift_left_p)
+shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
+shift_right_logical = _bind2(shift_right_logical_p)
+
+
+def round(x, rounding_method=0):  # noqa: A001 - mirrors lax.round
+    """Rounds to the nearest integer: 0 rounds halves away from zero, 1 to even."""
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+def integer_pow(x, y: int):
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def select_n(which, *cases):
+    """`cases[which]` elementwise; a bool `which` picks cases[1] where True."""
+    return select_n_p.bind(which, *cases)
+
+
+def clamp(min, x, max):  # noqa: A002 - mirrors lax.clamp
+    x_aval = get_aval(x)
+    lo, hi = (np.asarray(v, x_aval.dtype) if isinstance(v, (int, float)) else v
+              for v in (min, max))
+    return clamp_p.bind(lo, x, hi)
+
+
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    new_dtype = dtypes.canonicalize_dtype(np.dtype(new_dtype))
+    aval = get_aval(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(x, core.ArrayBase):
+        return x
+    if not isinstance(x, core.ArrayBase):  # a constant: convert now, no equation
+        val = core.concrete_value(x)
+        if val is not None and not isinstance(x, core.Tracer):
+            return core.Array(_convert_impl(np.asarray(val, aval.dtype), new_dtype=new_dtype,
+                                            weak_type=weak_type), weak_type)
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def stop_gradient(x):
+    """Identity whose derivative is zero (maps over pytrees)."""
+    from didax._src import tree_util
+
+    def stop(v):
+        if np.issubdtype(get_aval(v).dtype, np.inexact):
+            return stop_gradient_p.bind(v)
+        return v
+
+    return tree_util.tree_map(stop, x)
+
+
+# --------------------------------------------------------------------------------------
+# Small helpers used by the rules above
+
+
+def _like(x, value):
+    """A scalar constant with `x`'s dtype (weakly typed, so it never promotes)."""
+    return np.asarray(value, get_aval(x).dtype)
+
+
+def full_like(x, value):
+    from didax._src.lax.shape import full
+
+    aval = get_aval(x)
+    return full(aval.shape, value, aval.dtype)
+
+
+def zeros_like(x):
+    return full_like(x, 0)

@@ -1,0 +1,7 @@
+"""Everything `didax.lax` exports: the wrappers of every primitive family."""
+from didax._src.lax.elementwise import *  # noqa: F401,F403
+from didax._src.lax.elementwise import (  # noqa: F401 - names starting with lowercase kept
+    abs, max, min, pow, round, select_n, convert_element_type, stop_gradient, integer_pow,
+)
+from didax._src.lax.shape import *  # noqa: F401,F403
+from didax._src.lax.shape import slice  # noqa: F401

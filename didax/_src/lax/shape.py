@@ -1,0 +1,408 @@
+"""Shape primitives: broadcasting, reshaping, transposition, slicing, padding, iota.
+
+All of them are linear in their array operands, so each JVP is the primitive applied
+to the tangents (`deflinear`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core, dtypes
+from didax._src.core import ShapedArray, get_aval
+from didax._src.interpreters.jvp import deflinear
+from didax._src.lax.base import as_dtype, canonical_axes, check_shape
+
+ALWAYS = core.PP_ALWAYS_HIDE
+
+# --------------------------------------------------------------------------------------
+# broadcast_in_dim
+
+broadcast_in_dim_p = core.primitive("broadcast_in_dim")
+broadcast_in_dim_p.pp_hidden = {"shape": ALWAYS, "sharding": None, "broadcast_dimensions": ()}
+
+
+def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
+    expanded = [1] * len(shape)
+    for d, size in zip(broadcast_dimensions, x.shape):
+        expanded[d] = size
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+def _broadcast_in_dim_aval(x, *, shape, broadcast_dimensions, sharding=None):
+    shape = check_shape("broadcast_in_dim", shape)
+    dims = tuple(broadcast_dimensions)
+    if len(dims) != x.ndim:
+        raise TypeError(f"broadcast_in_dim: broadcast_dimensions {dims} must have one entry per "
+                        f"operand dimension; operand shape {x.shape}")
+    if any(not 0 <= d < len(shape) for d in dims) or list(dims) != sorted(set(dims)):
+        raise TypeError(f"broadcast_in_dim: broadcast_dimensions {dims} must be strictly "
+                        f"increasing dimensions of the output shape {shape}")
+    for i, d in enumerate(dims):
+        if x.shape[i] not in (1, shape[d]):
+            raise TypeError(f"broadcast_in_dim: operand dimension {i} of size {x.shape[i]} "
+                            f"cannot broadcast to output dimension {d} of size {shape[d]} "
+                            f"(operand shape {x.shape}, target shape {shape})")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+broadcast_in_dim_p.def_impl(_broadcast_in_dim_impl)
+broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_aval)
+deflinear(broadcast_in_dim_p)
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions, sharding=None):
+    shape = tuple(int(d) for d in shape)
+    dims = tuple(int(d) for d in broadcast_dimensions)
+    aval = get_aval(operand)
+    if aval.shape == shape and dims == tuple(range(len(shape))) and isinstance(operand,
+                                                                               core.ArrayBase):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims,
+                                   sharding=sharding)
+
+
+def broadcast(operand, sizes):
+    """Adds leading dimensions of the given sizes."""
+    aval = get_aval(operand)
+    shape = tuple(sizes) + aval.shape
+    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(shape))))
+
+
+def broadcast_to_rank(x, rank):
+    aval = get_aval(x)
+    if aval.ndim == rank:
+        return x
+    return broadcast(x, (1,) * (rank - aval.ndim))
+
+
+def full(shape, fill_value, dtype=None, sharding=None):
+    """An array of `shape` filled with `fill_value` (a broadcast of a scalar)."""
+    from didax._src.lax.elementwise import convert_element_type
+
+    shape = check_shape("full", shape)
+    weak = dtype is None and isinstance(fill_value, (int, float, complex)) and not isinstance(
+        fill_value, bool)
+    dtype = as_dtype(dtype) if dtype is not None else get_aval(fill_value).dtype
+    fill = convert_element_type(fill_value, dtype, weak_type=weak)
+    if get_aval(fill).shape != ():
+        raise TypeError(f"full: fill_value must be a scalar, got shape {get_aval(fill).shape}")
+    return broadcast_in_dim(fill, shape, ())
+
+
+# --------------------------------------------------------------------------------------
+# reshape, squeeze, expand_dims, transpose, rev
+
+reshape_p = core.primitive("reshape")
+reshape_p.def_impl(lambda x, *, new_sizes, dimensions=None, sharding=None: (
+    np.reshape(x if dimensions is None else np.transpose(x, dimensions), new_sizes)))
+
+
+def _reshape_aval(x, *, new_sizes, dimensions=None, sharding=None):
+    new_sizes = check_shape("reshape", new_sizes)
+    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+        raise TypeError(f"reshape: cannot reshape an array of shape {x.shape} ({x.size} "
+                        f"elements) into shape {new_sizes}")
+    if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
+        raise TypeError(f"reshape: dimensions {dimensions} must be a permutation of "
+                        f"range({x.ndim})")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+reshape_p.def_abstract_eval(_reshape_aval)
+deflinear(reshape_p)
+
+
+def reshape(operand, new_sizes, dimensions=None, sharding=None):
+    new_sizes = tuple(int(d) for d in new_sizes)
+    aval = get_aval(operand)
+    if aval.shape == new_sizes and dimensions is None and isinstance(operand, core.ArrayBase):
+        return operand
+    dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) else tuple(
+        dimensions)
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=sharding)
+
+
+squeeze_p = core.primitive("squeeze")
+squeeze_p.def_impl(lambda x, *, dimensions: np.squeeze(x, dimensions))
+
+
+def _squeeze_aval(x, *, dimensions):
+    dims = canonical_axes("squeeze", dimensions, x.ndim)
+    for d in dims:
+        if x.shape[d] != 1:
+            raise TypeError(f"squeeze: cannot squeeze dimension {d} of size {x.shape[d]} "
+                            f"(operand shape {x.shape}); only size-1 dimensions can be removed")
+    shape = tuple(s for i, s in enumerate(x.shape) if i not in dims)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+squeeze_p.def_abstract_eval(_squeeze_aval)
+deflinear(squeeze_p)
+
+
+def squeeze(array, dimensions):
+    ndim = get_aval(array).ndim
+    dims = tuple(sorted(canonical_axes("squeeze", dimensions, ndim)))
+    if not dims:
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+expand_dims_p = core.primitive("expand_dims")
+expand_dims_p.def_impl(lambda x, *, dimensions: np.expand_dims(x, dimensions))
+
+
+def _expand_dims_aval(x, *, dimensions):
+    ndim = x.ndim + len(dimensions)
+    dims = canonical_axes("expand_dims", dimensions, ndim)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"expand_dims: repeated dimension in {dimensions}")
+    shape = list(x.shape)
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+expand_dims_p.def_abstract_eval(_expand_dims_aval)
+deflinear(expand_dims_p)
+
+
+def expand_dims(array, dimensions):
+    ndim = get_aval(array).ndim + len(tuple(dimensions))
+    dims = tuple(sorted(canonical_axes("expand_dims", dimensions, ndim)))
+    if not dims:
+        return array
+    return expand_dims_p.bind(array, dimensions=dims)
+
+
+transpose_p = core.primitive("transpose")
+transpose_p.def_impl(lambda x, *, permutation: np.transpose(x, permutation))
+
+
+def _transpose_aval(x, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise TypeError(f"transpose: permutation {permutation} is not a permutation of the "
+                        f"dimensions of an array of shape {x.shape}")
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+transpose_p.def_abstract_eval(_transpose_aval)
+deflinear(transpose_p)
+
+
+def transpose(operand, permutation):
+    perm = tuple(int(p) for p in permutation)
+    if perm == tuple(range(len(perm))) and isinstance(operand, core.ArrayBase):
+        return operand
+    return transpose_p.bind(operand, permutation=perm)
+
+
+rev_p = core.primitive("rev")
+rev_p.def_impl(lambda x, *, dimensions: np.flip(x, dimensions) if dimensions else x)
+
+
+def _rev_aval(x, *, dimensions):
+    canonical_axes("rev", dimensions, x.ndim)
+    if len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev: repeated dimensions in {dimensions}")
+    return x
+
+
+rev_p.def_abstract_eval(_rev_aval)
+deflinear(rev_p)
+
+
+def rev(operand, dimensions):
+    return rev_p.bind(operand, dimensions=tuple(int(d) for d in dimensions))
+
+
+# --------------------------------------------------------------------------------------
+# pad, concatenate, slice
+
+pad_p = core.primitive("pad")
+
+
+def _pad_impl(x, padding_value, *, padding_config):
+    for axis, (lo, hi, interior) in enumerate(padding_config):
+        if interior > 0 and x.shape[axis] > 1:
+            n = x.shape[axis]
+            shape = list(x.shape)
+            shape[axis] = n + (n - 1) * interior
+            y = np.full(shape, padding_value, x.dtype)
+            idx = [slice(None)] * x.ndim
+            idx[axis] = slice(None, None, interior + 1)
+            y[tuple(idx)] = x
+            x = y
+        if lo < 0 or hi < 0:
+            idx = [slice(None)] * x.ndim
+            idx[axis] = slice(max(-lo, 0), x.shape[axis] - max(-hi, 0))
+            x = x[tuple(idx)]
+        if lo > 0 or hi > 0:
+            widths = [(0, 0)] * x.ndim
+            widths[axis] = (max(lo, 0), max(hi, 0))
+            x = np.pad(x, widths, constant_values=padding_value)
+    return x
+
+
+def _pad_aval(x, pv, *, padding_config):
+    if pv.shape != ():
+        raise TypeError(f"pad: padding_value must be a scalar, got shape {pv.shape}")
+    if pv.dtype != x.dtype:
+        raise TypeError(f"pad: padding_value dtype {pv.dtype.name} must equal the operand "
+                        f"dtype {x.dtype.name}")
+    if len(padding_config) != x.ndim:
+        raise TypeError(f"pad: padding_config has {len(padding_config)} entries for an "
+                        f"operand of shape {x.shape}")
+    shape = []
+    for n, (lo, hi, interior) in zip(x.shape, padding_config):
+        if interior < 0:
+            raise TypeError(f"pad: interior padding must be non-negative, got {interior}")
+        size = lo + hi + n + max(n - 1, 0) * interior
+        if size < 0:
+            raise TypeError(f"pad: padding {padding_config} gives a negative dimension for "
+                            f"operand shape {x.shape}")
+        shape.append(size)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+pad_p.def_impl(_pad_impl)
+pad_p.def_abstract_eval(_pad_aval)
+deflinear(pad_p)
+
+
+def pad(operand, padding_value, padding_config):
+    config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
+    if isinstance(padding_value, (int, float, complex)):
+        padding_value = np.asarray(padding_value, get_aval(operand).dtype)
+    return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+concatenate_p = core.primitive("concatenate")
+concatenate_p.def_impl(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+
+
+def _concatenate_aval(*xs, dimension):
+    if not xs:
+        raise TypeError("concatenate needs at least one operand")
+    x0 = xs[0]
+    if not 0 <= dimension < max(x0.ndim, 1) or x0.ndim == 0:
+        raise TypeError(f"concatenate: dimension {dimension} is out of bounds for operands of "
+                        f"shape {x0.shape}")
+    for x in xs:
+        if x.dtype != x0.dtype:
+            raise TypeError("concatenate: operands must have the same dtype, got "
+                            f"{', '.join(a.dtype.name for a in xs)}")
+        if x.ndim != x0.ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape, x0.shape))
+                                    if i != dimension):
+            raise TypeError("concatenate: operand shapes must match except along dimension "
+                            f"{dimension}, got {', '.join(str(a.shape) for a in xs)}")
+    shape = list(x0.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, x0.dtype, all(x.weak_type for x in xs))
+
+
+concatenate_p.def_abstract_eval(_concatenate_aval)
+deflinear(concatenate_p)
+
+
+def concatenate(operands, dimension):
+    operands = list(operands)
+    if len(operands) == 1 and isinstance(operands[0], core.ArrayBase):
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+slice_p = core.primitive("slice")
+
+
+def _slice_impl(x, *, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * x.ndim
+    return x[tuple(slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
+
+
+def _slice_aval(x, *, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * x.ndim
+    if not (len(start_indices) == len(limit_indices) == len(strides) == x.ndim):
+        raise TypeError(f"slice: start_indices {start_indices}, limit_indices {limit_indices} "
+                        f"and strides must each have one entry per dimension of shape {x.shape}")
+    shape = []
+    for n, s, l, st in zip(x.shape, start_indices, limit_indices, strides):
+        if not 0 <= s <= l <= n or st < 1:
+            raise TypeError(f"slice: invalid slice [{s}:{l}:{st}] for a dimension of size {n} "
+                            f"(operand shape {x.shape})")
+        shape.append((l - s + st - 1) // st)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+slice_p.def_impl(_slice_impl)
+slice_p.def_abstract_eval(_slice_aval)
+deflinear(slice_p)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax.slice
+    start = tuple(int(i) for i in start_indices)
+    limit = tuple(int(i) for i in limit_indices)
+    st = None if strides is None or all(s == 1 for s in strides) else tuple(int(s)
+                                                                           for s in strides)
+    return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=st)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    shape = get_aval(operand).shape
+    axis = canonical_axes("slice_in_dim", (axis,), len(shape))[0]
+    n = shape[axis]
+    start = 0 if start_index is None else (start_index + n if start_index < 0 else start_index)
+    limit = n if limit_index is None else (limit_index + n if limit_index < 0 else limit_index)
+    starts = [0] * len(shape)
+    limits = list(shape)
+    strides = [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, stride
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    n = get_aval(operand).shape[axis]
+    index = index + n if index < 0 else index
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+# --------------------------------------------------------------------------------------
+# iota
+
+iota_p = core.primitive("iota")
+iota_p.def_impl(lambda *, dtype, shape, dimension, sharding=None: np.broadcast_to(
+    np.arange(shape[dimension], dtype=dtype).reshape(
+        [-1 if i == dimension else 1 for i in range(len(shape))]), shape))
+
+
+def _iota_aval(*, dtype, shape, dimension, sharding=None):
+    shape = check_shape("iota", shape)
+    if not 0 <= dimension < len(shape):
+        raise TypeError(f"iota: dimension {dimension} out of bounds for shape {shape}")
+    if not np.issubdtype(dtype, np.number):
+        raise TypeError(f"iota: dtype must be numeric, got {np.dtype(dtype).name}")
+    return ShapedArray(shape, dtype, False)
+
+
+iota_p.def_abstract_eval(_iota_aval)
+iota_p.def_jvp(lambda primals, tangents, **params: (
+    iota_p.bind(**params), core.Zero(ShapedArray(params["shape"], dtypes.tangent_dtype(
+        np.dtype(params["dtype"]))))))
+
+
+def iota(dtype, size):
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension, sharding=None):
+    shape = tuple(int(d) for d in shape)
+    return iota_p.bind(dtype=as_dtype(dtype), shape=shape, dimension=int(dimension),
+                       sharding=sharding)
+
+
+__all__ = [
+    "broadcast_in_dim", "broadcast", "broadcast_to_rank", "full", "reshape", "squeeze",
+    "expand_dims", "transpose", "rev", "pad", "concatenate", "slice", "slice_in_dim",
+    "index_in_dim", "iota", "broadcasted_iota",
+]

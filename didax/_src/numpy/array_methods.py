@@ -1,0 +1,120 @@
+"""Operators and methods of arrays and tracers, defined once in terms of didax.numpy.
+
+They are installed on `core.ArrayBase`, so a concrete Array and every kind of tracer
+behave identically; what an operation *means* is decided by the current interpreter.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core
+from didax._src.core import ArrayBase, get_aval
+
+
+def _reflected(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _reshape(self, *args, order="C"):
+    shape = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
+    return _jnp.reshape(self, shape, order=order)
+
+
+def _transpose(self, *args):
+    axes = args[0] if len(args) == 1 and not isinstance(args[0], int) else (args or None)
+    return _jnp.transpose(self, axes)
+
+
+def _astype(self, dtype, copy=False, device=None):
+    return _jnp.asarray(self, dtype=dtype)
+
+
+def _at(self):
+    from didax._src.numpy.indexing import IndexUpdateHelper
+
+    return IndexUpdateHelper(self)
+
+
+def _getitem(self, idx):
+    from didax._src.numpy.indexing import rewriting_take
+
+    return rewriting_take(self, idx)
+
+
+def _itemsize(self):
+    return get_aval(self).dtype.itemsize
+
+
+def _nbytes(self):
+    aval = get_aval(self)
+    return aval.dtype.itemsize * int(np.prod(aval.shape, dtype=np.int64))
+
+
+_jnp = None
+
+
+def _missing(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"didax.numpy.{name} is not implemented yet")
+
+    return fn
+
+
+def install(jnp) -> None:
+    """Attach operators and methods to ArrayBase; `jnp` is the didax.numpy namespace."""
+    global _jnp
+    _jnp = jnp
+
+    module = jnp
+
+    class _Namespace:
+        def __getattr__(self, name):
+            fn = getattr(module, name, None)
+            return fn if fn is not None else _missing(name)
+
+    jnp = _Namespace()
+    ops = {
+        "__add__": jnp.add, "__radd__": _reflected(jnp.add),
+        "__sub__": jnp.subtract, "__rsub__": _reflected(jnp.subtract),
+        "__mul__": jnp.multiply, "__rmul__": _reflected(jnp.multiply),
+        "__truediv__": jnp.true_divide, "__rtruediv__": _reflected(jnp.true_divide),
+        "__floordiv__": jnp.floor_divide, "__rfloordiv__": _reflected(jnp.floor_divide),
+        "__mod__": jnp.remainder, "__rmod__": _reflected(jnp.remainder),
+        "__divmod__": jnp.divmod, "__rdivmod__": _reflected(jnp.divmod),
+        "__pow__": jnp.power, "__rpow__": _reflected(jnp.power),
+        "__matmul__": jnp.matmul, "__rmatmul__": _reflected(jnp.matmul),
+        "__and__": jnp.bitwise_and, "__rand__": _reflected(jnp.bitwise_and),
+        "__or__": jnp.bitwise_or, "__ror__": _reflected(jnp.bitwise_or),
+        "__xor__": jnp.bitwise_xor, "__rxor__": _reflected(jnp.bitwise_xor),
+        "__lshift__": jnp.left_shift, "__rlshift__": _reflected(jnp.left_shift),
+        "__rshift__": jnp.right_shift, "__rrshift__": _reflected(jnp.right_shift),
+        "__eq__": jnp.equal, "__ne__": jnp.not_equal,
+        "__lt__": jnp.less, "__le__": jnp.less_equal,
+        "__gt__": jnp.greater, "__ge__": jnp.greater_equal,
+        "__neg__": jnp.negative, "__pos__": jnp.positive, "__abs__": jnp.absolute,
+        "__invert__": jnp.invert,
+        "__round__": lambda self, ndigits=None: jnp.round(self, ndigits or 0),
+        "__getitem__": _getitem,
+    }
+    methods = {
+        "astype": _astype, "reshape": _reshape, "transpose": _transpose,
+        "T": property(lambda self: jnp.transpose(self)),
+        "mT": property(lambda self: jnp.swapaxes(self, -1, -2)),
+        "at": property(_at),
+        "real": property(jnp.real), "imag": property(jnp.imag),
+        "itemsize": property(_itemsize), "nbytes": property(_nbytes),
+        "flatten": lambda self, order="C": jnp.ravel(self, order),
+        "ravel": lambda self, order="C": jnp.ravel(self, order),
+        "conj": jnp.conjugate, "conjugate": jnp.conjugate,
+    }
+    for name in ("sum", "prod", "mean", "max", "min", "std", "var", "argmax", "argmin", "any",
+                 "all", "cumsum", "cumprod", "ptp", "squeeze", "swapaxes", "clip", "round",
+                 "dot", "nonzero", "sort", "argsort", "take", "repeat", "diagonal", "trace",
+                 "searchsorted", "argpartition", "compress", "choose"):
+        fn = getattr(jnp, name, None)
+        if fn is not None:
+            methods[name] = fn
+    for name, fn in {**ops, **methods}.items():
+        setattr(ArrayBase, name, fn)
+    # Array defines its own fast shape properties; keep those.
+    core.Array.__hash__ = None

@@ -1,0 +1,669 @@
+"""Elementwise functions of didax.numpy, with NumPy's promotion and broadcasting.
+
+The arithmetic operators have an eager fast path: when the evaluating interpreter is
+current and both operands already share a dtype (or one is a Python scalar that NumPy
+and JAX promote alike), the NumPy result is exactly what the primitive would give, so
+we compute it directly and skip binding. Everything else goes through lax.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from didax._src import core, dtypes
+from didax._src.core import Array, get_aval
+from didax._src.lax import elementwise as lax
+from didax._src.lax import shape as lax_shape
+from didax._src.numpy.util import (
+    asarray, broadcast_arrays, check_arraylike, promote_dtypes, promote_args, promote_args_inexact, promote_args_numeric,
+    promote_dtypes_inexact, promote_shapes,
+)
+
+_ctx = core._ctx
+_eval = core.eval_interpreter
+_new = object.__new__
+_FLOAT_KINDS = "fc"
+
+
+def _fast_binary(np_fn, floats_only=False):
+    """`np_fn(x, y)` wrapped as an Array if the eager fast path applies, else None."""
+
+    def fast(x, y):
+        tx = type(x)
+        ty = type(y)
+        if tx is Array:
+            xv = x._value
+            if ty is Array:
+                yv = y._value
+                if xv.dtype is not yv.dtype or (floats_only and xv.dtype.kind not in
+                                                _FLOAT_KINDS) or xv.dtype.kind == "b":
+                    return None
+                weak = x._weak and y._weak
+            elif ty is float or (ty is int and xv.dtype.kind != "b"):
+                if xv.dtype.kind not in _FLOAT_KINDS:
+                    return None
+                yv = y
+                weak = x._weak
+            else:
+                return None
+        elif tx is float or tx is int:
+            if ty is not Array:
+                return None
+            yv = y._value
+            if yv.dtype.kind not in _FLOAT_KINDS:
+                return None
+            xv = x
+            weak = y._weak
+        else:
+            return None
+        try:
+            out = np_fn(xv, yv)
+        except ValueError:  # shape mismatch: let the general path explain it
+            return None
+        a = _new(Array)
+        a._value = out
+        a._weak = weak
+        return a
+
+    return fast
+
+
+def _binary(name, lax_fn, np_fn=None, promote=promote_args, floats_only=False):
+    fast = _fast_binary(np_fn, floats_only) if np_fn is not None else None
+
+    def fn(x1, x2, /):
+        if fast is not None and _ctx.interp is _eval:
+            out = fast(x1, x2)
+            if out is not None:
+                return out
+        x1, x2 = promote(name, x1, x2)
+        return lax_fn(x1, x2)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
+    return fn
+
+
+def _unary(name, lax_fn, inexact=False):
+    def fn(x, /):
+        check_arraylike(name, x)
+        if inexact:
+            (x,) = promote_dtypes_inexact(x)
+        else:
+            x = asarray(x)
+        return lax_fn(x)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name}."
+    return fn
+
+
+def _is_int_or_bool(x):
+    return get_aval(x).dtype.kind in "biu"
+
+
+def _is_bool(x):
+    return get_aval(x).dtype == np.bool_
+
+
+def _const(x, value):
+    return np.asarray(value, get_aval(x).dtype)
+
+
+# --------------------------------------------------------------------------------------
+# Arithmetic
+
+
+def _add(x, y):
+    return lax.bitwise_or(x, y) if _is_bool(x) else lax.add(x, y)
+
+
+def _mul(x, y):
+    return lax.bitwise_and(x, y) if _is_bool(x) else lax.mul(x, y)
+
+
+def _sub(x, y):
+    if _is_bool(x):
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
+                        "bitwise_xor, the `^` operator, or the logical_xor function instead.")
+    return lax.sub(x, y)
+
+
+add = _binary("add", _add, np.add)
+multiply = _binary("multiply", _mul, np.multiply)
+subtract = _binary("subtract", _sub, np.subtract)
+true_divide = _binary("true_divide", lax.div, np.true_divide, promote_args_inexact,
+                      floats_only=True)
+divide = true_divide
+maximum = _binary("maximum", lax.max)
+minimum = _binary("minimum", lax.min)
+arctan2 = _binary("arctan2", lax.atan2, promote=promote_args_inexact)
+nextafter = _binary("nextafter", lax.nextafter, promote=promote_args_inexact)
+fmod = _binary("fmod", lax.rem, promote=promote_args_numeric)
+
+
+def _float_divmod(x1, x2):
+    mod = lax.rem(x1, x2)
+    div = lax.div(lax.sub(x1, mod), x2)
+    ind = lax.bitwise_and(lax.ne(mod, _const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    mod = lax.select_n(ind, mod, lax.add(mod, x2))
+    div = lax.select_n(ind, div, lax.sub(div, _const(div, 1)))
+    return lax.round(div), mod
+
+
+def _floor_divide(x1, x2):
+    if _is_bool(x1):
+        raise TypeError("floor_divide does not support boolean arguments")
+    if _is_int_or_bool(x1):
+        div = lax.div(x1, x2)
+        zero = _const(x1, 0)
+        if get_aval(x1).dtype.kind == "u":
+            return div
+        sign_differs = lax.ne(lax.sign(x1), lax.sign(x2))
+        inexact_div = lax.ne(lax.rem(x1, x2), zero)
+        return lax.select_n(lax.bitwise_and(sign_differs, inexact_div), div,
+                            lax.sub(div, _const(div, 1)))
+    return _float_divmod(x1, x2)[0]
+
+
+def _remainder(x1, x2):
+    trunc_mod = lax.rem(x1, x2)
+    zero = _const(trunc_mod, 0)
+    do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, _const(x2, 0))),
+                              lax.ne(trunc_mod, zero))
+    return lax.select_n(do_plus, trunc_mod, lax.add(trunc_mod, x2))
+
+
+floor_divide = _binary("floor_divide", _floor_divide, promote=promote_args_numeric)
+remainder = _binary("remainder", _remainder, promote=promote_args_numeric)
+mod = remainder
+
+
+def divmod(x1, x2, /):  # noqa: A001 - mirrors jnp.divmod
+    x1, x2 = promote_args_numeric("divmod", x1, x2)
+    if _is_int_or_bool(x1):
+        return floor_divide(x1, x2), remainder(x1, x2)
+    return _float_divmod(x1, x2)
+
+
+def _int_pow(base, exponent):
+    """Integer power by squaring, unrolled over the exponent's bits (no data-dependent loop)."""
+    bits = get_aval(exponent).dtype.itemsize * 8
+    acc = lax_shape.full(get_aval(lax.add(base, exponent)).shape, 1, get_aval(base).dtype)
+    one = _const(exponent, 1)
+    zero = _const(exponent, 0)
+    for _ in range(bits):
+        odd = lax.ne(lax.bitwise_and(exponent, one), zero)
+        acc = lax.select_n(odd, acc, lax.mul(acc, base))
+        base = lax.mul(base, base)
+        exponent = lax.shift_right_logical(exponent, one)
+    return acc
+
+
+def power(x1, x2, /):
+    """x1 ** x2; a Python int exponent becomes integer_pow, as in JAX."""
+    check_arraylike("power", x1, x2)
+    if isinstance(x2, int) and not isinstance(x2, bool):
+        x1 = asarray(x1)
+        if _is_int_or_bool(x1) and x2 < 0:
+            raise ValueError("Integers cannot be raised to negative powers.")
+        if _is_bool(x1):
+            x1 = lax.convert_element_type(x1, dtypes.default_int_dtype(), True)
+        return lax.integer_pow(x1, x2)
+    x1, x2 = promote_args_numeric("power", x1, x2)
+    if _is_int_or_bool(x1):
+        return _int_pow(*promote_shapes("power", x1, x2))
+    return lax.pow(x1, x2)
+
+
+pow = power  # noqa: A001
+
+
+def float_power(x1, x2, /):
+    x1, x2 = promote_args_inexact("float_power", x1, x2)
+    return lax.pow(x1, x2)
+
+
+def negative(x, /):
+    check_arraylike("negative", x)
+    x = asarray(x)
+    if _is_bool(x):
+        raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use "
+                        "the `~` operator or the logical_not function instead.")
+    return lax.neg(x)
+
+
+def positive(x, /):
+    check_arraylike("positive", x)
+    return asarray(x)
+
+
+def absolute(x, /):
+    check_arraylike("absolute", x)
+    x = asarray(x)
+    return x if get_aval(x).dtype.kind in "bu" else lax.abs(x)
+
+
+abs = absolute  # noqa: A001
+
+
+def sign(x, /):
+    check_arraylike("sign", x)
+    x = asarray(x)
+    if _is_bool(x):
+        return x
+    return lax.sign(x)
+
+
+def _int_passthrough(name, lax_fn):
+    def fn(x, /):
+        check_arraylike(name, x)
+        x = asarray(x)
+        if _is_int_or_bool(x):
+            return x
+        return lax_fn(x)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name}; integer inputs are returned unchanged."
+    return fn
+
+
+floor = _int_passthrough("floor", lax.floor)
+ceil = _int_passthrough("ceil", lax.ceil)
+trunc = _int_passthrough(
+    "trunc", lambda x: lax.select_n(lax.lt(x, _const(x, 0)), lax.floor(x), lax.ceil(x)))
+fix = trunc
+rint = _int_passthrough("rint", lambda x: lax.round(x, 1))
+
+
+def round(a, decimals=0, out=None):  # noqa: A001 - mirrors jnp.round
+    """Rounds half to even, as NumPy does, optionally to `decimals` places."""
+    if out is not None:
+        raise NotImplementedError("round: the out argument is not supported (arrays are "
+                                  "immutable)")
+    check_arraylike("round", a)
+    a = asarray(a)
+    if _is_int_or_bool(a):
+        if decimals >= 0:
+            return a
+        factor = _const(a, 10 ** -decimals)
+        return lax.mul(_floor_divide(lax.add(a, lax.div(factor, _const(a, 2))), factor), factor)
+    if np.issubdtype(get_aval(a).dtype, np.complexfloating):
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
+    if decimals == 0:
+        return lax.round(a, 1)
+    factor = _const(a, 10.0 ** decimals)
+    return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+
+
+around = round
+
+# --------------------------------------------------------------------------------------
+# Exponents, logarithms, trigonometry
+
+exp = _unary("exp", lax.exp, True)
+exp2 = _unary("exp2", lax.exp2, True)
+expm1 = _unary("expm1", lax.expm1, True)
+log = _unary("log", lax.log, True)
+log1p = _unary("log1p", lax.log1p, True)
+log2 = _unary("log2", lambda x: lax.div(lax.log(x), lax.log(_const(x, 2))), True)
+log10 = _unary("log10", lambda x: lax.div(lax.log(x), lax.log(_const(x, 10))), True)
+sqrt = _unary("sqrt", lax.sqrt, True)
+cbrt = _unary("cbrt", lax.cbrt, True)
+sin = _unary("sin", lax.sin, True)
+cos = _unary("cos", lax.cos, True)
+tan = _unary("tan", lax.tan, True)
+arcsin = _unary("arcsin", lax.asin, True)
+arccos = _unary("arccos", lax.acos, True)
+arctan = _unary("arctan", lax.atan, True)
+sinh = _unary("sinh", lax.sinh, True)
+cosh = _unary("cosh", lax.cosh, True)
+tanh = _unary("tanh", lax.tanh, True)
+arcsinh = _unary("arcsinh", lax.asinh, True)
+arccosh = _unary("arccosh", lax.acosh, True)
+arctanh = _unary("arctanh", lax.atanh, True)
+asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
+atan2 = arctan2
+deg2rad = _unary("deg2rad", lambda x: lax.mul(x, _const(x, math.pi / 180)), True)
+rad2deg = _unary("rad2deg", lambda x: lax.mul(x, _const(x, 180 / math.pi)), True)
+radians, degrees = deg2rad, rad2deg
+
+
+def square(x, /):
+    check_arraylike("square", x)
+    x = asarray(x)
+    if _is_bool(x):
+        x = lax.convert_element_type(x, dtypes.default_int_dtype(), True)
+    return lax.integer_pow(x, 2)
+
+
+def reciprocal(x, /):
+    check_arraylike("reciprocal", x)
+    (x,) = promote_dtypes_inexact(x)
+    return lax.integer_pow(x, -1)
+
+
+def hypot(x1, x2, /):
+    x1, x2 = promote_args_inexact("hypot", x1, x2)
+    x1, x2 = lax.abs(x1), lax.abs(x2)
+    inf = _const(x1, np.inf)
+    idx_inf = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
+    big, small = lax.max(x1, x2), lax.min(x1, x2)
+    zero = lax.eq(big, _const(big, 0))
+    safe = lax.select_n(zero, big, lax.add(lax.mul(big, _const(big, 0)), _const(big, 1)))
+    out = lax.select_n(zero, lax.mul(big, lax.sqrt(lax.add(_const(big, 1),
+                                                          lax.square(lax.div(small, safe))))),
+                       big)
+    return lax.select_n(idx_inf, out, lax.add(lax.mul(out, _const(out, 0)), inf))
+
+
+def logaddexp(x1, x2, /):
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    return lax.select_n(lax.ne(delta, delta),
+                        lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))),
+                        lax.add(x1, x2))
+
+
+def logaddexp2(x1, x2, /):
+    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    ln2 = _const(x1, math.log(2))
+    return lax.select_n(
+        lax.ne(delta, delta),
+        lax.add(amax, lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)),
+        lax.add(x1, x2))
+
+
+def sinc(x, /):
+    check_arraylike("sinc", x)
+    (x,) = promote_dtypes_inexact(x)
+    is_zero = lax.eq(x, _const(x, 0))
+    safe = lax.select_n(is_zero, x, lax.add(lax.mul(x, _const(x, 0)), _const(x, 1)))
+    pi_x = lax.mul(_const(x, math.pi), safe)
+    return lax.select_n(is_zero, lax.div(lax.sin(pi_x), pi_x),
+                        lax.add(lax.mul(x, _const(x, 0)), _const(x, 1)))
+
+
+def ldexp(x1, x2, /):
+    check_arraylike("ldexp", x1, x2)
+    (x1,) = promote_dtypes_inexact(x1)
+    x2 = asarray(x2)
+    if not _is_int_or_bool(x2):
+        raise TypeError(f"ldexp: the exponent must be an integer array, got {get_aval(x2).dtype}")
+    x1, x2 = promote_shapes("ldexp", x1, lax.convert_element_type(x2, get_aval(x1).dtype))
+    return lax.mul(x1, lax.exp2(x2))
+
+
+# --------------------------------------------------------------------------------------
+# Comparisons, logic, bits
+
+equal = _binary("equal", lax.eq, np.equal)
+not_equal = _binary("not_equal", lax.ne, np.not_equal)
+less = _binary("less", lax.lt, np.less)
+less_equal = _binary("less_equal", lax.le, np.less_equal)
+greater = _binary("greater", lax.gt, np.greater)
+greater_equal = _binary("greater_equal", lax.ge, np.greater_equal)
+
+
+def _to_bool(x):
+    x = asarray(x)
+    return x if _is_bool(x) else lax.ne(x, _const(x, 0))
+
+
+def _logical(name, lax_fn):
+    def fn(x1, x2, /):
+        check_arraylike(name, x1, x2)
+        a, b = promote_shapes(name, _to_bool(x1), _to_bool(x2))
+        return lax_fn(a, b)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} of the truth values."
+    return fn
+
+
+logical_and = _logical("logical_and", lax.bitwise_and)
+logical_or = _logical("logical_or", lax.bitwise_or)
+logical_xor = _logical("logical_xor", lax.bitwise_xor)
+
+
+def logical_not(x, /):
+    check_arraylike("logical_not", x)
+    return lax.bitwise_not(_to_bool(x))
+
+
+def _check_int_or_bool(name, *args):
+    for a in args:
+        if not _is_int_or_bool(a):
+            raise TypeError(f"{name} is only defined for integer and boolean arrays, got "
+                            f"{get_aval(a).dtype.name}")
+
+
+def _bitwise(name, lax_fn):
+    def fn(x1, x2, /):
+        x1, x2 = promote_args(name, x1, x2)
+        _check_int_or_bool(name, x1)
+        return lax_fn(x1, x2)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} of integer or boolean arrays."
+    return fn
+
+
+bitwise_and = _bitwise("bitwise_and", lax.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", lax.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", lax.bitwise_xor)
+left_shift = _bitwise("left_shift", lax.shift_left)
+bitwise_left_shift = left_shift
+
+
+def _right_shift(x1, x2):
+    if get_aval(x1).dtype.kind == "u":
+        return lax.shift_right_logical(x1, x2)
+    return lax.shift_right_arithmetic(x1, x2)
+
+
+right_shift = _bitwise("right_shift", _right_shift)
+bitwise_right_shift = right_shift
+
+
+def bitwise_not(x, /):
+    check_arraylike("bitwise_not", x)
+    x = asarray(x)
+    _check_int_or_bool("bitwise_not", x)
+    return lax.bitwise_not(x)
+
+
+invert = bitwise_invert = bitwise_not
+
+
+def bitwise_count(x, /):
+    check_arraylike("bitwise_count", x)
+    x = asarray(x)
+    _check_int_or_bool("bitwise_count", x)
+    return lax.convert_element_type(lax.population_count(lax.abs(x)), np.uint8)
+
+
+# --------------------------------------------------------------------------------------
+# Floating-point classification and related
+
+
+def isfinite(x, /):
+    check_arraylike("isfinite", x)
+    x = asarray(x)
+    dt = get_aval(x).dtype
+    if dt.kind in "biu":
+        return lax_shape.full(get_aval(x).shape, True, np.bool_)
+    if dt.kind == "c":
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x)
+
+
+def isnan(x, /):
+    check_arraylike("isnan", x)
+    x = asarray(x)
+    if _is_int_or_bool(x):
+        return lax_shape.full(get_aval(x).shape, False, np.bool_)
+    return lax.ne(x, x)
+
+
+def isinf(x, /):
+    check_arraylike("isinf", x)
+    x = asarray(x)
+    dt = get_aval(x).dtype
+    if dt.kind in "biu":
+        return lax_shape.full(get_aval(x).shape, False, np.bool_)
+    if dt.kind == "c":
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
+    return lax.eq(lax.abs(x), _const(x, np.inf))
+
+
+def isposinf(x, /):
+    x = asarray(x)
+    if _is_int_or_bool(x):
+        return lax_shape.full(get_aval(x).shape, False, np.bool_)
+    return lax.eq(x, _const(x, np.inf))
+
+
+def isneginf(x, /):
+    x = asarray(x)
+    if _is_int_or_bool(x):
+        return lax_shape.full(get_aval(x).shape, False, np.bool_)
+    return lax.eq(x, _const(x, -np.inf))
+
+
+def signbit(x, /):
+    """True where the sign bit is set (including -0.0)."""
+    check_arraylike("signbit", x)
+    x = asarray(x)
+    dt = get_aval(x).dtype
+    if dt.kind == "u" or dt.kind == "b":
+        return lax_shape.full(get_aval(x).shape, False, np.bool_)
+    if dt.kind == "i":
+        return lax.lt(x, _const(x, 0))
+    negative_zero = lax.bitwise_and(lax.eq(x, _const(x, 0)),
+                                    lax.lt(lax.atan2(x, _const(x, -1)), _const(x, 0)))
+    return lax.bitwise_or(lax.lt(x, _const(x, 0)), negative_zero)
+
+
+def copysign(x1, x2, /):
+    x1, x2 = promote_args_inexact("copysign", x1, x2)
+    return where(signbit(x2), lax.neg(lax.abs(x1)), lax.abs(x1))
+
+
+def fmax(x1, x2, /):
+    x1, x2 = promote_args("fmax", x1, x2)
+    return where(lax.bitwise_or(lax.gt(x1, x2), isnan(x2)), x1, x2)
+
+
+def fmin(x1, x2, /):
+    x1, x2 = promote_args("fmin", x1, x2)
+    return where(lax.bitwise_or(lax.lt(x1, x2), isnan(x2)), x1, x2)
+
+
+def heaviside(x1, x2, /):
+    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    zero = _const(x1, 0)
+    return where(lax.lt(x1, zero), zero, where(lax.gt(x1, zero), _const(x1, 1), x2))
+
+
+def modf(x, /):
+    check_arraylike("modf", x)
+    (x,) = promote_dtypes_inexact(x)
+    whole = trunc(x)
+    return lax.sub(x, whole), whole
+
+
+# --------------------------------------------------------------------------------------
+# Complex parts
+
+
+def real(val, /):
+    val = asarray(val)
+    return lax.real(val) if get_aval(val).dtype.kind == "c" else val
+
+
+def imag(val, /):
+    val = asarray(val)
+    if get_aval(val).dtype.kind == "c":
+        return lax.imag(val)
+    return lax_shape.full(get_aval(val).shape, 0, get_aval(val).dtype)
+
+
+def conjugate(x, /):
+    x = asarray(x)
+    return lax.conj(x) if get_aval(x).dtype.kind == "c" else x
+
+
+conj = conjugate
+
+
+def angle(z, deg=False):
+    z = asarray(z)
+    if get_aval(z).dtype.kind == "c":
+        out = lax.atan2(lax.imag(z), lax.real(z))
+    else:
+        (z,) = promote_dtypes_inexact(z)
+        out = lax.atan2(lax.mul(z, _const(z, 0)), z)
+    return rad2deg(out) if deg else out
+
+
+def iscomplex(x):
+    x = asarray(x)
+    return lax.ne(imag(x), _const(imag(x), 0))
+
+
+def isreal(x):
+    x = asarray(x)
+    return lax.eq(imag(x), _const(imag(x), 0))
+
+
+def isrealobj(x):
+    return get_aval(asarray(x)).dtype.kind != "c"
+
+
+def iscomplexobj(x):
+    return get_aval(asarray(x)).dtype.kind == "c"
+
+
+# --------------------------------------------------------------------------------------
+# where and clip
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """Chooses elementwise from `x` where `condition` holds, else from `y`."""
+    if x is None and y is None:
+        from didax._src.numpy import lax_numpy
+
+        return lax_numpy.nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided "
+                         "to jnp.where.")
+    check_arraylike("where", condition, x, y)
+    cond = _to_bool(condition)
+    x, y = promote_dtypes(x, y)
+    if len({get_aval(a).shape for a in (cond, x, y)}) > 1:
+        cond, x, y = broadcast_arrays(cond, x, y)
+    return lax.select_n(cond, y, x)
+
+
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
+    """Limits values to [min, max]; either bound may be None."""
+    if arr is None:
+        arr = a
+    if min is None:
+        min = a_min
+    if max is None:
+        max = a_max
+    check_arraylike("clip", arr)
+    arr = asarray(arr)
+    if min is not None:
+        arr = maximum(min, arr)
+    if max is not None:
+        arr = minimum(max, arr)
+    return arr

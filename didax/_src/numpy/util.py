@@ -1,0 +1,224 @@
+"""NumPy-semantics glue: array conversion, dtype promotion and rank promotion.
+
+Everything in didax.numpy is a composition of lax functions; these helpers turn
+NumPy's implicit rules (promotion, broadcasting of ranks) into explicit lax calls.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core, dtypes
+from didax._src.core import Array, ArrayBase, get_aval
+from didax._src.lax import elementwise as lax_ew
+from didax._src.lax import shape as lax_shape
+
+_SCALARS = (bool, int, float, complex)
+_ARRAYLIKE = (ArrayBase, np.ndarray, np.generic) + _SCALARS
+
+
+def is_arraylike(x) -> bool:
+    return isinstance(x, _ARRAYLIKE) or hasattr(x, "__jax_array__")
+
+
+def check_arraylike(fun_name: str, *args):
+    """JAX rejects lists and tuples where an array is expected (they are pytrees)."""
+    for i, a in enumerate(args):
+        if not isinstance(a, _ARRAYLIKE):
+            if hasattr(a, "__jax_array__"):
+                continue
+            hint = (" Use jnp.asarray(x) to convert a list or tuple explicitly."
+                    if isinstance(a, (list, tuple)) else "")
+            raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got "
+                            f"{type(a).__name__} at position {i}.{hint}")
+
+
+def _canonical_user_dtype(dtype):
+    if dtype is None:
+        return None
+    if dtype in (int, float, complex):
+        return {int: dtypes.default_int_dtype, float: dtypes.default_float_dtype,
+                complex: dtypes.default_complex_dtype}[dtype]()
+    return dtypes.canonicalize_dtype(np.dtype(dtype))
+
+
+def _nested_has_traced(obj) -> bool:
+    if isinstance(obj, ArrayBase):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_nested_has_traced(o) for o in obj)
+    return False
+
+
+def _stack_nested(obj, dtype):
+    """Builds an array from nested lists that contain didax arrays or tracers."""
+    if isinstance(obj, (list, tuple)):
+        if not obj:
+            return Array(np.zeros((0,), dtype or dtypes.default_float_dtype()))
+        parts = [_stack_nested(o, dtype) for o in obj]
+        parts = promote_dtypes(*parts)
+        shapes = {get_aval(p).shape for p in parts}
+        if len(shapes) != 1:
+            raise ValueError(f"setting an array element with a sequence: inhomogeneous shapes "
+                             f"{sorted(shapes)} in a nested list")
+        parts = [lax_shape.expand_dims(asarray(p), (0,)) for p in parts]
+        return lax_shape.concatenate(parts, 0)
+    return asarray(obj, dtype)
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
+    """Converts `a` to a didax array (tracers pass through, converted only if `dtype` asks)."""
+    if order not in (None, "K", "A", "C"):
+        raise NotImplementedError(f"asarray: order={order!r} is not supported")
+    dtype = _canonical_user_dtype(dtype)
+    if isinstance(a, ArrayBase):
+        if dtype is not None and dtype != a.dtype:
+            return lax_ew.convert_element_type(a, dtype)
+        return a
+    if hasattr(a, "__jax_array__"):
+        return asarray(a.__jax_array__(), dtype)
+    if isinstance(a, _SCALARS) or type(a) in _SCALARS:
+        aval = get_aval(a)
+        if dtype is None:
+            return Array(np.asarray(a, aval.dtype), aval.weak_type)
+        return Array(np.asarray(a, dtype), False)
+    if isinstance(a, (list, tuple)) and _nested_has_traced(a):
+        out = _stack_nested(a, dtype)
+        return out if dtype is None else asarray(out, dtype)
+    if isinstance(a, (list, tuple)) and not a and dtype is None:
+        return Array(np.zeros((0,), dtypes.default_float_dtype()))
+    try:
+        value = np.asarray(a)
+    except Exception as e:
+        raise TypeError(f"cannot convert {type(a).__name__} to an array: {e}") from None
+    if value.dtype == object:
+        raise TypeError(f"cannot convert {a!r} to an array: it is not numeric data")
+    if value.dtype.kind in "SUV" and value.dtype.names is None:
+        raise TypeError(f"didax arrays hold numbers, not strings: got dtype {value.dtype}")
+    if dtype is None and isinstance(a, (list, tuple)):
+        # Lists of Python scalars take default dtypes (float32, int32) like JAX.
+        dtype = dtypes.canonicalize_dtype(value.dtype)
+    target = dtype or dtypes.canonicalize_dtype(value.dtype)
+    if value.dtype != target or copy or not isinstance(a, np.ndarray):
+        value = np.array(value, target)
+    else:
+        value = value.copy()  # our arrays are immutable: never alias the caller's buffer
+    return Array(value, False)
+
+
+def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):
+    out = asarray(object, dtype, order=None if order == "K" else order)
+    nd = get_aval(out).ndim
+    if ndmin > nd:
+        out = lax_shape.reshape(out, (1,) * (ndmin - nd) + get_aval(out).shape)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Promotion
+
+
+def promote_dtypes(*args):
+    """Converts arguments to their common dtype (JAX's lattice, weak types respected)."""
+    if len(args) < 2:
+        return [asarray(a) if not isinstance(a, ArrayBase) else a for a in args]
+    to, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    return [lax_ew.convert_element_type(a, to, weak) for a in args]
+
+
+def promote_dtypes_inexact(*args):
+    """As promote_dtypes, then integers and bools become the default float dtype."""
+    to, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    if not np.issubdtype(to, np.inexact):
+        to = dtypes.default_float_dtype()
+    return [lax_ew.convert_element_type(a, to, weak) for a in args]
+
+
+def promote_dtypes_numeric(*args):
+    to, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    if to == np.bool_:
+        to = dtypes.default_int_dtype()
+    return [lax_ew.convert_element_type(a, to, weak) for a in args]
+
+
+def promote_shapes(fun_name: str, *args):
+    """Rank promotion: lower-rank non-scalar operands get leading size-1 dimensions."""
+    if len(args) < 2:
+        return list(args)
+    shapes = [get_aval(a).shape for a in args]
+    nonscalar_ranks = {len(s) for s in shapes if s}
+    if len(nonscalar_ranks) < 2:
+        _check_broadcastable(fun_name, shapes)
+        return list(args)
+    _check_broadcastable(fun_name, shapes)
+    rank = max(nonscalar_ranks)
+    return [a if not s or len(s) == rank else lax_shape.broadcast_to_rank(a, rank)
+            for a, s in zip(args, shapes)]
+
+
+def _check_broadcastable(fun_name, shapes):
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{fun_name}: incompatible shapes for broadcasting: "
+                         f"{', '.join(map(str, shapes))}") from None
+
+
+def promote_args(fun_name: str, *args):
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(fun_name: str, *args):
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(fun_name: str, *args):
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+
+
+def broadcast_arrays(*args):
+    """Broadcasts all arguments to one shape (NumPy rules)."""
+    shapes = [get_aval(a).shape for a in args]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"broadcast_arrays: incompatible shapes for broadcasting: "
+                         f"{', '.join(map(str, shapes))}") from None
+    return [broadcast_to(a, shape) for a in args]
+
+
+def broadcast_to(a, shape):
+    a = asarray(a)
+    shape = tuple(int(d) for d in ((shape,) if isinstance(shape, int) else shape))
+    aval = get_aval(a)
+    if aval.shape == shape:
+        return a
+    nlead = len(shape) - aval.ndim
+    if nlead < 0 or any(s not in (1, t) for s, t in zip(aval.shape, shape[nlead:])):
+        raise ValueError(f"Incompatible shapes for broadcasting: {aval.shape} and requested "
+                         f"shape {shape}")
+    kept = [i for i, s in enumerate(aval.shape) if s == shape[nlead + i]]
+    squeezed = [i for i in range(aval.ndim) if i not in kept]
+    if squeezed:
+        a = lax_shape.reshape(a, [aval.shape[i] for i in kept])
+    return lax_shape.broadcast_in_dim(a, shape, tuple(nlead + i for i in kept))
+
+
+def canonical_axis(axis, ndim, fun_name="") -> int:
+    axis = int(axis)
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"{fun_name}: axis {axis} is out of bounds for array of dimension "
+                         f"{ndim}")
+    return axis % ndim if ndim else 0
+
+
+def concrete_or_error(x, what: str):
+    """A concrete value needed at trace time (e.g. a shape); a clear error otherwise."""
+    v = core.concrete_value(x)
+    if v is None:
+        from didax._src.errors import concretization_error
+
+        raise concretization_error(x, what)
+    return v

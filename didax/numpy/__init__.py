@@ -1,0 +1,39 @@
+"""Mirrors `jax.numpy`: NumPy's API, written only in terms of didax.lax."""
+import numpy as _np
+
+from didax._src import dtypes as _dtypes
+from didax._src.core import Array as ndarray  # noqa: F401
+from didax._src.numpy import array_methods as _array_methods
+from didax._src.numpy.dtype_objects import *  # noqa: F401,F403
+from didax._src.numpy.einsum import *  # noqa: F401,F403
+from didax._src.numpy.indexing import *  # noqa: F401,F403
+from didax._src.numpy.lax_numpy import *  # noqa: F401,F403
+from didax._src.numpy.products import *  # noqa: F401,F403
+from didax._src.numpy.reductions import *  # noqa: F401,F403
+from didax._src.numpy.ufuncs import *  # noqa: F401,F403
+from didax._src.numpy.ufuncs import (  # noqa: F401 - names shadowing builtins
+    abs, divmod, pow, round,
+)
+from didax._src.numpy.util import array, asarray, broadcast_arrays, broadcast_to  # noqa: F401
+from didax.numpy import linalg  # noqa: F401
+
+promote_types = _dtypes.promote_types
+result_type = _dtypes.result_type
+finfo = _dtypes.finfo
+iinfo = _dtypes.iinfo
+issubdtype = _dtypes.issubdtype
+isdtype = _dtypes.isdtype
+dtype = _np.dtype
+float0 = _dtypes.float0
+pi = _np.pi
+e = _np.e
+inf = _np.inf
+nan = _np.nan
+euler_gamma = _np.euler_gamma
+newaxis = None
+generic, number, inexact, floating, complexfloating = (
+    _np.generic, _np.number, _np.inexact, _np.floating, _np.complexfloating)
+integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
+character, flexible = _np.character, _np.flexible
+
+_array_methods.install(__import__(__name__, fromlist=["*"]))
