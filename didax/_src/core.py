@@ -82,10 +82,10 @@ def get_aval(x) -> ShapedArray:
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
-    if isinstance(x, _PY_SCALARS) or type(x) in _PY_SCALARS:
-        return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
-    if isinstance(x, (np.ndarray, np.generic)):
+    if isinstance(x, (np.ndarray, np.generic)):  # before Python scalars: np.float64 is a float
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+    if isinstance(x, _PY_SCALARS):
+        return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
     raise TypeError(
         f"Value {x!r} of type {type(x).__name__} is not a valid array: expected a didax Array, "
         "a NumPy array, or a Python scalar (bool, int, float, complex)."

@@ -77,7 +77,7 @@ def naryop_aval(name, avals, accepted, out_dtype=None) -> ShapedArray:
         dtype = np.dtype(out_dtype)
     else:  # a function of the input dtype
         dtype = np.dtype(out_dtype(avals[0].dtype))
-    return ShapedArray(shape, dtype, weak and dtype != np.bool_)
+    return ShapedArray(shape, dtype, weak)
 
 
 def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
@@ -88,7 +88,7 @@ def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
     def abstract_eval(x, **params):
         check_dtype(name, x, accepted)
         dtype = x.dtype if out_dtype is None else np.dtype(out_dtype(x.dtype))
-        return ShapedArray(x.shape, dtype, x.weak_type and dtype != np.bool_)
+        return ShapedArray(x.shape, dtype, x.weak_type)
 
     p.def_abstract_eval(abstract_eval)
     return p
@@ -128,3 +128,17 @@ def check_shape(name: str, shape) -> tuple:
 
 def as_dtype(dtype) -> np.dtype:
     return dtypes.canonicalize_dtype(np.dtype(dtype))
+
+
+_PY_TYPE_OF_KIND = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def const_like(x, value):
+    """`value` as a constant of `x`'s dtype: a (weakly typed) Python scalar when that
+    dtype is the Python scalar's default, so it never changes `x`'s weak type; else a
+    NumPy scalar of that dtype."""
+    dtype = core.get_aval(x).dtype
+    py_type = _PY_TYPE_OF_KIND.get(dtype.kind)
+    if py_type is not None and dtypes.python_scalar_dtype(py_type(0)) == dtype:
+        return py_type(value)
+    return np.asarray(value, dtype)

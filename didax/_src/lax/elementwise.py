@@ -16,7 +16,7 @@ from didax._src.interpreters.jvp import (
 )
 from didax._src.lax.base import (
     any_, binop, bool_, check_dtype, complex_, float_, inexact, int_, int_or_bool, naryop,
-    naryop_aval, num, unop,
+    const_like, naryop_aval, num, unop,
 )
 
 
@@ -52,11 +52,11 @@ _SCALAR_TYPES = (int, float, complex)  # captured before `complex` is redefined 
 
 def _lift_scalars(*args):
     """Python scalars in a lax binary op take the dtype of the array operand."""
-    ref = next((a for a in args if not isinstance(a, _SCALAR_TYPES)), None)
+    ref = next((a for a in args if type(a) not in _SCALAR_TYPES), None)
     if ref is None:
         return args
     dtype = get_aval(ref).dtype
-    return tuple(_weak_scalar(a, dtype) if isinstance(a, _SCALAR_TYPES) else a
+    return tuple(_weak_scalar(a, dtype) if type(a) in _SCALAR_TYPES else a
                  for a in args)
 
 
@@ -113,15 +113,15 @@ defjvp_zero(is_finite_p)
 exp_p = unop("exp", inexact, _quiet(np.exp))
 defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
 exp2_p = unop("exp2", inexact, _quiet(np.exp2))
-defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, _like(x, math.log(2.0)))))
+defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, const_like(x, math.log(2.0)))))
 log_p = unop("log", inexact, _quiet(np.log))
 defjvp(log_p, lambda g, x: div(g, x))
 log1p_p = unop("log1p", inexact, _quiet(np.log1p))
-defjvp(log1p_p, lambda g, x: div(g, add(x, _like(x, 1))))
+defjvp(log1p_p, lambda g, x: div(g, add(x, const_like(x, 1))))
 expm1_p = unop("expm1", inexact, _quiet(np.expm1))
-defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, _like(x, 1))))
+defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, const_like(x, 1))))
 tanh_p = unop("tanh", inexact, np.tanh)
-defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(_like(x, 1), square(ans))))
+defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(const_like(x, 1), square(ans))))
 
 
 def _logistic_impl(x):
@@ -131,37 +131,37 @@ def _logistic_impl(x):
 
 
 logistic_p = unop("logistic", inexact, _logistic_impl)
-defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_like(x, 1), ans))))
+defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(const_like(x, 1), ans))))
 
 sin_p = unop("sin", inexact, _quiet(np.sin))
 defjvp(sin_p, lambda g, x: mul(g, cos(x)))
 cos_p = unop("cos", inexact, _quiet(np.cos))
 defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
 tan_p = unop("tan", inexact, _quiet(np.tan))
-defjvp2(tan_p, lambda g, ans, x: mul(g, add(_like(x, 1), square(ans))))
+defjvp2(tan_p, lambda g, ans, x: mul(g, add(const_like(x, 1), square(ans))))
 asin_p = unop("asin", inexact, _quiet(np.arcsin))
-defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_like(x, 1), square(x)))))
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(const_like(x, 1), square(x)))))
 acos_p = unop("acos", inexact, _quiet(np.arccos))
-defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(_like(x, 1), square(x))))))
+defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(const_like(x, 1), square(x))))))
 atan_p = unop("atan", inexact, np.arctan)
-defjvp(atan_p, lambda g, x: div(g, add(_like(x, 1), square(x))))
+defjvp(atan_p, lambda g, x: div(g, add(const_like(x, 1), square(x))))
 sinh_p = unop("sinh", inexact, _quiet(np.sinh))
 defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
 cosh_p = unop("cosh", inexact, _quiet(np.cosh))
 defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
 asinh_p = unop("asinh", inexact, np.arcsinh)
-defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), _like(x, 1)))))
+defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), const_like(x, 1)))))
 acosh_p = unop("acosh", inexact, _quiet(np.arccosh))
-defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, _like(x, 1)), add(x, _like(x, 1))))))
+defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, const_like(x, 1)), add(x, const_like(x, 1))))))
 atanh_p = unop("atanh", inexact, _quiet(np.arctanh))
-defjvp(atanh_p, lambda g, x: div(g, sub(_like(x, 1), square(x))))
+defjvp(atanh_p, lambda g, x: div(g, sub(const_like(x, 1), square(x))))
 
 sqrt_p = unop("sqrt", inexact, _quiet(np.sqrt))
-defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(_like(x, 2), ans)))
+defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(const_like(x, 2), ans)))
 rsqrt_p = unop("rsqrt", inexact, _quiet(lambda x: (1 / np.sqrt(x)).astype(x.dtype)))
-defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(_like(x, -0.5), div(ans, x))))
+defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(const_like(x, -0.5), div(ans, x))))
 cbrt_p = unop("cbrt", float_, np.cbrt)
-defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(_like(x, 1 / 3), integer_pow(ans, -2))))
+defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(const_like(x, 1 / 3), integer_pow(ans, -2))))
 
 
 def _abs_out_dtype(d):
@@ -182,19 +182,19 @@ def _abs_jvp(primals, tangents):
 abs_p.def_jvp(_abs_jvp)
 
 erf_p = unop("erf", float_, _special("erf"))
-defjvp(erf_p, lambda g, x: mul(g, mul(_like(x, 2 / math.sqrt(math.pi)), exp(neg(square(x))))))
+defjvp(erf_p, lambda g, x: mul(g, mul(const_like(x, 2 / math.sqrt(math.pi)), exp(neg(square(x))))))
 erfc_p = unop("erfc", float_, _special("erfc"))
-defjvp(erfc_p, lambda g, x: mul(g, mul(_like(x, -2 / math.sqrt(math.pi)),
+defjvp(erfc_p, lambda g, x: mul(g, mul(const_like(x, -2 / math.sqrt(math.pi)),
                                        exp(neg(square(x))))))
 erf_inv_p = unop("erf_inv", float_, _special("erf_inv"))
-defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_like(x, math.sqrt(math.pi) / 2),
+defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(const_like(x, math.sqrt(math.pi) / 2),
                                                 exp(square(ans)))))
 lgamma_p = unop("lgamma", float_, _special("lgamma"))
 defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
 digamma_p = unop("digamma", float_, _special("digamma"))
-defjvp(digamma_p, lambda g, x: mul(g, polygamma(_like(x, 1), x)))
+defjvp(digamma_p, lambda g, x: mul(g, polygamma(const_like(x, 1), x)))
 polygamma_p = binop("polygamma", float_, _special("polygamma"))
-defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, _like(m, 1)), x)))
+defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, const_like(m, 1)), x)))
 
 
 def _integer_pow_impl(x, *, y):
@@ -224,13 +224,13 @@ integer_pow_p.def_abstract_eval(_integer_pow_aval)
 def _integer_pow_jvp(g, x, *, y):
     if y == 0:
         return Zero(get_aval(g))
-    return mul(g, mul(_like(x, y), x if y == 2 else integer_pow(x, y - 1)))
+    return mul(g, mul(const_like(x, y), x if y == 2 else integer_pow(x, y - 1)))
 
 
 defjvp(integer_pow_p, _integer_pow_jvp)
 
 square_p = unop("square", num, np.square)
-defjvp(square_p, lambda g, x: mul(g, mul(_like(x, 2), x)))
+defjvp(square_p, lambda g, x: mul(g, mul(const_like(x, 2), x)))
 
 complex_p = binop("complex", float_, lambda x, y: x + 1j * y,
                   out_dtype=lambda d: np.result_type(d, np.complex64))
@@ -295,13 +295,13 @@ pow_p = binop("pow", inexact, _pow_impl)
 
 
 def _pow_jvp_x(g, x, y):
-    y_is_zero = eq(y, _like(y, 0))
-    jac = select_n(y_is_zero, mul(y, pow(x, sub(y, _like(y, 1)))), zeros_like(mul(x, y)))
-    return mul(g, jac)
+    jac = mul(y, pow(x, sub(y, const_like(y, 1))))
+    y_is_zero = _broadcast_like(eq(y, const_like(y, 0)), jac)  # 0 * x**-1 is 0, not nan, at x=0
+    return mul(g, select_n(y_is_zero, jac, zeros_like(jac)))
 
 
 def _pow_jvp_y(g, x, y):
-    safe_x = select_n(eq(x, _like(x, 0)), x, full_like(x, 1))
+    safe_x = select_n(eq(x, const_like(x, 0)), x, full_like(x, 1))
     return mul(g, mul(log(safe_x), pow(x, y)))
 
 
@@ -594,17 +594,29 @@ def stop_gradient(x):
 # Small helpers used by the rules above
 
 
-def _like(x, value):
-    """A scalar constant with `x`'s dtype (weakly typed, so it never promotes)."""
-    return np.asarray(value, get_aval(x).dtype)
-
-
 def full_like(x, value):
-    from didax._src.lax.shape import full
+    """`value` broadcast to `x`'s shape and dtype, keeping `x`'s weak type."""
+    from didax._src.lax.shape import broadcast_in_dim
 
     aval = get_aval(x)
-    return full(aval.shape, value, aval.dtype)
+    fill = const_like(x, value) if aval.weak_type else np.asarray(value, aval.dtype)
+    return broadcast_in_dim(fill, aval.shape, ())
 
 
 def zeros_like(x):
     return full_like(x, 0)
+
+
+def _broadcast_like(x, ref):
+    """Broadcasts `x` (same rank with size-1 dims, or rank 0) to the shape of `ref`."""
+    from didax._src.lax.shape import broadcast_in_dim
+
+    shape, ref_shape = get_aval(x).shape, get_aval(ref).shape
+    if shape == ref_shape:
+        return x
+    if not shape:
+        return broadcast_in_dim(x, ref_shape, ())
+    from didax._src.lax.shape import reshape
+
+    kept = [i for i, d in enumerate(shape) if d == ref_shape[i]]
+    return broadcast_in_dim(reshape(x, [shape[i] for i in kept]), ref_shape, tuple(kept))

@@ -14,6 +14,7 @@ import numpy as np
 from didax._src import core, dtypes
 from didax._src.core import Array, get_aval
 from didax._src.lax import elementwise as lax
+from didax._src.lax.base import const_like
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy.util import (
     asarray, broadcast_arrays, check_arraylike, promote_dtypes, promote_args, promote_args_inexact, promote_args_numeric,
@@ -101,16 +102,26 @@ def _unary(name, lax_fn, inexact=False):
     return fn
 
 
+def _strong(x, value):
+    """A strongly typed constant of `x`'s dtype (JAX's `_constant_like`): results that
+    combine it with `x` are strongly typed, as in JAX's own compositions."""
+    return np.asarray(value, get_aval(x).dtype)
+
+
+def _lax_const(x, value):
+    """JAX's `lax._const`: weakly typed only when `x` is a weakly typed scalar."""
+    aval = get_aval(x)
+    if aval.weak_type and aval.shape == ():
+        return const_like(x, value)
+    return np.asarray(value, aval.dtype)
+
+
 def _is_int_or_bool(x):
     return get_aval(x).dtype.kind in "biu"
 
 
 def _is_bool(x):
     return get_aval(x).dtype == np.bool_
-
-
-def _const(x, value):
-    return np.asarray(value, get_aval(x).dtype)
 
 
 # --------------------------------------------------------------------------------------
@@ -148,9 +159,9 @@ fmod = _binary("fmod", lax.rem, promote=promote_args_numeric)
 def _float_divmod(x1, x2):
     mod = lax.rem(x1, x2)
     div = lax.div(lax.sub(x1, mod), x2)
-    ind = lax.bitwise_and(lax.ne(mod, _const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    ind = lax.bitwise_and(lax.ne(mod, const_like(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
     mod = lax.select_n(ind, mod, lax.add(mod, x2))
-    div = lax.select_n(ind, div, lax.sub(div, _const(div, 1)))
+    div = lax.select_n(ind, div, lax.sub(div, const_like(div, 1)))
     return lax.round(div), mod
 
 
@@ -159,20 +170,20 @@ def _floor_divide(x1, x2):
         raise TypeError("floor_divide does not support boolean arguments")
     if _is_int_or_bool(x1):
         div = lax.div(x1, x2)
-        zero = _const(x1, 0)
+        zero = const_like(x1, 0)
         if get_aval(x1).dtype.kind == "u":
             return div
         sign_differs = lax.ne(lax.sign(x1), lax.sign(x2))
         inexact_div = lax.ne(lax.rem(x1, x2), zero)
         return lax.select_n(lax.bitwise_and(sign_differs, inexact_div), div,
-                            lax.sub(div, _const(div, 1)))
+                            lax.sub(div, const_like(div, 1)))
     return _float_divmod(x1, x2)[0]
 
 
 def _remainder(x1, x2):
     trunc_mod = lax.rem(x1, x2)
-    zero = _const(trunc_mod, 0)
-    do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, _const(x2, 0))),
+    zero = const_like(trunc_mod, 0)
+    do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, const_like(x2, 0))),
                               lax.ne(trunc_mod, zero))
     return lax.select_n(do_plus, trunc_mod, lax.add(trunc_mod, x2))
 
@@ -193,8 +204,8 @@ def _int_pow(base, exponent):
     """Integer power by squaring, unrolled over the exponent's bits (no data-dependent loop)."""
     bits = get_aval(exponent).dtype.itemsize * 8
     acc = lax_shape.full(get_aval(lax.add(base, exponent)).shape, 1, get_aval(base).dtype)
-    one = _const(exponent, 1)
-    zero = _const(exponent, 0)
+    one = const_like(exponent, 1)
+    zero = const_like(exponent, 0)
     for _ in range(bits):
         odd = lax.ne(lax.bitwise_and(exponent, one), zero)
         acc = lax.select_n(odd, acc, lax.mul(acc, base))
@@ -211,7 +222,7 @@ def power(x1, x2, /):
         if _is_int_or_bool(x1) and x2 < 0:
             raise ValueError("Integers cannot be raised to negative powers.")
         if _is_bool(x1):
-            x1 = lax.convert_element_type(x1, dtypes.default_int_dtype(), True)
+            x1 = lax.convert_element_type(x1, dtypes.default_int_dtype())
         return lax.integer_pow(x1, x2)
     x1, x2 = promote_args_numeric("power", x1, x2)
     if _is_int_or_bool(x1):
@@ -254,7 +265,8 @@ def sign(x, /):
     check_arraylike("sign", x)
     x = asarray(x)
     if _is_bool(x):
-        return x
+        raise TypeError("sign does not accept dtype bool. Accepted dtypes are subtypes of "
+                        "integer, floating, complexfloating.")
     return lax.sign(x)
 
 
@@ -274,9 +286,14 @@ def _int_passthrough(name, lax_fn):
 floor = _int_passthrough("floor", lax.floor)
 ceil = _int_passthrough("ceil", lax.ceil)
 trunc = _int_passthrough(
-    "trunc", lambda x: lax.select_n(lax.lt(x, _const(x, 0)), lax.floor(x), lax.ceil(x)))
+    "trunc", lambda x: lax.select_n(lax.lt(x, const_like(x, 0)), lax.floor(x), lax.ceil(x)))
 fix = trunc
-rint = _int_passthrough("rint", lambda x: lax.round(x, 1))
+def rint(x, /):
+    check_arraylike("rint", x)
+    x = asarray(x)
+    if _is_int_or_bool(x):  # JAX converts integers to a strongly typed float
+        return lax.convert_element_type(x, dtypes.default_float_dtype())
+    return lax.round(x, 1)
 
 
 def round(a, decimals=0, out=None):  # noqa: A001 - mirrors jnp.round
@@ -289,13 +306,13 @@ def round(a, decimals=0, out=None):  # noqa: A001 - mirrors jnp.round
     if _is_int_or_bool(a):
         if decimals >= 0:
             return a
-        factor = _const(a, 10 ** -decimals)
-        return lax.mul(_floor_divide(lax.add(a, lax.div(factor, _const(a, 2))), factor), factor)
+        factor = const_like(a, 10 ** -decimals)
+        return lax.mul(_floor_divide(lax.add(a, lax.div(factor, const_like(a, 2))), factor), factor)
     if np.issubdtype(get_aval(a).dtype, np.complexfloating):
         return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if decimals == 0:
         return lax.round(a, 1)
-    factor = _const(a, 10.0 ** decimals)
+    factor = const_like(a, 10.0 ** decimals)
     return lax.div(lax.round(lax.mul(a, factor), 1), factor)
 
 
@@ -309,8 +326,8 @@ exp2 = _unary("exp2", lax.exp2, True)
 expm1 = _unary("expm1", lax.expm1, True)
 log = _unary("log", lax.log, True)
 log1p = _unary("log1p", lax.log1p, True)
-log2 = _unary("log2", lambda x: lax.div(lax.log(x), lax.log(_const(x, 2))), True)
-log10 = _unary("log10", lambda x: lax.div(lax.log(x), lax.log(_const(x, 10))), True)
+log2 = _unary("log2", lambda x: lax.div(lax.log(x), lax.log(_strong(x, 2))), True)
+log10 = _unary("log10", lambda x: lax.div(lax.log(x), lax.log(_strong(x, 10))), True)
 sqrt = _unary("sqrt", lax.sqrt, True)
 cbrt = _unary("cbrt", lax.cbrt, True)
 sin = _unary("sin", lax.sin, True)
@@ -327,8 +344,8 @@ arccosh = _unary("arccosh", lax.acosh, True)
 arctanh = _unary("arctanh", lax.atanh, True)
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
 atan2 = arctan2
-deg2rad = _unary("deg2rad", lambda x: lax.mul(x, _const(x, math.pi / 180)), True)
-rad2deg = _unary("rad2deg", lambda x: lax.mul(x, _const(x, 180 / math.pi)), True)
+deg2rad = _unary("deg2rad", lambda x: lax.mul(x, const_like(x, math.pi / 180)), True)
+rad2deg = _unary("rad2deg", lambda x: lax.mul(x, const_like(x, 180 / math.pi)), True)
 radians, degrees = deg2rad, rad2deg
 
 
@@ -336,7 +353,7 @@ def square(x, /):
     check_arraylike("square", x)
     x = asarray(x)
     if _is_bool(x):
-        x = lax.convert_element_type(x, dtypes.default_int_dtype(), True)
+        x = lax.convert_element_type(x, dtypes.default_int_dtype())
     return lax.integer_pow(x, 2)
 
 
@@ -349,15 +366,12 @@ def reciprocal(x, /):
 def hypot(x1, x2, /):
     x1, x2 = promote_args_inexact("hypot", x1, x2)
     x1, x2 = lax.abs(x1), lax.abs(x2)
-    inf = _const(x1, np.inf)
+    inf = _strong(x1, np.inf)
     idx_inf = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
     big, small = lax.max(x1, x2), lax.min(x1, x2)
-    zero = lax.eq(big, _const(big, 0))
-    safe = lax.select_n(zero, big, lax.add(lax.mul(big, _const(big, 0)), _const(big, 1)))
-    out = lax.select_n(zero, lax.mul(big, lax.sqrt(lax.add(_const(big, 1),
-                                                          lax.square(lax.div(small, safe))))),
-                       big)
-    return lax.select_n(idx_inf, out, lax.add(lax.mul(out, _const(out, 0)), inf))
+    safe_big = lax.select_n(lax.eq(big, _strong(big, 0)), big, lax.full_like(big, 1))
+    out = lax.mul(big, lax.sqrt(lax.add(_lax_const(big, 1), lax.square(lax.div(small, safe_big)))))
+    return lax.select_n(idx_inf, out, lax.add(lax.full_like(out, 0), _lax_const(out, np.inf)))
 
 
 def logaddexp(x1, x2, /):
@@ -373,7 +387,7 @@ def logaddexp2(x1, x2, /):
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
-    ln2 = _const(x1, math.log(2))
+    ln2 = _lax_const(x1, math.log(2))
     return lax.select_n(
         lax.ne(delta, delta),
         lax.add(amax, lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)),
@@ -383,11 +397,10 @@ def logaddexp2(x1, x2, /):
 def sinc(x, /):
     check_arraylike("sinc", x)
     (x,) = promote_dtypes_inexact(x)
-    is_zero = lax.eq(x, _const(x, 0))
-    safe = lax.select_n(is_zero, x, lax.add(lax.mul(x, _const(x, 0)), _const(x, 1)))
-    pi_x = lax.mul(_const(x, math.pi), safe)
-    return lax.select_n(is_zero, lax.div(lax.sin(pi_x), pi_x),
-                        lax.add(lax.mul(x, _const(x, 0)), _const(x, 1)))
+    is_zero = lax.eq(x, const_like(x, 0))
+    one = lax.full_like(x, 1)
+    pi_x = lax.mul(const_like(x, math.pi), lax.select_n(is_zero, x, one))
+    return lax.select_n(is_zero, lax.div(lax.sin(pi_x), pi_x), one)
 
 
 def ldexp(x1, x2, /):
@@ -413,7 +426,7 @@ greater_equal = _binary("greater_equal", lax.ge, np.greater_equal)
 
 def _to_bool(x):
     x = asarray(x)
-    return x if _is_bool(x) else lax.ne(x, _const(x, 0))
+    return x if _is_bool(x) else lax.ne(x, const_like(x, 0))
 
 
 def _logical(name, lax_fn):
@@ -507,8 +520,6 @@ def isfinite(x, /):
 def isnan(x, /):
     check_arraylike("isnan", x)
     x = asarray(x)
-    if _is_int_or_bool(x):
-        return lax_shape.full(get_aval(x).shape, False, np.bool_)
     return lax.ne(x, x)
 
 
@@ -520,21 +531,21 @@ def isinf(x, /):
         return lax_shape.full(get_aval(x).shape, False, np.bool_)
     if dt.kind == "c":
         return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
-    return lax.eq(lax.abs(x), _const(x, np.inf))
+    return lax.eq(lax.abs(x), _strong(x, np.inf))
 
 
 def isposinf(x, /):
     x = asarray(x)
     if _is_int_or_bool(x):
         return lax_shape.full(get_aval(x).shape, False, np.bool_)
-    return lax.eq(x, _const(x, np.inf))
+    return lax.eq(x, const_like(x, np.inf))
 
 
 def isneginf(x, /):
     x = asarray(x)
     if _is_int_or_bool(x):
         return lax_shape.full(get_aval(x).shape, False, np.bool_)
-    return lax.eq(x, _const(x, -np.inf))
+    return lax.eq(x, const_like(x, -np.inf))
 
 
 def signbit(x, /):
@@ -544,11 +555,11 @@ def signbit(x, /):
     dt = get_aval(x).dtype
     if dt.kind == "u" or dt.kind == "b":
         return lax_shape.full(get_aval(x).shape, False, np.bool_)
+    zero = _strong(x, 0)
     if dt.kind == "i":
-        return lax.lt(x, _const(x, 0))
-    negative_zero = lax.bitwise_and(lax.eq(x, _const(x, 0)),
-                                    lax.lt(lax.atan2(x, _const(x, -1)), _const(x, 0)))
-    return lax.bitwise_or(lax.lt(x, _const(x, 0)), negative_zero)
+        return lax.lt(x, zero)
+    negative_zero = lax.bitwise_and(lax.eq(x, zero), lax.lt(lax.atan2(x, _strong(x, -1)), zero))
+    return lax.bitwise_or(lax.lt(x, zero), negative_zero)
 
 
 def copysign(x1, x2, /):
@@ -568,8 +579,8 @@ def fmin(x1, x2, /):
 
 def heaviside(x1, x2, /):
     x1, x2 = promote_args_inexact("heaviside", x1, x2)
-    zero = _const(x1, 0)
-    return where(lax.lt(x1, zero), zero, where(lax.gt(x1, zero), _const(x1, 1), x2))
+    zero = _lax_const(x1, 0)
+    return where(lax.lt(x1, zero), zero, where(lax.gt(x1, zero), _lax_const(x1, 1), x2))
 
 
 def modf(x, /):
@@ -592,7 +603,7 @@ def imag(val, /):
     val = asarray(val)
     if get_aval(val).dtype.kind == "c":
         return lax.imag(val)
-    return lax_shape.full(get_aval(val).shape, 0, get_aval(val).dtype)
+    return lax.full_like(val, 0)
 
 
 def conjugate(x, /):
@@ -609,18 +620,18 @@ def angle(z, deg=False):
         out = lax.atan2(lax.imag(z), lax.real(z))
     else:
         (z,) = promote_dtypes_inexact(z)
-        out = lax.atan2(lax.mul(z, _const(z, 0)), z)
+        out = lax.atan2(lax.mul(z, const_like(z, 0)), z)
     return rad2deg(out) if deg else out
 
 
 def iscomplex(x):
     x = asarray(x)
-    return lax.ne(imag(x), _const(imag(x), 0))
+    return lax.ne(imag(x), const_like(imag(x), 0))
 
 
 def isreal(x):
     x = asarray(x)
-    return lax.eq(imag(x), _const(imag(x), 0))
+    return lax.eq(imag(x), const_like(imag(x), 0))
 
 
 def isrealobj(x):

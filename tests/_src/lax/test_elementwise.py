@@ -1,0 +1,259 @@
+"""Elementwise primitives: values against NumPy/SciPy, JVPs against finite differences
+(float64, to second order), over hypothesis-drawn shapes with broadcasting."""
+import math
+
+import numpy as np
+import pytest
+import scipy.special as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import didax as jax
+from didax import lax
+from didax._src.config import enable_x64
+from didax._src.public_test_util import check_grads
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    with enable_x64(True):
+        yield
+
+
+WIDE = (-2.0, 2.0)
+POS = (0.5, 2.0)
+UNIT = (-0.8, 0.8)
+
+# name, lax function, numpy reference, domain per argument, differentiable?
+UNARY = [
+    ("neg", lax.neg, np.negative, WIDE, True),
+    ("sign", lax.sign, np.sign, WIDE, True),
+    ("floor", lax.floor, np.floor, "offgrid", True),
+    ("ceil", lax.ceil, np.ceil, "offgrid", True),
+    ("round", lax.round, lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), "offgrid", True),
+    ("is_finite", lax.is_finite, np.isfinite, WIDE, False),
+    ("exp", lax.exp, np.exp, WIDE, True),
+    ("exp2", lax.exp2, np.exp2, WIDE, True),
+    ("log", lax.log, np.log, POS, True),
+    ("log1p", lax.log1p, np.log1p, (-0.5, 2.0), True),
+    ("expm1", lax.expm1, np.expm1, WIDE, True),
+    ("tanh", lax.tanh, np.tanh, WIDE, True),
+    ("logistic", lax.logistic, sp.expit, WIDE, True),
+    ("sin", lax.sin, np.sin, WIDE, True),
+    ("cos", lax.cos, np.cos, WIDE, True),
+    ("tan", lax.tan, np.tan, (-1.2, 1.2), True),
+    ("asin", lax.asin, np.arcsin, UNIT, True),
+    ("acos", lax.acos, np.arccos, UNIT, True),
+    ("atan", lax.atan, np.arctan, WIDE, True),
+    ("sinh", lax.sinh, np.sinh, WIDE, True),
+    ("cosh", lax.cosh, np.cosh, WIDE, True),
+    ("asinh", lax.asinh, np.arcsinh, WIDE, True),
+    ("acosh", lax.acosh, np.arccosh, (1.2, 3.0), True),
+    ("atanh", lax.atanh, np.arctanh, UNIT, True),
+    ("sqrt", lax.sqrt, np.sqrt, POS, True),
+    ("rsqrt", lax.rsqrt, lambda x: 1 / np.sqrt(x), POS, True),
+    ("cbrt", lax.cbrt, np.cbrt, POS, True),
+    ("abs", lax.abs, np.abs, "nonzero", True),
+    ("erf", lax.erf, sp.erf, WIDE, True),
+    ("erfc", lax.erfc, sp.erfc, WIDE, True),
+    ("erf_inv", lax.erf_inv, sp.erfinv, UNIT, True),
+    ("lgamma", lax.lgamma, sp.gammaln, (0.5, 4.0), True),
+    ("digamma", lax.digamma, sp.digamma, (0.5, 4.0), True),
+    ("square", lax.square, np.square, WIDE, True),
+    ("integer_pow3", lambda x: lax.integer_pow(x, 3), lambda x: x ** 3, WIDE, True),
+    ("integer_pow-2", lambda x: lax.integer_pow(x, -2), lambda x: x ** -2.0, POS, True),
+    ("integer_pow0", lambda x: lax.integer_pow(x, 0), lambda x: x ** 0, WIDE, True),
+    ("stop_gradient", lax.stop_gradient, lambda x: x, WIDE, False),
+]
+
+BINARY = [
+    ("add", lax.add, np.add, WIDE, WIDE),
+    ("sub", lax.sub, np.subtract, WIDE, WIDE),
+    ("mul", lax.mul, np.multiply, WIDE, WIDE),
+    ("div", lax.div, np.divide, WIDE, POS),
+    ("rem", lax.rem, np.fmod, (0.5, 5.0), POS),
+    ("pow", lax.pow, np.power, POS, WIDE),
+    ("max", lax.max, np.maximum, WIDE, WIDE),
+    ("min", lax.min, np.minimum, WIDE, WIDE),
+    ("atan2", lax.atan2, np.arctan2, WIDE, WIDE),
+    ("polygamma", lambda x: lax.polygamma(np.ones_like(np.asarray(x)), x),
+     lambda x: sp.polygamma(1, x), POS, None),
+]
+
+COMPARISONS = [
+    ("eq", lax.eq, np.equal), ("ne", lax.ne, np.not_equal), ("lt", lax.lt, np.less),
+    ("le", lax.le, np.less_equal), ("gt", lax.gt, np.greater), ("ge", lax.ge, np.greater_equal),
+]
+
+LOGIC = [
+    ("and", lax.bitwise_and, np.bitwise_and), ("or", lax.bitwise_or, np.bitwise_or),
+    ("xor", lax.bitwise_xor, np.bitwise_xor),
+]
+
+SHAPES = [(), (3,), (2, 3), (0,), (2, 0, 3), (1, 4)]
+# Pairs of shapes lax broadcasts: equal ranks with size-1 dims, or a rank-0 operand.
+BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (1, 3)), ((2, 1), (1, 3)),
+                 ((2, 3), ()), ((), (4,)), ((0,), (0,)), ((0, 2), (1, 2))]
+
+
+def _sample(rng, domain, shape):
+    if domain == "offgrid":  # away from the discontinuities of floor/ceil/round
+        return rng.integers(-3, 3, shape) + rng.uniform(0.1, 0.4, shape)
+    if domain == "nonzero":
+        return rng.uniform(0.3, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+    lo, hi = domain
+    return rng.uniform(lo, hi, shape)
+
+
+seeds = st.integers(0, 2 ** 16)
+
+
+@pytest.mark.parametrize("name,fn,ref,domain,diff", UNARY, ids=[u[0] for u in UNARY])
+@settings(max_examples=6, deadline=None)
+@given(shape=st.sampled_from(SHAPES), seed=seeds)
+def test_unary(name, fn, ref, domain, diff, shape, seed):
+    x = _sample(np.random.default_rng(seed), domain, shape)
+    out = np.asarray(fn(x))
+    np.testing.assert_allclose(out, ref(x), rtol=1e-12, atol=1e-12)
+    assert out.shape == shape
+    if diff:
+        check_grads(fn, (x,), order=2, modes=("fwd",))
+
+
+@pytest.mark.parametrize("name,fn,ref,dom_x,dom_y", BINARY, ids=[b[0] for b in BINARY])
+@settings(max_examples=6, deadline=None)
+@given(shapes=st.sampled_from(BINARY_SHAPES), seed=seeds)
+def test_binary(name, fn, ref, dom_x, dom_y, shapes, seed):
+    rng = np.random.default_rng(seed)
+    if dom_y is None:  # a unary test of a binary primitive with a fixed first argument
+        x = _sample(rng, dom_x, shapes[0])
+        np.testing.assert_allclose(np.asarray(fn(x)), ref(x), rtol=1e-12)
+        check_grads(fn, (x,), order=2, modes=("fwd",))
+        return
+    x, y = _sample(rng, dom_x, shapes[0]), _sample(rng, dom_y, shapes[1])
+    out = np.asarray(fn(x, y))
+    np.testing.assert_allclose(out, ref(x, y), rtol=1e-12, atol=1e-12)
+    assert out.shape == np.broadcast_shapes(*shapes)
+    check_grads(fn, (x, y), order=2, modes=("fwd",))
+
+
+@pytest.mark.parametrize("name,fn,ref", COMPARISONS, ids=[c[0] for c in COMPARISONS])
+@settings(max_examples=5, deadline=None)
+@given(shapes=st.sampled_from(BINARY_SHAPES), seed=seeds)
+def test_comparisons(name, fn, ref, shapes, seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.integers(0, 3, shapes[0]).astype(float), rng.integers(0, 3, shapes[1]).astype(float)
+    out = fn(x, y)
+    assert out.dtype == np.bool_
+    np.testing.assert_array_equal(np.asarray(out), ref(x, y))
+    _, t = jax.jvp(lambda a: fn(a, y), (x,), (np.ones_like(x),))
+    assert t.dtype == jax.dtypes.float0
+
+
+@pytest.mark.parametrize("name,fn,ref", LOGIC, ids=[c[0] for c in LOGIC])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.uint8])
+def test_logic(name, fn, ref, dtype):
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 7, (3, 4)).astype(dtype), rng.integers(0, 7, (3, 4)).astype(dtype)
+    out = fn(x, y)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(out), ref(x, y))
+    np.testing.assert_array_equal(np.asarray(lax.bitwise_not(x)), np.invert(x))
+
+
+def test_integer_division_truncates_like_c():
+    x = np.array([7, -7, 7, -7, 3], np.int32)
+    y = np.array([2, 2, -2, -2, 0], np.int32)
+    np.testing.assert_array_equal(np.asarray(lax.div(x, y)), [3, -3, -3, 3, 0])
+    np.testing.assert_array_equal(np.asarray(lax.rem(x[:4], y[:4])), [1, -1, 1, -1])
+
+
+def test_shifts():
+    x = np.array([1, -8, 5], np.int32)
+    s = np.array([1, 1, 40], np.int32)
+    np.testing.assert_array_equal(np.asarray(lax.shift_left(x, s)), [2, -16, 0])
+    np.testing.assert_array_equal(np.asarray(lax.shift_right_arithmetic(x, s)), [0, -4, 0])
+    np.testing.assert_array_equal(np.asarray(lax.shift_right_logical(x, s)),
+                                  [0, 2147483644, 0])
+
+
+def test_select_n_clamp_and_their_jvps():
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    pred = x > 0
+    np.testing.assert_array_equal(np.asarray(lax.select_n(pred, x, y)), np.where(pred, y, x))
+    which = rng.integers(0, 3, (3, 4)).astype(np.int32)
+    np.testing.assert_array_equal(np.asarray(lax.select_n(which, x, y, x + y)),
+                                  np.choose(which, [x, y, x + y]))
+    check_grads(lambda a, b: lax.select_n(pred, a, b), (x, y), order=2, modes=("fwd",))
+    z = rng.uniform(-1, 1, (20,))
+    z = z[np.abs(np.abs(z) - 0.5) > 0.05]
+    np.testing.assert_array_equal(np.asarray(lax.clamp(-0.5, z, 0.5)), np.clip(z, -0.5, 0.5))
+    check_grads(lambda a: lax.clamp(-0.5, a, 0.5), (z,), order=2, modes=("fwd",))
+    check_grads(lambda lo, a: lax.clamp(lo, a, 0.5), (np.float64(-0.5), z), order=2,
+                modes=("fwd",))
+
+
+def test_convert_element_type():
+    x = np.array([1.7, -2.5, np.nan, 1e12])
+    np.testing.assert_array_equal(np.asarray(lax.convert_element_type(x, np.int32)),
+                                  [1, -2, 0, 2147483647])
+    out = lax.convert_element_type(x[:2], np.float32)
+    assert out.dtype == np.float32
+    check_grads(lambda a: lax.convert_element_type(a, np.float64, weak_type=True), (x[:2],),
+                order=2, modes=("fwd",))
+    _, t = jax.jvp(lambda a: lax.convert_element_type(a, np.int32), (x,), (np.ones(4),))
+    assert t.dtype == jax.dtypes.float0
+
+
+def test_complex_parts():
+    z = np.array([1 + 2j, -3 + 0.5j])
+    np.testing.assert_array_equal(np.asarray(lax.real(z)), z.real)
+    np.testing.assert_array_equal(np.asarray(lax.imag(z)), z.imag)
+    np.testing.assert_array_equal(np.asarray(lax.conj(z)), z.conj())
+    np.testing.assert_array_equal(np.asarray(lax.complex(z.real, z.imag)), z)
+    check_grads(lambda a, b: lax.complex(a, b), (z.real, z.imag), order=2, modes=("fwd",))
+    np.testing.assert_allclose(np.asarray(lax.abs(z)), np.abs(z))
+    assert lax.abs(z).dtype == np.float64
+
+
+def test_max_jvp_splits_ties_evenly():
+    # JAX: the gradient of max at a tie is split 0.5 / 0.5.
+    _, t = jax.jvp(lambda a: lax.max(a, np.float64(1.0)), (np.float64(1.0),), (np.float64(1.0),))
+    assert float(t) == 0.5
+
+
+def test_pow_derivative_at_zero_base():
+    _, t = jax.jvp(lambda y: lax.pow(np.float64(0.0), y), (np.float64(2.0),), (np.float64(1.0),))
+    assert float(t) == 0.0
+    _, t = jax.jvp(lambda x: lax.pow(x, np.float64(0.0)), (np.float64(0.0),), (np.float64(1.0),))
+    assert float(t) == 0.0
+
+
+# --------------------------------------------------------------------------------------
+# Type errors name the operation, dtypes and shapes
+
+
+def test_dtype_errors():
+    with pytest.raises(TypeError, match="sin does not accept dtype int32"):
+        lax.sin(np.ones(3, np.int32))
+    with pytest.raises(TypeError, match="same dtypes, got float32, int32"):
+        lax.add(np.ones(3, np.float32), np.ones(3, np.int32))
+    with pytest.raises(TypeError, match=r"incompatible shapes for broadcasting: \(3, 4\), \(2, 4\)"):
+        lax.mul(np.ones((3, 4)), np.ones((2, 4)))
+    with pytest.raises(TypeError, match="same number of dimensions"):
+        lax.mul(np.ones((3, 4)), np.ones(4))
+    with pytest.raises(TypeError, match="negative exponent"):
+        lax.integer_pow(np.ones(3, np.int32), -1)
+
+
+def test_errors_raised_while_staging_too():
+    with pytest.raises(TypeError, match="sin does not accept dtype int32"):
+        jax.make_jaxpr(lax.sin)(np.ones(3, np.int32))
+
+
+def test_weak_types_propagate():
+    assert lax.mul(2.0, 3.0).weak_type
+    assert not lax.mul(np.float64(2.0), 3.0).weak_type
+    assert lax.exp(2.0).weak_type
+    assert math.isclose(float(lax.exp(1.0)), math.e)
