@@ -22,6 +22,7 @@ from didax._src.errors import (
     UnexpectedTracerError,
     concretization_error,
     format_source_info,
+    user_location,
     user_source_info,
 )
 
@@ -246,11 +247,25 @@ class EvalInterpreter(Interpreter):
             aval = get_aval(x)
             avals.append(aval)
             vals.append(np.asarray(x, aval.dtype))
-        out_aval = prim.abstract_eval(*avals, **params)
+        out_aval = abstract_eval(prim, avals, params)
         out = prim.impl(*vals, **params)
         if prim.multiple_results:
             return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
         return Array.from_numpy(out, out_aval)
+
+
+def abstract_eval(prim: Primitive, avals, params):
+    """Type-checks an application of `prim`; errors gain the user's line."""
+    try:
+        return prim.abstract_eval(*avals, **params)
+    except (TypeError, ValueError) as e:
+        if getattr(e, "_didax_located", False):
+            raise
+        where = user_location(3)
+        err = type(e)(f"{e}\n  (in primitive '{prim.name}' applied to "
+                      f"{', '.join(a.str_short() for a in avals)}, at {where})")
+        err._didax_located = True
+        raise err.with_traceback(e.__traceback__) from None
 
 
 eval_interpreter = EvalInterpreter()

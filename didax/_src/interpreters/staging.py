@@ -70,7 +70,7 @@ class StagingInterpreter(core.Interpreter):
 
     def process_primitive(self, prim, args, params):
         in_atoms = [self.atom(x) for x in args]
-        out_aval = prim.abstract_eval(*[a.aval for a in in_atoms], **params)
+        out_aval = core.abstract_eval(prim, [a.aval for a in in_atoms], params)
         src = user_source_info(2)
         if prim.multiple_results:
             outvars = [Var(a) for a in out_aval]
