@@ -71,6 +71,8 @@ def join(sep: Doc, docs) -> Doc:
 
 
 def _fits(doc: Doc, width: int) -> bool:
+    """Whether a group prints flat within `width` columns. As in JAX's printer, only the
+    group itself is measured, not the text that follows it on the line."""
     stack = [doc]
     while width >= 0 and stack:
         d = stack.pop()
@@ -222,13 +224,13 @@ def _pp_jaxpr(jaxpr, names) -> Doc:
     n_out = len(jaxpr.outvars)
     outvars = Concat([Text("("), _pp_vars(jaxpr.outvars, names, separator=","),
                       Text(",)" if n_out == 1 else ")")])
-    return Concat([
-        Group(Nest(2, Concat([
+    return Group(Concat([
+        Nest(2, Concat([
             Text("{ "), Text("lambda "), constvars, Text("; "), invars, Text(". "), Text("let"),
             Nest(2, Concat([Brk(), eqns])), Brk(), Text("in "), outvars,
-        ]))),
+        ])),
         Text(" }"),
-    ])
+    ]))
 
 
 def pp_jaxpr_str(jaxpr, width: int = 80) -> str:

@@ -35,10 +35,17 @@ CASES = [
     ("bcast2", lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (1, 2)), (f32(3, 4),)),
     ("expand", lambda x: lax.squeeze(lax.expand_dims(x, (0,)), (0,)), (f32(3, 4),)),
     ("cmp", lambda x: (x > 1) & (x < 2) | ~(x == 0), (f32(3),)),
+    ("topk", lambda x: lax.top_k(x, 2), (f32(3, 4),)),
     ("stopg", lambda x: lax.stop_gradient(x) ** 3.0, (f32(3),)),
 ]
 
 EXPECTED = {
+    # exactly 80 columns on one line: JAX breaks it (the closing " }" counts)
+    'topk': (
+        '{ lambda ; a:f32[3,4]. let\n'
+        '    b:f32[3,2] c:i32[3,2] = top_k[axis=1 k=2] a\n'
+        '  in (b, c) }'
+    ),
     'sincos': (
         '{ lambda ; a:f32[]. let b:f32[] = cos a; c:f32[] = sin b in (c,) }'
     ),

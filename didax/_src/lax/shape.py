@@ -13,6 +13,7 @@ from didax._src.interpreters.jvp import deflinear
 from didax._src.lax.base import as_dtype, canonical_axes, check_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
+_py_slice = slice  # `slice` is redefined below as lax.slice
 
 # --------------------------------------------------------------------------------------
 # broadcast_in_dim
@@ -229,13 +230,13 @@ def _pad_impl(x, padding_value, *, padding_config):
             shape = list(x.shape)
             shape[axis] = n + (n - 1) * interior
             y = np.full(shape, padding_value, x.dtype)
-            idx = [slice(None)] * x.ndim
-            idx[axis] = slice(None, None, interior + 1)
+            idx = [_py_slice(None)] * x.ndim
+            idx[axis] = _py_slice(None, None, interior + 1)
             y[tuple(idx)] = x
             x = y
         if lo < 0 or hi < 0:
-            idx = [slice(None)] * x.ndim
-            idx[axis] = slice(max(-lo, 0), x.shape[axis] - max(-hi, 0))
+            idx = [_py_slice(None)] * x.ndim
+            idx[axis] = _py_slice(max(-lo, 0), x.shape[axis] - max(-hi, 0))
             x = x[tuple(idx)]
         if lo > 0 or hi > 0:
             widths = [(0, 0)] * x.ndim
@@ -317,7 +318,7 @@ slice_p = core.primitive("slice")
 
 def _slice_impl(x, *, start_indices, limit_indices, strides=None):
     strides = strides or (1,) * x.ndim
-    return x[tuple(slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
+    return x[tuple(_py_slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
 
 
 def _slice_aval(x, *, start_indices, limit_indices, strides=None):

@@ -1,0 +1,528 @@
+"""Reductions: reduce_*, argmin/argmax, cumulative reductions, sort and top_k.
+
+Impls are NumPy; JVP rules follow JAX's so that derivatives agree with it, ties included:
+reduce_prod differentiates a balanced product tree (right even with zeros), reduce_max/min
+split the tangent evenly among tied extrema, and cumprod/cummax/cummin/cumlogsumexp
+differentiate a parallel prefix scan written with lax slicing ops (so the rules can be
+differentiated again). Sort permutes tangents by sorting them as extra operands.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from didax._src import core, dtypes
+from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.interpreters.jvp import defjvp2, defjvp_zero, deflinear, jvp_flat
+from didax._src.lax.base import (
+    any_, bool_, canonical_axes, check_dtype, float_, int_, int_or_bool, num,
+)
+from didax._src.lax.elementwise import (
+    abs, add, convert_element_type, div, eq, exp, log1p, mul, ne, neg, select_n, sub,
+    zeros_like,
+)
+from didax._src.lax.elementwise import max as lax_max
+from didax._src.lax.elementwise import min as lax_min
+from didax._src.lax.shape import (
+    broadcast_in_dim, broadcasted_iota, concatenate, full, pad, reshape, rev, slice_in_dim,
+    squeeze,
+)
+
+
+def _where(x: ShapedArray) -> str:
+    return f" (operand {x.str_short()})"
+
+
+def _check_axes(name: str, x: ShapedArray, axes) -> None:
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {axes}{_where(x)}")
+    if not all(0 <= a < x.ndim for a in axes):
+        raise ValueError(f"{name}: reduction axes {axes} contain out-of-bounds indices for an "
+                         f"operand of shape {x.shape}; lax axes must lie in [0, {x.ndim}) "
+                         "(negative axes are not allowed)")
+
+
+# --------------------------------------------------------------------------------------
+# reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor
+
+
+def _max_identity(dtype):
+    if dtype == np.bool_:
+        return False
+    if np.issubdtype(dtype, np.integer):
+        return np.iinfo(dtype).min
+    return -np.inf
+
+
+def _min_identity(dtype):
+    if dtype == np.bool_:
+        return True
+    if np.issubdtype(dtype, np.integer):
+        return np.iinfo(dtype).max
+    return np.inf
+
+
+def _reducer(name: str, accepted, impl, keep_weak: bool = True) -> core.Primitive:
+    """A reduction primitive `name[axes=...]` with its impl and type rule."""
+    p = core.primitive(name)
+
+    def abstract_eval(x, *, axes, **_):
+        check_dtype(name, x, accepted, _where(x))
+        _check_axes(name, x, axes)
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        return ShapedArray(shape, x.dtype, keep_weak and x.weak_type)
+
+    p.def_impl(impl)
+    p.def_abstract_eval(abstract_eval)
+    return p
+
+
+def _bitwise_reduce(ufunc):
+    return lambda x, *, axes: ufunc.reduce(x, axis=axes, dtype=x.dtype)
+
+
+reduce_sum_p = _reducer("reduce_sum", num, lambda x, *, axes, out_sharding=None: np.sum(
+    x, axis=axes, dtype=x.dtype))
+deflinear(reduce_sum_p)
+reduce_prod_p = _reducer("reduce_prod", num, lambda x, *, axes: np.prod(
+    x, axis=axes, dtype=x.dtype))
+reduce_max_p = _reducer("reduce_max", any_, lambda x, *, axes: np.max(
+    x, axis=axes, initial=_max_identity(x.dtype)))
+reduce_min_p = _reducer("reduce_min", any_, lambda x, *, axes: np.min(
+    x, axis=axes, initial=_min_identity(x.dtype)))
+reduce_and_p = _reducer("reduce_and", int_or_bool, _bitwise_reduce(np.bitwise_and), False)
+reduce_or_p = _reducer("reduce_or", int_or_bool, _bitwise_reduce(np.bitwise_or), False)
+reduce_xor_p = _reducer("reduce_xor", int_or_bool, _bitwise_reduce(np.bitwise_xor), False)
+for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
+    defjvp_zero(_p)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    """JAX's rule: the JVP of a balanced tree of pairwise products of the reduced elements.
+
+    Unlike `prod / x`, it needs no division, so zeros in the operand are handled exactly.
+    """
+    (x,), (t,) = primals, tangents
+    aval = get_aval(x)
+    non_axes = tuple(i for i in range(aval.ndim) if i not in axes)
+    rest = tuple(aval.shape[i] for i in non_axes)
+    n = math.prod(aval.shape[a] for a in axes)
+    if n == 0:
+        return full(rest, 1, aval.dtype), Zero(ShapedArray(rest, aval.dtype).to_tangent_aval())
+    # Move the reduced axes to the front, flattened into one.
+    x = reshape(x, (n,) + rest, tuple(axes) + non_axes)
+    t = reshape(t, (n,) + rest, tuple(axes) + non_axes)
+    while n > 1:
+        n1 = (n + 1) // 2
+        x1, x2 = slice_in_dim(x, 0, n1), slice_in_dim(x, n1, None)
+        t1, t2 = slice_in_dim(t, 0, n1), slice_in_dim(t, n1, None)
+        if 2 * n1 != n:  # odd: pad the second half with the identity (and a zero tangent)
+            config = [(0, 1, 0)] + [(0, 0, 0)] * len(rest)
+            x2, t2 = pad(x2, 1, config), pad(t2, 0, config)
+        x, t = mul(x1, x2), add(mul(t1, x2), mul(x1, t2))
+        n = n1
+    return squeeze(x, (0,)), squeeze(t, (0,))
+
+
+reduce_prod_p.def_jvp(_reduce_prod_jvp)
+
+
+def _reduce_chooser_jvp(g, ans, x, *, axes):
+    """The mean of the tangents at the locations attaining the extremum (JAX's tie rule)."""
+    shape = tuple(1 if i in axes else d for i, d in enumerate(get_aval(x).shape))
+    location = convert_element_type(eq(x, reshape(ans, shape)), get_aval(g).dtype)
+    counts = reduce_sum(location, axes)
+    return div(reduce_sum(mul(g, location), axes), counts)
+
+
+defjvp2(reduce_max_p, _reduce_chooser_jvp)
+defjvp2(reduce_min_p, _reduce_chooser_jvp)
+
+
+def reduce_sum(operand, axes, *, out_sharding=None):
+    """Sum over `axes` (non-negative, distinct); integers keep their dtype (and wrap)."""
+    return reduce_sum_p.bind(operand, axes=tuple(int(a) for a in axes),
+                             out_sharding=out_sharding)
+
+
+def reduce_prod(operand, axes):
+    return reduce_prod_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def reduce_max(operand, axes):
+    """Maximum over `axes`; NaN propagates, and an empty reduction gives -inf (or the minimum
+    integer, or False)."""
+    return reduce_max_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def reduce_min(operand, axes):
+    return reduce_min_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def reduce_and(operand, axes):
+    """Bitwise (or logical, for bools) AND over `axes`."""
+    return reduce_and_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def reduce_or(operand, axes):
+    return reduce_or_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def reduce_xor(operand, axes):
+    return reduce_xor_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+# --------------------------------------------------------------------------------------
+# argmax, argmin
+
+
+def _argminmax(name: str, np_fn) -> core.Primitive:
+    p = core.primitive(name)
+
+    def impl(x, *, axes, index_dtype):
+        return np_fn(x, axis=axes[0]).astype(index_dtype)  # the first NaN wins, as in JAX
+
+    def abstract_eval(x, *, axes, index_dtype):
+        check_dtype(name, x, bool_ + int_ + float_, _where(x))
+        if len(axes) != 1:
+            raise ValueError(f"{name}: axes must hold exactly one axis, got {axes}")
+        axis, = axes
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"{name}: invalid axis {axis} for operand shape {x.shape}")
+        if x.shape[axis] < 1:
+            raise ValueError(f"{name} requires a non-empty reduced dimension; operand shape "
+                             f"{x.shape}, axis {axis}")
+        if not np.issubdtype(index_dtype, np.integer):
+            raise TypeError(f"{name}: index_dtype must be an integer type, but got "
+                            f"{np.dtype(index_dtype).name}")
+        shape = x.shape[:axis] + x.shape[axis + 1:]
+        return ShapedArray(shape, index_dtype, False)
+
+    p.def_impl(impl)
+    p.def_abstract_eval(abstract_eval)
+    defjvp_zero(p)
+    return p
+
+
+argmax_p = _argminmax("argmax", np.argmax)
+argmin_p = _argminmax("argmin", np.argmin)
+
+
+def argmax(operand, axis, index_dtype):
+    """Index of the first maximum along `axis` (the first NaN, if there is one)."""
+    index_dtype = dtypes.check_and_canonicalize_user_dtype(index_dtype, "argmax")
+    return argmax_p.bind(operand, axes=(int(axis),), index_dtype=index_dtype)
+
+
+def argmin(operand, axis, index_dtype):
+    index_dtype = dtypes.check_and_canonicalize_user_dtype(index_dtype, "argmin")
+    return argmin_p.bind(operand, axes=(int(axis),), index_dtype=index_dtype)
+
+
+# --------------------------------------------------------------------------------------
+# Cumulative reductions: cumsum, cumprod, cummax, cummin, cumlogsumexp
+
+
+def _cumulative(name: str, accepted, accumulate) -> core.Primitive:
+    """A primitive `name[axis reverse]` computing `accumulate(x, axis)`, reversed if asked."""
+    p = core.primitive(name)
+
+    def impl(x, *, axis, reverse):
+        if reverse:
+            return np.flip(accumulate(np.flip(x, axis), axis), axis)
+        return accumulate(x, axis)
+
+    def abstract_eval(x, *, axis, reverse):
+        check_dtype(name, x, accepted, _where(x))
+        if axis < 0:
+            raise ValueError(f"{name}: axis {axis} is negative; lax axes must be non-negative")
+        if axis >= x.ndim:
+            raise ValueError(f"{name}: axis {axis} is out of bounds for an operand of shape "
+                             f"{x.shape}")
+        return x
+
+    p.def_impl(impl)
+    p.def_abstract_eval(abstract_eval)
+    return p
+
+
+def _quiet_logaddexp_accumulate(x, axis):
+    with np.errstate(all="ignore"):
+        return np.logaddexp.accumulate(x, axis)
+
+
+cumsum_p = _cumulative("cumsum", num, lambda x, axis: np.cumsum(x, axis, dtype=x.dtype))
+deflinear(cumsum_p)
+cumprod_p = _cumulative("cumprod", num, lambda x, axis: np.cumprod(x, axis, dtype=x.dtype))
+cummax_p = _cumulative("cummax", num, np.maximum.accumulate)
+cummin_p = _cumulative("cummin", num, np.minimum.accumulate)
+cumlogsumexp_p = _cumulative("cumlogsumexp", float_, _quiet_logaddexp_accumulate)
+
+
+def _associative_scan(fn, elems, axis: int, reverse: bool):
+    """Inclusive prefix combination of `elems` (a list of arrays) along `axis` by `fn`.
+
+    JAX's parallel scan: combine adjacent pairs, scan the half-size result recursively (the
+    odd outputs), derive the even outputs from them, and interleave. Written with lax
+    slicing ops, it can be differentiated to any order; JAX's cumulative-reduction JVPs are
+    JVPs of this scan, so using the same tree gives the same tangents (ties included).
+    """
+    if reverse:
+        elems = [rev(e, (axis,)) for e in elems]
+
+    def scan(elems):
+        n = get_aval(elems[0]).shape[axis]
+        if n < 2:
+            return elems
+        odd = scan(fn([slice_in_dim(e, 0, -1, 2, axis) for e in elems],
+                      [slice_in_dim(e, 1, None, 2, axis) for e in elems]))
+        heads = odd if n % 2 else [slice_in_dim(e, 0, -1, 1, axis) for e in odd]
+        even = fn(heads, [slice_in_dim(e, 2, None, 2, axis) for e in elems])
+        even = [concatenate([slice_in_dim(e, 0, 1, 1, axis), r], axis)
+                for e, r in zip(elems, even)]
+        return [_interleave(a, b, axis) for a, b in zip(even, odd)]
+
+    out = scan(list(elems))
+    if reverse:
+        out = [rev(e, (axis,)) for e in out]
+    return out
+
+
+def _interleave(a, b, axis: int):
+    """[a0, b0, a1, b1, ...] along `axis`; `a` has as many elements as `b`, or one more."""
+    na, nb = get_aval(a).shape[axis], get_aval(b).shape[axis]
+    ndim = get_aval(a).ndim
+    a_pad = [(0, 0, 0)] * ndim
+    b_pad = [(0, 0, 0)] * ndim
+    a_pad[axis] = (0, 1 if na == nb else 0, 1)
+    b_pad[axis] = (1, 0 if na == nb else 1, 1)
+    return add(pad(a, 0, a_pad), pad(b, 0, b_pad))
+
+
+def _scan_jvp(combine):
+    """JVP of a cumulative reduction: the JVP of the prefix scan of the binary `combine`."""
+
+    def rule(primals, tangents, *, axis, reverse):
+        def scan(x):
+            return _associative_scan(lambda a, b: [combine(a[0], b[0])], [x], axis, reverse)
+
+        (out,), (t_out,) = jvp_flat(scan, primals, tangents)
+        return out, t_out
+
+    return rule
+
+
+cumprod_p.def_jvp(_scan_jvp(mul))
+cummax_p.def_jvp(_scan_jvp(lax_max))
+cummin_p.def_jvp(_scan_jvp(lax_min))
+
+
+def _logaddexp(x, y):
+    """log(exp(x) + exp(y)) without overflow (JAX's formula, NaN/equal-infinity aware)."""
+    delta = sub(x, y)
+    stable = add(lax_max(x, y), log1p(exp(neg(abs(delta)))))
+    return select_n(ne(delta, delta), stable, add(x, y))
+
+
+def _replace_inf(x):
+    return select_n(eq(x, np.asarray(np.inf, get_aval(x).dtype)), x, zeros_like(x))
+
+
+def _logaddexp_with_tangent(a, b):
+    """Combines (value, tangent) pairs with JAX's custom logaddexp derivative: each tangent is
+    weighted by its softmax share, a formula that stays smooth where x == y."""
+    (x, tx), (y, ty) = a, b
+    out = _logaddexp(x, y)
+    r_out = _replace_inf(out)
+    t = add(mul(tx, exp(sub(_replace_inf(x), r_out))), mul(ty, exp(sub(_replace_inf(y), r_out))))
+    return [out, t]
+
+
+def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
+    out, t_out = _associative_scan(_logaddexp_with_tangent, [primals[0], tangents[0]], axis,
+                                   reverse)
+    return out, t_out
+
+
+cumlogsumexp_p.def_jvp(_cumlogsumexp_jvp)
+
+
+def cumsum(operand, axis=0, reverse=False):
+    """Inclusive cumulative sum along `axis` (non-negative); `reverse` sums from the end."""
+    return cumsum_p.bind(operand, axis=int(axis), reverse=bool(reverse))
+
+
+def cumprod(operand, axis=0, reverse=False):
+    return cumprod_p.bind(operand, axis=int(axis), reverse=bool(reverse))
+
+
+def cummax(operand, axis=0, reverse=False):
+    return cummax_p.bind(operand, axis=int(axis), reverse=bool(reverse))
+
+
+def cummin(operand, axis=0, reverse=False):
+    return cummin_p.bind(operand, axis=int(axis), reverse=bool(reverse))
+
+
+def cumlogsumexp(operand, axis=0, reverse=False):
+    return cumlogsumexp_p.bind(operand, axis=int(axis), reverse=bool(reverse))
+
+
+# --------------------------------------------------------------------------------------
+# sort
+
+sort_p = core.primitive("sort", multiple_results=True)
+
+
+def _sort_impl(*operands, dimension, is_stable, num_keys):
+    """Lexicographic on the keys; NumPy's order already puts NaNs last and ties -0 with 0.
+
+    The sort is always stable (a valid choice for is_stable=False too).
+    """
+    keys = []
+    for k in operands[:num_keys]:
+        keys.extend([k.real, k.imag] if np.iscomplexobj(k) else [k])
+    perm = np.lexsort(keys[::-1], axis=dimension)  # lexsort's primary key is the last one
+    return [np.take_along_axis(op, perm, axis=dimension) for op in operands]
+
+
+def _sort_aval(*avals, dimension, is_stable, num_keys):
+    if not avals:
+        raise TypeError("sort requires at least one operand")
+    shapes = [a.shape for a in avals]
+    if any(s != shapes[0] for s in shapes):
+        raise TypeError(f"sort: arguments must have equal shapes, got: "
+                        f"{' '.join(a.str_short() for a in avals)}")
+    if not 1 <= num_keys <= len(avals):
+        raise ValueError(f"sort: num_keys={num_keys} must be between 1 and the number of "
+                         f"operands ({len(avals)})")
+    if not 0 <= dimension < len(shapes[0]):
+        raise ValueError(f"sort: dimension {dimension} is out of bounds for operands of shape "
+                         f"{shapes[0]}")
+    for a in avals:
+        check_dtype("sort", a, any_, _where(a))
+    return list(avals)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    """The outputs' tangents are the inputs' tangents, permuted like the operands: sorting
+    them as extra (non-key) operands applies exactly that permutation, linearly."""
+    n = len(primals)
+    nonzero = [i for i, t in enumerate(tangents) if not is_zero(t)]
+    outs = sort_p.bind(*primals, *[tangents[i] for i in nonzero], dimension=dimension,
+                       is_stable=is_stable, num_keys=num_keys)
+    t_out = [Zero(get_aval(o).to_tangent_aval()) for o in outs[:n]]
+    for j, i in enumerate(nonzero):
+        t_out[i] = outs[n + j]
+    return outs[:n], t_out
+
+
+sort_p.def_impl(_sort_impl)
+sort_p.def_abstract_eval(_sort_aval)
+sort_p.def_jvp(_sort_jvp)
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """Sorts along `dimension`; several operands are sorted together, lexicographically by
+    the first `num_keys` of them, and returned as a tuple."""
+    if isinstance(operand, (tuple, list)):
+        if not operand:
+            raise TypeError("sort requires at least one operand")
+        if not 1 <= num_keys <= len(operand):
+            raise ValueError(f"sort: num_keys={num_keys} must be between 1 and "
+                             f"len(operand)={len(operand)}")
+        dim = canonical_axes("sort", (dimension,), get_aval(operand[0]).ndim)[0]
+        return tuple(sort_p.bind(*operand, dimension=dim, is_stable=bool(is_stable),
+                                 num_keys=int(num_keys)))
+    if num_keys != 1:
+        raise ValueError(f"sort: num_keys={num_keys} must equal 1 for a single operand")
+    dim = canonical_axes("sort", (dimension,), get_aval(operand).ndim)[0]
+    return sort_p.bind(operand, dimension=dim, is_stable=bool(is_stable), num_keys=1)[0]
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """Sorts `keys` along `dimension` and applies the same permutation to `values`."""
+    dim = canonical_axes("sort_key_val", (dimension,), get_aval(keys).ndim)[0]
+    k, v = sort_p.bind(keys, values, dimension=dim, is_stable=bool(is_stable), num_keys=1)
+    return k, v
+
+
+# --------------------------------------------------------------------------------------
+# top_k
+
+top_k_p = core.primitive("top_k", multiple_results=True)
+
+
+def _descending_key(x):
+    """Integers whose ascending order is x's descending order, in XLA's total order
+    (-NaN < -inf < ... < -0 < 0 < ... < inf < NaN), so NaN and 0 rank before -0."""
+    if x.dtype == np.bool_:
+        x = x.astype(np.uint8)
+    elif np.issubdtype(x.dtype, np.floating):
+        bits = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+        x = np.where(bits < 0, bits ^ np.iinfo(bits.dtype).max, bits)
+    return ~x
+
+
+def _top_k_impl(x, *, k, axis):
+    order = np.argsort(_descending_key(x), axis=axis, kind="stable")  # ties: lower index first
+    idx = np.take(order, np.arange(k), axis=axis)
+    return [np.take_along_axis(x, idx, axis=axis), idx.astype(np.int32)]
+
+
+def _top_k_aval(x, *, k, axis):
+    check_dtype("top_k", x, bool_ + int_ + float_, _where(x))
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"top_k: axis {axis} is out of bounds for an operand of shape {x.shape}")
+    if k < 0:
+        raise ValueError(f"top_k: k must be non-negative, got {k}")
+    if k > x.shape[axis]:
+        raise ValueError(f"top_k: k={k} is larger than the size {x.shape[axis]} of axis {axis} "
+                         f"of the operand of shape {x.shape}")
+    shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
+    # As in JAX, both outputs inherit the operand's weak type.
+    return [ShapedArray(shape, x.dtype, x.weak_type), ShapedArray(shape, np.int32, x.weak_type)]
+
+
+def _top_k_jvp(primals, tangents, *, k, axis):
+    """The tangent at each chosen index, picked by a one-hot mask over the operand axis.
+
+    Selecting (rather than multiplying by the mask) keeps infinite tangents elsewhere out.
+    """
+    (x,), (t,) = primals, tangents
+    values, idx = top_k_p.bind(x, k=k, axis=axis)
+    shape = get_aval(x).shape
+    wide = shape[:axis] + (k,) + shape[axis:]  # the operand axis moves to axis + 1
+    ndim = len(shape)
+    t_wide = broadcast_in_dim(t, wide, tuple(d if d < axis else d + 1 for d in range(ndim)))
+    idx_wide = broadcast_in_dim(idx, wide, tuple(d if d <= axis else d + 1
+                                                 for d in range(ndim)))
+    chosen = eq(idx_wide, broadcasted_iota(np.int32, wide, axis + 1))
+    picked = select_n(chosen, full(wide, 0, get_aval(t).dtype), t_wide)
+    return [values, idx], [reduce_sum(picked, (axis + 1,)),
+                           Zero(get_aval(idx).to_tangent_aval())]
+
+
+top_k_p.def_impl(_top_k_impl)
+top_k_p.def_abstract_eval(_top_k_aval)
+top_k_p.def_jvp(_top_k_jvp)
+
+
+def top_k(operand, k, *, axis=-1):
+    """The `k` largest entries along `axis` in descending order, and their int32 indices.
+
+    NaNs count as largest; among equal values the lower index comes first.
+    """
+    k = operator.index(k)
+    axis = canonical_axes("top_k", (axis,), get_aval(operand).ndim)[0]
+    values, indices = top_k_p.bind(operand, k=k, axis=axis)
+    return values, indices
+
+
+__all__ = [
+    "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
+    "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
+    "sort", "sort_key_val", "top_k",
+]
