@@ -6,3 +6,4 @@ from didax._src.lax.elementwise import (  # noqa: F401 - names starting with low
 from didax._src.lax.shape import *  # noqa: F401,F403
 from didax._src.lax.shape import slice  # noqa: F401
 from didax._src.lax.reduction import *  # noqa: F401,F403
+from didax._src.lax.indexing import *  # noqa: F401,F403
