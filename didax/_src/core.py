@@ -420,7 +420,7 @@ class Array(ArrayBase):
 
     def __repr__(self):
         v = self._value
-        if v.size == 0 and v.shape != (0,):
+        if v.size == 0:
             body = f"[], shape={v.shape}"
         else:
             body = np.array2string(v, separator=", ", prefix="Array(", threshold=1000)

@@ -63,7 +63,7 @@ def _fast_binary(np_fn, floats_only=False):
         except ValueError:  # shape mismatch: let the general path explain it
             return None
         a = _new(Array)
-        a._value = out
+        a._value = out if type(out) is np.ndarray else np.asarray(out)  # 0-d gives scalars
         a._weak = weak
         return a
 
