@@ -7,3 +7,5 @@ from didax._src.lax.shape import *  # noqa: F401,F403
 from didax._src.lax.shape import slice  # noqa: F401
 from didax._src.lax.reduction import *  # noqa: F401,F403
 from didax._src.lax.indexing import *  # noqa: F401,F403
+from didax._src.lax.dot import *  # noqa: F401,F403
+from didax._src.lax.conv import *  # noqa: F401,F403

@@ -1,0 +1,377 @@
+"""Convolution: the `conv_general_dilated` primitive, with XLA's semantics.
+
+The impl works in the canonical layout (batch, feature, spatial...): it dilates and pads
+the input in one scatter, takes a strided view of all windows (strides and kernel
+dilation are just view strides), copies them into im2col patch matrices and contracts
+with one matmul batched over the groups. `dimension_numbers` only permutes into and out
+of that layout.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from typing import NamedTuple
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from didax._src import core, dtypes
+from didax._src.core import ShapedArray
+from didax._src.lax.base import any_, check_dtype
+from didax._src.lax.dot import canonicalize_precision, defbilinear
+
+
+class ConvDimensionNumbers(NamedTuple):
+    """Where the batch, feature and spatial dimensions of lhs, rhs and the output are.
+
+    lhs_spec and out_spec: (batch dimension, feature dimension, spatial dimensions...);
+    rhs_spec: (output feature dimension, input feature dimension, spatial dimensions...).
+    """
+
+    lhs_spec: tuple
+    rhs_spec: tuple
+    out_spec: tuple
+
+
+def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimensionNumbers:
+    """Converts None, a ConvDimensionNumbers or strings like ('NHWC', 'HWIO', 'NHWC')."""
+    if isinstance(dimension_numbers, ConvDimensionNumbers):
+        return ConvDimensionNumbers(*(tuple(int(d) for d in spec) for spec in dimension_numbers))
+    if len(lhs_shape) != len(rhs_shape):
+        raise TypeError("convolution requires lhs and rhs ndim to be equal, got "
+                        f"{len(lhs_shape)} and {len(rhs_shape)} (lhs shape {tuple(lhs_shape)}, "
+                        f"rhs shape {tuple(rhs_shape)}).")
+    if dimension_numbers is None:
+        iota = tuple(range(len(lhs_shape)))
+        return ConvDimensionNumbers(iota, iota, iota)
+    if not isinstance(dimension_numbers, (list, tuple)):
+        raise TypeError("convolution dimension_numbers must be tuple/list or None, got "
+                        f"{type(dimension_numbers)}.")
+    if len(dimension_numbers) != 3:
+        raise TypeError("convolution dimension_numbers list/tuple must be length 3, got "
+                        f"{len(dimension_numbers)}.")
+    if not all(isinstance(s, str) for s in dimension_numbers):
+        raise TypeError("convolution dimension_numbers elements must be strings, got "
+                        f"{tuple(map(type, dimension_numbers))}.")
+    for i, spec in enumerate(dimension_numbers):
+        if len(spec) != len(lhs_shape):
+            raise TypeError(f"convolution dimension_numbers[{i}] must have len equal to the "
+                            f"ndim of lhs and rhs, got {len(spec)} for lhs and rhs shapes "
+                            f"{tuple(lhs_shape)} and {tuple(rhs_shape)}.")
+    return ConvDimensionNumbers(*_conv_general_permutations(tuple(dimension_numbers)))
+
+
+def _conv_general_permutations(specs):
+    """Dimension indices for string specs; spatial dimensions follow rhs_spec's order."""
+    lhs_spec, rhs_spec, out_spec = specs
+    charpairs = (("N", "C"), ("O", "I"), ("N", "C"))
+    for i, (a, b) in enumerate(charpairs):
+        if not specs[i].count(a) == specs[i].count(b) == 1:
+            raise TypeError(f"convolution dimension_numbers[{i}] must contain the characters "
+                            f"'{a}' and '{b}' exactly once, got {specs[i]}.")
+        if len(specs[i]) != len(set(specs[i])):
+            raise TypeError(f"convolution dimension_numbers[{i}] cannot have duplicate "
+                            f"characters, got {specs[i]}.")
+    spatial = [set(s) - set(pair) for s, pair in zip(specs, charpairs)]
+    if not spatial[0] == spatial[1] == spatial[2]:
+        raise TypeError("convolution dimension_numbers elements must each have the same set of "
+                        f"spatial characters, got {specs}.")
+
+    def perm(spec, pair):
+        sdims = sorted((i for i, c in enumerate(spec) if c not in pair),
+                       key=lambda i: rhs_spec.index(spec[i]))
+        return (spec.index(pair[0]), spec.index(pair[1])) + tuple(sdims)
+
+    return tuple(perm(s, pair) for s, pair in zip(specs, charpairs))
+
+
+def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list:
+    """(lo, hi) pairs for 'SAME' (extra padding at the end), 'SAME_LOWER' or 'VALID'."""
+    kind = padding.upper()
+    if kind not in ("SAME", "SAME_LOWER", "VALID"):
+        raise RuntimeError("Unrecognized padding type: expected 'VALID', 'SAME', or "
+                           f"'SAME_LOWER', got {padding}.")
+    if not len(in_shape) == len(window_shape) == len(window_strides):
+        raise ValueError(f"padtype_to_pads: window_shape {tuple(window_shape)} and window_strides "
+                         f"{tuple(window_strides)} must have one entry per spatial dimension of "
+                         f"in_shape {tuple(in_shape)}")
+    if any(s < 1 for s in window_strides):
+        raise ValueError(f"padtype_to_pads: window_strides must be positive, got "
+                         f"{tuple(window_strides)}")
+    if kind == "VALID":
+        return [(0, 0)] * len(in_shape)
+    pads = []
+    for n, k, s in zip(in_shape, window_shape, window_strides):
+        total = max((-(-n // s) - 1) * s + k - n, 0)
+        half = total // 2
+        pads.append((half, total - half) if kind == "SAME" else (total - half, half))
+    return pads
+
+
+# --------------------------------------------------------------------------------------
+# Shape bookkeeping, in the canonical layout (batch, feature, spatial...)
+
+
+def dilate_dim(size: int, dilation: int) -> int:
+    """Size after inserting dilation - 1 zeros between neighbouring elements."""
+    return max(1 + dilation * (size - 1), 0)
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, padding, batch_group_count=1) -> tuple:
+    """Output shape for canonical lhs (N, C, ...) and rhs (O, I, ...) shapes (already
+    dilated), explicit padding pairs, and strides."""
+    padded = [n + lo + hi for n, (lo, hi) in zip(lhs_shape[2:], padding)]
+    if any(p < 0 for p in padded):
+        raise ValueError("Negative padding is larger than the size of the corresponding "
+                         f"dimension: got padding={padding} for lhs_shape[2:]="
+                         f"{tuple(lhs_shape[2:])}")
+    spatial = tuple(max((p - k) // s + 1, 0) for p, k, s in zip(padded, rhs_shape[2:], strides))
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + spatial
+
+
+def _check_conv_params(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                       dimension_numbers, feature_group_count, batch_group_count):
+    shapes = f"(lhs shape {lhs.shape}, rhs shape {rhs.shape})"
+    if lhs.ndim != rhs.ndim or lhs.ndim < 2:
+        raise ValueError("conv_general_dilated lhs and rhs must have the same number of "
+                         f"dimensions, at least 2, but got {lhs.shape} and {rhs.shape}.")
+    if type(dimension_numbers) is not ConvDimensionNumbers or any(
+            sorted(spec) != list(range(lhs.ndim)) for spec in dimension_numbers):
+        raise TypeError("conv_general_dilated dimension_numbers must be a ConvDimensionNumbers "
+                        f"of permutations of range({lhs.ndim}), got {dimension_numbers!r} "
+                        f"{shapes}")
+    nspatial = lhs.ndim - 2
+    for name, value in (("window_strides", window_strides), ("padding", padding),
+                        ("lhs_dilation", lhs_dilation), ("rhs_dilation", rhs_dilation)):
+        if len(value) != nspatial:
+            raise ValueError(f"conv_general_dilated {name} must have one entry per spatial "
+                             f"dimension ({nspatial}), got {value} {shapes}")
+    if any(s < 1 for s in window_strides):
+        raise ValueError(f"conv_general_dilated window_strides must be positive, got "
+                         f"{window_strides}")
+    for dilation in (lhs_dilation, rhs_dilation):
+        if any(d < 1 for d in dilation):
+            raise TypeError(f"All dilations must be positive, got {dilation}.")
+    lhs_spec, rhs_spec, _ = dimension_numbers
+    window = tuple(rhs.shape[d] for d in rhs_spec[2:])
+    if any(k < 1 for k in window):
+        raise ValueError(f"conv_general_dilated kernel spatial dimensions must be positive, got "
+                         f"window {window} {shapes}")
+    in_features, batch = lhs.shape[lhs_spec[1]], lhs.shape[lhs_spec[0]]
+    out_features, kernel_in = rhs.shape[rhs_spec[0]], rhs.shape[rhs_spec[1]]
+    for name, count, size, what in (
+            ("feature_group_count", feature_group_count, in_features, "feature"),
+            ("batch_group_count", batch_group_count, batch, "batch")):
+        if type(count) is not int or count < 1:
+            raise ValueError(f"conv_general_dilated {name} must be a positive integer, got "
+                             f"{count!r}.")
+        if size % count:
+            raise ValueError(f"conv_general_dilated {name} must divide lhs {what} dimension "
+                             f"size, but {count} does not divide {size} {shapes}.")
+        if what == "feature" and size // count != kernel_in:
+            raise ValueError("conv_general_dilated lhs feature dimension size divided by "
+                             "feature_group_count must equal the rhs input feature dimension "
+                             f"size, but {size} // {count} != {kernel_in} {shapes}.")
+        if out_features % count:
+            raise ValueError("conv_general_dilated rhs output feature dimension size must be "
+                             f"a multiple of {name}, but {out_features} is not a multiple of "
+                             f"{count} {shapes}.")
+    if batch_group_count > 1 and feature_group_count > 1:
+        raise ValueError("At most one of batch_group_count and feature_group_count may be > 1, "
+                         f"got batch_group_count={batch_group_count} and "
+                         f"feature_group_count={feature_group_count}")
+
+
+def _check_preferred(input_dtype: np.dtype, preferred: np.dtype):
+    """JAX's rule: preferred_element_type keeps the kind (int may become float) and widens."""
+    if not (np.issubdtype(input_dtype, np.integer) and np.issubdtype(preferred, np.floating)):
+        for kind in (np.integer, np.floating, np.complexfloating):
+            if np.issubdtype(input_dtype, kind) and not np.issubdtype(preferred, kind):
+                raise TypeError("Input type is incompatible with `preferred_element_type`. The "
+                                "compatible combinations of (input_type, preferred_element_type) "
+                                "are (integral, integral), (integral, floating), (floating, "
+                                "floating), (complex, complex).")
+        if np.issubdtype(input_dtype, np.signedinteger) and not np.issubdtype(
+                preferred, np.signedinteger):
+            raise TypeError("`preferred_element_type` must have the same signedness as the "
+                            "original type.")
+    if np.dtype(preferred).itemsize < np.dtype(input_dtype).itemsize:
+        raise TypeError("`preferred_element_type` must not be narrower than the original type, "
+                        f"got {preferred} for inputs of type {input_dtype}.")
+
+
+# --------------------------------------------------------------------------------------
+# The primitive
+
+conv_general_dilated_p = core.primitive("conv_general_dilated")
+
+
+@functools.lru_cache(maxsize=1024)
+def _conv_aval(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
+               dimension_numbers, feature_group_count, batch_group_count, precision=None,
+               preferred_element_type=None, out_sharding=None):
+    check_dtype("conv_general_dilated", lhs, any_, " (lhs)")
+    check_dtype("conv_general_dilated", rhs, any_, " (rhs)")
+    if lhs.dtype != rhs.dtype:
+        raise TypeError("lax.conv_general_dilated requires arguments to have the same dtypes, "
+                        f"got {lhs.dtype.name}, {rhs.dtype.name}.")
+    _check_conv_params(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                       dimension_numbers, feature_group_count, batch_group_count)
+    dtype = lhs.dtype
+    if preferred_element_type is not None:
+        _check_preferred(dtype, preferred_element_type)
+        dtype = np.dtype(preferred_element_type)
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    lhs_shape = [lhs.shape[d] for d in lhs_spec]
+    rhs_shape = [rhs.shape[d] for d in rhs_spec]
+    lhs_shape[2:] = map(dilate_dim, lhs_shape[2:], lhs_dilation)
+    rhs_shape[2:] = map(dilate_dim, rhs_shape[2:], rhs_dilation)
+    out = conv_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, batch_group_count)
+    shape = tuple(out[i] for i in np.argsort(out_spec))
+    return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
+
+
+def _dilate_and_pad(x, dilation, padding):
+    """Inserts dilation - 1 zeros between spatial elements, then pads (negative crops)."""
+    if all(d == 1 for d in dilation) and all(p == (0, 0) for p in padding):
+        return x
+    sizes = [lo + dilate_dim(n, d) + hi for n, d, (lo, hi) in zip(x.shape[2:], dilation, padding)]
+    out = np.zeros(x.shape[:2] + tuple(sizes), x.dtype)
+    src, dst = [slice(None)] * 2, [slice(None)] * 2
+    for n, d, (lo, _), size in zip(x.shape[2:], dilation, padding, sizes):
+        # Input element j lands at lo + j * d; keep those that land inside [0, size).
+        first = max(0, -(lo // d))
+        stop = min(n, (size - lo + d - 1) // d)
+        if stop <= first:
+            return out
+        src.append(slice(first, stop))
+        dst.append(slice(lo + first * d, lo + (stop - 1) * d + 1, d))
+    out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+def _conv_canonical(x, w, strides, rhs_dilation, feature_group_count, batch_group_count,
+                    out_shape):
+    """Convolution of x (N, C, spatial...) with w (O, I, window...), as one batched matmul of
+    im2col patches. They are gathered channels-last, so the copy moves contiguous runs."""
+    if math.prod(out_shape) == 0:
+        return np.zeros(out_shape, x.dtype)
+    nsp = x.ndim - 2
+    (n, c), window, out_sp = x.shape[:2], w.shape[2:], out_shape[2:]
+    x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    st = x.strides
+    windows = as_strided(  # (N, out spatial..., window..., C): every window, without copying
+        x, (n,) + out_sp + window + (c,),
+        st[:1] + tuple(a * s for a, s in zip(st[1:-1], strides))
+        + tuple(a * r for a, r in zip(st[1:-1], rhs_dilation)) + st[-1:], writeable=False)
+    if batch_group_count > 1:  # the group index is the major part of the batch dimension
+        g = batch_group_count
+        windows = windows.reshape((g, n // g) + windows.shape[1:])
+    else:  # ... or of the feature dimension
+        g = feature_group_count
+        windows = np.moveaxis(windows.reshape(windows.shape[:-1] + (g, c // g)), -2, 0)
+    rows, cols = windows.shape[1], windows.shape[-1]
+    patches = windows.reshape(g, rows * math.prod(out_sp), math.prod(window) * cols)
+    og = w.shape[0] // g
+    kernel = np.moveaxis(w.reshape((g, og) + w.shape[1:]), 1, -1)  # (G, I, window..., O/G)
+    kernel = np.moveaxis(kernel, 1, -2).reshape(g, -1, og)  # rows ordered like patch columns
+    out = np.matmul(patches, kernel).reshape((g, rows) + out_sp + (og,))
+    return out.transpose((1, 0, nsp + 2) + tuple(range(2, nsp + 2))).reshape(out_shape)
+
+
+def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
+               dimension_numbers, feature_group_count, batch_group_count,
+               preferred_element_type=None, **_):
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    if preferred_element_type is not None:
+        dt = np.result_type(lhs.dtype, preferred_element_type)
+        lhs, rhs = lhs.astype(dt, copy=False), rhs.astype(dt, copy=False)
+    x = _dilate_and_pad(lhs.transpose(lhs_spec), lhs_dilation, padding)
+    w = rhs.transpose(rhs_spec)
+    w_sp = tuple(dilate_dim(k, r) for k, r in zip(w.shape[2:], rhs_dilation))
+    out_shape = conv_shape_tuple(x.shape, w.shape[:2] + w_sp, window_strides,
+                                 [(0, 0)] * len(w_sp), batch_group_count)
+    out = _conv_canonical(x, w, window_strides, rhs_dilation, feature_group_count,
+                          batch_group_count, out_shape)
+    return out.transpose(np.argsort(out_spec))
+
+
+conv_general_dilated_p.def_impl(_conv_impl)
+conv_general_dilated_p.def_abstract_eval(_conv_aval)
+defbilinear(conv_general_dilated_p)
+
+
+# --------------------------------------------------------------------------------------
+# lax wrappers
+
+
+def _int_tuple(name, values) -> tuple:
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise TypeError(f"conv_general_dilated: {name} must be a sequence of ints, got "
+                        f"{values!r}") from None
+
+
+def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
+                         rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
+    """N-d convolution with strides, padding, input/kernel dilation and feature groups.
+
+    `padding` is 'SAME', 'SAME_LOWER', 'VALID' or a sequence of (low, high) pairs;
+    `dimension_numbers` is None (NCHW, OIHW, NCHW), a ConvDimensionNumbers, or strings
+    such as ('NHWC', 'HWIO', 'NHWC').
+    """
+    lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
+    dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    nspatial = len(lhs_shape) - 2
+    window_strides = _int_tuple("window_strides", window_strides)
+    if lhs_dilation is None:
+        lhs_dilation = (1,) * nspatial
+    elif isinstance(padding, str) and any(d != 1 for d in lhs_dilation):
+        raise ValueError("String padding is not implemented for transposed convolution using "
+                         "this op. Please either exactly specify the required padding or use "
+                         "conv_transpose.")
+    rhs_dilation = (1,) * nspatial if rhs_dilation is None else rhs_dilation
+    rhs_dilation = _int_tuple("rhs_dilation", rhs_dilation)
+    if isinstance(padding, str):
+        in_shape = [lhs_shape[d] for d in dnums.lhs_spec[2:]]
+        window = [dilate_dim(rhs_shape[d], r) for d, r in zip(dnums.rhs_spec[2:], rhs_dilation)]
+        padding = padtype_to_pads(in_shape, window, window_strides, padding)
+    try:
+        padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+    except (ValueError, TypeError):
+        raise ValueError("padding argument to conv_general_dilated should be a string or a "
+                         f"sequence of (low, high) pairs, got {padding}") from None
+    preferred = (None if preferred_element_type is None else
+                 dtypes.check_and_canonicalize_user_dtype(preferred_element_type,
+                                                          "conv_general_dilated"))
+    return conv_general_dilated_p.bind(
+        lhs, rhs, window_strides=window_strides, padding=padding,
+        lhs_dilation=_int_tuple("lhs_dilation", lhs_dilation), rhs_dilation=rhs_dilation,
+        dimension_numbers=dnums, feature_group_count=operator.index(feature_group_count),
+        batch_group_count=operator.index(batch_group_count),
+        precision=canonicalize_precision(precision), preferred_element_type=preferred,
+        out_sharding=out_sharding)
+
+
+def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
+    """Convolution in the NCHW/OIHW layout, without dilation."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                              precision=None, preferred_element_type=None):
+    """Convolution in the NCHW/OIHW layout, with dilation."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
+                                rhs_dilation=rhs_dilation, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+__all__ = [
+    "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
+    "conv_with_general_padding", "padtype_to_pads",
+]

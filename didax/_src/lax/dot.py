@@ -1,0 +1,302 @@
+"""Tensor contraction: the `dot_general` primitive behind dot, matmul, einsum and tensordot.
+
+`dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))`; the output
+dimensions are the batch dimensions, then lhs's free dimensions, then rhs's. The impl maps
+every contraction onto one (batched) `np.matmul`; the plain matrix product goes straight
+to `@` because it sits on the hot path of every dense layer. The dimension bookkeeping
+lives in small helpers so that the transpose rule can reuse it.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import math
+
+import numpy as np
+
+from didax._src import core, dtypes
+from didax._src.config import config
+from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.interpreters.jvp import add_tangents
+from didax._src.lax.base import any_, check_dtype
+
+# --------------------------------------------------------------------------------------
+# Precision: accepted for API compatibility, printed in jaxprs, ignored by NumPy.
+
+
+class Precision(enum.Enum):
+    """Matmul precision on accelerators. NumPy on CPU always computes at full precision."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        return _PRECISION_STRINGS.get(value)
+
+    def __repr__(self):
+        return f"Precision.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+
+_PRECISION_STRINGS = {
+    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST,
+    "high": Precision.HIGH, "bfloat16_3x": Precision.HIGH, "tensorfloat32": Precision.HIGH,
+    "default": Precision.DEFAULT, "bfloat16": Precision.DEFAULT, "fastest": Precision.DEFAULT,
+}
+
+
+def canonicalize_precision(precision):
+    """None, or a pair of `Precision`s (lhs, rhs), as stored in the `precision` param."""
+    if precision is None:
+        default = config.read("jax_default_matmul_precision")
+        return None if default is None else canonicalize_precision(default)
+    if isinstance(precision, Precision):
+        return precision, precision
+    if isinstance(precision, str):
+        if precision in _PRECISION_STRINGS:
+            return _PRECISION_STRINGS[precision], _PRECISION_STRINGS[precision]
+        if precision.isupper():  # the name of a DotAlgorithmPreset, like 'F32_F32_F32'
+            raise NotImplementedError(f"precision {precision!r}: dot algorithm presets are not "
+                                      "supported by didax; use a lax.Precision value")
+    elif isinstance(precision, (list, tuple)) and len(precision) == 2 and all(
+            isinstance(p, (Precision, str)) for p in precision):
+        return tuple(canonicalize_precision(p)[0] for p in precision)
+    raise ValueError(f"precision must be None, a string in {list(_PRECISION_STRINGS)}, a "
+                     f"lax.Precision value or a pair of those, got {precision!r}")
+
+
+# --------------------------------------------------------------------------------------
+# Dimension bookkeeping
+
+
+def free_dims(ndim: int, contract, batch) -> tuple:
+    """An operand's dimensions that are neither contracted nor batched, in order."""
+    taken = set(contract) | set(batch)
+    return tuple(d for d in range(ndim) if d not in taken)
+
+
+def dot_general_shape(lhs_shape, rhs_shape, dimension_numbers) -> tuple:
+    """Output shape: batch dimensions, then lhs free dimensions, then rhs free dimensions."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    return (tuple(lhs_shape[d] for d in lb)
+            + tuple(lhs_shape[d] for d in free_dims(len(lhs_shape), lc, lb))
+            + tuple(rhs_shape[d] for d in free_dims(len(rhs_shape), rc, rb)))
+
+
+def _check_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
+    shapes = f"(lhs shape {lhs_shape}, rhs shape {rhs_shape})"
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        if not all(type(d) is int for dims in (lc, rc, lb, rb) for d in dims):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise TypeError("dot_general requires dimension_numbers of the form ((lhs_contracting, "
+                        "rhs_contracting), (lhs_batch, rhs_batch)) with tuples of ints, got "
+                        f"{dimension_numbers!r}") from None
+    for side, shape, contract, batch in (("lhs", lhs_shape, lc, lb), ("rhs", rhs_shape, rc, rb)):
+        if not all(0 <= d < len(shape) for d in contract + batch):
+            raise TypeError(f"dot_general requires {side} dimension numbers to be nonnegative "
+                            f"and less than the number of axes of the {side} value, got "
+                            f"{side}_batch of {batch} and {side}_contracting of {contract} "
+                            f"for {side} of rank {len(shape)} {shapes}")
+    if len(lb) != len(rb):
+        raise TypeError("dot_general requires equal numbers of lhs_batch and rhs_batch "
+                        f"dimensions, got lhs_batch {lb} and rhs_batch {rb} {shapes}.")
+    for side, contract, batch in (("lhs", lc, lb), ("rhs", rc, rb)):
+        if len(set(batch)) != len(batch):
+            raise TypeError(f"dot_general requires {side} batch dimensions to be distinct, got "
+                            f"{side}_batch {batch}.")
+        if len(set(contract)) != len(contract):
+            raise TypeError(f"dot_general requires {side} contracting dimensions to be "
+                            f"distinct, got {side}_contracting {contract}.")
+        if set(batch) & set(contract):
+            raise TypeError(f"dot_general requires {side} batch dimensions to be disjoint from "
+                            f"contracting dimensions, got {side}_batch {batch} and "
+                            f"{side}_contracting {contract}.")
+    for what, ldims, rdims in (("batch", lb, rb), ("contracting", lc, rc)):
+        lsizes = tuple(lhs_shape[d] for d in ldims)
+        rsizes = tuple(rhs_shape[d] for d in rdims)
+        if lsizes != rsizes:
+            which = ("lhs batch dimensions and rhs batch dimensions" if what == "batch"
+                     else "contracting dimensions")
+            raise TypeError(f"dot_general requires {which} to have the same shape, got "
+                            f"{lsizes} and {rsizes} {shapes}.")
+
+
+# --------------------------------------------------------------------------------------
+# Dtypes: XLA's rule. Mixed inputs give the "higher-precision" one; preferred_element_type
+# may widen the result (and may change the kind, e.g. int8 inputs to a float32 result).
+
+
+def _type_rank(dt: np.dtype) -> tuple:
+    """Orders dtypes as XLA's HigherPrecisionType does: complex, range, mantissa, bits, sign."""
+    real = np.finfo(dt).dtype if np.issubdtype(dt, np.complexfloating) else dt
+    is_float = np.issubdtype(real, np.floating)
+    return (np.issubdtype(dt, np.complexfloating),
+            np.finfo(real).maxexp if is_float else -1,
+            np.finfo(real).nmant if is_float else -1,
+            _bit_width(real),
+            not np.issubdtype(real, np.unsignedinteger))
+
+
+def _bit_width(dt: np.dtype) -> int:
+    if np.issubdtype(dt, np.inexact):
+        return np.finfo(dt).bits  # of the real part, for complex dtypes
+    return 1 if dt == np.bool_ else np.dtype(dt).itemsize * 8
+
+
+@functools.lru_cache(maxsize=None)
+def dot_general_dtype(lhs_dtype: np.dtype, rhs_dtype: np.dtype, preferred) -> np.dtype:
+    """The output dtype of a contraction of `lhs_dtype` and `rhs_dtype` values."""
+    lrank, rrank = _type_rank(lhs_dtype), _type_rank(rhs_dtype)
+    if lrank == rrank and lhs_dtype != rhs_dtype:
+        raise TypeError(f"lax.dot_general argument type error: {lhs_dtype}, {rhs_dtype}")
+    result = lhs_dtype if lrank >= rrank else rhs_dtype
+    if preferred is None or preferred == result:
+        return result
+    if not np.issubdtype(result, np.floating) and _bit_width(preferred) < _bit_width(result):
+        raise TypeError("`preferred_element_type` must not be narrower than the original type, "
+                        f"got preferred_element_type of {preferred} for result type of "
+                        f"{result}.")
+    return np.dtype(preferred)
+
+
+def _compute_dtype(lhs_dtype, rhs_dtype, preferred) -> np.dtype:
+    """The dtype NumPy computes in: wide enough for both inputs and the output."""
+    return np.result_type(lhs_dtype, rhs_dtype, *(() if preferred is None else (preferred,)))
+
+
+# --------------------------------------------------------------------------------------
+# The primitive
+
+dot_general_p = core.primitive("dot_general")
+dot_general_p.pp_hidden = {"precision": None, "preferred_element_type": None,
+                           "out_sharding": core.PP_ALWAYS_HIDE}
+dot_general_p.pp_format = {
+    "dimension_numbers": lambda dn: tuple(tuple(list(d) for d in pair) for pair in dn),
+}
+
+
+def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type=None, **_):
+    (lc, rc), (lb, rb) = dimension_numbers
+    same_dtype = lhs.dtype == rhs.dtype and (preferred_element_type is None
+                                             or preferred_element_type == lhs.dtype)
+    if same_dtype and not lb and rc == (0,) and lc == (lhs.ndim - 1,) and rhs.ndim <= 2:
+        return lhs @ rhs  # matrix/vector products, including a stacked lhs
+    if not same_dtype:
+        dt = _compute_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+        lhs, rhs = lhs.astype(dt, copy=False), rhs.astype(dt, copy=False)
+    lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
+    batch = [lhs.shape[d] for d in lb]
+    lfree, rfree = [lhs.shape[d] for d in lf], [rhs.shape[d] for d in rf]
+    k = math.prod(lhs.shape[d] for d in lc)
+    x = lhs.transpose(lb + lf + lc).reshape(math.prod(batch), math.prod(lfree), k)
+    y = rhs.transpose(rb + rc + rf).reshape(math.prod(batch), k, math.prod(rfree))
+    return np.matmul(x, y).reshape(batch + lfree + rfree)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dot_general_aval(lhs, rhs, *, dimension_numbers, precision=None,
+                      preferred_element_type=None, out_sharding=None):
+    check_dtype("dot_general", lhs, any_, " (lhs)")
+    check_dtype("dot_general", rhs, any_, " (rhs)")
+    _check_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
+    dtype = dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+    shape = dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
+    return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
+
+
+def defbilinear(prim):
+    """JVP of a product-like primitive: d prim(x, y) = prim(dx, y) + prim(x, dy)."""
+
+    def rule(primals, tangents, **params):
+        (x, y), (tx, ty) = primals, tangents
+        out = prim.bind(x, y, **params)
+        t_out = Zero(get_aval(out).to_tangent_aval())
+        if t_out.aval.dtype == dtypes.float0:  # integer or boolean output
+            return out, t_out
+        if not is_zero(tx):
+            t_out = add_tangents(t_out, prim.bind(tx, y, **params))
+        if not is_zero(ty):
+            t_out = add_tangents(t_out, prim.bind(x, ty, **params))
+        return out, t_out
+
+    prim.def_jvp(rule)
+
+
+dot_general_p.def_impl(_dot_general_impl)
+dot_general_p.def_abstract_eval(_dot_general_aval)
+defbilinear(dot_general_p)
+
+
+# --------------------------------------------------------------------------------------
+# lax wrappers
+
+
+def _index_tuple(dims) -> tuple:
+    if isinstance(dims, (int, np.integer)):
+        return (int(dims),)
+    return tuple(int(d) for d in dims)
+
+
+@functools.lru_cache(maxsize=1024)
+def _canonical_dimension_numbers(dimension_numbers) -> tuple:
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        return (_index_tuple(lc), _index_tuple(rc)), (_index_tuple(lb), _index_tuple(rb))
+    except (TypeError, ValueError):
+        raise TypeError("dot_general: dimension_numbers must have the form ((lhs_contracting, "
+                        "rhs_contracting), (lhs_batch, rhs_batch)) with sequences of ints, got "
+                        f"{dimension_numbers!r}") from None
+
+
+def _dimension_numbers_param(dimension_numbers) -> tuple:
+    """Hashable dimension numbers are normalised once (dot_general is called very often)."""
+    try:
+        return _canonical_dimension_numbers(dimension_numbers)
+    except TypeError:  # unhashable (lists), or malformed: then this raises the error
+        return _canonical_dimension_numbers.__wrapped__(dimension_numbers)
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *,
+                out_sharding=None):
+    """General contraction: contracts and batches the given dimensions of lhs and rhs."""
+    preferred = (None if preferred_element_type is None
+                 else dtypes.check_and_canonicalize_user_dtype(preferred_element_type, "dot"))
+    return dot_general_p.bind(lhs, rhs,
+                              dimension_numbers=_dimension_numbers_param(dimension_numbers),
+                              precision=canonicalize_precision(precision),
+                              preferred_element_type=preferred, out_sharding=out_sharding)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None,
+        out_sharding=None):
+    """Vector/matrix products (contracts lhs's last dimension with rhs's first)."""
+    if dimension_numbers is None:
+        lshape, rshape = np.shape(lhs), np.shape(rhs)
+        if not (1 <= len(lshape) <= 2 and 1 <= len(rshape) <= 2 and lshape[-1] == rshape[0]):
+            raise ValueError("jax.lax.dot: dimension_numbers must be specified when not "
+                             "performing simple un-batched matrix-matrix, matrix-vector, or "
+                             f"vector-vector products; got lhs_shape={lshape} "
+                             f"rhs_shape={rshape}")
+        dimension_numbers = (((len(lshape) - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                       out_sharding=out_sharding)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products batched over all leading dimensions (which must match)."""
+    lnd, rnd = np.ndim(lhs), np.ndim(rhs)
+    if min(lnd, rnd) < 2:
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lnd}, {rnd}")
+    if lnd != rnd:
+        raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lnd}, {rnd}")
+    batch = tuple(range(lnd - 2))
+    return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)), precision)
+
+
+__all__ = ["Precision", "dot_general", "dot", "batch_matmul"]
