@@ -125,11 +125,20 @@ def promote_dtypes(*args):
     return [lax_ew.convert_element_type(a, to, weak) for a in args]
 
 
+def to_inexact_dtype(dtype) -> np.dtype:
+    """JAX's mapping of bools and integers to floats: 64-bit integers to float64, the rest
+    to float32 (then canonicalized)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fc":
+        return dtype
+    wide = dtype.kind in "iu" and dtype.itemsize == 8
+    return dtypes.canonicalize_dtype(np.float64 if wide else np.float32)
+
+
 def promote_dtypes_inexact(*args):
-    """As promote_dtypes, then integers and bools become the default float dtype."""
+    """As promote_dtypes, then integers and bools become floats (`to_inexact_dtype`)."""
     to, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-    if not np.issubdtype(to, np.inexact):
-        to = dtypes.default_float_dtype()
+    to = to_inexact_dtype(to)
     return [lax_ew.convert_element_type(a, to, weak) for a in args]
 
 
