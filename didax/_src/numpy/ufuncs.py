@@ -8,6 +8,7 @@ we compute it directly and skip binding. Everything else goes through lax.
 from __future__ import annotations
 
 import math
+from sys import getrefcount as _getrefcount
 
 import numpy as np
 
@@ -27,10 +28,22 @@ _new = object.__new__
 _FLOAT_KINDS = "fc"
 
 
-def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc"):
+_ELIDE_MIN_SIZE = 1 << 15
+
+
+# A temporary operand inside a binary function is referenced by the caller's stack, our
+# argument and getrefcount's argument (its buffer: the Array's slot, our local, the argument).
+# A name, a container, a view or another Array holding either raises the count. NumPy elides
+# temporaries the same way; writing the result into such a buffer is unobservable. (The check
+# must run in `fn` itself: a helper function would add references of its own.)
+_TEMPORARY_REFS = 3
+
+
+def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=True):
     """A jnp binary function. With `np_fn`, eager calls on arrays of one dtype (of the given
     kinds), or an array and a Python scalar that NumPy and JAX promote alike, are computed by
-    NumPy directly: the result is bit-identical to binding the primitive, only faster."""
+    NumPy directly: the result is bit-identical to binding the primitive, only faster. Large
+    temporaries on the left are reused as the output buffer (see `_TEMPORARY_REFS`)."""
     py_ok = {k: ((float, int) if k in "fc" else (int,)) for k in kinds if k in "iufc"}
 
     def general(x1, x2):
@@ -64,7 +77,14 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc"):
                     ok = False
                 if ok:
                     try:
-                        out = np_fn(xv, yv)
+                        if (elide and t1 is Array and xv.size >= _ELIDE_MIN_SIZE
+                                and (t2 is not Array or yv.shape == xv.shape)
+                                and _getrefcount(x1) == _TEMPORARY_REFS
+                                and _getrefcount(xv) == _TEMPORARY_REFS
+                                and xv.base is None and xv.flags.writeable):
+                            out = np_fn(xv, yv, out=xv)
+                        else:
+                            out = np_fn(xv, yv)
                     except ValueError:  # incompatible shapes: the general path explains
                         return general(x1, x2)
                     a = _new(Array)
@@ -408,12 +428,12 @@ def ldexp(x1, x2, /):
 # --------------------------------------------------------------------------------------
 # Comparisons, logic, bits
 
-equal = _binary("equal", lax.eq, np.equal, kinds="biufc")
-not_equal = _binary("not_equal", lax.ne, np.not_equal, kinds="biufc")
-less = _binary("less", lax.lt, np.less, kinds="biuf")
-less_equal = _binary("less_equal", lax.le, np.less_equal, kinds="biuf")
-greater = _binary("greater", lax.gt, np.greater, kinds="biuf")
-greater_equal = _binary("greater_equal", lax.ge, np.greater_equal, kinds="biuf")
+equal = _binary("equal", lax.eq, np.equal, kinds="biufc", elide=False)
+not_equal = _binary("not_equal", lax.ne, np.not_equal, kinds="biufc", elide=False)
+less = _binary("less", lax.lt, np.less, kinds="biuf", elide=False)
+less_equal = _binary("less_equal", lax.le, np.less_equal, kinds="biuf", elide=False)
+greater = _binary("greater", lax.gt, np.greater, kinds="biuf", elide=False)
+greater_equal = _binary("greater_equal", lax.ge, np.greater_equal, kinds="biuf", elide=False)
 
 
 def _to_bool(x):

@@ -781,3 +781,28 @@ def test_eager_fast_path_agrees_with_general_path():
         staged = closed(x, y)[0]
         assert eager.dtype == staged.dtype and eager.weak_type == staged.weak_type
         np.testing.assert_array_equal(np.asarray(eager), np.asarray(staged))
+
+
+def test_temporary_elision_never_changes_live_arrays():
+    rng = np.random.default_rng(5)
+    xn = rng.normal(size=(256, 256)).astype(np.float32)
+    yn = rng.normal(size=(256, 256)).astype(np.float32)
+    x, y = jnp.asarray(xn), jnp.asarray(yn)
+    t = x * y
+    kept = [x * y]
+    view = np.asarray(x * 2.0)
+    reshaped = jnp.reshape(x * 3.0, (-1,))
+    r = t + x                      # `t` is named: its buffer must not be reused
+    s = kept[0] - y                # held by a list
+    u = x * y + x                  # a true temporary: may be reused
+    w = reshaped.reshape(256, 256) + x  # a view of another array
+    np.testing.assert_array_equal(np.asarray(t), xn * yn)
+    np.testing.assert_array_equal(np.asarray(kept[0]), xn * yn)
+    np.testing.assert_array_equal(view, xn * 2.0)
+    np.testing.assert_array_equal(np.asarray(reshaped), (xn * 3.0).reshape(-1))
+    np.testing.assert_array_equal(np.asarray(x), xn)
+    np.testing.assert_array_equal(np.asarray(y), yn)
+    np.testing.assert_array_equal(np.asarray(r), xn * yn + xn)
+    np.testing.assert_array_equal(np.asarray(s), xn * yn - yn)
+    np.testing.assert_array_equal(np.asarray(u), xn * yn + xn)
+    np.testing.assert_array_equal(np.asarray(w), xn * 3.0 + xn)
