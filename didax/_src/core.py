@@ -75,6 +75,15 @@ class ShapedArray:
         return ShapedArray(self.shape, dtypes.tangent_dtype(self.dtype), self.weak_type)
 
 
+def _shaped(shape: tuple, dtype: np.dtype, weak: bool) -> ShapedArray:
+    """A ShapedArray from already-normalised fields (skips __init__'s conversions)."""
+    a = object.__new__(ShapedArray)
+    a.shape = shape
+    a.dtype = dtype
+    a.weak_type = weak
+    return a
+
+
 _PY_SCALARS = (bool, int, float, complex)
 
 
@@ -84,7 +93,7 @@ def get_aval(x) -> ShapedArray:
     if aval is not None:
         return aval
     if isinstance(x, (np.ndarray, np.generic)):  # before Python scalars: np.float64 is a float
-        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+        return _shaped(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
     if isinstance(x, _PY_SCALARS):
         return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
     raise TypeError(
@@ -363,7 +372,7 @@ class ArrayBase:
 class Array(ArrayBase):
     """An immutable concrete array: a NumPy buffer plus a weak-type flag."""
 
-    __slots__ = ("_value", "_weak")
+    __slots__ = ("_value", "_weak", "_aval")
 
     def __init__(self, value, weak_type: bool = False):
         value = np.asarray(value)
@@ -376,15 +385,23 @@ class Array(ArrayBase):
         """Wraps an impl's NumPy output, casting to the dtype abstract eval promised."""
         if type(value) is not np.ndarray or value.dtype != aval.dtype:
             value = np.asarray(value, aval.dtype)
+        if value.shape != aval.shape:
+            raise AssertionError(f"internal error: an impl produced shape {value.shape} where "
+                                 f"abstract evaluation promised {aval.str_short()}")
         a = _new_array(Array)
         a._value = value
         a._weak = aval.weak_type
+        a._aval = aval
         return a
 
     @property
     def aval(self) -> ShapedArray:
-        v = self._value
-        return ShapedArray(v.shape, v.dtype, self._weak)
+        try:
+            return self._aval
+        except AttributeError:
+            v = self._value
+            aval = self._aval = _shaped(v.shape, v.dtype, self._weak)
+            return aval
 
     shape = property(lambda self: self._value.shape)
     dtype = property(lambda self: self._value.dtype)

@@ -98,7 +98,16 @@ def jvp_flat(fun, primals, tangents):
 
 add_any_p = core.primitive("add_any", linear=True)
 add_any_p.def_impl(np.add)
-add_any_p.def_abstract_eval(lambda x, y: x)
+
+
+def _add_any_aval(x, y):
+    if x.shape != y.shape or x.dtype != y.dtype:
+        raise TypeError(f"add_any: tangents must have equal types, got {x.str_short()} and "
+                        f"{y.str_short()}")
+    return x
+
+
+add_any_p.def_abstract_eval(_add_any_aval)
 
 
 def _add_any_jvp(primals, tangents):
@@ -136,6 +145,28 @@ def zeros_like_aval(aval):
 # Helpers that keep a typical primitive's JVP rule to one line
 
 
+def _to_shape(t, shape):
+    """A tangent contribution broadcast to the output's shape (operands of elementwise
+    primitives may broadcast: size-1 dimensions or rank 0)."""
+    t_shape = get_aval(t).shape
+    if t_shape == shape:
+        return t
+    from didax._src.lax.shape import broadcast_in_dim, reshape
+
+    kept = [i for i, d in enumerate(t_shape) if d == shape[i]] if t_shape else []
+    if len(kept) != len(t_shape):
+        t = reshape(t, [t_shape[i] for i in kept])
+    return broadcast_in_dim(t, shape, tuple(kept))
+
+
+def _sum_contributions(out, contributions):
+    aval = get_aval(out)
+    acc = Zero(aval.to_tangent_aval())
+    for c in contributions:
+        acc = add_tangents(acc, _to_shape(c, aval.shape))
+    return acc
+
+
 def defjvp(prim, *per_arg):
     """JVP from one function per argument: `fn(tangent, *primals, **params)`.
 
@@ -144,11 +175,9 @@ def defjvp(prim, *per_arg):
 
     def rule(primals, tangents, **params):
         out = prim.bind(*primals, **params)
-        acc = Zero(get_aval(out).to_tangent_aval())
-        for fn, t in zip(per_arg, tangents):
-            if fn is not None and not is_zero(t):
-                acc = add_tangents(acc, fn(t, *primals, **params))
-        return out, acc
+        return out, _sum_contributions(out, [
+            fn(t, *primals, **params) for fn, t in zip(per_arg, tangents)
+            if fn is not None and not is_zero(t)])
 
     prim.def_jvp(rule)
 
@@ -159,11 +188,9 @@ def defjvp2(prim, *per_arg):
 
     def rule(primals, tangents, **params):
         out = prim.bind(*primals, **params)
-        acc = Zero(get_aval(out).to_tangent_aval())
-        for fn, t in zip(per_arg, tangents):
-            if fn is not None and not is_zero(t):
-                acc = add_tangents(acc, fn(t, out, *primals, **params))
-        return out, acc
+        return out, _sum_contributions(out, [
+            fn(t, out, *primals, **params) for fn, t in zip(per_arg, tangents)
+            if fn is not None and not is_zero(t)])
 
     prim.def_jvp(rule)
 

@@ -28,8 +28,19 @@ _KIND_NAMES = {
 }
 
 
+_accepts: dict = {}  # (dtype, accepted kinds) -> bool; np.issubdtype is slow on hot paths
+
+
+def dtype_in(dtype, accepted) -> bool:
+    key = (dtype, accepted)
+    ok = _accepts.get(key)
+    if ok is None:
+        ok = _accepts[key] = any(np.issubdtype(dtype, k) for k in accepted)
+    return ok
+
+
 def check_dtype(name: str, aval: ShapedArray, accepted, what: str = "") -> None:
-    if not any(np.issubdtype(aval.dtype, k) for k in accepted):
+    if not dtype_in(aval.dtype, accepted):
         kinds = ", ".join(_KIND_NAMES[k] for k in accepted)
         raise TypeError(f"{name} does not accept dtype {aval.dtype.name}{what}. "
                         f"Accepted dtypes are subtypes of {kinds}.")
@@ -69,7 +80,9 @@ def naryop_aval(name, avals, accepted, out_dtype=None) -> ShapedArray:
     for a in avals:
         check_dtype(name, a, accepted)
     check_same_dtypes(name, avals)
-    shape = broadcast_shapes(name, *(a.shape for a in avals))
+    shape = avals[0].shape
+    if any(a.shape != shape for a in avals):
+        shape = broadcast_shapes(name, *(a.shape for a in avals))
     weak = all(a.weak_type for a in avals)
     if out_dtype is None:
         dtype = avals[0].dtype

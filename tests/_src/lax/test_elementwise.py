@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import didax as jax
 from didax import lax
+from didax._src import ir
 from didax._src.config import enable_x64
 from didax._src.public_test_util import check_grads
 
@@ -135,6 +136,9 @@ def test_binary(name, fn, ref, dom_x, dom_y, shapes, seed):
     np.testing.assert_allclose(out, ref(x, y), rtol=1e-12, atol=1e-12)
     assert out.shape == np.broadcast_shapes(*shapes)
     check_grads(fn, (x, y), order=2, modes=("fwd",))
+    # The staged JVP type-checks: tangents of broadcast operands take the output's shape.
+    closed = jax.make_jaxpr(lambda a, b: jax.jvp(fn, (a, b), (a, b)))(x, y)
+    ir.check_jaxpr(closed.jaxpr)
 
 
 @pytest.mark.parametrize("name,fn,ref", COMPARISONS, ids=[c[0] for c in COMPARISONS])
