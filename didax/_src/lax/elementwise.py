@@ -440,10 +440,11 @@ convert_element_type_p = core.primitive("convert_element_type")
 
 
 def _convert_impl(x, *, new_dtype, weak_type):
-    if np.issubdtype(x.dtype, np.complexfloating) and not np.issubdtype(new_dtype,
-                                                                       np.complexfloating):
+    src, dst = x.dtype.kind, np.dtype(new_dtype).kind
+    if src == "c" and dst != "c":
         x = np.real(x)
-    if np.issubdtype(x.dtype, np.floating) and np.issubdtype(new_dtype, np.integer):
+        src = x.dtype.kind
+    if src == "f" and dst in "iu":
         with np.errstate(all="ignore"):  # XLA saturates and maps NaN to 0
             info = np.iinfo(new_dtype)
             x = np.where(np.isnan(x), 0, np.clip(np.trunc(x), info.min, info.max))
@@ -570,6 +571,10 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
     aval = get_aval(x)
     if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(x, core.ArrayBase):
         return x
+    if type(x) in _SCALAR_TYPES or type(x) is bool:  # a Python scalar: convert now
+        if new_dtype.kind in "fc":  # exact for any Python scalar (ints may overflow)
+            return core.Array.from_numpy(np.asarray(x, new_dtype),
+                                         ShapedArray((), new_dtype, weak_type))
     if not isinstance(x, core.ArrayBase):  # a constant: convert now, no equation
         val = core.concrete_value(x)
         if val is not None and not isinstance(x, core.Tracer):

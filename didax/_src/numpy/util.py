@@ -154,6 +154,8 @@ def promote_shapes(fun_name: str, *args):
     if len(args) < 2:
         return list(args)
     shapes = [get_aval(a).shape for a in args]
+    if all(s == shapes[0] for s in shapes):
+        return list(args)
     nonscalar_ranks = {len(s) for s in shapes if s}
     if len(nonscalar_ranks) < 2:
         _check_broadcastable(fun_name, shapes)
