@@ -302,21 +302,13 @@ class interpreter_context:
         _ctx.interp = self.prev
 
 
-class transformation:
+class transformation(interpreter_context):
     """Starts a new interpreter nested under the current one, and ends it on exit.
 
     Ending it marks it inactive, so its tracers are recognised if they escape.
     """
 
-    __slots__ = ("interp", "prev")
-
-    def __init__(self, interp: Interpreter):
-        self.interp = interp
-
-    def __enter__(self):
-        self.prev = _ctx.interp
-        _ctx.interp = self.interp
-        return self.interp
+    __slots__ = ()
 
     def __exit__(self, *exc):
         _ctx.interp = self.prev
