@@ -106,11 +106,12 @@ def install(jnp) -> None:
         "flatten": lambda self, order="C": jnp.ravel(self, order),
         "ravel": lambda self, order="C": jnp.ravel(self, order),
         "conj": jnp.conjugate, "conjugate": jnp.conjugate,
+        "compress": lambda self, condition, axis=None: jnp.compress(condition, self, axis),
     }
     for name in ("sum", "prod", "mean", "max", "min", "std", "var", "argmax", "argmin", "any",
                  "all", "cumsum", "cumprod", "ptp", "squeeze", "swapaxes", "clip", "round",
                  "dot", "nonzero", "sort", "argsort", "take", "repeat", "diagonal", "trace",
-                 "searchsorted", "argpartition", "compress", "choose"):
+                 "searchsorted", "argpartition", "choose"):
         fn = getattr(jnp, name, None)
         if fn is not None:
             methods[name] = fn

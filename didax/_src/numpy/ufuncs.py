@@ -238,7 +238,7 @@ def power(x1, x2, /):
         return lax.integer_pow(x1, x2)
     x1, x2 = promote_args_numeric("power", x1, x2)
     if _is_int_or_bool(x1):
-        return _int_pow(*promote_shapes("power", x1, x2))
+        return _int_pow(*broadcast_arrays(x1, x2))
     return lax.pow(x1, x2)
 
 

@@ -35,7 +35,7 @@ def check_arraylike(fun_name: str, *args):
 def _canonical_user_dtype(dtype):
     if dtype is None:
         return None
-    if dtype in (int, float, complex):
+    if isinstance(dtype, type) and dtype in (int, float, complex):
         return {int: dtypes.default_int_dtype, float: dtypes.default_float_dtype,
                 complex: dtypes.default_complex_dtype}[dtype]()
     return dtypes.canonicalize_dtype(np.dtype(dtype))
