@@ -230,7 +230,9 @@ def _std_basis_tangents(flat_in):
 
 def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """Jacobian by forward mode: one JVP per input element, stacked."""
-    from didax._src.numpy import lax_numpy as jnp
+    from didax._src.numpy.creation import zeros
+    from didax._src.numpy.joining import stack
+    from didax._src.numpy.shape_ops import reshape
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
@@ -270,10 +272,10 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
             for k, x in enumerate(flat_in):
                 x_shape = get_aval(x).shape
                 if columns[k]:
-                    stacked = jnp.stack([c[o] for c in columns[k]], axis=-1)
-                    blocks.append(jnp.reshape(stacked, y_shape + x_shape))
+                    stacked = stack([c[o] for c in columns[k]], axis=-1)
+                    blocks.append(reshape(stacked, y_shape + x_shape))
                 else:
-                    blocks.append(jnp.zeros(y_shape + x_shape, get_aval(y).dtype))
+                    blocks.append(zeros(y_shape + x_shape, get_aval(y).dtype))
             per_out.append(tree_unflatten(in_tree, blocks))
         jac = [p if not isinstance(argnums, int) else p[0] for p in per_out]
         result = tree_unflatten(out_tree, jac)
@@ -281,3 +283,255 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
 
     return jacfun
 
+
+
+# --------------------------------------------------------------------------------------
+# Reverse mode: linearize (JVP + partial evaluation), then transpose
+
+
+def _is_differentiable(x) -> bool:
+    return get_aval(x).dtype.kind in "fc"
+
+
+def _check_cotangent(ct, aval, i):
+    ct_aval = get_aval(ct)
+    if ct_aval.shape != aval.shape:
+        raise ValueError(f"vjp: the cotangent of output {i} has shape {ct_aval.shape}, but the "
+                         f"output has shape {aval.shape}; pass a cotangent of the output's shape")
+    if ct_aval.dtype != aval.dtype and not ct_aval.weak_type:
+        raise TypeError(f"vjp: the cotangent of output {i} has dtype {ct_aval.dtype.name}, but "
+                        f"the output's tangent dtype is {aval.dtype.name}")
+
+
+def vjp(fun, *primals, has_aux: bool = False):
+    """Reverse mode: `(fun(*primals), vjp_fun)` where `vjp_fun(ct)` pulls a cotangent of the
+    output back to a tuple of cotangents, one per primal."""
+    from didax._src.interpreters.partial_eval import linearize_flat
+    from didax._src.interpreters.transpose import backward_pass
+
+    flat_p, in_tree = tree_flatten(primals)
+    for x in flat_p:
+        _check_valid_leaf(x, "vjp")
+    differentiable = [_is_differentiable(x) for x in flat_p]
+    flat_fun = _FlatFun(fun, in_tree, has_aux)
+    lin = linearize_flat(lambda *a: flat_fun(*a), flat_p, differentiable)
+    out_tree = flat_fun.out_tree
+    primals_out = tree_unflatten(out_tree, [asarray_value(p) for p in lin.primals_out])
+    in_avals = [get_aval(x) for x in flat_p]
+
+    def vjp_fun(ct):
+        flat_ct, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"vjp: the cotangent must have the structure of the output, "
+                            f"{out_tree}; got {ct_tree}")
+        cts_out = []
+        for i, (c, zero, aval) in enumerate(zip(flat_ct, lin.zero_outputs, lin.out_avals)):
+            if zero:
+                continue
+            if isinstance(c, (int, float, complex)):
+                c = core.Array(np.asarray(c, aval.dtype))
+            _check_cotangent(c, aval, i)
+            cts_out.append(c)
+        cts_in = iter(backward_pass(lin.jaxpr.jaxpr, lin.jaxpr.consts, cts_out))
+        result = []
+        for d, aval in zip(differentiable, in_avals):
+            if d:
+                ct_in = next(cts_in)
+                result.append(jvp_interp.instantiate(ct_in) if type(ct_in) is Zero
+                              else asarray_value(ct_in))
+            else:
+                result.append(core.Array(np.zeros(aval.shape, dtypes.float0)))
+        return tree_unflatten(in_tree, result)
+
+    if has_aux:
+        return primals_out, vjp_fun, flat_fun.aux
+    return primals_out, vjp_fun
+
+
+def linearize(fun, *primals):
+    """`(fun(*primals), f_jvp)`: `f_jvp(*tangents)` evaluates the JVP at `primals` without
+    re-running the primal computation (it replays the staged linear jaxpr)."""
+    from didax._src.interpreters.partial_eval import linearize_flat
+    from didax._src.ir import eval_jaxpr
+
+    flat_p, in_tree = tree_flatten(primals)
+    differentiable = [_is_differentiable(x) for x in flat_p]
+    flat_fun = _FlatFun(fun, in_tree)
+    lin = linearize_flat(lambda *a: flat_fun(*a), flat_p, differentiable)
+    out_tree = flat_fun.out_tree
+    primals_out = tree_unflatten(out_tree, [asarray_value(p) for p in lin.primals_out])
+
+    def f_jvp(*tangents):
+        flat_t, t_tree = tree_flatten(tangents)
+        if t_tree != in_tree:
+            raise TypeError(f"linearize: tangents must have the structure of the primals, "
+                            f"{in_tree}; got {t_tree}")
+        for i, (p, t) in enumerate(zip(flat_p, flat_t)):
+            _check_tangent(p, t, i)
+        ins = [t for t, d in zip(flat_t, differentiable) if d]
+        outs = iter(eval_jaxpr(lin.jaxpr.jaxpr, lin.jaxpr.consts, *ins))
+        flat_out = [jvp_interp.zeros_like_aval(a) if z else asarray_value(next(outs))
+                    for z, a in zip(lin.zero_outputs, lin.out_avals)]
+        return tree_unflatten(out_tree, flat_out)
+
+    return primals_out, f_jvp
+
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+    """The transpose of a linear function, traced at the shapes and dtypes of `primals`."""
+    from didax._src.interpreters.partial_eval import PartialEvalInterpreter
+    from didax._src.interpreters.transpose import backward_pass
+
+    flat_p, in_tree = tree_flatten(primals)
+    in_avals = [_abstractify(x) for x in flat_p]
+    flat_fun = _FlatFun(fun, in_tree)
+    pe = core.new_level(PartialEvalInterpreter())
+    with core.transformation(pe):
+        args = [pe.new_arg(a) for a in in_avals]
+        outs = flat_fun(*args)
+    out_tree = flat_fun.out_tree
+    out_avals = [get_aval(o) for o in outs]
+    closed = pe.build(outs)
+
+    def transposed(*cts):
+        flat_ct, ct_tree = tree_flatten(cts[0] if len(cts) == 1 else cts)
+        if ct_tree != out_tree:
+            raise TypeError(f"linear_transpose: cotangents must have the structure of the "
+                            f"output, {out_tree}; got {ct_tree}")
+        for i, (c, a) in enumerate(zip(flat_ct, out_avals)):
+            _check_cotangent(c, a, i)
+        cts_in = backward_pass(closed.jaxpr, closed.consts, flat_ct)
+        return tree_unflatten(in_tree, [jvp_interp.instantiate(c) if type(c) is Zero
+                                        else asarray_value(c) for c in cts_in])
+
+    return transposed
+
+
+def _check_grad_inputs(name, args, holomorphic, allow_int):
+    for x in tree_flatten(args)[0]:
+        dt = get_aval(x).dtype
+        if holomorphic and dt.kind != "c":
+            raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
+                            f"but got {dt.name}.")
+        if dt.kind not in "fc" and not allow_int:
+            raise TypeError(
+                f"{name} requires real- or complex-valued inputs (input dtype that is a "
+                f"sub-dtype of np.inexact), but got {dt.name}. If you want to use Boolean- or "
+                "integer-valued inputs, use vjp or set allow_int to True.")
+
+
+def _check_scalar_output(name, out, holomorphic):
+    aval = get_aval(out)
+    if aval.shape != ():
+        raise TypeError(f"{name}: gradient only defined for scalar-output functions. Output "
+                        f"had shape: {aval.shape}. For a vector output use jacrev or vjp.")
+    if holomorphic and aval.dtype.kind != "c":
+        raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
+                        f"but got {aval.dtype.name}.")
+    if not holomorphic and aval.dtype.kind != "f":
+        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype "
+                        f"of np.floating), but got {aval.dtype.name}. For holomorphic "
+                        "differentiation, pass holomorphic=True. For differentiating non-"
+                        "holomorphic functions involving complex outputs, use jax.vjp directly.")
+
+
+def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False, reduce_axes=()):
+    """`(fun(*args), gradient of fun with respect to args[argnums])`."""
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "grad")
+        dyn = tuple(args[i] for i in nums)
+        _check_grad_inputs("grad", dyn, holomorphic, allow_int)
+
+        def f_partial(*dyn_args):
+            full = list(args)
+            for i, v in zip(nums, dyn_args):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        res = vjp(f_partial, *dyn, has_aux=has_aux)
+        out, vjp_fun = res[0], res[1]
+        _check_scalar_output("grad", out, holomorphic)
+        aval = get_aval(out)
+        g = vjp_fun(core.Array(np.ones(aval.shape, aval.dtype), aval.weak_type))
+        g = g[0] if isinstance(argnums, int) else g
+        if has_aux:
+            return (out, res[2]), g
+        return out, g
+
+    return value_and_grad_fun
+
+
+def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False, reduce_axes=()):
+    """The gradient of a scalar function with respect to `args[argnums]`, by reverse mode."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_fun(*args, **kwargs):
+        (out_aux, g) = vg(*args, **kwargs)
+        return (g, out_aux[1]) if has_aux else g
+
+    return grad_fun
+
+
+def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False):
+    """Jacobian by reverse mode: one VJP per output element (vmap will batch them)."""
+    from didax._src.numpy import util as np_util
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "jacrev")
+        dyn = tuple(args[i] for i in nums)
+        _check_grad_inputs("jacrev", dyn, holomorphic, allow_int)
+
+        def f_partial(*dyn_args):
+            full = list(args)
+            for i, v in zip(nums, dyn_args):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        res = vjp(f_partial, *dyn, has_aux=has_aux)
+        out, vjp_fun = res[0], res[1]
+        flat_out, out_tree = tree_flatten(out)
+        flat_in = tree_flatten(dyn)[0]
+        in_tree = tree_flatten(dyn)[1]
+        per_out = []
+        for k, y in enumerate(flat_out):
+            y_aval = get_aval(y)
+            rows = []
+            for j in range(int(np.prod(y_aval.shape, dtype=np.int64))):
+                cts = []
+                for m, z in enumerate(flat_out):
+                    za = get_aval(z)
+                    c = np.zeros(za.shape, za.dtype)
+                    if m == k:
+                        c.reshape(-1)[j] = 1
+                    cts.append(core.Array(c))
+                rows.append(tree_flatten(vjp_fun(tree_unflatten(out_tree, cts)))[0])
+            blocks = []
+            for i, x in enumerate(flat_in):
+                x_shape = get_aval(x).shape
+                if rows:
+                    stacked = np_util.asarray([r[i] for r in rows])
+                    blocks.append(stacked.reshape(y_aval.shape + x_shape))
+                else:
+                    blocks.append(core.Array(np.zeros(y_aval.shape + x_shape,
+                                                      get_aval(x).dtype)))
+            tree = tree_unflatten(in_tree, blocks)
+            per_out.append(tree[0] if isinstance(argnums, int) else tree)
+        jac = tree_unflatten(out_tree, per_out)
+        return (jac, res[2]) if has_aux else jac
+
+    return jacfun
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """Second derivatives: forward mode over reverse mode."""
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)

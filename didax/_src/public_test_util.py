@@ -1,14 +1,16 @@
-"""Numerical derivative checks: `check_jvp` and `check_grads`, as in `jax.test_util`.
+"""Numerical derivative checks: `check_jvp`, `check_vjp` and `check_grads`, as in
+`jax.test_util`.
 
-Derivatives are compared against central finite differences along random directions,
-recursively for higher orders (the derivative of the JVP is checked in turn).
+JVPs are compared with central finite differences along random directions; VJPs through
+`<ct, J u> == <J^T ct, u>`. Higher orders recurse on the JVP (a function of primals and
+tangents) and on the VJP (pulling back the output itself), in every requested mode.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from didax._src import api, core
-from didax._src.tree_util import tree_flatten, tree_map, tree_unflatten
+from didax._src.tree_util import tree_flatten, tree_map
 
 EPS = 1e-4
 
@@ -21,18 +23,24 @@ def _is_float(x):
     return np.issubdtype(_np(x).dtype, np.inexact)
 
 
-def _rand_like(rng, x):
-    a = _np(x)
-    if not _is_float(a):
-        return None
-    t = rng.standard_normal(a.shape)
-    if np.issubdtype(a.dtype, np.complexfloating):
-        t = t + 1j * rng.standard_normal(a.shape)
-    return core.Array(t.astype(a.dtype))
-
-
 def _default_tol(dtype):
-    return {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-2}.get(np.dtype(dtype), 1e-5)
+    return {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-2,
+            np.dtype(np.complex64): 1e-2}.get(np.dtype(dtype), 1e-5)
+
+
+def _rand_like(rng, tree):
+    """A random direction with the structure of `tree`; integer leaves get float0 zeros."""
+
+    def leaf(x):
+        a = _np(x)
+        if not _is_float(a):
+            return core.Array(np.zeros(a.shape, np.dtype([("float0", np.void, 0)])))
+        t = rng.standard_normal(a.shape)
+        if np.issubdtype(a.dtype, np.complexfloating):
+            t = t + 1j * rng.standard_normal(a.shape)
+        return core.Array(t.astype(a.dtype))
+
+    return tree_map(leaf, tree)
 
 
 def check_close(actual, expected, atol=None, rtol=None, err_msg=""):
@@ -42,7 +50,7 @@ def check_close(actual, expected, atol=None, rtol=None, err_msg=""):
         raise AssertionError(f"{err_msg}: tree structures differ: {tree_a} vs {tree_e}")
     for a, e in zip(flat_a, flat_e):
         a, e = _np(a), _np(e)
-        if a.dtype.names or e.dtype.names:  # float0 tangents of integer outputs
+        if a.dtype.names or e.dtype.names:  # float0 tangents of integer values
             continue
         tol_a = atol if atol is not None else _default_tol(a.dtype)
         tol_r = rtol if rtol is not None else _default_tol(a.dtype)
@@ -50,43 +58,72 @@ def check_close(actual, expected, atol=None, rtol=None, err_msg=""):
                                    rtol=tol_r, err_msg=err_msg)
 
 
-def numerical_jvp(f, primals, tangents, eps=EPS):
-    def shifted(sign):
-        return [p if t is None else core.Array(_np(p) + sign * eps * _np(t))
-                for p, t in zip(primals, tangents)]
+def _shift(primals, tangents, scale):
+    def leaf(p, t):
+        t = _np(t)
+        if t.dtype.names:
+            return p
+        return core.Array((_np(p) + scale * t).astype(_np(p).dtype))
 
-    f_pos = f(*shifted(1))
-    f_neg = f(*shifted(-1))
+    return tree_map(leaf, primals, tangents)
+
+
+def numerical_jvp(f, primals, tangents, eps=EPS):
+    """Central finite difference of `f(*primals)` along `tangents` (pytrees)."""
+    f_pos = f(*_shift(primals, tangents, eps))
+    f_neg = f(*_shift(primals, tangents, -eps))
 
     def diff(a, b):
         a, b = _np(a), _np(b)
         if not _is_float(a):
             return np.zeros(a.shape, np.float64)
-        return (a - b) / (2 * eps)
+        return (a.astype(np.result_type(a, np.float64)) - b) / (2 * eps)
 
     return tree_map(diff, f_pos, f_neg)
 
 
-def check_jvp(f, args, atol=None, rtol=None, eps=EPS, rng=None):
-    """The JVP of `f` at `args` (a tuple) along a random direction matches finite differences."""
-    rng = rng or np.random.default_rng(0)
-    tangents = [_rand_like(rng, a) for a in args]
-    diff_idx = [i for i, t in enumerate(tangents) if t is not None]
-    if not diff_idx:
-        return
+def _inner(xs, ys) -> complex:
+    total = 0.0
+    for x, y in zip(tree_flatten(xs)[0], tree_flatten(ys)[0]):
+        x, y = _np(x), _np(y)
+        if x.dtype.names or y.dtype.names:
+            continue
+        total += np.vdot(x.astype(np.complex128), y.astype(np.complex128))
+    return total
 
-    def f_diff(*dargs):
-        full = list(args)
-        for i, v in zip(diff_idx, dargs):
-            full[i] = v
-        return f(*full)
 
-    dprimals = tuple(args[i] for i in diff_idx)
-    dtangents = tuple(tangents[i] for i in diff_idx)
-    out, t_out = api.jvp(f_diff, dprimals, dtangents)
-    check_close(out, f_diff(*dprimals), atol=atol, rtol=rtol, err_msg="jvp primal output")
-    t_expected = numerical_jvp(f_diff, list(dprimals), list(dtangents), eps)
-    check_close(t_out, t_expected, atol=atol, rtol=rtol, err_msg="jvp tangent output")
+def _tol(tree, given):
+    if given is not None:
+        return given
+    leaves = [_np(x) for x in tree_flatten(tree)[0] if _is_float(x)]
+    return max((_default_tol(x.dtype) for x in leaves), default=1e-5)
+
+
+def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg="", rng=None):
+    """`f_jvp(args, tangents)` agrees with `f` and with finite differences of `f`."""
+    rng = rng if rng is not None else np.random.default_rng(0)
+    tangents = _rand_like(rng, args)
+    out, t_out = f_jvp(args, tangents)
+    check_close(out, f(*args), atol=atol, rtol=rtol, err_msg=f"{err_msg} primal")
+    t_expected = numerical_jvp(f, args, tangents, eps)
+    check_close(t_out, t_expected, atol=_tol(t_out, atol), rtol=_tol(t_out, rtol),
+                err_msg=f"{err_msg} tangent")
+
+
+def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg="", rng=None):
+    """`f_vjp(*args)` agrees with `f`, and its pullback is the transpose of the Jacobian
+    (measured by finite differences): `<ct, J u> == <J^T ct, u>`."""
+    rng = rng if rng is not None else np.random.default_rng(0)
+    out, vjp_fun = f_vjp(*args)
+    check_close(out, f(*args), atol=atol, rtol=rtol, err_msg=f"{err_msg} primal")
+    ct = _rand_like(rng, out)
+    ct_in = vjp_fun(ct)
+    tangents = _rand_like(rng, args)
+    lhs = _inner(ct, numerical_jvp(f, args, tangents, eps))
+    rhs = _inner(ct_in, tangents)
+    tol = _tol(args, atol)
+    np.testing.assert_allclose(rhs, lhs, atol=tol, rtol=_tol(args, rtol),
+                               err_msg=f"{err_msg}: <J^T ct, u> differs from <ct, J u>")
 
 
 def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=EPS):
@@ -95,33 +132,23 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
     unknown = set(modes) - {"fwd", "rev"}
     if unknown:
         raise ValueError(f"check_grads: unknown modes {sorted(unknown)}; use 'fwd' and/or 'rev'")
-    if "rev" in modes:
-        raise NotImplementedError("check_grads: mode 'rev' needs reverse-mode differentiation "
-                                  "(vjp), which is not implemented yet")
     rng = np.random.default_rng(0)
 
-    def _check(fun, fargs, k):
-        check_jvp(fun, fargs, atol, rtol, eps, rng)
-        if k > 1:
-            tangents = [_rand_like(rng, a) for a in fargs]
-            idx = [i for i, t in enumerate(tangents) if t is not None]
+    def _check(fun, fargs, k, msg):
+        if "fwd" in modes:
+            fwd_msg = f"JVP of {msg}" if msg else "JVP"
+            check_jvp(fun, lambda a, t: api.jvp(fun, a, t), fargs, atol, rtol, eps, fwd_msg, rng)
+            if k > 1:
+                tangents = tree_map(lambda a: a if _is_float(a) else _rand_like(rng, a), fargs)
+                _check(lambda p, t: api.jvp(fun, p, t), (fargs, tangents), k - 1, fwd_msg)
+        if "rev" in modes:
+            rev_msg = f"VJP of {msg}" if msg else "VJP"
+            check_vjp(fun, lambda *a: api.vjp(fun, *a), fargs, atol, rtol, eps, rev_msg, rng)
+            if k > 1:
+                def fun_vjp(*a):
+                    out, pullback = api.vjp(fun, *a)
+                    return pullback(out)
 
-            def fun_jvp(*xs):
-                full = list(fargs)
-                for i, v in zip(idx, xs):
-                    full[i] = v
+                _check(fun_vjp, fargs, k - 1, rev_msg)
 
-                def g(*ys):
-                    inner = list(full)
-                    for i, v in zip(idx, ys):
-                        inner[i] = v
-                    return fun(*inner)
-
-                return api.jvp(g, tuple(full[i] for i in idx), tuple(tangents[i] for i in idx))[1]
-
-            _check(fun_jvp, tuple(fargs[i] for i in idx), k - 1)
-
-    _check(f, args, order)
-
-
-del tree_unflatten
+    _check(f, args, order, "")

@@ -217,3 +217,4 @@ def deflinear(prim):
 
     prim.def_jvp(rule)
     prim.linear = True
+add_any_p.def_transpose(lambda ct, x, y: [ct, ct])

@@ -625,3 +625,73 @@ def _broadcast_like(x, ref):
 
     kept = [i for i, d in enumerate(shape) if d == ref_shape[i]]
     return broadcast_in_dim(reshape(x, [shape[i] for i in kept]), ref_shape, tuple(kept))
+
+
+# --------------------------------------------------------------------------------------
+# Transpose rules of the linear primitives (reverse mode)
+
+from didax._src.interpreters.transpose import is_undefined, unbroadcast  # noqa: E402
+
+
+def _linear_in(name, args, *positions):
+    for i, a in enumerate(args):
+        if is_undefined(a) and i not in positions:
+            raise NotImplementedError(f"transpose of '{name}': the operation is not linear in "
+                                      f"argument {i}")
+
+
+def _add_transpose(ct, x, y):
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(ct, y.aval) if is_undefined(y) else None]
+
+
+def _sub_transpose(ct, x, y):
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(neg(ct), y.aval) if is_undefined(y) else None]
+
+
+def _mul_transpose(ct, x, y):
+    if is_undefined(x) and is_undefined(y):
+        raise NotImplementedError("transpose of 'mul': the product of two linear values is "
+                                  "not linear")
+    if is_undefined(x):
+        return [unbroadcast(mul(ct, y), x.aval), None]
+    return [None, unbroadcast(mul(x, ct), y.aval)]
+
+
+def _div_transpose(ct, x, y):
+    _linear_in("div", (x, y), 0)
+    return [unbroadcast(div(ct, y), x.aval), None]
+
+
+def _select_n_transpose(ct, which, *cases):
+    _linear_in("select_n", (which,) + cases, *range(1, len(cases) + 1))
+    zeros = full_like(ct, 0)
+    if get_aval(which).shape != get_aval(ct).shape:
+        which = _broadcast_like(which, ct)
+    return [None] + [
+        select_n(which, *[ct if j == i else zeros for j in range(len(cases))])
+        if is_undefined(c) else None
+        for i, c in enumerate(cases)]
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type):
+    return [convert_element_type(ct, x.aval.dtype, x.aval.weak_type)]
+
+
+def _complex_transpose(ct, x, y):
+    return [real(ct) if is_undefined(x) else None,
+            neg(imag(ct)) if is_undefined(y) else None]
+
+
+neg_p.def_transpose(lambda ct, x: [neg(ct)])
+add_p.def_transpose(_add_transpose)
+sub_p.def_transpose(_sub_transpose)
+mul_p.def_transpose(_mul_transpose)
+div_p.def_transpose(_div_transpose)
+select_n_p.def_transpose(_select_n_transpose)
+convert_element_type_p.def_transpose(_convert_transpose)
+real_p.def_transpose(lambda ct, x: [complex(ct, full_like(ct, 0))])
+imag_p.def_transpose(lambda ct, x: [complex(full_like(ct, 0), neg(ct))])
+conj_p.def_transpose(lambda ct, x: [conj(ct)])
+complex_p.def_transpose(_complex_transpose)

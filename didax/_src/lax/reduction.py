@@ -521,6 +521,25 @@ def top_k(operand, k, *, axis=-1):
     return values, indices
 
 
+# --------------------------------------------------------------------------------------
+# Transpose rules (reverse mode)
+
+from didax._src.interpreters.transpose import is_undefined  # noqa: E402,F401
+
+
+def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
+    from didax._src.lax.shape import broadcast_in_dim
+
+    shape = x.aval.shape
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return [broadcast_in_dim(ct, shape, kept)]
+
+
+reduce_sum_p.def_transpose(_reduce_sum_transpose)
+cumsum_p.def_transpose(lambda ct, x, *, axis, reverse: [
+    cumsum(ct, axis=axis, reverse=not reverse)])
+
+
 __all__ = [
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
     "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",

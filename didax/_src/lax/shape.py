@@ -402,6 +402,80 @@ def broadcasted_iota(dtype, shape, dimension, sharding=None):
                        sharding=sharding)
 
 
+# --------------------------------------------------------------------------------------
+# Transpose rules (reverse mode): each shape primitive is linear in its array operands.
+
+from didax._src.interpreters.transpose import is_undefined  # noqa: E402
+
+
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
+    from didax._src.lax.reduction import reduce_sum
+
+    in_shape = x.aval.shape
+    summed = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions)
+    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
+                      if in_shape[i] == 1 and shape[d] != 1)
+    out = reduce_sum(ct, tuple(sorted(summed + stretched))) if summed or stretched else ct
+    return [reshape(out, in_shape)]
+
+
+def _pad_transpose(ct, x, pv, *, padding_config):
+    from didax._src.lax.elementwise import sub
+    from didax._src.lax.reduction import reduce_sum
+
+    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    t = pad(ct, np.zeros((), get_aval(ct).dtype), unpad)
+    strides = tuple(i + 1 for _, _, i in padding_config)
+    t_operand = slice(t, (0,) * len(strides), get_aval(t).shape, strides)
+    t_pv = None
+    if is_undefined(pv):  # every output element not taken from the operand is padding
+        every = tuple(range(get_aval(ct).ndim))
+        t_pv = sub(reduce_sum(ct, every), reduce_sum(t_operand, every))
+    return [t_operand if is_undefined(x) else None, t_pv]
+
+
+def _concatenate_transpose(ct, *xs, dimension):
+    out = []
+    offset = 0
+    ct_shape = get_aval(ct).shape
+    for x in xs:
+        size = (x.aval if is_undefined(x) else get_aval(x)).shape[dimension]
+        if is_undefined(x):
+            start = [0] * len(ct_shape)
+            limit = list(ct_shape)
+            start[dimension], limit[dimension] = offset, offset + size
+            out.append(slice(ct, start, limit))
+        else:
+            out.append(None)
+        offset += size
+    return out
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
+    in_shape = x.aval.shape
+    strides = strides or (1,) * len(in_shape)
+    ct_shape = get_aval(ct).shape
+    config = []
+    for n, s, st, m in zip(in_shape, start_indices, strides, ct_shape):
+        real_limit = s + (m - 1) * st + 1 if m else s
+        config.append((s, n - real_limit, st - 1 if m else 0))
+    return [pad(ct, np.zeros((), get_aval(ct).dtype), config)]
+
+
+broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
+reshape_p.def_transpose(lambda ct, x, *, new_sizes, dimensions=None, sharding=None: [
+    reshape(ct, x.aval.shape) if dimensions is None else transpose(
+        reshape(ct, [x.aval.shape[d] for d in dimensions]), np.argsort(dimensions))])
+squeeze_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+expand_dims_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+transpose_p.def_transpose(lambda ct, x, *, permutation: [
+    transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
+rev_p.def_transpose(lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+pad_p.def_transpose(_pad_transpose)
+concatenate_p.def_transpose(_concatenate_transpose)
+slice_p.def_transpose(_slice_transpose)
+
+
 __all__ = [
     "broadcast_in_dim", "broadcast", "broadcast_to_rank", "full", "reshape", "squeeze",
     "expand_dims", "transpose", "rev", "pad", "concatenate", "slice", "slice_in_dim",

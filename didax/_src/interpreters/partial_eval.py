@@ -1,0 +1,82 @@
+"""Partial evaluation: compute what is known now, stage what is not.
+
+The interpreter stages an equation only when one of its inputs is one of its own
+tracers (an *unknown*); every other application is handed to the parent interpreter
+and so happens now. Known values that staged equations use become the jaxpr's
+constants: the residuals. Run under JVP with unknown tangents, this splits a JVP into
+the primal computation (done) and a linear jaxpr from input to output tangents: that
+is `linearize`, and reverse mode transposes the linear jaxpr.
+"""
+from __future__ import annotations
+
+from didax._src import core
+from didax._src.core import Tracer, Zero, get_aval
+from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
+
+
+class PartialEvalInterpreter(StagingInterpreter):
+    def describe(self):
+        return "partial evaluation (linearize/vjp/grad)"
+
+    def process_primitive(self, prim, args, params):
+        for x in args:
+            if type(x) is StagingTracer and x._interp is self:
+                return super().process_primitive(prim, args, params)
+        ctx = core._ctx
+        prev = ctx.interp
+        ctx.interp = self.parent
+        try:
+            return prim.bind(*args, **params)
+        finally:
+            ctx.interp = prev
+
+
+class LinearizeResult:
+    """The primal outputs of a function and the linear jaxpr of its JVP.
+
+    `jaxpr` maps the tangents of `tangent_avals` (the differentiable inputs) to the
+    output tangents; `zero_outputs[i]` is True where output i's tangent is known zero.
+    """
+
+    __slots__ = ("primals_out", "jaxpr", "in_avals", "zero_outputs", "out_avals")
+
+    def __init__(self, primals_out, jaxpr, in_avals, zero_outputs, out_avals):
+        self.primals_out = primals_out
+        self.jaxpr = jaxpr
+        self.in_avals = in_avals
+        self.zero_outputs = zero_outputs
+        self.out_avals = out_avals
+
+
+def linearize_flat(fun, primals, differentiable) -> LinearizeResult:
+    """Runs `fun` under JVP with staged tangents for the `differentiable` inputs.
+
+    Returns the primal outputs (computed now) and the linear jaxpr of the tangents.
+    """
+    pe = core.new_level(PartialEvalInterpreter())
+    with core.transformation(pe):
+        in_avals = []
+        tangents = []
+        for p, d in zip(primals, differentiable):
+            aval = get_aval(p).to_tangent_aval()
+            if d:
+                tangents.append(pe.new_arg(aval))
+                in_avals.append(aval)
+            else:
+                tangents.append(Zero(aval))
+        jvp = core.new_level(jvp_interp.JVPInterpreter())
+        with core.transformation(jvp):
+            ins = [jvp.pack(p, t) for p, t in zip(primals, tangents)]
+            outs = fun(*ins)
+            pairs = [jvp.unpack(o) for o in outs]
+    primals_out = [p for p, _ in pairs]
+    zero_outputs = [type(t) is Zero for _, t in pairs]
+    out_avals = [get_aval(p).to_tangent_aval() for p in primals_out]
+    staged = [t for _, t in pairs if type(t) is not Zero]
+    closed = pe.build(staged)
+    return LinearizeResult(primals_out, closed, in_avals, zero_outputs, out_avals)
+
+
+def is_known(x) -> bool:
+    return not isinstance(x, Tracer)

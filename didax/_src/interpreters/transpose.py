@@ -1,0 +1,114 @@
+"""Transposition: running a linear jaxpr backwards, from output cotangents to inputs.
+
+Each equation of a linear jaxpr is linear in its *undefined* inputs (those computed
+from the jaxpr's inputs) and may also read known values (residuals and literals).
+Its primitive's transpose rule maps the output cotangent to cotangents of the
+undefined inputs. Cotangents accumulate with `add_any`; zeros stay symbolic (`Zero`)
+and are only materialised when a rule or the caller needs an array. The backward
+pass binds primitives under the current interpreter, so it can itself be
+differentiated, staged or evaluated.
+"""
+from __future__ import annotations
+
+from didax._src import core
+from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.interpreters.jvp import add_tangents, instantiate
+from didax._src.ir import DropVar, Jaxpr, Literal
+
+
+class UndefinedPrimal:
+    """Stands for a linear input of an equation whose value is not known."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
+    """Cotangents of `jaxpr`'s inputs, given cotangents (or Zeros) of its outputs."""
+    known: dict = dict(zip(jaxpr.constvars, consts))
+    linear = set(jaxpr.invars)
+    for eqn in jaxpr.eqns:
+        linear.update(eqn.outvars)
+    ct_env: dict = {}
+
+    def accumulate(v, ct):
+        if type(v) is Literal or type(v) is DropVar or v not in linear or is_zero(ct):
+            return
+        prev = ct_env.get(v)
+        ct_env[v] = ct if prev is None else add_tangents(prev, ct)
+
+    for v, ct in zip(jaxpr.outvars, cts_out):
+        accumulate(v, ct)
+    for eqn in reversed(jaxpr.eqns):
+        cts = [ct_env.pop(v, None) for v in eqn.outvars]
+        if all(ct is None for ct in cts):
+            continue
+        cts = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, cts)]
+        args = []
+        for v in eqn.invars:
+            if type(v) is Literal:
+                args.append(v.val)
+            elif v in linear:
+                args.append(UndefinedPrimal(v.aval))
+            else:
+                args.append(known[v])
+        rule = eqn.primitive.get_rule("transpose")
+        ct = cts if eqn.primitive.multiple_results else cts[0]
+        cts_in = rule(ct, *args, **eqn.params)
+        for v, x, ct_in in zip(eqn.invars, args, cts_in):
+            if is_undefined(x) and ct_in is not None:
+                accumulate(v, ct_in)
+    return [ct_env.get(v, Zero(v.aval)) for v in jaxpr.invars]
+
+
+# --------------------------------------------------------------------------------------
+# Helpers for declaring transpose rules
+
+
+def deflinear_transpose(prim, fn):
+    """A unary linear primitive: `fn(ct, **params)` is the transposed map; zero in, zero out."""
+
+    def rule(ct, x, **params):
+        if is_zero(ct):
+            return [Zero(x.aval)]
+        return [fn(ct, x.aval, **params)]
+
+    prim.def_transpose(rule)
+
+
+def zeros_like_aval(aval: ShapedArray):
+    return instantiate(Zero(aval))
+
+
+def unbroadcast(ct, aval: ShapedArray):
+    """The cotangent of an operand that an elementwise primitive broadcast to `ct`'s
+    shape: summed over the broadcast dimensions, in the operand's shape and dtype."""
+    if is_zero(ct):
+        return Zero(aval)
+    from didax._src.lax import elementwise as lax_ew
+    from didax._src.lax import reduction, shape as lax_shape
+
+    ct_aval = get_aval(ct)
+    if ct_aval.shape != aval.shape:
+        if not aval.shape:
+            ct = reduction.reduce_sum(ct, tuple(range(ct_aval.ndim)))
+        else:
+            dims = tuple(i for i, (a, b) in enumerate(zip(aval.shape, ct_aval.shape))
+                         if a != b)
+            ct = reduction.reduce_sum(ct, dims)
+            ct = lax_shape.reshape(ct, aval.shape)
+    if get_aval(ct).dtype != aval.dtype:
+        ct = lax_ew.convert_element_type(ct, aval.dtype, aval.weak_type)
+    return ct
+
+
+del core
