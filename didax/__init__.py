@@ -4,12 +4,18 @@
     import didax.numpy as jnp
 """
 from didax._src import dtypes  # noqa: F401
-from didax._src.api import ShapeDtypeStruct, eval_shape, jacfwd, jvp, make_jaxpr  # noqa: F401
+from didax._src.api import (  # noqa: F401
+    ShapeDtypeStruct, eval_shape, grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,
+    linearize, make_jaxpr, value_and_grad, vjp,
+)
+from didax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
+from didax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from didax._src.config import config  # noqa: F401
 from didax._src.core import Array  # noqa: F401
 from didax._src.device import (  # noqa: F401
     block_until_ready, device_get, device_put, devices, typeof,
 )
+from didax import ad_checkpoint  # noqa: F401
 from didax import errors  # noqa: F401
 from didax import lax  # noqa: F401
 from didax import numpy  # noqa: F401

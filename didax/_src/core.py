@@ -208,6 +208,27 @@ class Interpreter:
     def process_primitive(self, prim: Primitive, args, params):
         raise NotImplementedError
 
+    # Functions with custom derivative rules, and checkpointed functions, are handed to
+    # the current interpreter whole. By default they simply run; the differentiating and
+    # staging interpreters override these (see custom_derivatives.py, checkpoint.py).
+    def process_custom_jvp(self, fn, args):
+        return fn.call(*args)
+
+    def process_custom_vjp(self, fn, args):
+        return fn.call(*args)
+
+    def process_checkpoint(self, fn, args):
+        return fn.call(*args)
+
+    def run_in_parent(self, method: str, fn, args):
+        """Hands a function application to the parent interpreter, made current."""
+        prev = _ctx.interp
+        _ctx.interp = self.parent
+        try:
+            return getattr(self.parent, method)(fn, args)
+        finally:
+            _ctx.interp = prev
+
     def check_foreign(self, x: Tracer):
         """A tracer that is not ours must belong to a live enclosing interpreter."""
         owner = x._interp

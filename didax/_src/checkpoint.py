@@ -1,0 +1,177 @@
+"""Checkpointing (`checkpoint`/`remat`): recompute in the backward pass instead of storing.
+
+Reverse mode stores residuals: the known values the linear (tangent) jaxpr reads. Under
+JVP, a checkpointed function computes its outputs now but emits its tangent as one
+`remat_jvp` equation whose only known operands are the function's *inputs*. Transposing
+it re-runs the function's JVP at those inputs, recomputing the intermediates it needs
+during the backward pass. So a checkpointed block stores its inputs instead of its
+intermediates (`saved_residuals` shows the difference).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from didax._src import core
+from didax._src.core import Zero, get_aval
+from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters.jvp import JVPInterpreter
+from didax._src.interpreters.transpose import is_undefined
+from didax._src.tree_util import tree_flatten, tree_unflatten
+
+
+class checkpoint_policies:
+    """Which intermediates a checkpointed function may save (as `jax.checkpoint_policies`)."""
+
+    @staticmethod
+    def everything_saveable(*_, **__):
+        return True
+
+    @staticmethod
+    def nothing_saveable(*_, **__):
+        return False
+
+
+_POLICIES = (None, checkpoint_policies.everything_saveable, checkpoint_policies.nothing_saveable)
+
+
+class FlatCheckpoint:
+    def __init__(self, name, call, policy):
+        self.name = name
+        self.call = call
+        self.policy = policy
+
+
+def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
+    """Marks `fun` for recomputation in reverse mode (`policy` None or nothing_saveable:
+    save only its inputs; everything_saveable: differentiate it normally)."""
+    if fun is None:
+        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
+                                 static_argnums=static_argnums)
+    if policy not in _POLICIES:
+        raise NotImplementedError(
+            f"checkpoint: policy {getattr(policy, '__name__', policy)!r} is not supported; use "
+            "None, checkpoint_policies.nothing_saveable or checkpoint_policies.everything_saveable")
+    static = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+    name = getattr(fun, "__name__", "checkpointed")
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        fixed = {i: a for i, a in enumerate(args) if i in static}
+        dyn = [a for i, a in enumerate(args) if i not in static]
+        flat, in_tree = tree_flatten((dyn, kwargs))
+        box = []
+
+        def call(*flat_args):
+            dyn_args, kw = tree_unflatten(in_tree, flat_args)
+            it = iter(dyn_args)
+            full = [fixed[i] if i in fixed else next(it) for i in range(len(args))]
+            flat_out, out_tree = tree_flatten(fun(*full, **kw))
+            box.append(out_tree)
+            return flat_out
+
+        outs = core.current_interpreter().process_checkpoint(
+            FlatCheckpoint(name, call, policy), flat)
+        return tree_unflatten(box[-1], outs)
+
+    return wrapped
+
+
+remat = checkpoint
+
+
+def _tangent_of(call, primals, tangents):
+    """The output tangents of `call` at `primals` along `tangents` (zeros materialised)."""
+    _, t_out = jvp_interp.jvp_flat(call, list(primals), list(tangents))
+    return [jvp_interp.instantiate(t) for t in t_out]
+
+
+def _jvp_checkpoint(self: JVPInterpreter, fn, args):
+    if fn.policy is checkpoint_policies.everything_saveable:
+        return fn.call(*args)
+    primals, tangents = [], []
+    for x in args:
+        p, t = self.unpack(x)
+        primals.append(p)
+        tangents.append(t)
+    if all(type(t) is Zero for t in tangents):
+        return self.run_in_parent("process_checkpoint", fn, primals)
+    with core.interpreter_context(self.parent):
+        outs = fn.call(*primals)
+        out_avals = tuple(get_aval(o).to_tangent_aval() for o in outs)
+        t_out = remat_jvp_p.bind(*primals, *[jvp_interp.instantiate(t) for t in tangents],
+                                 call=fn.call, name=fn.name, num_primals=len(primals),
+                                 out_avals=out_avals)
+    return [self.pack(p, t) for p, t in zip(outs, t_out)]
+
+
+JVPInterpreter.process_checkpoint = _jvp_checkpoint
+
+# remat_jvp: the tangent map of a checkpointed function, linear in its tangent operands.
+
+remat_jvp_p = core.primitive("remat_jvp", multiple_results=True, linear=True)
+remat_jvp_p.pp_hidden = {"call": core.PP_ALWAYS_HIDE, "out_avals": core.PP_ALWAYS_HIDE}
+
+
+def _remat_impl(*vals, call, name, num_primals, out_avals):
+    arrays = [core.Array(v) for v in vals]
+    outs = _tangent_of(call, arrays[:num_primals], arrays[num_primals:])
+    return [np.asarray(o) for o in outs]
+
+
+def _remat_jvp(primals, tangents, *, call, name, num_primals, out_avals):
+    return jvp_interp.jvp_flat(
+        lambda *a: _tangent_of(call, a[:num_primals], a[num_primals:]), primals, tangents)
+
+
+def _remat_transpose(cts, *args, call, name, num_primals, out_avals):
+    from didax._src.api import linear_transpose
+
+    primals = list(args[:num_primals])
+    tangents = list(args[num_primals:])
+    undefined = [i for i, t in enumerate(tangents) if is_undefined(t)]
+    if any(is_undefined(p) for p in primals):
+        raise NotImplementedError("transpose of 'remat_jvp': primal inputs must be known")
+
+    def tangent_map(*ts):  # linear in the undefined tangents; re-runs the forward pass
+        full = list(tangents)
+        for i, t in zip(undefined, ts):
+            full[i] = t
+        return _tangent_of(call, primals, full)
+
+    examples = [np.zeros(tangents[i].aval.shape, tangents[i].aval.dtype) for i in undefined]
+    cts_in = linear_transpose(tangent_map, *examples)([jvp_interp.instantiate(c) for c in cts])
+    out = [None] * len(args)
+    for i, ct in zip(undefined, cts_in):
+        out[num_primals + i] = ct
+    return out
+
+
+remat_jvp_p.def_impl(_remat_impl)
+remat_jvp_p.def_abstract_eval(lambda *avals, call, name, num_primals, out_avals: list(out_avals))
+remat_jvp_p.def_jvp(_remat_jvp)
+remat_jvp_p.def_transpose(_remat_transpose)
+
+
+def saved_residuals(fun, *args, **kwargs) -> list[tuple[core.ShapedArray, str]]:
+    """What reverse mode stores for `fun(*args)`: each residual's type and origin."""
+    from didax._src.interpreters.partial_eval import linearize_flat
+
+    from didax._src.api import asarray_value
+
+    flat, in_tree = tree_flatten((args, kwargs))
+    flat = [asarray_value(x) for x in flat]  # residuals are recognised by identity
+    differentiable = [get_aval(x).dtype.kind in "fc" for x in flat]
+
+    def flat_fun(*xs):
+        a, k = tree_unflatten(in_tree, xs)
+        return tree_flatten(fun(*a, **k))[0]
+
+    lin = linearize_flat(flat_fun, flat, differentiable)
+    ids = {id(x): i for i, x in enumerate(flat)}
+    out = []
+    for c in lin.jaxpr.consts:
+        where = f"argument {ids[id(c)]}" if id(c) in ids else "an intermediate value"
+        out.append((get_aval(c), where))
+    return out

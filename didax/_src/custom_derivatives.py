@@ -1,0 +1,439 @@
+"""Functions with user-defined derivative rules: `custom_jvp` and `custom_vjp`.
+
+A call is handed whole to the current interpreter (`process_custom_jvp/_vjp`). Evaluation
+just runs the function; JVP runs the user's rule; staging records one equation that
+keeps the rule, so the staged program can be differentiated later.
+
+`custom_vjp` under JVP runs `fwd` now and emits `custom_lin`, an equation linear in the
+tangents whose transpose is the user's `bwd`. Reverse mode transposes it (calling `bwd`,
+which is itself differentiable: higher orders work). Forward mode (which JAX refuses)
+evaluates `custom_lin` by transposing `bwd`: `bwd` is linear in the cotangent, so its
+transpose maps input tangents to output tangents, J u = (u -> J^T)^T.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from didax._src import core
+from didax._src.core import ShapedArray, Tracer, Zero, get_aval
+from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters.jvp import JVPInterpreter, JVPTracer
+from didax._src.interpreters.partial_eval import PartialEvalInterpreter
+from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
+from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from didax._src.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+
+class _Named:
+    """A callable parameter that prints as its name in jaxprs (`jvp=f_jvp`)."""
+
+    def __init__(self, fn, name):
+        self.fn = fn
+        self.name = name
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __str__(self):
+        return self.name
+
+
+def _fn_name(f) -> str:
+    return getattr(f, "__name__", type(f).__name__).strip("<>")
+
+
+def _resolve_args(fun, args, kwargs):
+    """Keyword arguments bound to positions, as JAX's custom functions require."""
+    if not kwargs:
+        return tuple(args)
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"calling {_fn_name(fun)}: {e}") from None
+    bound.apply_defaults()
+    return tuple(bound.args) + tuple(bound.kwargs.values())
+
+
+def _split(args, nondiff_argnums):
+    nondiff = set(nondiff_argnums)
+    static = [(i, a) for i, a in enumerate(args) if i in nondiff]
+    dyn = [a for i, a in enumerate(args) if i not in nondiff]
+    return static, dyn
+
+
+def _merge(static, dyn, n):
+    it = iter(dyn)
+    fixed = dict(static)
+    return [fixed[i] if i in fixed else next(it) for i in range(n)]
+
+
+def _zeros_like(x):
+    aval = get_aval(x)
+    return jvp_interp.zeros_like_aval(aval.to_tangent_aval())
+
+
+# --------------------------------------------------------------------------------------
+# custom_jvp
+
+
+class FlatCustomJVP:
+    """A custom_jvp call on flat arguments: `call(*args)` and `jvp(primals, tangents)`."""
+
+    def __init__(self, name, call, jvp):
+        self.name = name
+        self.call = call
+        self.jvp = jvp
+
+
+class custom_jvp:
+    """Decorates a function whose JVP is given by `defjvp` (or per-argument `defjvps`)."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+        self.symbolic_zeros = False
+
+    def defjvp(self, jvp, symbolic_zeros: bool = False):
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp.defjvp: symbolic_zeros=True is not supported")
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        """One rule per argument, `jvp_i(tangent_i, primal_out, *primals)`; None for none."""
+
+        def jvp(primals, tangents):
+            out = self(*primals)
+            acc = tree_map(_zeros_like, out)
+            for rule, t in zip(jvps, tangents):
+                if rule is not None:
+                    acc = tree_map(lambda a, b: a + b, acc, rule(t, out, *primals))
+            return out, acc
+
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs):
+        name = _fn_name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+        args = _resolve_args(self.fun, args, kwargs)
+        static, dyn = _split(args, self.nondiff_argnums)
+        flat_args, in_tree = tree_flatten(dyn)
+        n = len(args)
+        out_tree_box = []
+
+        def call(*flat):
+            out = self.fun(*_merge(static, tree_unflatten(in_tree, flat), n))
+            flat_out, out_tree = tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return flat_out
+
+        def jvp(flat_primals, flat_tangents):
+            primals = tree_unflatten(in_tree, flat_primals)
+            tangents = tree_unflatten(in_tree, flat_tangents)
+            static_vals = [a for _, a in static]
+            out = self.jvp(*static_vals, tuple(primals), tuple(tangents))
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"the custom JVP rule of {name} must return a pair "
+                                f"(primal_out, tangent_out), got {type(out).__name__}")
+            p_out, t_out = out
+            flat_p, p_tree = tree_flatten(p_out)
+            flat_t, t_tree = tree_flatten(t_out)
+            if p_tree != t_tree:
+                raise TypeError(f"the custom JVP rule of {name} must produce primal and tangent "
+                                f"outputs with equal structures, got {p_tree} and {t_tree}")
+            for p, t in zip(flat_p, flat_t):
+                pa, ta = get_aval(p), get_aval(t)
+                if pa.shape != ta.shape:
+                    raise ValueError(f"the custom JVP rule of {name} returned a tangent of shape "
+                                     f"{ta.shape} for a primal output of shape {pa.shape}")
+            out_tree_box.append(p_tree)
+            return flat_p, flat_t
+
+        fn = FlatCustomJVP(name, call, _Named(jvp, _fn_name(self.jvp)))
+        outs = core.current_interpreter().process_custom_jvp(fn, flat_args)
+        return tree_unflatten(out_tree_box[-1], outs)
+
+
+def _jvp_custom_jvp(self: JVPInterpreter, fn, args):
+    primals, tangents = _unpack_duals(self, args)
+    if all(type(t) is Zero for t in tangents):
+        return self.run_in_parent("process_custom_jvp", fn, primals)
+    tangents = [jvp_interp.instantiate(t) for t in tangents]
+    with core.interpreter_context(self.parent):
+        p_out, t_out = fn.jvp(primals, tangents)
+    return [self.pack(p, t) for p, t in zip(p_out, t_out)]
+
+
+def _unpack_duals(interp, args):
+    primals, tangents = [], []
+    for x in args:
+        if type(x) is JVPTracer and x._interp is interp:
+            primals.append(x.primal)
+            tangents.append(x.tangent)
+        else:
+            if isinstance(x, Tracer):
+                interp.check_foreign(x)
+            primals.append(x)
+            tangents.append(Zero(get_aval(x).to_tangent_aval()))
+    return primals, tangents
+
+
+class _CallPrimitive(core.Primitive):
+    """A staged custom-rule call: re-binding it (as eval_jaxpr does) hands the function back
+    to the current interpreter, so the rule survives staging."""
+
+    def __init__(self, name, method, rebuild):
+        super().__init__(name, multiple_results=True)
+        self.method = method
+        self.rebuild = rebuild
+        core.all_primitives[name] = self
+        self.mark_absent("impl", "evaluated by re-running the staged function (see bind)")
+        self.mark_absent("jvp", "differentiated through its custom rule (see bind)")
+
+    def bind(self, *args, **params):
+        fn = self.rebuild(params)
+        consts, args = args[:params["num_consts"]], args[params["num_consts"]:]
+        fn = _with_consts(fn, consts)
+        return getattr(core.current_interpreter(), self.method)(fn, list(args))
+
+
+def _with_consts(fn, consts):
+    if not consts:
+        return fn
+    call = fn.call
+    fn = _copy(fn)
+    fn.call = lambda *a: call(*consts, *a)
+    return fn
+
+
+def _copy(fn):
+    new = object.__new__(type(fn))
+    new.__dict__.update(fn.__dict__)
+    return new
+
+
+def _stage_call(interp: StagingInterpreter, prim, fn, args, extra_params):
+    """Records a custom-rule call as one equation holding the traced function."""
+    avals = [get_aval(a) for a in args]
+    closed, _ = trace_to_jaxpr(fn.call, avals)
+    jaxpr = closed.jaxpr
+    call_jaxpr = ClosedJaxpr(Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars,
+                                   jaxpr.eqns), [])
+    params = dict(name=fn.name, call_jaxpr=call_jaxpr, num_consts=len(closed.consts),
+                  **extra_params)
+    ctx = core._ctx
+    prev = ctx.interp
+    ctx.interp = interp
+    try:
+        return core.Primitive.bind(prim, *closed.consts, *args, **params)
+    finally:
+        ctx.interp = prev
+
+
+def _abstract_call(*avals, call_jaxpr, **params):
+    return call_jaxpr.out_avals
+
+
+def _call_from_jaxpr(params):
+    cj = params["call_jaxpr"]
+    return lambda *a: eval_jaxpr(cj.jaxpr, cj.consts, *a)
+
+
+custom_jvp_call_p = _CallPrimitive(
+    "custom_jvp_call", "process_custom_jvp",
+    lambda params: FlatCustomJVP(params["name"], _call_from_jaxpr(params), params["jvp"]))
+custom_jvp_call_p.def_abstract_eval(_abstract_call)
+custom_jvp_call_p.pp_hidden = {"num_consts": 0}
+
+
+def _staging_custom_jvp(self: StagingInterpreter, fn, args):
+    return _stage_call(self, custom_jvp_call_p, fn, args,
+                       dict(jvp=fn.jvp, symbolic_zeros=False))
+
+
+def _pe_custom(method, staging_method):
+    """Partial evaluation stages a custom call only when an input is unknown."""
+
+    def process(self: PartialEvalInterpreter, fn, args):
+        if any(type(x) is StagingTracer and x._interp is self for x in args):
+            return staging_method(self, fn, args)
+        return self.run_in_parent(method, fn, args)
+
+    return process
+
+
+# --------------------------------------------------------------------------------------
+# custom_vjp
+
+
+class FlatCustomVJP:
+    """A custom_vjp call on flat arguments: `call`, `fwd -> (outs, residuals)`, and
+    `bwd(residuals, cotangents) -> input cotangents`."""
+
+    def __init__(self, name, call, fwd, bwd):
+        self.name = name
+        self.call = call
+        self.fwd = fwd
+        self.bwd = bwd
+
+
+class custom_vjp:
+    """Decorates a function whose VJP is given by `defvjp(fwd, bwd)`."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd, symbolic_zeros: bool = False, optimize_remat: bool = False):
+        if symbolic_zeros:
+            raise NotImplementedError("custom_vjp.defvjp: symbolic_zeros=True is not supported")
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args, **kwargs):
+        name = _fn_name(self.fun)
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+        args = _resolve_args(self.fun, args, kwargs)
+        static, dyn = _split(args, self.nondiff_argnums)
+        flat_args, in_tree = tree_flatten(dyn)
+        in_avals = [get_aval(a) for a in flat_args]
+        n = len(args)
+        trees = {}
+
+        def call(*flat):
+            out = self.fun(*_merge(static, tree_unflatten(in_tree, flat), n))
+            flat_out, trees["out"] = tree_flatten(out)
+            return flat_out
+
+        def fwd(*flat):
+            res_out = self.fwd(*_merge(static, tree_unflatten(in_tree, flat), n))
+            if not (isinstance(res_out, (tuple, list)) and len(res_out) == 2):
+                raise TypeError(f"the custom_vjp fwd rule of {name} must return a pair "
+                                f"(output, residuals), got {type(res_out).__name__}")
+            out, res = res_out
+            flat_out, trees["out"] = tree_flatten(out)
+            flat_res, trees["res"] = tree_flatten(res)
+            return flat_out, flat_res
+
+        def bwd(flat_res, flat_cts):
+            res = tree_unflatten(trees["res"], flat_res)
+            cts = tree_unflatten(trees["out"], flat_cts)
+            cts_in = self.bwd(*[a for _, a in static], res, cts)
+            if not isinstance(cts_in, (tuple, list)):
+                raise TypeError(f"the custom_vjp bwd rule of {name} must return a tuple with one "
+                                f"cotangent per differentiable argument, got "
+                                f"{type(cts_in).__name__}")
+            if len(cts_in) != len(dyn):
+                raise TypeError(f"the custom_vjp bwd rule of {name} returned {len(cts_in)} "
+                                f"cotangents for {len(dyn)} arguments")
+            flat = []
+            for ct, arg in zip(cts_in, dyn):
+                arg_leaves = tree_flatten(arg)[0]
+                if ct is None:
+                    flat.extend(_zeros_like(a) for a in arg_leaves)
+                else:
+                    leaves = tree_flatten(ct)[0]
+                    if len(leaves) != len(arg_leaves):
+                        raise TypeError(f"the custom_vjp bwd rule of {name} returned a "
+                                        f"cotangent of structure {tree_structure(ct)} for an "
+                                        f"argument of structure {tree_structure(arg)}")
+                    flat.extend(leaves)
+            return flat
+
+        fn = FlatCustomVJP(name, call, fwd, _Named(bwd, _fn_name(self.bwd)))
+        fn.in_avals = in_avals
+        outs = core.current_interpreter().process_custom_vjp(fn, flat_args)
+        return tree_unflatten(trees["out"], outs)
+
+
+def _jvp_custom_vjp(self: JVPInterpreter, fn, args):
+    primals, tangents = _unpack_duals(self, args)
+    if all(type(t) is Zero for t in tangents):
+        return self.run_in_parent("process_custom_vjp", fn, primals)
+    with core.interpreter_context(self.parent):
+        outs, res = fn.fwd(*primals)
+        in_avals = [get_aval(p).to_tangent_aval() for p in primals]
+        out_avals = [get_aval(o).to_tangent_aval() for o in outs]
+        t_out = custom_lin_p.bind(*res, *[jvp_interp.instantiate(t) for t in tangents],
+                                  num_res=len(res), bwd=fn.bwd, in_avals=tuple(in_avals),
+                                  out_avals=tuple(out_avals))
+    return [self.pack(p, t) for p, t in zip(outs, t_out)]
+
+
+custom_vjp_call_p = _CallPrimitive(
+    "custom_vjp_call", "process_custom_vjp",
+    lambda params: FlatCustomVJP(params["name"], _call_from_jaxpr(params), params["fwd"],
+                                 params["bwd"]))
+custom_vjp_call_p.def_abstract_eval(_abstract_call)
+custom_vjp_call_p.pp_hidden = {"num_consts": 0, "fwd": core.PP_ALWAYS_HIDE}
+
+
+def _staging_custom_vjp(self: StagingInterpreter, fn, args):
+    return _stage_call(self, custom_vjp_call_p, fn, args,
+                       dict(fwd=fn.fwd, bwd=fn.bwd, symbolic_zeros=False))
+
+
+# custom_lin: the linear map t -> J t of a custom_vjp function, known through bwd = J^T.
+
+custom_lin_p = core.primitive("custom_lin", multiple_results=True, linear=True)
+custom_lin_p.pp_hidden = {"in_avals": core.PP_ALWAYS_HIDE, "out_avals": core.PP_ALWAYS_HIDE}
+
+
+def _custom_lin_forward(res, tangents, *, bwd, in_avals, out_avals):
+    """J t from bwd = (ct -> J^T ct): transpose bwd, which is linear in ct."""
+    from didax._src.api import linear_transpose
+
+    cts_example = [np.zeros(a.shape, a.dtype) for a in out_avals]
+    transposed = linear_transpose(lambda *cts: bwd(list(res), list(cts)), *cts_example)
+    return list(transposed(list(tangents)))
+
+
+def _custom_lin_impl(*vals, num_res, bwd, in_avals, out_avals):
+    arrays = [core.Array(v) for v in vals]
+    outs = _custom_lin_forward(arrays[:num_res], arrays[num_res:], bwd=bwd, in_avals=in_avals,
+                               out_avals=out_avals)
+    return [np.asarray(o) for o in outs]
+
+
+def _custom_lin_jvp(primals, tangents, *, num_res, bwd, in_avals, out_avals):
+    def forward(*args):
+        return _custom_lin_forward(args[:num_res], args[num_res:], bwd=bwd, in_avals=in_avals,
+                                   out_avals=out_avals)
+
+    return jvp_interp.jvp_flat(forward, primals, tangents)
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, in_avals, out_avals):
+    res = args[:num_res]
+    cts = [jvp_interp.instantiate(c) for c in cts]
+    cts_in = bwd(list(res), cts)
+    return [None] * num_res + list(cts_in)
+
+
+custom_lin_p.def_impl(_custom_lin_impl)
+custom_lin_p.def_abstract_eval(lambda *avals, num_res, bwd, in_avals, out_avals: list(out_avals))
+custom_lin_p.def_jvp(_custom_lin_jvp)
+custom_lin_p.def_transpose(_custom_lin_transpose)
+
+
+# --------------------------------------------------------------------------------------
+# Interpreters: how each handles a custom-rule call (registered here, beside the rules)
+
+JVPInterpreter.process_custom_jvp = _jvp_custom_jvp
+JVPInterpreter.process_custom_vjp = _jvp_custom_vjp
+StagingInterpreter.process_custom_jvp = _staging_custom_jvp
+StagingInterpreter.process_custom_vjp = _staging_custom_vjp
+PartialEvalInterpreter.process_custom_jvp = _pe_custom("process_custom_jvp",
+                                                       _staging_custom_jvp)
+PartialEvalInterpreter.process_custom_vjp = _pe_custom("process_custom_vjp",
+                                                       _staging_custom_vjp)
+
+del ShapedArray
