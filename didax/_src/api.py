@@ -13,7 +13,7 @@ from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import trace_to_jaxpr
-from didax._src.tree_util import tree_flatten, tree_unflatten
+from didax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 def asarray_value(x):
@@ -30,6 +30,14 @@ def _check_valid_leaf(x, what: str):
         return
     raise TypeError(f"{what}: argument of type {type(x).__name__} is not a valid didax type "
                     f"(got {x!r}); pass arrays, NumPy arrays, Python scalars, or pytrees of them.")
+
+
+def _strip_current_jvp(x):
+    """Auxiliary outputs are not differentiated: a dual number yields its primal."""
+    interp = core.current_interpreter()
+    if type(x) is jvp_interp.JVPTracer and x._interp is interp:
+        return x.primal
+    return x
 
 
 class _FlatFun:
@@ -49,7 +57,8 @@ class _FlatFun:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError("a function with has_aux=True must return a pair (out, aux), got "
                                 f"{type(out).__name__}")
-            out, self.aux = out
+            out, aux = out
+            self.aux = tree_map(_strip_current_jvp, aux)
         flat_out, self.out_tree = tree_flatten(out)
         for x in flat_out:
             _check_valid_leaf(x, "output of the transformed function")

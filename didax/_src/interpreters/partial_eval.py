@@ -10,12 +10,14 @@ is `linearize`, and reverse mode transposes the linear jaxpr.
 from __future__ import annotations
 
 from didax._src import core
-from didax._src.core import Tracer, Zero, get_aval
+from didax._src.core import Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
 
 
 class PartialEvalInterpreter(StagingInterpreter):
+    record_source = False
+
     def describe(self):
         return "partial evaluation (linearize/vjp/grad)"
 
@@ -76,7 +78,3 @@ def linearize_flat(fun, primals, differentiable) -> LinearizeResult:
     staged = [t for _, t in pairs if type(t) is not Zero]
     closed = pe.build(staged)
     return LinearizeResult(primals_out, closed, in_avals, zero_outputs, out_avals)
-
-
-def is_known(x) -> bool:
-    return not isinstance(x, Tracer)

@@ -68,10 +68,12 @@ class StagingInterpreter(core.Interpreter):
             self.consts.append(x)
         return var
 
+    record_source = True  # partial evaluation's linear jaxprs are internal: it skips this
+
     def process_primitive(self, prim, args, params):
         in_atoms = [self.atom(x) for x in args]
         out_aval = core.abstract_eval(prim, [a.aval for a in in_atoms], params)
-        src = user_source_info(2)
+        src = user_source_info(2) if self.record_source else None
         if prim.multiple_results:
             outvars = [Var(a) for a in out_aval]
             self.eqns.append(JaxprEqn(prim, in_atoms, outvars, params, src))
