@@ -714,13 +714,14 @@ def scatter_max(operand, scatter_indices, updates, dimension_numbers, *,
 # "inverse" dimension numbers reads, for each update element, its target in the operand.
 
 
-def _inverse_gather(x, indices, dn, updates_shape):
+def _inverse_gather(x, indices, dn, updates_shape, mode=None, fill_value=None):
     gdn = GatherDimensionNumbers(
         offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
         start_index_map=dn.scatter_dims_to_operand_dims,
         operand_batching_dims=dn.operand_batching_dims,
         start_indices_batching_dims=dn.scatter_indices_batching_dims)
-    return gather(x, indices, gdn, _window_sizes(get_aval(x).shape, updates_shape, dn))
+    return gather(x, indices, gdn, _window_sizes(get_aval(x).shape, updates_shape, dn),
+                  mode=mode, fill_value=fill_value)
 
 
 def _zero_tangent_of(out):
@@ -845,6 +846,123 @@ def _scatter_extremal_jvp(prim, primals, tangents, *, update_jaxpr, update_const
 
 scatter_min_p.def_jvp(functools.partial(_scatter_extremal_jvp, scatter_min_p))
 scatter_max_p.def_jvp(functools.partial(_scatter_extremal_jvp, scatter_max_p))
+
+
+
+# --------------------------------------------------------------------------------------
+# Transpose rules (reverse mode), after JAX's. Indices are never linear. Gathers and
+# scatters transpose into each other with the same dimension numbers; the mode of the
+# transposed op is the one that treats out-of-bounds windows as the primal impl does, so
+# each rule is an exact adjoint. This only departs from JAX for PROMISE_IN_BOUNDS with
+# indices out of bounds (undefined behaviour there): gathers clamp but scatters drop.
+
+from didax._src.interpreters.transpose import is_undefined, zeros_like_aval  # noqa: E402
+
+
+def _aval_of(x):
+    return x.aval if is_undefined(x) else get_aval(x)
+
+
+def _dynamic_slice_transpose(ct, operand, *start_indices, slice_sizes):
+    # The primitives, not the wrappers: the indices are already normalised.
+    zeros = zeros_like_aval(operand.aval)
+    return [dynamic_update_slice_p.bind(zeros, ct, *start_indices)] + [None] * len(
+        start_indices)
+
+
+def _dynamic_update_slice_transpose(ct, operand, update, *start_indices):
+    update_aval = _aval_of(update)
+    operand_t = update_t = None
+    if is_undefined(operand):
+        operand_t = dynamic_update_slice_p.bind(ct, zeros_like_aval(update_aval),
+                                                *start_indices)
+    if is_undefined(update):
+        update_t = dynamic_slice_p.bind(ct, *start_indices, slice_sizes=update_aval.shape)
+    return [operand_t, update_t] + [None] * len(start_indices)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
+                      unique_indices, indices_are_sorted, mode, fill_value):
+    """Scatter-add of the cotangent windows back where the gather read them."""
+    dn = dimension_numbers
+    aval = operand.aval
+    dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    if get_aval(ct).size == 0 or any(slice_sizes[d] == 0 for d in dropped):
+        return [zeros_like_aval(aval), None]  # the gather read nothing
+    sdn = ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims)
+    clamps = mode is not GatherScatterMode.FILL_OR_DROP  # PROMISE_IN_BOUNDS clamps here
+    return [scatter_add(zeros_like_aval(aval), indices, ct, sdn,
+                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                        mode=GatherScatterMode.CLIP if clamps else mode), None]
+
+
+def _scatter_updates_transpose(ct, indices, updates_aval, dn, mode):
+    """The cotangent of the updates: the gather of what each one wrote (zero where a
+    window was dropped, as scatters other than CLIP do)."""
+    drops = mode is not GatherScatterMode.CLIP  # PROMISE_IN_BOUNDS drops here
+    return _inverse_gather(ct, indices, dn, updates_aval.shape,
+                           mode=GatherScatterMode.FILL_OR_DROP if drops else mode,
+                           fill_value=0 if drops else None)
+
+
+def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, mode, **_):
+    operand_t = ct if is_undefined(operand) else None
+    update_t = None
+    if is_undefined(updates):
+        update_t = _scatter_updates_transpose(ct, indices, updates.aval, dimension_numbers,
+                                              mode)
+    return [operand_t, None, update_t]
+
+
+def _scatter_transpose(ct, operand, indices, updates, *, update_jaxpr, update_consts,
+                       dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """Only with unique indices (as in JAX) is it known which update each place keeps;
+    the JVP of a scatter emits this primitive only then."""
+    if not unique_indices:
+        raise NotImplementedError("scatter transpose is only implemented where "
+                                  "unique_indices=True")
+    operand_t = update_t = None
+    if is_undefined(operand):  # the places written over get no cotangent
+        operand_t = scatter_p.bind(ct, indices, zeros_like_aval(_aval_of(updates)),
+                                   update_jaxpr=update_jaxpr, update_consts=update_consts,
+                                   dimension_numbers=dimension_numbers,
+                                   indices_are_sorted=indices_are_sorted,
+                                   unique_indices=True, mode=mode)
+    if is_undefined(updates):
+        update_t = _scatter_updates_transpose(ct, indices, updates.aval, dimension_numbers,
+                                              mode)
+    return [operand_t, None, update_t]
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers,
+                           indices_are_sorted, unique_indices, mode, **params):
+    """Linear in the operand (known updates), or, with unique indices, in the updates
+    (known operand); never in both at once."""
+    if is_undefined(operand) and is_undefined(updates):
+        raise NotImplementedError("transpose of 'scatter-mul': the product of the operand "
+                                  "and the updates is not linear")
+    if is_undefined(operand):
+        return [scatter_mul_p.bind(ct, indices, updates, dimension_numbers=dimension_numbers,
+                                   indices_are_sorted=indices_are_sorted,
+                                   unique_indices=unique_indices, mode=mode, **params),
+                None, None]
+    if not unique_indices:
+        raise NotImplementedError(
+            "scatter_mul gradients are only implemented if `unique_indices=True`")
+    return [None, None, _scatter_updates_transpose(mul(ct, operand), indices, updates.aval,
+                                                   dimension_numbers, mode)]
+
+
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
+gather_p.def_transpose(_gather_transpose)
+scatter_add_p.def_transpose(_scatter_add_transpose)
+scatter_p.def_transpose(_scatter_transpose)
+scatter_mul_p.def_transpose(_scatter_mul_transpose)
 
 
 __all__ = [

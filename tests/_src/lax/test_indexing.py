@@ -223,11 +223,11 @@ def test_dynamic_slice_grads():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 5))
     check_grads(lambda x, i: lax.dynamic_slice(x, (i, 1), (2, 3)), (x, np.int32(3)), order=2,
-                modes=("fwd",))
+                modes=("fwd", "rev"))
     check_grads(lambda x, u, i: lax.dynamic_update_slice(x, u, (i, -2)),
-                (x, rng.standard_normal((2, 3)), np.int32(1)), order=2, modes=("fwd",))
+                (x, rng.standard_normal((2, 3)), np.int32(1)), order=2, modes=("fwd", "rev"))
     check_grads(lambda x: lax.dynamic_update_slice(x, np.ones((1, 2)), (0, 0)), (x,), order=2,
-                modes=("fwd",))
+                modes=("fwd", "rev"))
 
 
 def test_dynamic_slice_jvp_zero_and_weak_types():
@@ -631,7 +631,7 @@ def test_scatter_dtype_errors():
 
 
 def grads(f, *args):
-    check_grads(f, args, order=2, modes=("fwd",))
+    check_grads(f, args, order=2, modes=("fwd", "rev"))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -747,3 +747,217 @@ def test_jvp_staged():
     staged = api.make_jaxpr(tangent)(*args)
     np.testing.assert_array_equal(np_(staged(*args)[0]), np_(tangent(*args)))
     np.testing.assert_array_equal(np_(tangent(*args)), [2.0, 1.0, 2.0])
+
+
+# --------------------------------------------------------------------------------------
+# Reverse mode: transpose rules
+
+
+def check_transpose(f, *primals, seed=0):
+    """`linear_transpose(f)` is the adjoint of the linear `f`: <v, f(u)> == <f^T v, u>."""
+    rng = np.random.default_rng(seed)
+    us = [rng.standard_normal(np.shape(p)) for p in primals]
+    out = np_(f(*us))
+    v = rng.standard_normal(out.shape)
+    cts = api.linear_transpose(f, *primals)(v)
+    assert [(c.shape, c.dtype) for c in cts] == [(np.shape(p), np.float64) for p in primals]
+    lhs = np.vdot(v, out)
+    rhs = sum(np.vdot(np_(c), u) for c, u in zip(cts, us))
+    np.testing.assert_allclose(rhs, lhs, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(slice_cases())
+def test_dynamic_slice_transposes(case):
+    shape, sizes, starts = case
+    x, u = np.zeros(shape), np.zeros(sizes)
+    check_transpose(lambda x: lax.dynamic_slice(x, starts, sizes), x)
+    check_transpose(lambda x, u: lax.dynamic_update_slice(x, u, starts), x, u)
+    check_transpose(lambda u: lax.dynamic_update_slice(np.zeros(shape), u, starts), u)
+
+
+@settings(max_examples=40, deadline=None)
+@given(gather_cases())
+def test_gather_scatter_transposes_random(case):
+    """Exact adjoints in every mode, out-of-bounds indices included (PROMISE_IN_BOUNDS
+    too: its transpose uses the out-of-bounds policy of the impl it transposes)."""
+    operand, indices, dn, slice_sizes, mode = case
+    check_transpose(lambda x: lax.gather(x, indices, dn, slice_sizes, mode=mode,
+                                         fill_value=0.0), operand)
+    updates = np_(lax.gather(operand, indices, dn, slice_sizes)) + 0.5
+    sdn = scatter_dnums(dn)
+    check_transpose(lambda x, u: lax.scatter_add(x, indices, u, sdn, mode=mode),
+                    operand, updates)
+    check_transpose(lambda x: lax.scatter_mul(x, indices, updates, sdn, mode=mode), operand)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scatter_transposes_unique(mode):
+    # Disjoint windows; [2, 3] is out of bounds: clamped to [2, 2] or dropped.
+    idx = np.array([[0, 0], [2, 3], [1, 1]])
+    u = np.arange(1.0, 7.0).reshape(3, 2)
+    check_transpose(lambda x, u: lax.scatter(x, idx, u, SDN2, mode=mode, unique_indices=True),
+                    X2, u)
+    # Linear in u once the unwritten places (constants) are taken away.
+    base = np_(lax.scatter_mul(X2, idx, np.zeros_like(u), SDN2, mode=mode))
+    check_transpose(lambda u: lax.scatter_mul(X2, idx, u, SDN2, mode=mode,
+                                              unique_indices=True) - base, u)
+
+
+def test_transposes_of_reads_of_nothing():
+    # An empty batch may have slice sizes beyond the operand; a batching dimension of
+    # slice size 0 reads nothing (the output is zeros): both transpose to zeros.
+    check_transpose(lambda x: lax.gather(x, np.zeros((0, 1), np.int32), GDN((1,), (), (0,)),
+                                         (5,)), np.zeros(2))
+    dn = GDN((1,), (), (1,), (0,), (0,))
+    idx = np.array([[1], [0]])
+    check_transpose(lambda x: lax.gather(x, idx, dn, (0, 2)), np.zeros((2, 3)))
+    ct = api.linear_transpose(lambda x: lax.gather(x, idx, dn, (0, 2)), X2[:2])(np.ones((2, 2)))
+    np.testing.assert_array_equal(np_(ct[0]), np.zeros((2, 4)))
+
+
+def test_transpose_errors():
+    dup = np.array([[0], [0]])
+    dn = SDN((), (0,), (0,))
+    x, u = np.zeros(3), np.zeros(2)
+    with pytest.raises(NotImplementedError, match="only implemented where unique_indices"):
+        api.linear_transpose(lambda x: lax.scatter(x, dup, u, dn), x)(x)
+    with pytest.raises(NotImplementedError, match="only implemented if `unique_indices=True`"):
+        api.linear_transpose(lambda u: lax.scatter_mul(x, dup, u, dn), u)(x)
+    with pytest.raises(NotImplementedError, match="only implemented if `unique_indices=True`"):
+        api.grad(lambda u: lax.scatter_mul(x + 1, dup, u, dn).sum())(u + 1)
+    with pytest.raises(NotImplementedError, match="'scatter-mul'.* not linear"):
+        api.linear_transpose(lambda x: lax.scatter_mul(x, dup[:1], x[:1], dn), x)(x)
+
+
+def test_promise_in_bounds_grads_are_exact():
+    # JAX 0.10.2 gives [0, 1, 0] and [1, 1] here (XLA's gather clamps the out-of-bounds
+    # index but the transposed scatter drops it, and the other way round); didax
+    # transposes with the impl's own policy, so these are the derivatives of what runs.
+    x = np.array([0.0, 1.0, 2.0])
+    idx = np.array([[5], [1]])
+    dn = GDN((), (0,), (0,))
+    f = lambda x: lax.gather(x, idx, dn, (1,), mode="promise_in_bounds").sum()  # noqa: E731
+    np.testing.assert_array_equal(np_(api.grad(f)(x)), [0.0, 1.0, 1.0])
+    g = lambda u: lax.scatter_add(x, idx, u, scatter_dnums(dn),  # noqa: E731
+                                  mode="promise_in_bounds").sum()
+    np.testing.assert_array_equal(np_(api.grad(g)(np.ones(2))), [0.0, 1.0])
+
+
+# The gradients of sum(op(...) ** 2 * weights) at integer points (exact results), with
+# duplicated, clamped and dropped indices (IDX_G) and ties for scatter_min/max.
+IDX_G = np.array([[0, 0], [2, 3], [-1, 1], [1, 2], [0, 0]])
+U_G = np.array([[1.0, 2], [3, 4], [5, 6], [6, 7], [1, 2]])
+W_G = np.arange(1.0, 13.0).reshape(3, 4)
+
+# JAX 0.10.2: jax.grad of the programs of test_grads_match_jax (argnums 0, 1).
+GRAD_JAX = {
+    ("gather", "clip"): [[[0, 34, 24, 0], [0, 0, 84, 112], [0, 0, 60, 88]]],
+    ("gather", "fill"): [[[0, 24, 0, 0], [0, 0, 84, 112], [0, 0, 0, 0]]],
+    ("scatter", "clip"): [[[0, 0, 0, 24], [40, 60, 0, 0], [144, 180, 0, 0]],
+                          [[0, 0], [66, 96], [0, 36], [84, 112], [2, 8]]],
+    ("scatter", "fill"): [[[0, 0, 12, 24], [40, 60, 0, 0], [144, 180, 220, 264]],
+                          [[0, 0], [0, 0], [0, 0], [84, 112], [2, 8]]],
+    ("scatter_add", "clip"): [[[4, 40, 48, 24], [40, 60, 168, 224], [144, 180, 286, 360]],
+                              [[4, 40], [286, 360], [40, 48], [168, 224], [4, 40]]],
+    ("scatter_add", "fill"): [[[4, 20, 12, 24], [40, 60, 168, 224], [144, 180, 220, 264]],
+                              [[4, 20], [0, 0], [0, 0], [168, 224], [4, 20]]],
+    ("scatter_mul", "clip"): [[[0, 1600, 432, 24], [40, 60, 3024, 5488],
+                               [144, 180, 1980, 4224]]],
+    ("scatter_mul", "fill"): [[[0, 64, 12, 24], [40, 60, 3024, 5488], [144, 180, 220, 264]]],
+    ("scatter_min", "fill"): [[[0, 4, 12, 24], [40, 60, 42, 56], [144, 180, 220, 264]],
+                              [[0, 0], [0, 0], [0, 0], [42, 56], [0, 0]]],
+    ("scatter_max", "fill"): [[[0, 0, 12, 24], [40, 60, 42, 56], [144, 180, 220, 264]],
+                              [[1, 4], [0, 0], [0, 0], [42, 56], [1, 4]]],
+}
+
+
+@pytest.mark.parametrize("kind,mode", sorted(GRAD_JAX))
+def test_grads_match_jax(kind, mode):
+    if kind == "gather":
+        weights = np.arange(1.0, 11.0).reshape(5, 2)
+        f = lambda x, u: (lax.gather(x, IDX_G, GDN2, (1, 2), mode=mode,  # noqa: E731
+                                     fill_value=0.0) ** 2 * weights).sum()
+    else:
+        f = lambda x, u: (getattr(lax, kind)(x, IDX_G, u, SDN2, mode=mode)  # noqa: E731
+                          ** 2 * W_G).sum()
+    expected = GRAD_JAX[kind, mode]  # scatter_mul: the operand only (updates not unique)
+    out = api.grad(f, tuple(range(len(expected))))(X2, U_G)
+    for g, e in zip(out, expected):
+        np.testing.assert_array_equal(np_(g), e)
+
+
+def test_dynamic_and_unique_grads_match_jax():
+    def f(x, u):
+        out = lax.dynamic_update_slice(x, u[:2], (2, -1))  # starts clamped to (1, 2)
+        return (out ** 2 * W_G).sum() + (lax.dynamic_slice(x * x, (5, -3), (2, 2))
+                                         * u[:2]).sum()
+
+    def g(x, u):
+        return (lax.scatter_mul(x, IDX_G[:2], u[:2], SDN2, unique_indices=True) ** 2
+                * W_G).sum()
+
+    # JAX 0.10.2
+    expected = {f: ([[0, 4, 12, 24], [40, 70, 24, 0], [144, 234, 80, 0]],
+                    [[39, 68], [147, 196], [0, 0], [0, 0], [0, 0]]),
+                g: ([[0, 16, 12, 24], [40, 60, 84, 112], [144, 180, 220, 264]],
+                    [[0, 8], [0, 0], [0, 0], [0, 0], [0, 0]])}
+    for fun, (gx, gu) in expected.items():
+        dx, du = api.grad(fun, (0, 1))(X2, U_G)
+        np.testing.assert_array_equal(np_(dx), gx)
+        np.testing.assert_array_equal(np_(du), gu)
+
+
+def test_transpose_jaxprs_match_jax():
+    with enable_x64(False):
+        x, u = np.zeros((3, 4), np.float32), np.zeros((1, 4), np.float32)
+        idx = np.array([[1], [3]], np.int32)
+
+        def pullback(i, ct):
+            f = lambda x, u: lax.dynamic_slice(  # noqa: E731
+                lax.dynamic_update_slice(x, u, (i, 0)), (1, i), (2, 2))
+            return api.linear_transpose(f, x, u)(ct)
+
+        dyn = str(api.make_jaxpr(pullback)(np.int32(1), np.zeros((2, 2), np.float32)))
+        sdn = SDN((1,), (0,), (0,))
+        sc = str(api.make_jaxpr(api.linear_transpose(
+            lambda x, u: lax.scatter(x, idx, u, sdn, unique_indices=True), x,
+            np.zeros((2, 2), np.float32)))(x))
+    # JAX 0.10.2
+    assert dyn == ("{ lambda ; a:i32[] b:f32[2,2]. let\n"
+                   "    c:bool[] = lt a 0:i32[]\n"
+                   "    d:i32[] = add a 3:i32[]\n"
+                   "    e:i32[] = select_n c a d\n"
+                   "    f:bool[] = lt a 0:i32[]\n"
+                   "    g:i32[] = add a 4:i32[]\n"
+                   "    h:i32[] = select_n f a g\n"
+                   "    i:f32[3,4] = broadcast_in_dim 0.0:f32[]\n"
+                   "    j:f32[3,4] = dynamic_update_slice i b 1:i32[] h\n"
+                   "    k:f32[1,4] = broadcast_in_dim 0.0:f32[]\n"
+                   "    l:f32[3,4] = dynamic_update_slice j k e 0:i32[]\n"
+                   "    m:f32[1,4] = dynamic_slice[slice_sizes=(1, 4)] j e 0:i32[]\n"
+                   "  in (l, m) }")
+    assert sc == (
+        "{ lambda a:i32[2,1]; b:f32[3,4]. let\n"
+        "    c:f32[2,2] = broadcast_in_dim 0.0:f32[]\n"
+        "    d:f32[3,4] = scatter[\n"
+        "      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), "
+        "inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), "
+        "operand_batching_dims=(), scatter_indices_batching_dims=())\n"
+        "      indices_are_sorted=False\n"
+        "      mode=GatherScatterMode.FILL_OR_DROP\n"
+        "      unique_indices=True\n"
+        "      update_consts=()\n"
+        "      update_jaxpr=None\n"
+        "    ] b a c\n"
+        "    e:f32[2,2] = gather[\n"
+        "      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), "
+        "collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), "
+        "start_indices_batching_dims=())\n"
+        "      fill_value=0\n"
+        "      indices_are_sorted=False\n"
+        "      mode=GatherScatterMode.FILL_OR_DROP\n"
+        "      slice_sizes=(1, 2)\n"
+        "      unique_indices=False\n"
+        "    ] b a\n"
+        "  in (d, e) }")

@@ -307,7 +307,7 @@ GRAD_INDICES = [
 def test_getitem_derivatives(idx):
     with enable_x64():
         x = np.random.default_rng(0).standard_normal((3, 4, 5))
-        check_grads(lambda a: jnp.asarray(a)[idx], (x,), order=2, modes=("fwd",))
+        check_grads(lambda a: jnp.asarray(a)[idx], (x,), order=2, modes=("fwd", "rev"))
 
 
 UPDATE_INDICES = [
@@ -328,7 +328,7 @@ def test_at_update_derivatives(idx, op):
         # scatter-mul differentiates in the updates only for unique indices (as in JAX)
         kw = {"unique_indices": True} if op == "multiply" else {}
         check_grads(lambda a, b: getattr(jnp.asarray(a).at[idx], op)(b, **kw), (x, v), order=2,
-                    modes=("fwd",))
+                    modes=("fwd", "rev"))
 
 
 def test_boolean_mask_under_jvp_of_concrete_values():
@@ -571,8 +571,9 @@ def test_take_functions_trace_and_differentiate():
         x = np.random.default_rng(2).standard_normal((3, 4))
         i = np.array([[2, 0, -1, 1]])
         check_grads(lambda a: jnp.take(a, np.array([3, -1, 0]), axis=1), (x,), order=2,
-                    modes=("fwd",))
-        check_grads(lambda a: jnp.take_along_axis(a, i, axis=0), (x,), order=2, modes=("fwd",))
+                    modes=("fwd", "rev"))
+        check_grads(lambda a: jnp.take_along_axis(a, i, axis=0), (x,), order=2,
+                    modes=("fwd", "rev"))
         closed = make_jaxpr(lambda a, j: jnp.take_along_axis(a, j, axis=0))(x, i)
         np.testing.assert_array_equal(np.asarray(closed(x, i)[0]),
                                       np.take_along_axis(x, i, axis=0))
