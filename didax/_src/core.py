@@ -72,6 +72,8 @@ class ShapedArray:
         return f"ShapedArray({self.str_short()}{weak})"
 
     def to_tangent_aval(self) -> ShapedArray:
+        if self.dtype.kind in "fc":  # inexact values are their own tangent type
+            return self
         return ShapedArray(self.shape, dtypes.tangent_dtype(self.dtype), self.weak_type)
 
 

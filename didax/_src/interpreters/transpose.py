@@ -94,10 +94,12 @@ def unbroadcast(ct, aval: ShapedArray):
     shape: summed over the broadcast dimensions, in the operand's shape and dtype."""
     if is_zero(ct):
         return Zero(aval)
+    ct_aval = get_aval(ct)
+    if ct_aval.shape == aval.shape and ct_aval.dtype == aval.dtype:
+        return ct
     from didax._src.lax import elementwise as lax_ew
     from didax._src.lax import reduction, shape as lax_shape
 
-    ct_aval = get_aval(ct)
     if ct_aval.shape != aval.shape:
         if not aval.shape:
             ct = reduction.reduce_sum(ct, tuple(range(ct_aval.ndim)))

@@ -77,13 +77,19 @@ def broadcast_shapes(name: str, *shapes) -> tuple:
 
 
 def naryop_aval(name, avals, accepted, out_dtype=None) -> ShapedArray:
+    first = avals[0]
+    shape, dtype0, weak = first.shape, first.dtype, first.weak_type
+    same_shapes = True
     for a in avals:
-        check_dtype(name, a, accepted)
-    check_same_dtypes(name, avals)
-    shape = avals[0].shape
-    if any(a.shape != shape for a in avals):
+        if not dtype_in(a.dtype, accepted):
+            check_dtype(name, a, accepted)
+        if a.dtype != dtype0:
+            check_same_dtypes(name, avals)
+        if a.shape != shape:
+            same_shapes = False
+        weak = weak and a.weak_type
+    if not same_shapes:
         shape = broadcast_shapes(name, *(a.shape for a in avals))
-    weak = all(a.weak_type for a in avals)
     if out_dtype is None:
         dtype = avals[0].dtype
     elif isinstance(out_dtype, type) or isinstance(out_dtype, np.dtype):

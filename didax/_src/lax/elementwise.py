@@ -77,7 +77,7 @@ def _bind1(p):
 
 def _bind2(p):
     def wrapper(x, y):
-        if type(x) is not type(y):
+        if type(x) in _SCALAR_TYPES or type(y) in _SCALAR_TYPES:
             x, y = _lift_scalars(x, y)
         return p.bind(x, y)
 
