@@ -33,39 +33,44 @@ def is_undefined(x) -> bool:
 
 
 def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
-    """Cotangents of `jaxpr`'s inputs, given cotangents (or Zeros) of its outputs."""
+    """Cotangents of `jaxpr`'s inputs, given cotangents (or Zeros) of its outputs.
+
+    Every variable that is not a constvar is linear: a linear jaxpr stages only equations
+    that depend on its inputs.
+    """
     known: dict = dict(zip(jaxpr.constvars, consts))
-    linear = set(jaxpr.invars)
-    for eqn in jaxpr.eqns:
-        linear.update(eqn.outvars)
     ct_env: dict = {}
 
     def accumulate(v, ct):
-        if type(v) is Literal or type(v) is DropVar or v not in linear or is_zero(ct):
+        if type(v) is Literal or type(v) is DropVar or v in known or type(ct) is Zero:
             return
         prev = ct_env.get(v)
         ct_env[v] = ct if prev is None else add_tangents(prev, ct)
 
     for v, ct in zip(jaxpr.outvars, cts_out):
         accumulate(v, ct)
+    pop = ct_env.pop
     for eqn in reversed(jaxpr.eqns):
-        cts = [ct_env.pop(v, None) for v in eqn.outvars]
-        if all(ct is None for ct in cts):
-            continue
-        cts = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, cts)]
+        prim = eqn.primitive
+        if prim.multiple_results:
+            cts = [pop(v, None) for v in eqn.outvars]
+            if all(ct is None for ct in cts):
+                continue
+            ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
+        else:
+            ct = pop(eqn.outvars[0], None)
+            if ct is None:
+                continue
         args = []
         for v in eqn.invars:
             if type(v) is Literal:
                 args.append(v.val)
-            elif v in linear:
-                args.append(UndefinedPrimal(v.aval))
             else:
-                args.append(known[v])
-        rule = eqn.primitive.get_rule("transpose")
-        ct = cts if eqn.primitive.multiple_results else cts[0]
-        cts_in = rule(ct, *args, **eqn.params)
+                value = known.get(v, v)
+                args.append(UndefinedPrimal(v.aval) if value is v else value)
+        cts_in = prim.get_rule("transpose")(ct, *args, **eqn.params)
         for v, x, ct_in in zip(eqn.invars, args, cts_in):
-            if is_undefined(x) and ct_in is not None:
+            if ct_in is not None and type(x) is UndefinedPrimal:
                 accumulate(v, ct_in)
     return [ct_env.get(v, Zero(v.aval)) for v in jaxpr.invars]
 
