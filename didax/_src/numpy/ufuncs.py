@@ -661,9 +661,9 @@ def iscomplexobj(x):
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """Chooses elementwise from `x` where `condition` holds, else from `y`."""
     if x is None and y is None:
-        from didax._src.numpy import lax_numpy
+        from didax._src.numpy.searching import nonzero
 
-        return lax_numpy.nonzero(condition, size=size, fill_value=fill_value)
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided "
                          "to jnp.where.")

@@ -1,0 +1,328 @@
+"""Shape information and rearrangement: ndim/shape/size, reshape, ravel, transposes and axis
+moves, squeeze/expand_dims, atleast_*d, flips, roll and rot90.
+
+Each is a lax reshape, transpose, rev, slice or concatenate; permutations and shapes are
+computed with NumPy from the static shapes.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from didax._src import core
+from didax._src.core import ArrayBase
+from didax._src.lax import elementwise as lax
+from didax._src.lax import indexing as lax_idx
+from didax._src.lax import shape as lax_shape
+from didax._src.numpy import ufuncs
+from didax._src.numpy._helpers import _aval, _axis_tuple, _concrete_int, _range
+from didax._src.numpy.util import array, asarray, broadcast_to, canonical_axis, check_arraylike
+
+__all__ = [
+    "ndim", "shape", "size", "iterable", "isscalar", "can_cast", "reshape", "ravel",
+    "transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis", "rollaxis",
+    "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes",
+    "flip", "fliplr", "flipud", "roll", "rot90",
+]
+
+
+# --------------------------------------------------------------------------------------
+# Array information
+
+
+def ndim(a):
+    if hasattr(a, "ndim"):
+        return a.ndim
+    check_arraylike("ndim", a)
+    return np.ndim(a)
+
+
+def shape(a):
+    if hasattr(a, "shape"):
+        return a.shape
+    check_arraylike("shape", a)
+    return np.shape(a)
+
+
+def size(a, axis=None):
+    check_arraylike("size", a)
+    if axis is None and hasattr(a, "size"):
+        return a.size
+    s = shape(a)
+    if axis is None:
+        return math.prod(s)
+    axes = [canonical_axis(ax, len(s), "size") for ax in _axis_tuple(axis)]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"size: repeated axis in {axis}")
+    return math.prod(s[i] for i in axes)
+
+
+def iterable(y):
+    return np.iterable(y)
+
+
+def isscalar(element):
+    """True for Python/NumPy scalars and 0-d arrays (unlike NumPy, which says False)."""
+    if np.isscalar(element):
+        return True
+    if isinstance(element, (np.ndarray, ArrayBase)):
+        return element.ndim == 0
+    if hasattr(element, "__jax_array__"):
+        return asarray(element).ndim == 0
+    return False
+
+
+def can_cast(from_, to, casting="safe"):
+    return np.can_cast(from_, to, casting)
+
+
+# --------------------------------------------------------------------------------------
+# Reshaping and moving axes
+
+
+def _infer_shape(newshape, total, original):
+    newshape = list(newshape)
+    unknown = [i for i, d in enumerate(newshape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if any(d < -1 for d in newshape):
+        raise ValueError(f"reshape: invalid shape {tuple(newshape)}")
+    if unknown:
+        known = math.prod(d for d in newshape if d != -1)
+        if known == 0 or total % known:
+            raise ValueError(f"cannot reshape array of shape {original} (size {total}) into "
+                            f"shape {tuple(newshape)}")
+        newshape[unknown[0]] = total // known
+    if math.prod(newshape) != total:
+        raise ValueError(f"cannot reshape array of shape {original} (size {total}) into shape "
+                        f"{tuple(newshape)}")
+    return tuple(newshape)
+
+
+def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
+    """A new shape for the same elements; one dimension may be -1 (inferred)."""
+    check_arraylike("reshape", a)
+    a = asarray(a)
+    aval = _aval(a)
+    newshape = tuple(_concrete_int(d, "reshape shape") for d in (
+        shape if isinstance(shape, (tuple, list)) or np.ndim(shape) else (shape,)))
+    newshape = _infer_shape(newshape, aval.size, aval.shape)
+    if order == "C":
+        return lax_shape.reshape(a, newshape)
+    if order == "F":
+        out = lax_shape.reshape(lax_shape.transpose(a, tuple(_range(aval.ndim))[::-1]),
+                                newshape[::-1])
+        return lax_shape.transpose(out, tuple(_range(len(newshape)))[::-1])
+    if order == "A":
+        raise NotImplementedError("np.reshape order=A is not implemented.")
+    raise ValueError(f"Unexpected value for 'order' argument: {order}.")
+
+
+def ravel(a, order="C", *, out_sharding=None):
+    check_arraylike("ravel", a)
+    if order == "K":
+        raise NotImplementedError("Ravel not implemented for order='K'.")
+    return reshape(a, (size(a),), order)
+
+
+def transpose(a, axes=None):
+    check_arraylike("transpose", a)
+    a = asarray(a)
+    nd = _aval(a).ndim
+    axes = tuple(_range(nd))[::-1] if axes is None else axes
+    perm = [canonical_axis(i, nd, "transpose") for i in axes]
+    if sorted(perm) != list(_range(nd)):
+        raise ValueError(f"transpose: axes {tuple(axes)} don't match array of dimension {nd}")
+    return lax_shape.transpose(a, perm)
+
+
+def permute_dims(a, /, axes):
+    check_arraylike("permute_dims", a)
+    return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    check_arraylike("matrix_transpose", x)
+    x = asarray(x)
+    nd = _aval(x).ndim
+    if nd < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={nd}")
+    return lax_shape.transpose(x, (*_range(nd - 2), nd - 1, nd - 2))
+
+
+def swapaxes(a, axis1, axis2):
+    check_arraylike("swapaxes", a)
+    a = asarray(a)
+    nd = _aval(a).ndim
+    perm = list(_range(nd))
+    i, j = canonical_axis(axis1, nd, "swapaxes"), canonical_axis(axis2, nd, "swapaxes")
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax_shape.transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    check_arraylike("moveaxis", a)
+    a = asarray(a)
+    nd = _aval(a).ndim
+    src = [canonical_axis(i, nd, "moveaxis") for i in _axis_tuple(source)]
+    dst = [canonical_axis(i, nd, "moveaxis") for i in _axis_tuple(destination)]
+    if len(src) != len(dst):
+        raise ValueError(f"Inconsistent number of elements: {len(src)} vs {len(dst)}")
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"moveaxis: repeated axis in source {source} or destination "
+                         f"{destination}")
+    perm = [i for i in _range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return lax_shape.transpose(a, perm)
+
+
+def rollaxis(a, axis, start=0):
+    check_arraylike("rollaxis", a)
+    nd = ndim(a)
+    axis = canonical_axis(axis, nd, "rollaxis")
+    start = _concrete_int(start, "'start' argument of jnp.rollaxis()")
+    if not -nd <= start <= nd:
+        raise ValueError(f"start={start} must satisfy {-nd}<=start<={nd}")
+    if start < 0:
+        start += nd
+    if start > axis:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+def squeeze(a, axis=None):
+    check_arraylike("squeeze", a)
+    a = asarray(a)
+    s = _aval(a).shape
+    if axis is None:
+        return lax_shape.squeeze(a, [i for i, d in enumerate(s) if d == 1])
+    axes = [canonical_axis(i, len(s), "squeeze") for i in _axis_tuple(axis)]
+    for i in axes:
+        if s[i] != 1:
+            raise ValueError("cannot select an axis to squeeze out which has size not equal "
+                             f"to one, got shape={s} and dimensions={tuple(axes)}")
+    return lax_shape.squeeze(a, axes)
+
+
+def expand_dims(a, axis):
+    check_arraylike("expand_dims", a)
+    a = asarray(a)
+    axes = _axis_tuple(axis)
+    nd = _aval(a).ndim + len(axes)
+    canon = [canonical_axis(i, nd, "expand_dims") for i in axes]
+    if len(set(canon)) != len(canon):
+        raise ValueError(f"repeated axis in expand_dims: {axis}")
+    return lax_shape.expand_dims(a, canon)
+
+
+def atleast_1d(*arys):
+    check_arraylike("atleast_1d", *arys)
+    out = [array(a, copy=False, ndmin=1) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    check_arraylike("atleast_2d", *arys)
+    out = [array(a, copy=False, ndmin=2) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    """Like NumPy: a 1-D array of shape (n,) becomes (1, n, 1), a 2-D one gains a last axis."""
+    check_arraylike("atleast_3d", *arys)
+    out = []
+    for a in arys:
+        a = asarray(a)
+        dims = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}.get(_aval(a).ndim, ())
+        out.append(lax_shape.expand_dims(a, dims) if dims else a)
+    return out[0] if len(out) == 1 else out
+
+
+def broadcast_shapes(*shapes):
+    if not shapes:
+        return ()
+    shapes = [(int(s),) if np.ndim(s) == 0 else tuple(int(d) for d in s) for s in shapes]
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
+
+
+# --------------------------------------------------------------------------------------
+# Flips, rolls and rotations
+
+
+def flip(m, axis=None):
+    check_arraylike("flip", m)
+    m = asarray(m)
+    nd = _aval(m).ndim
+    axes = _range(nd) if axis is None else _axis_tuple(axis)
+    return lax_shape.rev(m, [canonical_axis(a, nd, "flip") for a in axes])
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def roll(a, shift, axis=None):
+    """Elements shifted cyclically along `axis` (over the flattened array if None)."""
+    check_arraylike("roll", a)
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), _aval(a).shape)
+    nd = _aval(a).ndim
+    axes = [canonical_axis(ax, nd, "roll") for ax in _axis_tuple(axis)]
+    static = core.concrete_value(shift) if not isinstance(shift, core.Tracer) else None
+    if static is not None or isinstance(shift, (tuple, list)):
+        shifts = np.asarray(shift if static is None else static)
+        if shifts.ndim > 1 or not np.issubdtype(shifts.dtype, np.integer):
+            raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D "
+                             "integer arrays")
+        for ax, s in zip(*np.broadcast_arrays(axes, shifts)):
+            n = _aval(a).shape[ax]
+            if n:
+                i = int(-s % n)
+                a = lax_shape.concatenate([lax_shape.slice_in_dim(a, i, n, 1, ax),
+                                           lax_shape.slice_in_dim(a, 0, i, 1, ax)], int(ax))
+        return a
+    shift = asarray(shift)
+    if _aval(shift).ndim > 1 or len(np.broadcast_shapes(_aval(shift).shape, (len(axes),))) != 1:
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+    shifts = broadcast_to(shift, np.broadcast_shapes(_aval(shift).shape, (len(axes),)))
+    axes = np.broadcast_to(axes, _aval(shifts).shape)
+    for k, ax in enumerate(axes):
+        n = _aval(a).shape[ax]
+        s = lax.convert_element_type(lax_shape.index_in_dim(shifts, k, 0, False), np.int32)
+        s = ufuncs.remainder(s, np.int32(max(n, 1)))
+        doubled = lax_shape.concatenate([a, a], int(ax))
+        a = lax_idx.dynamic_slice_in_dim(doubled, lax.sub(np.int32(n), s), n, int(ax))
+    return a
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    check_arraylike("rot90", m)
+    m = asarray(m)
+    nd = _aval(m).ndim
+    if nd < 2:
+        raise ValueError("rot90 requires its first argument to have ndim at least two, but got "
+                         f"first argument of shape {_aval(m).shape}, which has ndim {nd}")
+    ax1, ax2 = (canonical_axis(a, nd, "rot90") for a in axes)
+    if ax1 == ax2:
+        raise ValueError("Axes must be different")
+    k = _concrete_int(k, "'k' argument of jnp.rot90") % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, ax1), ax2)
+    perm = list(_range(nd))
+    perm[ax1], perm[ax2] = perm[ax2], perm[ax1]
+    if k == 1:
+        return transpose(flip(m, ax2), perm)
+    return flip(transpose(m, perm), ax2)

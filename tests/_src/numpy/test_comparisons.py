@@ -1,0 +1,83 @@
+"""didax.numpy whole-array comparisons (comparisons.py): values against NumPy, result dtypes and
+weak types against JAX (the table below was produced by running JAX 0.10.2)."""
+import numpy as np
+import pytest
+
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+F = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+DTYPE_CASES = {
+    "isclose": lambda m: m.isclose(F, 1.0),
+    "allclose": lambda m: m.allclose(F, F),
+    "array_equal": lambda m: m.array_equal(F, F),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'isclose': ('bool', 'bool'),
+    'allclose': ('bool', 'bool'),
+    'array_equal': ('bool', 'bool'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Values against NumPy, in float32 and in float64 mode
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+N = np.array([3., np.nan, -np.inf, np.inf, -2.], np.float32)
+
+
+NUMPY_CASES = {
+    "isclose": lambda m: [m.isclose(N, np.array([3.00001, np.nan, -np.inf, 1., -2.1])),
+                          m.isclose(N, N, equal_nan=True), m.isclose(A, A + .01, 0, .02)],
+    "allclose": lambda m: m.stack([m.allclose(A, A + 1e-9), m.allclose(A, A + 1)]),
+    "array_equal": lambda m: m.stack([m.array_equal(A, A), m.array_equal(A, A[0]),
+                                      m.array_equal(N, N), m.array_equal(N, N, equal_nan=True),
+                                      m.array_equiv(A[0], A[:1]), m.array_equiv(A, A[:1] + 1)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
+@X64
+def test_functions_match_numpy(name, x64):
+    with enable_x64(x64):
+        got = NUMPY_CASES[name](jnp)
+    want = NUMPY_CASES[name](np)
+    tol = 1e-12 if x64 else 2e-5
+    _assert_matches(got, want, rtol=tol, atol=tol)

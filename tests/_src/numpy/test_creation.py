@@ -1,0 +1,213 @@
+"""didax.numpy array creation (creation.py): values against NumPy, result dtypes and weak types
+against JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and
+errors."""
+import numpy as np
+import pytest
+
+import didax as jax
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax._src.errors import ConcretizationTypeError
+from didax._src.public_test_util import check_grads
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+F = np.arange(6, dtype=np.float32).reshape(2, 3)
+I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
+S = np.array([1., 2., 4.], np.float32)
+
+DTYPE_CASES = {
+    "zeros": lambda m: m.zeros(3),
+    "ones_int": lambda m: m.ones(3, int),
+    "full_py_int": lambda m: m.full((2,), 3),
+    "full_py_float": lambda m: m.full((2,), 3.0),
+    "full_f32": lambda m: m.full((2,), np.float32(3)),
+    "zeros_like_py_float": lambda m: m.zeros_like(2.0),
+    "zeros_like_i32": lambda m: m.zeros_like(I),
+    "full_like_f32": lambda m: m.full_like(F, 1),
+    "ones_like_dtype": lambda m: m.ones_like(F, dtype=bool),
+    "arange_int": lambda m: m.arange(5),
+    "arange_float": lambda m: m.arange(0.0, 1.0, 0.25),
+    "arange_f32_start": lambda m: m.arange(np.float32(1), 4),
+    "linspace": lambda m: m.linspace(0, 1, 5),
+    "linspace_int": lambda m: m.linspace(0, 10, 5, dtype=int),
+    "linspace_i32_arr": lambda m: m.linspace(m.asarray(I), 10, 3),
+    "logspace": lambda m: m.logspace(0, 2, 3),
+    "geomspace": lambda m: m.geomspace(1, 100, 3),
+    "eye": lambda m: m.eye(3),
+    "identity_int": lambda m: m.identity(3, int),
+    "tri": lambda m: m.tri(3),
+    "indices": lambda m: m.indices((2, 3)),
+    "meshgrid": lambda m: m.meshgrid(m.arange(2), S),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'zeros': ('float32', 'float64'),
+    'ones_int': ('int32', 'int64'),
+    'full_py_int': ('int32*', 'int64*'),
+    'full_py_float': ('float32*', 'float64*'),
+    'full_f32': ('float32', 'float32'),
+    'zeros_like_py_float': ('float32*', 'float64*'),
+    'zeros_like_i32': ('int32', 'int32'),
+    'full_like_f32': ('float32', 'float32'),
+    'ones_like_dtype': ('bool', 'bool'),
+    'arange_int': ('int32', 'int64'),
+    'arange_float': ('float32', 'float64'),
+    'arange_f32_start': ('float32', 'float32'),
+    'linspace': ('float32', 'float64'),
+    'linspace_int': ('int32', 'int64'),
+    'linspace_i32_arr': ('float32', 'float32'),
+    'logspace': ('float32', 'float64'),
+    'geomspace': ('float32', 'float64'),
+    'eye': ('float32', 'float64'),
+    'identity_int': ('int32', 'int64'),
+    'tri': ('float32', 'float32'),
+    'indices': ('int32', 'int64'),
+    'meshgrid': ('int32 float32', 'int64 float32'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Values against NumPy, in float32 and in float64 mode
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+V = RNG.standard_normal(7)
+K = RNG.standard_normal(3)
+
+
+NUMPY_CASES = {
+    "zeros": lambda m: m.zeros((2, 3), int),
+    "full": lambda m: m.full((2, 2), np.array([1., 2.])),
+    "full_like": lambda m: m.full_like(A, 2.5),
+    "arange": lambda m: [m.arange(5), m.arange(1, 6, 2), m.arange(0, 1, 0.25), m.arange(5, 1)],
+    "arange_neg_step": lambda m: m.arange(5, 1, -1.5),
+    "linspace": lambda m: [m.linspace(0, 1, 7), m.linspace(0, 1, 5, endpoint=False),
+                           m.linspace(2, 3, 1), m.linspace(0, 1, 0)],
+    "linspace_retstep": lambda m: m.linspace(-1, 2, 4, retstep=True),
+    "linspace_arrays": lambda m: m.linspace(K, 2 * K + 1, 4, axis=-1),
+    "linspace_int": lambda m: m.linspace(0, 10, 7, dtype=int),
+    "logspace": lambda m: m.logspace(0, 2, 5, base=2),
+    "geomspace": lambda m: [m.geomspace(1, 1000, 4), m.geomspace(-1, -100, 3, endpoint=False)],
+    "eye": lambda m: [m.eye(3), m.eye(3, 4, 1), m.eye(4, 3, -2), m.identity(2)],
+    "tri": lambda m: [m.tri(3), m.tri(3, 5, -1)],
+    "meshgrid": lambda m: m.meshgrid(K, V, indexing="xy") + m.meshgrid(K, V, indexing="ij",
+                                                                      sparse=True),
+    "indices": lambda m: [m.indices((2, 3)), *m.indices((2, 3), sparse=True)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
+@X64
+def test_functions_match_numpy(name, x64):
+    with enable_x64(x64):
+        got = NUMPY_CASES[name](jnp)
+    want = NUMPY_CASES[name](np)
+    tol = 1e-12 if x64 else 2e-5
+    _assert_matches(got, want, rtol=tol, atol=tol)
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives (forward mode, second order, float64)
+
+GRAD_CASES = {
+    "linspace": (lambda a, b: jnp.linspace(a, b, 5, axis=1), (K, K[::-1])),
+    "logspace": (lambda a, b: jnp.logspace(a, b, 5), (K, K[::-1])),
+    "geomspace": (lambda a: jnp.geomspace(a, 10., 4), (np.abs(K) + 1,)),
+    "full": (lambda v: jnp.full((2, 3), v), (np.float64(1.5),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_jvp_matches_finite_differences(name):
+    fn, args = GRAD_CASES[name]
+    with enable_x64():
+        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+
+
+# --------------------------------------------------------------------------------------
+# Tracing: shapes that depend on values need concrete inputs, or a static size
+
+TRACEABLE = {
+    "linspace": lambda x: jnp.linspace(x[0], x[1], 4),
+    "eye_traced_k": lambda x: jnp.eye(3, k=jnp.astype(x[0], int)),
+}
+
+CONCRETE_ONLY = {
+    "arange": lambda x: jnp.arange(x[0]),
+    "linspace_num": lambda x: jnp.linspace(0, 1, jnp.astype(x[0], int)),
+}
+
+SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(TRACEABLE))
+def test_traces_to_jaxpr(name):
+    fn = TRACEABLE[name]
+    want = jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), fn(jnp.asarray(SAMPLE)))
+    shapes = jax.eval_shape(fn, SAMPLE)
+    assert jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), shapes) == want
+    assert "lambda" in str(jax.make_jaxpr(fn)(SAMPLE))
+
+
+@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
+def test_value_dependent_shapes_need_concrete_inputs(name):
+    fn = CONCRETE_ONLY[name]
+    x = np.abs(SAMPLE)
+    fn(jnp.asarray(x))  # concrete: fine
+    jax.jvp(lambda y: jnp.sum(jnp.ravel(jnp.asarray(fn(y), float))), (x,), (np.ones_like(x),))
+    with pytest.raises(ConcretizationTypeError):
+        jax.make_jaxpr(fn)(x)
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.zeros(3, 4), TypeError),
+    (lambda: jnp.zeros((2, -1)), ValueError),
+    (lambda: jnp.full((2,), [1, 2]), TypeError),
+    (lambda: jnp.arange(np.ones(2)), ValueError),
+    (lambda: jnp.arange(1j), ValueError),
+    (lambda: jnp.linspace(0, 1, -1), ValueError),
+    (lambda: jnp.eye(2, k=1.5), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()

@@ -1,0 +1,180 @@
+"""didax.numpy diagonals and triangles (diagonals.py): values against NumPy, result dtypes and weak
+types against JAX (the table below was produced by running JAX 0.10.2), derivatives and errors."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax._src.public_test_util import check_grads
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
+S = np.array([1., 2., 4.], np.float32)
+
+DTYPE_CASES = {
+    "tril_weak": lambda m: m.tril(m.ones((2, 2)) * 2.0),
+    "diag": lambda m: m.diag(S),
+    "trace_int": lambda m: m.trace(I),
+    "trace_u8": lambda m: m.trace(m.ones((2, 2), np.uint8)),
+    "tril_indices": lambda m: m.tril_indices(3),
+    "diag_indices": lambda m: m.diag_indices(3),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'tril_weak': ('float32', 'float64'),
+    'diag': ('float32', 'float32'),
+    'trace_int': ('int32', 'int64'),
+    'trace_u8': ('uint32', 'uint64'),
+    'tril_indices': ('int32 int32', 'int64 int64'),
+    'diag_indices': ('int32 int32', 'int64 int64'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Against NumPy, on random shapes (including empty arrays and scalars)
+
+
+def _case_tri(draw, x):
+    fn, k = draw(st.sampled_from(["tril", "triu"])), draw(st.integers(-4, 4))
+    return lambda m: getattr(m, fn)(x, k)
+
+
+def _case_diagonal(draw, x):
+    a, b = draw(st.lists(st.integers(-x.ndim, x.ndim - 1), min_size=2, max_size=2,
+                         unique_by=lambda i: i % x.ndim))
+    offset = draw(st.integers(-5, 5))
+    return lambda m: m.diagonal(x, offset, a, b)
+
+
+def _case_trace(draw, x):
+    offset = draw(st.integers(-3, 3))
+    return lambda m: m.trace(x, offset, 0, x.ndim - 1)
+
+
+SHAPE_CASES = {  # name: (case builder, minimum rank, minimum axis size)
+    "tril_triu": (_case_tri, 2, 0),
+    "diagonal": (_case_diagonal, 2, 0),
+    "trace": (_case_trace, 2, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_shape_functions_match_numpy(name, data):
+    build, min_dims, min_side = SHAPE_CASES[name]
+    x = data.draw(hnp.arrays(np.float32, hnp.array_shapes(
+        min_dims=min_dims, max_dims=3, min_side=min_side, max_side=4),
+        elements=st.integers(-9, 9).map(float)))
+    fn = build(data.draw, x)
+    _assert_matches(fn(jnp), fn(np), rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------
+# Values against NumPy, in float32 and in float64 mode
+
+RNG = np.random.default_rng(0)  # A, V, K in this order, as in every test file
+A = RNG.standard_normal((3, 4))
+V = RNG.standard_normal(7)
+K = RNG.standard_normal(3)
+
+
+NUMPY_CASES = {
+    "diag": lambda m: [m.diag(K, k) for k in (-2, 0, 1)] + [m.diag(A, 1)],
+    "diagflat": lambda m: m.diagflat(A[:2, :2], -1),
+    "fill_diagonal": lambda m: jnp.fill_diagonal(np.zeros((5, 3)), K[:2], inplace=False)
+    if m is jnp else _np_fill_diagonal(np.zeros((5, 3)), K[:2]),
+    "tri_indices": lambda m: [*m.tril_indices(4, 1, 3), *m.triu_indices(3, -1),
+                              *m.tril_indices_from(A), *m.triu_indices_from(A, 2),
+                              *m.diag_indices(3, 3), *m.diag_indices_from(np.ones((2, 2)))],
+}
+
+
+def _np_fill_diagonal(a, val):
+    np.fill_diagonal(a, val)
+    return a
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
+@X64
+def test_functions_match_numpy(name, x64):
+    with enable_x64(x64):
+        got = NUMPY_CASES[name](jnp)
+    want = NUMPY_CASES[name](np)
+    tol = 1e-12 if x64 else 2e-5
+    _assert_matches(got, want, rtol=tol, atol=tol)
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives (forward mode, second order, float64)
+
+GRAD_CASES = {
+    "diagonal": (lambda a: jnp.diagonal(a[None], 1, 2, 1), (A,)),
+    "trace": (lambda a: jnp.trace(a, -1), (A,)),
+    "diag": (lambda x: jnp.diag(x, -2), (K,)),
+    "tril": (lambda a: jnp.tril(a, 1), (A,)),
+    "fill_diagonal": (lambda a, v: jnp.fill_diagonal(a, v, inplace=False), (A, K)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_jvp_matches_finite_differences(name):
+    fn, args = GRAD_CASES[name]
+    with enable_x64():
+        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.tril(np.ones(3)), ValueError),
+    (lambda: jnp.diagonal(np.ones(3)), ValueError),
+    (lambda: jnp.trace(np.ones((2, 2)), axis1=1, axis2=1), ValueError),
+    (lambda: jnp.diag(np.ones((2, 2, 2))), ValueError),
+    (lambda: jnp.fill_diagonal(np.ones((2, 2)), 1.), NotImplementedError),
+    (lambda: jnp.fill_diagonal(np.ones((2, 3, 2)), 1., inplace=False), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()

@@ -1,0 +1,116 @@
+"""didax.numpy delete, insert and trim_zeros (editing.py): values against NumPy, derivatives,
+tracing and errors."""
+import numpy as np
+import pytest
+
+import didax as jax
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax._src.errors import ConcretizationTypeError
+from didax._src.public_test_util import check_grads
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Values against NumPy, in float32 and in float64 mode
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+V = RNG.standard_normal(7)
+K = RNG.standard_normal(3)
+
+
+NUMPY_CASES = {
+    "delete": lambda m: [m.delete(A, 1), m.delete(A, np.array([0, 2]), axis=1),
+                         m.delete(A, slice(0, 3, 2), axis=0), m.delete(V, V > 0)],
+    "insert": lambda m: [m.insert(V, 2, 9.), m.insert(V, np.array([1, 1, 7, 0]), K.sum()),
+                         m.insert(A, 1, A[0] * 2, axis=0), m.insert(A, np.array([0, 2]), 5, 1),
+                         m.insert(V, slice(1, 4), K)],
+    "trim_zeros": lambda m: [m.trim_zeros(np.array([0, 0, 1, 2, 0, 3, 0]), t)
+                             for t in ("fb", "f", "b")] + [m.trim_zeros(np.zeros(3))],
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
+@X64
+def test_functions_match_numpy(name, x64):
+    with enable_x64(x64):
+        got = NUMPY_CASES[name](jnp)
+    want = NUMPY_CASES[name](np)
+    tol = 1e-12 if x64 else 2e-5
+    _assert_matches(got, want, rtol=tol, atol=tol)
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives (forward mode, second order, float64)
+
+GRAD_CASES = {
+    "insert": (lambda a, v: jnp.insert(a, np.array([0, 2, 2]), v, axis=1), (A, K)),
+    "delete": (lambda a: jnp.delete(a, np.array([0, 2]), axis=1), (A,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_jvp_matches_finite_differences(name):
+    fn, args = GRAD_CASES[name]
+    with enable_x64():
+        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+
+
+# --------------------------------------------------------------------------------------
+# Tracing: shapes that depend on values need concrete inputs, or a static size
+
+CONCRETE_ONLY = {
+    "trim_zeros": lambda x: jnp.trim_zeros(x),
+    "delete": lambda x: jnp.delete(x, jnp.astype(x[:1], int)),
+    "insert": lambda x: jnp.insert(x, jnp.astype(x[:1], int), 1.),
+}
+
+SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
+def test_value_dependent_shapes_need_concrete_inputs(name):
+    fn = CONCRETE_ONLY[name]
+    x = np.abs(SAMPLE)
+    fn(jnp.asarray(x))  # concrete: fine
+    jax.jvp(lambda y: jnp.sum(jnp.ravel(jnp.asarray(fn(y), float))), (x,), (np.ones_like(x),))
+    with pytest.raises(ConcretizationTypeError):
+        jax.make_jaxpr(fn)(x)
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.delete(np.ones(3), [0]), TypeError),
+    (lambda: jnp.delete(np.ones(3), np.array([1.5])), ValueError),
+    (lambda: jnp.insert(np.ones(3), np.array([[1]]), 1.), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()

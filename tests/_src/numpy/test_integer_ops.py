@@ -1,0 +1,106 @@
+"""didax.numpy bit packing, gcd and lcm (integer_ops.py): values against NumPy, result dtypes and
+weak types against JAX (the table below was produced by running JAX 0.10.2) and errors."""
+import numpy as np
+import pytest
+
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
+U = np.array([3, 1, 2], np.uint8)
+
+DTYPE_CASES = {
+    "packbits": lambda m: m.packbits(I),
+    "unpackbits": lambda m: m.unpackbits(U),
+    "gcd": lambda m: m.gcd(I, 4),
+    "lcm_u8": lambda m: m.lcm(U, U),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'packbits': ('uint8', 'uint8'),
+    'unpackbits': ('uint8', 'uint8'),
+    'gcd': ('int32', 'int32'),
+    'lcm_u8': ('uint8', 'uint8'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Values against NumPy, in float32 and in float64 mode
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+
+
+PICK = np.array([[0, 2, 1, 0], [1, 1, 0, 2], [2, 0, 0, 1]])
+BYTES = np.array([[3, 255], [17, 0]], np.uint8)
+INTS = np.array([[0, -12, 18], [7, 35, -1], [48, 0, 9]])
+
+
+NUMPY_CASES = {
+    "packbits": lambda m: [m.packbits(A > 0), m.packbits(PICK, axis=1, bitorder="little")],
+    "unpackbits": lambda m: [m.unpackbits(BYTES), m.unpackbits(BYTES, 1, 11, "little"),
+                             m.unpackbits(BYTES, 0, 1)],
+    "gcd_lcm": lambda m: [m.gcd(INTS, 12), m.gcd(INTS, INTS.T), m.lcm(INTS, 6),
+                          m.gcd(np.int32(1836311903), np.int32(1134903170))],
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
+@X64
+def test_functions_match_numpy(name, x64):
+    with enable_x64(x64):
+        got = NUMPY_CASES[name](jnp)
+    want = NUMPY_CASES[name](np)
+    tol = 1e-12 if x64 else 2e-5
+    _assert_matches(got, want, rtol=tol, atol=tol)
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.packbits(np.ones(3)), TypeError),
+    (lambda: jnp.unpackbits(np.ones(3, np.int32)), TypeError),
+    (lambda: jnp.gcd(np.ones(3), 2), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()

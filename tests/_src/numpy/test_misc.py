@@ -1,0 +1,123 @@
+"""didax.numpy nan_to_num, interp and apply_over_axes (misc.py): values against NumPy, result dtypes
+and weak types against JAX (the table below was produced by running JAX 0.10.2), derivatives and
+errors."""
+import numpy as np
+import pytest
+
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax._src.public_test_util import check_grads
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
+U = np.array([3, 1, 2], np.uint8)
+S = np.array([1., 2., 4.], np.float32)
+
+DTYPE_CASES = {
+    "nan_to_num_int": lambda m: m.nan_to_num(I),
+    "interp": lambda m: m.interp(S, S, S),
+    "interp_int": lambda m: m.interp(U, U, U),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'nan_to_num_int': ('int32', 'int32'),
+    'interp': ('float32', 'float32'),
+    'interp_int': ('float32', 'float32'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Values against NumPy, in float32 and in float64 mode
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+V = RNG.standard_normal(7)
+N = np.array([3., np.nan, -np.inf, np.inf, -2.], np.float32)
+GRID = np.linspace(-1, 5, 13)
+XP, FP = np.array([0., 1, 2, 4]), np.array([1., 3, 2, 0])
+
+
+NUMPY_CASES = {
+    "nan_to_num": lambda m: [m.nan_to_num(N), m.nan_to_num(N, nan=-1, posinf=9, neginf=-9),
+                             m.nan_to_num((N * 1j).astype(np.complex64))],
+    "interp": lambda m: m.interp(GRID, XP, FP),
+    "interp_left_right": lambda m: m.interp(GRID, XP, FP, left=-7, right=9),
+    "interp_period": lambda m: m.interp(GRID, XP - 1, FP, period=3),
+    "apply_over_axes": lambda m: m.apply_over_axes(m.sum, A[None], (0, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
+@X64
+def test_functions_match_numpy(name, x64):
+    with enable_x64(x64):
+        got = NUMPY_CASES[name](jnp)
+    want = NUMPY_CASES[name](np)
+    tol = 1e-12 if x64 else 2e-5
+    _assert_matches(got, want, rtol=tol, atol=tol)
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives (forward mode, second order, float64)
+
+GRAD_CASES = {
+    "interp": (lambda x, fp: jnp.interp(x, np.array([-1., 0, 1, 2]), fp), (V, np.arange(4.))),
+    "interp_xp": (lambda xp: jnp.interp(np.array([0.3, 1.2]), xp, np.array([1., 3, 2, 0])),
+                  (np.array([-1., 0, 1, 2]),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_jvp_matches_finite_differences(name):
+    fn, args = GRAD_CASES[name]
+    with enable_x64():
+        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.interp(1., np.ones(2), np.ones(3)), ValueError),
+    (lambda: jnp.interp(1., np.ones(2), np.ones(2), left="x"), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()

@@ -1,0 +1,156 @@
+"""didax.numpy pad (padding.py): values against NumPy, result dtypes and weak types against JAX (the
+table below was produced by running JAX 0.10.2), derivatives, tracing and errors."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import didax as jax
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax._src.public_test_util import check_grads
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
+
+DTYPE_CASES = {
+    "pad_weak": lambda m: m.pad(m.asarray([1.0]) * 2.0, 1),
+    "pad_mean_int": lambda m: m.pad(I, 1, mode="mean"),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'pad_weak': ('float32', 'float64'),
+    'pad_mean_int': ('int32', 'int32'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Against NumPy, on random shapes (including empty arrays and scalars)
+
+PAD_MODES = ["constant", "edge", "wrap", "reflect", "symmetric", "linear_ramp", "maximum",
+             "minimum", "mean", "median"]
+
+
+def _case_pad(draw, x):
+    widths = [tuple(draw(st.lists(st.integers(0, 5), min_size=2, max_size=2)))
+              for _ in range(x.ndim)]
+    mode = draw(st.sampled_from(PAD_MODES))
+    kwargs = {}
+    if mode in ("reflect", "symmetric"):
+        kwargs["reflect_type"] = draw(st.sampled_from(["even", "odd"]))
+    if mode in ("maximum", "minimum", "mean", "median"):
+        kwargs["stat_length"] = draw(st.none() | st.integers(1, 3))
+    if mode == "constant":
+        kwargs["constant_values"] = draw(st.sampled_from([0, 1.5, ((1, 2),)]))
+    return lambda m: m.pad(x, widths, mode, **kwargs)
+
+
+SHAPE_CASES = {  # name: (case builder, minimum rank, minimum axis size)
+    "pad": (_case_pad, 1, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_shape_functions_match_numpy(name, data):
+    build, min_dims, min_side = SHAPE_CASES[name]
+    x = data.draw(hnp.arrays(np.float32, hnp.array_shapes(
+        min_dims=min_dims, max_dims=3, min_side=min_side, max_side=4),
+        elements=st.integers(-9, 9).map(float)))
+    fn = build(data.draw, x)
+    _assert_matches(fn(jnp), fn(np), rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives (forward mode, second order, float64)
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+
+
+GRAD_CASES = {
+    "pad": (lambda a: jnp.pad(a, ((1, 5), (3, 1)), mode="reflect", reflect_type="odd"), (A,)),
+    "pad_stats": (lambda a: jnp.pad(a, 2, mode="median", stat_length=2)
+                  + jnp.pad(a, 2, mode="mean") + jnp.pad(a, 2, mode="linear_ramp"), (A,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_jvp_matches_finite_differences(name):
+    fn, args = GRAD_CASES[name]
+    with enable_x64():
+        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+
+
+# --------------------------------------------------------------------------------------
+# Tracing: shapes that depend on values need concrete inputs, or a static size
+
+TRACEABLE = {
+    "pad": lambda x: jnp.pad(x, 2, mode="symmetric"),
+}
+
+
+SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(TRACEABLE))
+def test_traces_to_jaxpr(name):
+    fn = TRACEABLE[name]
+    want = jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), fn(jnp.asarray(SAMPLE)))
+    shapes = jax.eval_shape(fn, SAMPLE)
+    assert jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), shapes) == want
+    assert "lambda" in str(jax.make_jaxpr(fn)(SAMPLE))
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.pad(np.ones(3), -1), ValueError),
+    (lambda: jnp.pad(np.ones(3), 1, mode="foo"), NotImplementedError),
+    (lambda: jnp.pad(np.ones(3), 1, mode="edge", constant_values=1), ValueError),
+    (lambda: jnp.pad(np.ones(3), ((1, 2, 3),)), ValueError),
+    (lambda: jnp.pad(np.ones(0), 1, mode="wrap"), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()

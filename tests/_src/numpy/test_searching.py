@@ -1,0 +1,190 @@
+"""didax.numpy searching (searching.py): values against NumPy, result dtypes and weak types against
+JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and errors."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import didax as jax
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax._src.errors import ConcretizationTypeError
+from didax._src.public_test_util import check_grads
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+F = np.arange(6, dtype=np.float32).reshape(2, 3)
+I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
+S = np.array([1., 2., 4.], np.float32)
+
+DTYPE_CASES = {
+    "searchsorted": lambda m: m.searchsorted(S, F),
+    "digitize": lambda m: m.digitize(F, S),
+    "nonzero": lambda m: m.nonzero(I),
+    "argwhere": lambda m: m.argwhere(I),
+    "flatnonzero_size": lambda m: m.flatnonzero(I, size=5),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'searchsorted': ('int32', 'int32'),
+    'digitize': ('int32', 'int32'),
+    'nonzero': ('int32 int32', 'int64 int64'),
+    'argwhere': ('int32', 'int64'),
+    'flatnonzero_size': ('int32', 'int64'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Against NumPy, on random integer arrays
+
+
+def _ints(max_dims=2, min_side=0):
+    return hnp.arrays(np.int32, hnp.array_shapes(min_dims=1, max_dims=max_dims,
+                                                 min_side=min_side, max_side=5),
+                      elements=st.integers(-3, 3))
+
+
+@settings(max_examples=20, deadline=None)
+@given(a=_ints(1), v=_ints(2), side=st.sampled_from(["left", "right"]),
+       method=st.sampled_from(["scan", "scan_unrolled", "compare_all", "sort"]))
+def test_searchsorted_matches_numpy(a, v, side, method):
+    a = np.sort(a)
+    _assert_matches(jnp.searchsorted(a, v, side, method=method), np.searchsorted(a, v, side))
+    if a.size:
+        _assert_matches(jnp.digitize(v, a), np.digitize(v, a))
+        _assert_matches(jnp.digitize(v, a[::-1], right=True), np.digitize(v, a[::-1], True))
+
+
+def test_searchsorted_puts_nan_last():
+    a = np.array([-np.inf, -1., 0., 2., np.inf, np.nan], np.float32)
+    v = np.array([np.nan, np.inf, -0., 1.], np.float32)
+    for method in ["scan", "compare_all", "sort"]:
+        for side in ["left", "right"]:
+            _assert_matches(jnp.searchsorted(a, v, side, method=method),
+                            np.searchsorted(a, v, side))
+    perm = np.array([1, 2, 0])
+    _assert_matches(jnp.searchsorted(np.array([3., 1., 2.]), 2.5, sorter=perm), 2)
+
+
+@settings(max_examples=20, deadline=None)
+@given(x=_ints(3))
+def test_nonzero_family_matches_numpy(x):
+    _assert_matches(jnp.nonzero(x), np.nonzero(x))
+    _assert_matches(jnp.flatnonzero(x), np.flatnonzero(x))
+    _assert_matches(jnp.argwhere(x), np.argwhere(x))
+    n = np.count_nonzero(x)
+    padded = jnp.nonzero(x, size=n + 2, fill_value=-1)
+    for got, want in zip(padded, np.nonzero(x)):  # JAX ignores fill_value for empty inputs
+        _assert_matches(got, np.concatenate([want, [-1, -1] if x.size else [0, 0]]))
+    _assert_matches(jnp.extract(x > 0, x), np.extract(x > 0, x))
+    _assert_matches(jnp.compress(x.ravel() > 0, x), np.compress(x.ravel() > 0, x))
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives (forward mode, second order, float64)
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+
+
+GRAD_CASES = {
+    "compress": (lambda a: jnp.compress(np.array([True, False, True]), a, axis=0, size=2), (A,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_jvp_matches_finite_differences(name):
+    fn, args = GRAD_CASES[name]
+    with enable_x64():
+        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+
+
+# --------------------------------------------------------------------------------------
+# Tracing: shapes that depend on values need concrete inputs, or a static size
+
+TRACEABLE = {
+    "searchsorted": lambda x: jnp.searchsorted(jnp.sort(x), x),
+    "nonzero_size": lambda x: jnp.nonzero(x > 0, size=3, fill_value=-1),
+    "argwhere_size": lambda x: jnp.argwhere(x, size=2),
+    "extract_size": lambda x: jnp.extract(x > 0, x, size=2),
+}
+
+CONCRETE_ONLY = {
+    "nonzero": lambda x: jnp.nonzero(x),
+    "flatnonzero": lambda x: jnp.flatnonzero(x),
+    "argwhere": lambda x: jnp.argwhere(x),
+    "compress": lambda x: jnp.compress(x > 0, x),
+}
+
+SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(TRACEABLE))
+def test_traces_to_jaxpr(name):
+    fn = TRACEABLE[name]
+    want = jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), fn(jnp.asarray(SAMPLE)))
+    shapes = jax.eval_shape(fn, SAMPLE)
+    assert jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), shapes) == want
+    assert "lambda" in str(jax.make_jaxpr(fn)(SAMPLE))
+
+
+@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
+def test_value_dependent_shapes_need_concrete_inputs(name):
+    fn = CONCRETE_ONLY[name]
+    x = np.abs(SAMPLE)
+    fn(jnp.asarray(x))  # concrete: fine
+    jax.jvp(lambda y: jnp.sum(jnp.ravel(jnp.asarray(fn(y), float))), (x,), (np.ones_like(x),))
+    with pytest.raises(ConcretizationTypeError):
+        jax.make_jaxpr(fn)(x)
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.searchsorted(np.ones((2, 2)), 1.), ValueError),
+    (lambda: jnp.searchsorted(np.ones(2), 1., method="bisect"), ValueError),
+    (lambda: jnp.nonzero(1.), ValueError),
+    (lambda: jnp.nonzero(np.ones(2), size=2, fill_value=(1, 2)), ValueError),
+    (lambda: jnp.compress(np.array([True, False, True]), np.ones(2)), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()

@@ -1,0 +1,228 @@
+"""didax.numpy unique and set operations (setops.py): values against NumPy, result dtypes and weak
+types against JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and
+errors."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import didax as jax
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax._src.errors import ConcretizationTypeError
+from didax._src.public_test_util import check_grads
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+F = np.arange(6, dtype=np.float32).reshape(2, 3)
+I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
+U = np.array([3, 1, 2], np.uint8)
+
+DTYPE_CASES = {
+    "unique_all": lambda m: m.unique(I, True, True, True),
+    "unique_size": lambda m: m.unique(F, size=3),
+    "isin": lambda m: m.isin(I, U),
+    "union1d": lambda m: m.union1d(I, U),
+    "intersect1d": lambda m: m.intersect1d(I, U, return_indices=True),
+    "setdiff1d": lambda m: m.setdiff1d(I, U),
+    "setxor1d": lambda m: m.setxor1d(I, U),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'unique_all': ('int32 int32 int32 int32', 'int32 int64 int64 int64'),
+    'unique_size': ('float32', 'float32'),
+    'isin': ('bool', 'bool'),
+    'union1d': ('int32', 'int32'),
+    'intersect1d': ('int32 int32 int32', 'int32 int64 int64'),
+    'setdiff1d': ('int32', 'int32'),
+    'setxor1d': ('int32', 'int32'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Against NumPy, on random integer arrays
+
+
+def _ints(max_dims=2, min_side=0):
+    return hnp.arrays(np.int32, hnp.array_shapes(min_dims=1, max_dims=max_dims,
+                                                 min_side=min_side, max_side=5),
+                      elements=st.integers(-3, 3))
+
+
+@settings(max_examples=20, deadline=None)
+@given(case=st.tuples(_ints(2), st.none()) | st.tuples(_ints(2, min_side=1), st.just(0)))
+def test_unique_matches_numpy(case):
+    x, axis = case
+    got = jnp.unique(x, True, True, True, axis=axis)
+    want = np.unique(x, True, True, True, axis=axis)
+    _assert_matches(got[:2] + got[3:], want[:2] + want[3:])
+    _assert_matches(np.reshape(got[2], np.shape(want[2])), want[2])
+    if x.size:
+        n = want[0].shape[0]
+        values = jnp.unique(x, size=n + 2, fill_value=7, axis=axis)
+        fill = np.full((2,) + want[0].shape[1:], 7, x.dtype)
+        _assert_matches(values, np.concatenate([want[0], fill]))
+
+
+def test_unique_of_empty_slices_follows_jax():
+    """JAX (unlike NumPy) returns one empty slice when the slices have no elements."""
+    for shape, counts in [((3, 0), [3]), ((0, 0), []), ((0, 3), None)]:
+        values, index, inverse, count = jnp.unique(np.zeros(shape), True, True, True, axis=0)
+        assert values.shape == ((0, 3) if counts is None else (1, 0))
+        _assert_matches(count, np.array(counts or []))
+        _assert_matches(inverse, np.zeros(shape[0], int))
+
+
+def test_unique_nan_handling():
+    x = np.array([np.nan, 1., np.nan, 1., 0.])
+    _assert_matches(jnp.unique(x), np.unique(x))
+    _assert_matches(jnp.unique(x, equal_nan=False), np.unique(x, equal_nan=False))
+    values, counts = jnp.unique_counts(np.array([2, 1, 2, 2]))
+    _assert_matches((values, counts), ([1, 2], [1, 3]))
+    assert jnp.unique_all(np.array([2, 1])).inverse_indices.tolist() == [1, 0]
+    _assert_matches(jnp.unique_inverse(np.array([[2, 1]])).inverse_indices, np.array([[1, 0]]))
+    _assert_matches(jnp.unique_values(x), np.unique(x, equal_nan=False))
+
+
+@settings(max_examples=20, deadline=None)
+@given(a=_ints(2), b=_ints(1), method=st.sampled_from(["auto", "binary_search", "sort"]))
+def test_set_functions_match_numpy(a, b, method):
+    _assert_matches(jnp.isin(a, b, method=method), np.isin(a, b))
+    _assert_matches(jnp.isin(a, b, invert=True, method=method), np.isin(a, b, invert=True))
+    _assert_matches(jnp.union1d(a, b), np.union1d(a, b))
+    _assert_matches(jnp.setdiff1d(a, b), np.setdiff1d(a, b))
+    _assert_matches(jnp.setxor1d(a, b), np.setxor1d(a, b))
+    _assert_matches(jnp.intersect1d(a, b, return_indices=True),
+                    np.intersect1d(a, b, return_indices=True))
+    for name in ("intersect1d", "setdiff1d", "setxor1d", "union1d"):
+        want = getattr(np, name)(a, b)
+        got = getattr(jnp, name)(a, b, size=want.size + 2, fill_value=-9)
+        _assert_matches(got, np.concatenate([want, [-9, -9]]))
+
+
+def test_set_functions_with_assume_unique():
+    a, b = np.array([5, 1, 3, 7]), np.array([3, 9, 2, 5])
+    _assert_matches(jnp.intersect1d(a, b, True, True), np.intersect1d(a, b, True, True))
+    _assert_matches(jnp.intersect1d(a, b, True, True, size=3),
+                    ([3, 5, 3], [2, 0, 4], [0, 3, 4]))
+    _assert_matches(jnp.setdiff1d(a, b, True), np.setdiff1d(a, b, True))
+    _assert_matches(jnp.setxor1d(a, b, True), np.setxor1d(a, b, True))
+    _assert_matches(jnp.setxor1d(a, b, True, size=5), [1, 2, 7, 9, 1])
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives (forward mode, second order, float64)
+
+RNG = np.random.default_rng(0)  # A, V, K in this order, as in every test file
+A = RNG.standard_normal((3, 4))
+V = RNG.standard_normal(7)
+
+
+GRAD_CASES = {
+    "unique": (lambda x: jnp.unique(jnp.concatenate([x, x[:3]])), (V,)),
+    "unique_size": (lambda x: jnp.unique(x, size=9, fill_value=0.), (V,)),
+    "setdiff1d_size": (lambda x: jnp.setdiff1d(x, x[:2], size=5), (V,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_jvp_matches_finite_differences(name):
+    fn, args = GRAD_CASES[name]
+    with enable_x64():
+        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+
+
+# --------------------------------------------------------------------------------------
+# Tracing: shapes that depend on values need concrete inputs, or a static size
+
+TRACEABLE = {
+    "unique_size": lambda x: jnp.unique(x, True, True, True, size=3),
+    "union1d_size": lambda x: jnp.union1d(x, x, size=4),
+    "intersect1d_size": lambda x: jnp.intersect1d(x, -x, return_indices=True, size=2),
+    "setxor1d_size": lambda x: jnp.setxor1d(x, -x, size=2),
+    "setdiff1d_size": lambda x: jnp.setdiff1d(x, -x, size=2),
+}
+
+CONCRETE_ONLY = {
+    "unique": lambda x: jnp.unique(x),
+    "union1d": lambda x: jnp.union1d(x, x),
+    "setdiff1d": lambda x: jnp.setdiff1d(x, x),
+    "intersect1d": lambda x: jnp.intersect1d(x, x),
+}
+
+SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(TRACEABLE))
+def test_traces_to_jaxpr(name):
+    fn = TRACEABLE[name]
+    want = jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), fn(jnp.asarray(SAMPLE)))
+    shapes = jax.eval_shape(fn, SAMPLE)
+    assert jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), shapes) == want
+    assert "lambda" in str(jax.make_jaxpr(fn)(SAMPLE))
+
+
+@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
+def test_value_dependent_shapes_need_concrete_inputs(name):
+    fn = CONCRETE_ONLY[name]
+    x = np.abs(SAMPLE)
+    fn(jnp.asarray(x))  # concrete: fine
+    jax.jvp(lambda y: jnp.sum(jnp.ravel(jnp.asarray(fn(y), float))), (x,), (np.ones_like(x),))
+    with pytest.raises(ConcretizationTypeError):
+        jax.make_jaxpr(fn)(x)
+
+
+def test_unique_under_jvp_carries_tangents():
+    x = jnp.asarray([3., 1., 3., 2.])
+    out, tangent = jax.jvp(jnp.unique, (x,), (jnp.asarray([10., 20., 30., 40.]),))
+    _assert_matches(out, [1., 2., 3.])
+    _assert_matches(tangent, [20., 40., 10.])
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.unique(np.ones(0), size=2), ValueError),
+    (lambda: jnp.isin(np.ones(2), np.ones(2), method="hash"), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()

@@ -1,0 +1,230 @@
+"""didax.numpy shape information and rearrangement (shape_ops.py): values against NumPy, result
+dtypes and weak types against JAX (the table below was produced by running JAX 0.10.2),
+derivatives, tracing and errors."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import didax as jax
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax._src.public_test_util import check_grads
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+DTYPE_CASES = {
+    "reshape_weak": lambda m: m.reshape(2.0, (1, 1)),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'reshape_weak': ('float32*', 'float64*'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Against NumPy, on random shapes (including empty arrays and scalars)
+
+
+def _axis(draw, x, extra=0):
+    return draw(st.integers(-x.ndim - extra, x.ndim - 1 + extra))
+
+
+def _case_transpose(draw, x):
+    perm = draw(st.permutations(range(x.ndim)))
+    return lambda m: m.transpose(x, perm)
+
+
+def _case_moveaxis(draw, x):
+    src, dst = _axis(draw, x), _axis(draw, x)
+    return lambda m: m.moveaxis(x, src, dst)
+
+
+def _case_swapaxes(draw, x):
+    a, b = _axis(draw, x), _axis(draw, x)
+    return lambda m: m.swapaxes(x, a, b)
+
+
+def _case_expand_dims(draw, x):
+    axis = _axis(draw, x, extra=1)
+    return lambda m: m.expand_dims(x, axis)
+
+
+def _case_squeeze(draw, x):
+    y = x.reshape((1,) + x.shape + (1,))
+    axis = draw(st.sampled_from([None, 0, -1, (0, -1)]))
+    return lambda m: m.squeeze(y, axis)
+
+
+def _axis_or_none(draw, x):
+    return draw(st.none() | st.integers(-x.ndim, x.ndim - 1)) if x.ndim else None
+
+
+def _case_flip(draw, x):
+    axis = _axis_or_none(draw, x)
+    return lambda m: m.flip(x, axis)
+
+
+def _case_roll(draw, x):
+    shift = draw(st.integers(-7, 7))
+    axis = _axis_or_none(draw, x)
+    return lambda m: m.roll(x, shift, axis)
+
+
+def _case_rot90(draw, x):
+    k = draw(st.integers(-2, 5))
+    return lambda m: m.rot90(x, k, (0, x.ndim - 1))
+
+
+def _case_atleast(draw, x):
+    fn = draw(st.sampled_from(["atleast_1d", "atleast_2d", "atleast_3d"]))
+    return lambda m: getattr(m, fn)(x)
+
+
+SHAPE_CASES = {  # name: (case builder, minimum rank, minimum axis size)
+    "reshape": (lambda d, x: lambda m: m.reshape(x, (-1, 1)), 0, 0),
+    "reshape_F": (lambda d, x: lambda m: m.reshape(x, x.shape[::-1], order="F"), 0, 0),
+    "ravel_F": (lambda d, x: lambda m: m.ravel(x, order="F"), 0, 0),
+    "transpose": (_case_transpose, 0, 0),
+    "moveaxis": (_case_moveaxis, 1, 0),
+    "swapaxes": (_case_swapaxes, 1, 0),
+    "expand_dims": (_case_expand_dims, 0, 0),
+    "squeeze": (_case_squeeze, 0, 0),
+    "flip": (_case_flip, 0, 0),
+    "roll": (_case_roll, 1, 0),
+    "rot90": (_case_rot90, 2, 0),
+    "atleast": (_case_atleast, 0, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_shape_functions_match_numpy(name, data):
+    build, min_dims, min_side = SHAPE_CASES[name]
+    x = data.draw(hnp.arrays(np.float32, hnp.array_shapes(
+        min_dims=min_dims, max_dims=3, min_side=min_side, max_side=4),
+        elements=st.integers(-9, 9).map(float)))
+    fn = build(data.draw, x)
+    _assert_matches(fn(jnp), fn(np), rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives (forward mode, second order, float64)
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+
+
+GRAD_CASES = {
+    "reshape_F": (lambda a: jnp.reshape(a, (4, 3), order="F"), (A,)),
+    "moveaxis": (lambda a: jnp.moveaxis(a[None], 0, -1), (A,)),
+    "roll": (lambda a: jnp.roll(a, (1, -2), (0, 1)), (A,)),
+    "roll_traced_shift": (lambda a: jnp.roll(a, jnp.asarray(2), 1), (A,)),
+    "rot90": (lambda a: jnp.rot90(a, 3), (A,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_jvp_matches_finite_differences(name):
+    fn, args = GRAD_CASES[name]
+    with enable_x64():
+        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+
+
+# --------------------------------------------------------------------------------------
+# Tracing: shapes that depend on values need concrete inputs, or a static size
+
+TRACEABLE = {
+    "roll_traced": lambda x: jnp.roll(x, jnp.astype(x[0], int)),
+}
+
+
+SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(TRACEABLE))
+def test_traces_to_jaxpr(name):
+    fn = TRACEABLE[name]
+    want = jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), fn(jnp.asarray(SAMPLE)))
+    shapes = jax.eval_shape(fn, SAMPLE)
+    assert jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), shapes) == want
+    assert "lambda" in str(jax.make_jaxpr(fn)(SAMPLE))
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.reshape(np.ones(6), (4, -1)), ValueError),
+    (lambda: jnp.reshape(np.ones(6), (-1, -1)), ValueError),
+    (lambda: jnp.reshape(np.ones(6), 6, order="A"), NotImplementedError),
+    (lambda: jnp.squeeze(np.ones((1, 2)), 1), ValueError),
+    (lambda: jnp.transpose(np.ones((1, 2)), (0, 0)), ValueError),
+    (lambda: jnp.moveaxis(np.ones((1, 2)), (0, 1), 0), ValueError),
+    (lambda: jnp.rot90(np.ones(3)), ValueError),
+    (lambda: jnp.broadcast_shapes((2,), (3,)), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()
+
+
+# --------------------------------------------------------------------------------------
+# Array information and small helpers
+
+
+def test_small_helpers():
+    assert jnp.ndim(A) == 2 and jnp.shape(A) == (3, 4) and jnp.size(A) == 12
+    assert jnp.size(A, 1) == 4 and jnp.size(A, (0, 1)) == 12 and jnp.size(2.) == 1
+    assert jnp.isscalar(1.) and jnp.isscalar(jnp.asarray(2)) and not jnp.isscalar(A)
+    assert jnp.iterable(A) and not jnp.iterable(1.)
+    assert jnp.can_cast(np.int32, np.float64) and not jnp.can_cast(np.float64, np.int32)
+    assert jnp.broadcast_shapes((2, 1), (3,), 1) == (2, 3)
+    assert jnp.s_[1:2] == np.s_[1:2] and jnp.index_exp[1] == (1,)
+    x = jnp.frombuffer(np.arange(3, dtype=np.float32).tobytes(), np.float32)
+    _assert_matches(x, [0., 1., 2.])
+    _assert_matches(jnp.fromstring("1 2", sep=" "), [1., 2.])
+    _assert_matches(jnp.fromfunction(lambda i, j: i * 10 + j, (2, 3), dtype=int),
+                    np.fromfunction(lambda i, j: i * 10 + j, (2, 3), dtype=int))
+    _assert_matches(jnp.astype(np.array([1.7, -1.7]), int), [1, -1])
+    _assert_matches(jnp.astype(np.array([1j, 0]), bool), [True, False])
+    _assert_matches(jnp.copy(A), A)
+    _assert_matches(jnp.mask_indices(3, jnp.triu, 1), np.mask_indices(3, np.triu, 1))

@@ -1,0 +1,178 @@
+"""didax.numpy tile, repeat and resize (tiling.py): values against NumPy, result dtypes and weak
+types against JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and
+errors."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import didax as jax
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax._src.errors import ConcretizationTypeError
+from didax._src.public_test_util import check_grads
+
+X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+
+
+def _leaves(r):
+    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
+    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
+        return [leaf for x in r for leaf in _leaves(x)]
+    return [r]
+
+
+def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --------------------------------------------------------------------------------------
+# Result dtypes and weak types, as JAX 0.10.2 gives them
+
+I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
+
+DTYPE_CASES = {
+    "tile_weak": lambda m: m.tile(2.0, 3),
+    "repeat_i32": lambda m: m.repeat(I, 2),
+}
+
+JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
+    'tile_weak': ('float32*', 'float64*'),
+    'repeat_i32': ('int32', 'int32'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
+@X64
+def test_result_dtypes_match_jax(name, x64):
+    with enable_x64(x64):
+        out = _leaves(DTYPE_CASES[name](jnp))
+    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
+    assert got == JAX_DTYPES[name][x64]
+
+
+# --------------------------------------------------------------------------------------
+# Against NumPy, on random shapes (including empty arrays and scalars)
+
+
+def _axis_or_none(draw, x):
+    return draw(st.none() | st.integers(-x.ndim, x.ndim - 1)) if x.ndim else None
+
+
+def _case_tile(draw, x):
+    reps = tuple(draw(st.lists(st.integers(0, 3), min_size=0, max_size=4)))
+    return lambda m: m.tile(x, reps)
+
+
+def _case_repeat(draw, x):
+    axis = _axis_or_none(draw, x)
+    n = x.size if axis is None else x.shape[axis]
+    reps = draw(st.integers(0, 3) | st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    reps = np.asarray(reps, np.int32)
+    return lambda m: m.repeat(x, reps, axis)
+
+
+def _case_resize(draw, x):
+    shape = tuple(draw(st.lists(st.integers(0, 4), max_size=3)))
+    return lambda m: m.resize(x, shape)
+
+
+SHAPE_CASES = {  # name: (case builder, minimum rank, minimum axis size)
+    "tile": (_case_tile, 0, 0),
+    "repeat": (_case_repeat, 1, 0),
+    "resize": (_case_resize, 0, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_shape_functions_match_numpy(name, data):
+    build, min_dims, min_side = SHAPE_CASES[name]
+    x = data.draw(hnp.arrays(np.float32, hnp.array_shapes(
+        min_dims=min_dims, max_dims=3, min_side=min_side, max_side=4),
+        elements=st.integers(-9, 9).map(float)))
+    fn = build(data.draw, x)
+    _assert_matches(fn(jnp), fn(np), rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives (forward mode, second order, float64)
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+V = RNG.standard_normal(7)
+
+
+GRAD_CASES = {
+    "tile": (lambda a: jnp.tile(a, (2, 1, 2)), (A,)),
+    "repeat": (lambda a: jnp.repeat(a, np.array([1, 0, 2]), axis=0), (A,)),
+    "repeat_total": (lambda a: jnp.repeat(a, jnp.asarray([1, 0, 2]), axis=0,
+                                          total_repeat_length=4), (A,)),
+    "resize": (lambda x: jnp.resize(x, (3, 5)), (V,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_jvp_matches_finite_differences(name):
+    fn, args = GRAD_CASES[name]
+    with enable_x64():
+        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+
+
+# --------------------------------------------------------------------------------------
+# Tracing: shapes that depend on values need concrete inputs, or a static size
+
+TRACEABLE = {
+    "repeat_total": lambda x: jnp.repeat(x, jnp.astype(x > 0, int), total_repeat_length=6),
+}
+
+CONCRETE_ONLY = {
+    "repeat": lambda x: jnp.repeat(x, jnp.astype(x, int)),
+}
+
+SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(TRACEABLE))
+def test_traces_to_jaxpr(name):
+    fn = TRACEABLE[name]
+    want = jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), fn(jnp.asarray(SAMPLE)))
+    shapes = jax.eval_shape(fn, SAMPLE)
+    assert jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), shapes) == want
+    assert "lambda" in str(jax.make_jaxpr(fn)(SAMPLE))
+
+
+@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
+def test_value_dependent_shapes_need_concrete_inputs(name):
+    fn = CONCRETE_ONLY[name]
+    x = np.abs(SAMPLE)
+    fn(jnp.asarray(x))  # concrete: fine
+    jax.jvp(lambda y: jnp.sum(jnp.ravel(jnp.asarray(fn(y), float))), (x,), (np.ones_like(x),))
+    with pytest.raises(ConcretizationTypeError):
+        jax.make_jaxpr(fn)(x)
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+ERROR_CASES = [
+    (lambda: jnp.repeat(np.ones(3), -1), ValueError),
+    (lambda: jnp.repeat(np.ones(3), [1, 2, 3]), TypeError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    fn, exc = ERROR_CASES[i]
+    with pytest.raises(exc):
+        fn()
