@@ -11,26 +11,7 @@ import didax.numpy as jnp
 from didax._src.config import enable_x64
 from didax._src.public_test_util import check_grads
 
-X64 = pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
-
-
-def _leaves(r):
-    """Arrays of a (nested) result; a list of plain numbers is one leaf."""
-    if isinstance(r, (tuple, list)) and not all(isinstance(x, (int, float, complex)) for x in r):
-        return [leaf for x in r for leaf in _leaves(x)]
-    return [r]
-
-
-def _assert_matches(got, want, exact=False, rtol=1e-5, atol=1e-6):
-    got, want = _leaves(got), _leaves(want)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape, (g.shape, w.shape)
-        if exact or w.dtype.kind in "biu":
-            np.testing.assert_array_equal(g, w)
-        else:
-            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+from numpy_testing import X64, assert_matches as _assert_matches, leaves as _leaves  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------------------
