@@ -9,6 +9,7 @@ constants to it, which is what prevents perturbation confusion.
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -25,6 +26,11 @@ from didax._src.errors import (
     user_location,
     user_source_info,
 )
+
+# NumPy's floating-point warnings (log(0), 0/0, overflow) from didax's own impls are
+# silenced, as JAX computes inf/nan silently; a filter costs nothing per operation, where
+# np.errstate around every impl would cost more than the impl itself.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"didax\._src(\.|$)")
 
 # --------------------------------------------------------------------------------------
 # Abstract values
