@@ -90,6 +90,8 @@ def naryop_aval(name, avals, accepted, out_dtype=None) -> ShapedArray:
         weak = weak and a.weak_type
     if not same_shapes:
         shape = broadcast_shapes(name, *(a.shape for a in avals))
+    elif out_dtype is None and weak == first.weak_type:
+        return first  # avals are immutable: the common case allocates nothing
     if out_dtype is None:
         dtype = avals[0].dtype
     elif isinstance(out_dtype, type) or isinstance(out_dtype, np.dtype):
@@ -105,9 +107,11 @@ def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
     p.def_impl(impl)
 
     def abstract_eval(x, **params):
-        check_dtype(name, x, accepted)
-        dtype = x.dtype if out_dtype is None else np.dtype(out_dtype(x.dtype))
-        return ShapedArray(x.shape, dtype, x.weak_type)
+        if not dtype_in(x.dtype, accepted):
+            check_dtype(name, x, accepted)
+        if out_dtype is None:
+            return x  # avals are immutable
+        return ShapedArray(x.shape, np.dtype(out_dtype(x.dtype)), x.weak_type)
 
     p.def_abstract_eval(abstract_eval)
     return p

@@ -17,8 +17,10 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from didax._src import core, dtypes
-from didax._src.core import ShapedArray
+from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.lax.base import any_, check_dtype
+from didax._src.lax.elementwise import convert_element_type
+from didax._src.lax.shape import reshape, rev
 from didax._src.lax.dot import canonicalize_precision, defbilinear
 
 
@@ -300,6 +302,133 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
 conv_general_dilated_p.def_impl(_conv_impl)
 conv_general_dilated_p.def_abstract_eval(_conv_aval)
 defbilinear(conv_general_dilated_p)
+
+
+# --------------------------------------------------------------------------------------
+# Transpose rules (reverse mode): JAX's formulas. The cotangent of either operand is itself
+# a convolution, with the roles of strides and dilations exchanged.
+
+from didax._src.interpreters.transpose import is_undefined  # noqa: E402
+
+
+def _reshape_axis_into(src: int, dst: int, x):
+    """Merges axis `src` into axis `dst` (numbered after removing `src`), as its major part."""
+    shape = get_aval(x).shape
+    perm = [i for i in range(len(shape)) if i != src]
+    perm.insert(dst, src)
+    new_shape = [d for i, d in enumerate(shape) if i != src]
+    new_shape[dst] *= shape[src]
+    return reshape(x, new_shape, perm)
+
+
+def _reshape_axis_out_of(src: int, size1: int, x):
+    """Splits axis `src` into (size1, rest)."""
+    shape = list(get_aval(x).shape)
+    shape[src:src + 1] = [size1, shape[src] // size1]
+    return reshape(x, shape)
+
+
+def _spec_transpose(spec) -> tuple:
+    return (spec[1], spec[0]) + tuple(spec[2:])
+
+
+def _dilated(shape, dilation) -> list:
+    return [dilate_dim(d, r) for d, r in zip(shape, dilation)]
+
+
+def _vjp_lhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation,
+                     rhs_dilation) -> tuple:
+    lhs_d, rhs_d = _dilated(in_shape, lhs_dilation), _dilated(window, rhs_dilation)
+    out_d = _dilated(out_shape, strides)
+    before = [k - lo - 1 for k, (lo, _) in zip(rhs_d, padding)]
+    return tuple((b, n + k - 1 - o - b) for b, n, k, o in zip(before, lhs_d, rhs_d, out_d))
+
+
+def _vjp_rhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation,
+                     rhs_dilation) -> tuple:
+    lhs_d, rhs_d = _dilated(in_shape, lhs_dilation), _dilated(window, rhs_dilation)
+    out_d = _dilated(out_shape, strides)
+    return tuple((lo, o - n + k - lo - 1) for (lo, _), n, k, o in zip(padding, lhs_d, rhs_d,
+                                                                     out_d))
+
+
+def _conv_transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
+                        rhs_dilation, dimension_numbers, feature_group_count,
+                        batch_group_count, precision, preferred_element_type):
+    """A convolution of the cotangent with the spatially reversed kernel, its in/out features
+    swapped; window strides become lhs dilation (and lhs dilation window strides)."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    rhs_shape = get_aval(rhs).shape
+    if feature_group_count > 1:  # the group axis moves into the kernel's input features
+        rhs = _reshape_axis_out_of(rhs_spec[0], feature_group_count, rhs)
+        rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[1], rhs)
+    elif batch_group_count > 1:
+        rhs = _reshape_axis_out_of(rhs_spec[0], batch_group_count, rhs)
+        rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[1], rhs)
+        feature_group_count = batch_group_count
+    pads = _vjp_lhs_padding([lhs_aval.shape[d] for d in lhs_spec[2:]],
+                            [rhs_shape[d] for d in rhs_spec[2:]], window_strides,
+                            [get_aval(ct).shape[d] for d in out_spec[2:]], padding,
+                            lhs_dilation, rhs_dilation)
+    kernel = rev(rhs, tuple(rhs_spec[2:]))
+    if get_aval(kernel).dtype != get_aval(ct).dtype:
+        kernel = convert_element_type(kernel, get_aval(ct).dtype)
+    out = conv_general_dilated_p.bind(
+        ct, kernel, window_strides=lhs_dilation, padding=pads, lhs_dilation=window_strides,
+        rhs_dilation=rhs_dilation,
+        dimension_numbers=ConvDimensionNumbers(out_spec, _spec_transpose(rhs_spec), lhs_spec),
+        feature_group_count=feature_group_count, batch_group_count=1, precision=precision,
+        preferred_element_type=preferred_element_type, out_sharding=None)
+    if get_aval(out).dtype != lhs_aval.dtype:
+        out = convert_element_type(out, lhs_aval.dtype)
+    if batch_group_count > 1:  # the groups come back out of the features into the batch
+        out = _reshape_axis_out_of(lhs_spec[1], batch_group_count, out)
+        out = _reshape_axis_into(lhs_spec[1], lhs_spec[0], out)
+    return out
+
+
+def _conv_transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation,
+                        rhs_dilation, dimension_numbers, feature_group_count,
+                        batch_group_count, precision, preferred_element_type):
+    """A convolution of lhs with the cotangent as kernel, batch and features swapped (feature
+    groups become batch groups and vice versa); window strides become kernel dilation."""
+    ct_aval = get_aval(ct)
+    if ct_aval.size == 0:  # avoids a degenerate convolution with an empty kernel
+        return Zero(rhs_aval)
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    if batch_group_count > 1:
+        feature_group_count, batch_group_count = batch_group_count, 1
+    elif feature_group_count > 1:
+        feature_group_count, batch_group_count = 1, feature_group_count
+    pads = _vjp_rhs_padding([get_aval(lhs).shape[d] for d in lhs_spec[2:]],
+                            [rhs_aval.shape[d] for d in rhs_spec[2:]], window_strides,
+                            [ct_aval.shape[d] for d in out_spec[2:]], padding, lhs_dilation,
+                            rhs_dilation)
+    if get_aval(lhs).dtype != ct_aval.dtype:
+        lhs = convert_element_type(lhs, ct_aval.dtype)
+    out = conv_general_dilated_p.bind(
+        lhs, ct, window_strides=rhs_dilation, padding=pads, lhs_dilation=lhs_dilation,
+        rhs_dilation=window_strides,
+        dimension_numbers=ConvDimensionNumbers(_spec_transpose(lhs_spec),
+                                               _spec_transpose(out_spec),
+                                               _spec_transpose(rhs_spec)),
+        feature_group_count=feature_group_count, batch_group_count=batch_group_count,
+        precision=precision, preferred_element_type=preferred_element_type, out_sharding=None)
+    if get_aval(out).dtype != rhs_aval.dtype:
+        out = convert_element_type(out, rhs_aval.dtype)
+    return out
+
+
+def _conv_transpose(ct, lhs, rhs, *, out_sharding=None, **params):
+    if is_undefined(lhs) and is_undefined(rhs):
+        raise NotImplementedError("transpose of 'conv_general_dilated': the convolution of two "
+                                  "linear values is not linear")
+    if is_undefined(lhs):
+        return [_conv_transpose_lhs(ct, lhs.aval, rhs, **params), None]
+    return [None, _conv_transpose_rhs(ct, lhs, rhs.aval, **params)]
+
+
+conv_general_dilated_p.def_transpose(_conv_transpose)
 
 
 # --------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from didax._src.config import config
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import add_tangents
 from didax._src.lax.base import any_, check_dtype
+from didax._src.lax.elementwise import convert_element_type
+from didax._src.lax.shape import transpose
 
 # --------------------------------------------------------------------------------------
 # Precision: accepted for API compatibility, printed in jaxprs, ignored by NumPy.
@@ -231,6 +233,51 @@ def defbilinear(prim):
 dot_general_p.def_impl(_dot_general_impl)
 dot_general_p.def_abstract_eval(_dot_general_aval)
 defbilinear(dot_general_p)
+
+
+# --------------------------------------------------------------------------------------
+# Transpose rules (reverse mode): dot_general is linear in whichever operand is undefined.
+
+from didax._src.interpreters.transpose import is_undefined  # noqa: E402
+
+
+def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision=None,
+                               preferred_element_type=None, out_sharding=None,
+                               swap_ans=False):
+    """JAX's rule: contract the cotangent with y over y's free and batch dimensions, then
+    permute the result (batch, x free, x contracting in y's order) into x's layout."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_kept = free_dims(x.aval.ndim, x_contract, x_batch)
+    y_kept = free_dims(get_aval(y).ndim, y_contract, y_batch)
+    nb = len(x_batch)
+    y_start = nb if swap_ans else nb + len(x_kept)
+    dims = ((tuple(range(y_start, y_start + len(y_kept))), y_kept),
+            (tuple(range(nb)), y_batch))
+    x_contract_by_y = tuple(x_contract[i] for i in np.argsort(y_contract, kind="stable"))
+    out_axes = tuple(int(i) for i in np.argsort(x_batch + x_kept + x_contract_by_y))
+    out = dot_general_p.bind(ct, y, dimension_numbers=dims, precision=precision,
+                             preferred_element_type=preferred_element_type,
+                             out_sharding=None)
+    x_bar = transpose(out, out_axes)
+    if get_aval(x_bar).dtype != x.aval.dtype:
+        x_bar = convert_element_type(x_bar, x.aval.dtype, x.aval.weak_type)
+    return x_bar
+
+
+def _dot_general_transpose(ct, x, y, *, dimension_numbers, **params):
+    if is_undefined(x) and is_undefined(y):
+        raise NotImplementedError("transpose of 'dot_general': the product of two linear "
+                                  "values is not linear")
+    if is_undefined(x):
+        return [_dot_general_transpose_lhs(ct, x, y, dimension_numbers=dimension_numbers,
+                                           **params), None]
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    swapped = ((y_contract, x_contract), (y_batch, x_batch))
+    return [None, _dot_general_transpose_lhs(ct, y, x, dimension_numbers=swapped,
+                                             swap_ans=True, **params)]
+
+
+dot_general_p.def_transpose(_dot_general_transpose)
 
 
 # --------------------------------------------------------------------------------------

@@ -408,15 +408,18 @@ def _sort_aval(*avals, dimension, is_stable, num_keys):
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     """The outputs' tangents are the inputs' tangents, permuted like the operands: sorting
-    them as extra (non-key) operands applies exactly that permutation, linearly."""
-    n = len(primals)
+    them as extra (non-key) operands by the same keys applies exactly that permutation,
+    linearly (the sort is deterministic). The primal sort is a separate equation so that
+    under linearize its outputs stay known while the tangent sort is staged."""
     nonzero = [i for i, t in enumerate(tangents) if not is_zero(t)]
-    outs = sort_p.bind(*primals, *[tangents[i] for i in nonzero], dimension=dimension,
-                       is_stable=is_stable, num_keys=num_keys)
-    t_out = [Zero(get_aval(o).to_tangent_aval()) for o in outs[:n]]
-    for j, i in enumerate(nonzero):
-        t_out[i] = outs[n + j]
-    return outs[:n], t_out
+    outs = sort_p.bind(*primals, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    sorted_tangents = sort_p.bind(*primals[:num_keys], *[tangents[i] for i in nonzero],
+                                  dimension=dimension, is_stable=is_stable,
+                                  num_keys=num_keys)[num_keys:]
+    t_out = [Zero(get_aval(o).to_tangent_aval()) for o in outs]
+    for i, t in zip(nonzero, sorted_tangents):
+        t_out[i] = t
+    return outs, t_out
 
 
 sort_p.def_impl(_sort_impl)
@@ -524,12 +527,10 @@ def top_k(operand, k, *, axis=-1):
 # --------------------------------------------------------------------------------------
 # Transpose rules (reverse mode)
 
-from didax._src.interpreters.transpose import is_undefined  # noqa: E402,F401
+from didax._src.interpreters.transpose import is_undefined  # noqa: E402
 
 
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
-    from didax._src.lax.shape import broadcast_in_dim
-
     shape = x.aval.shape
     kept = tuple(i for i in range(len(shape)) if i not in axes)
     return [broadcast_in_dim(ct, shape, kept)]
@@ -538,6 +539,32 @@ def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
 reduce_sum_p.def_transpose(_reduce_sum_transpose)
 cumsum_p.def_transpose(lambda ct, x, *, axis, reverse: [
     cumsum(ct, axis=axis, reverse=not reverse)])
+
+
+def _sort_transpose(cts, *operands, dimension, is_stable, num_keys):
+    """Sort is linear in its non-key operands: it permutes them. The transpose sends each
+    cotangent back to where its element came from, ct_in[perm[i]] = ct_out[i], which is
+    sorting the cotangents by `perm` (the keys' sorting permutation): no gather needed."""
+    keys = operands[:num_keys]
+    if any(is_undefined(k) for k in keys):
+        raise NotImplementedError("transpose of 'sort': the operation is not linear in its "
+                                  f"keys (the first num_keys={num_keys} operands)")
+    linear = [i for i in range(num_keys, len(operands))
+              if is_undefined(operands[i]) and not is_zero(cts[i])]
+    result = [Zero(x.aval) if is_undefined(x) else None for x in operands]
+    if not linear:
+        return result
+    iota = broadcasted_iota(np.int32, get_aval(keys[0]).shape, dimension)
+    perm = sort_p.bind(*keys, iota, dimension=dimension, is_stable=is_stable,
+                       num_keys=num_keys)[-1]
+    back = sort_p.bind(perm, *[cts[i] for i in linear], dimension=dimension,
+                       is_stable=is_stable, num_keys=1)[1:]
+    for i, ct in zip(linear, back):
+        result[i] = ct
+    return result
+
+
+sort_p.def_transpose(_sort_transpose)
 
 
 __all__ = [

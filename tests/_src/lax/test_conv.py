@@ -1,6 +1,7 @@
 """conv_general_dilated: values against a direct-loop reference over hypothesis-drawn layouts,
 strides, dilations, paddings and groups; cases, helpers and jaxpr text as printed by JAX 0.10.2
-(kept as literals); abstract-eval errors; JVPs against finite differences."""
+(kept as literals); abstract-eval errors; derivatives in both modes against finite
+differences; transposes against the adjoint identity over the same hypothesis cases."""
 import itertools
 
 import numpy as np
@@ -290,7 +291,7 @@ def test_error_names_shapes():
 
 
 # --------------------------------------------------------------------------------------
-# JVP
+# Derivatives: forward and reverse mode
 
 
 @pytest.mark.parametrize("x_shape,w_shape,kwargs", [
@@ -301,12 +302,115 @@ def test_error_names_shapes():
                                       feature_group_count=2)),
     ((4, 2, 5), (4, 2, 2), dict(window_strides=(1,), padding="VALID", batch_group_count=2)),
     ((1, 2, 3, 3, 2), (2, 2, 2, 2, 1), dict(window_strides=(1, 1, 1), padding="SAME_LOWER")),
+    ((2, 4, 9), (6, 2, 3), dict(window_strides=(3,), padding=[(-1, 2)], lhs_dilation=(2,),
+                                rhs_dilation=(2,), feature_group_count=2)),
+    ((6, 7, 2), (2, 2, 3), dict(window_strides=(2,), padding=[(2, -1)], rhs_dilation=(3,),
+                                dimension_numbers=("NWC", "WIO", "NCW"), batch_group_count=3)),
+    ((3, 2, 4, 5), (4, 2, 2, 3), dict(window_strides=(2, 3), padding=[(0, 1), (1, 0)],
+                                      lhs_dilation=(1, 2), rhs_dilation=(2, 1),
+                                      dimension_numbers=("NCHW", "OIHW", "NHWC"))),
 ])
-def test_jvp(x_shape, w_shape, kwargs):
+def test_grads(x_shape, w_shape, kwargs):
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
     check_grads(lambda a, b: conv_general_dilated(a, b, **kwargs), (x, w), order=2,
-                modes=("fwd",))
+                modes=("fwd", "rev"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(conv_cases(), st.integers(0, 2 ** 16))
+def test_transposes_are_adjoints(case, seed):
+    """For each operand, <v, conv(u)> == <conv^T(v), u> (small integers: exact)."""
+    rng = np.random.default_rng(seed)
+    dn = conv_dimension_numbers(case["x"], case["w"], case["specs"])
+    x = _to_layout(rng.integers(-3, 4, case["x"]).astype(np.float64), dn.lhs_spec)
+    w = _to_layout(rng.integers(-3, 4, case["w"]).astype(np.float64), dn.rhs_spec)
+
+    def f(a, b):
+        return conv_general_dilated(a, b, case["strides"], case["padding"], case["lhs_dilation"],
+                                    case["rhs_dilation"], case["specs"], case["fgc"], case["bgc"])
+
+    out = np.asarray(f(x, w))
+    v = rng.integers(-3, 4, out.shape).astype(np.float64)
+    (x_ct,) = api.linear_transpose(lambda a: f(a, w), x)(v)
+    (w_ct,) = api.linear_transpose(lambda b: f(x, b), w)(v)
+    assert (x_ct.shape, x_ct.dtype, w_ct.shape, w_ct.dtype) == (x.shape, x.dtype, w.shape,
+                                                                w.dtype)
+    inner = np.vdot(v, out)
+    assert np.vdot(np.asarray(x_ct), x) == inner and np.vdot(np.asarray(w_ct), w) == inner
+
+
+def test_cotangent_dtypes_and_empty_outputs():
+    x32, w32 = np.arange(6.0, dtype=np.float32).reshape(1, 2, 3), np.ones((1, 2, 2), np.float32)
+    out, pullback = api.vjp(lambda a, b: conv_general_dilated(
+        a, b, (1,), "VALID", preferred_element_type=np.float64), x32, w32)
+    assert out.dtype == np.float64
+    x_ct, w_ct = pullback(np.array([[[1.0, 10.0]]]))
+    assert x_ct.dtype == w_ct.dtype == np.float32
+    assert x_ct.tolist() == [[[1.0, 11.0, 10.0], [1.0, 11.0, 10.0]]]
+    assert w_ct.tolist() == [[[10.0, 21.0], [43.0, 54.0]]]
+    out, pullback = api.vjp(lambda a, b: conv_general_dilated(a, b, (1,), "VALID"),
+                            np.ones((2, 3, 5)), np.ones((4, 3, 7)))
+    x_ct, w_ct = pullback(np.ones(out.shape))  # the output is empty: zero cotangents
+    assert out.shape == (2, 4, 0) and not np.asarray(x_ct).any() and not np.asarray(w_ct).any()
+    assert (x_ct.shape, w_ct.shape) == ((2, 3, 5), (4, 3, 7))
+    with pytest.raises(NotImplementedError, match="convolution of two linear values"):
+        api.linear_transpose(lambda a: conv(a, a, (1,), "VALID"), w32)(
+            np.ones((1, 1, 1), np.float32))
+
+
+def test_print_transposes():
+    """Texts printed by JAX 0.10.2 for jax.linear_transpose of each operand's map."""
+    x, w = np.ones((1, 5, 4), np.float32), np.ones((2, 2, 4), np.float32)
+    kw = dict(window_strides=(2,), padding=((1, -1),), rhs_dilation=(2,),
+              dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=2)
+    lhs_t = api.linear_transpose(lambda a: conv_general_dilated(a, w, **kw), x)
+    assert str(api.make_jaxpr(lhs_t)(np.ones((1, 2, 4), np.float32))) == """\
+{ lambda a:f32[2,2,4]; b:f32[1,2,4]. let
+    c:f32[2,2,2,2] = reshape[
+      dimensions=None
+      new_sizes=(2, 2, 2, 2)
+      sharding=None
+    ] a
+    d:f32[2,4,2] = reshape[
+      dimensions=(0, 2, 1, 3)
+      new_sizes=(2, 4, 2)
+      sharding=None
+    ] c
+    e:f32[2,4,2] = rev[dimensions=(0,)] d
+    f:f32[1,5,4] = conv_general_dilated[
+      batch_group_count=1
+      dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 2, 1), rhs_spec=(1, 2, 0), \
+out_spec=(0, 2, 1))
+      feature_group_count=2
+      lhs_dilation=(2,)
+      out_sharding=None
+      padding=((1, 3),)
+      precision=None
+      preferred_element_type=None
+      rhs_dilation=(2,)
+      window_strides=(1,)
+    ] b e
+  in (f,) }"""
+    x2, w2 = np.ones((4, 1, 5), np.float32), np.ones((2, 1, 2), np.float32)
+    kw2 = dict(window_strides=(1,), padding=((0, 1),), lhs_dilation=(2,), batch_group_count=2)
+    rhs_t = api.linear_transpose(lambda b: conv_general_dilated(x2, b, **kw2), w2)
+    assert str(api.make_jaxpr(rhs_t)(np.ones((2, 2, 9), np.float32))) == """\
+{ lambda a:f32[4,1,5]; b:f32[2,2,9]. let
+    c:f32[2,1,2] = conv_general_dilated[
+      batch_group_count=1
+      dimension_numbers=ConvDimensionNumbers(lhs_spec=(1, 0, 2), rhs_spec=(1, 0, 2), \
+out_spec=(1, 0, 2))
+      feature_group_count=2
+      lhs_dilation=(2,)
+      out_sharding=None
+      padding=((0, 1),)
+      precision=None
+      preferred_element_type=None
+      rhs_dilation=(1,)
+      window_strides=(1,)
+    ] a b
+  in (c,) }"""
 
 
 def test_jvp_is_bilinear():

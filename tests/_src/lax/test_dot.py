@@ -1,6 +1,7 @@
 """dot_general: values against np.einsum over hypothesis-drawn dimension numbers, dtype rules
-and error cases as JAX 0.10.2 has them (expected values are literals taken from JAX), JVPs
-against finite differences, and jaxpr printing against JAX's exact text."""
+and error cases as JAX 0.10.2 has them (expected values are literals taken from JAX),
+derivatives in both modes against finite differences, transposes against the adjoint
+identity, and jaxpr printing against JAX's exact text."""
 import string
 
 import numpy as np
@@ -251,7 +252,7 @@ def test_default_matmul_precision_flag():
 
 
 # --------------------------------------------------------------------------------------
-# JVP
+# Derivatives: forward and reverse mode
 
 
 @pytest.mark.parametrize("lhs_shape,rhs_shape,dn", [
@@ -262,16 +263,25 @@ def test_default_matmul_precision_flag():
     ((4,), (4,), (((0,), (0,)), ((), ()))),
     ((2, 3), (3, 2), (((1,), (0,)), ((0,), (1,)))),
 ])
-def test_jvp(lhs_shape, rhs_shape, dn):
+def test_grads(lhs_shape, rhs_shape, dn):
     rng = np.random.default_rng(4)
     x, y = rng.standard_normal(lhs_shape), rng.standard_normal(rhs_shape)
-    check_grads(lambda a, b: dot_general(a, b, dn), (x, y), order=2, modes=("fwd",))
+    check_grads(lambda a, b: dot_general(a, b, dn), (x, y), order=2, modes=("fwd", "rev"))
 
 
-def test_jvp_of_square_matmul():
+@settings(max_examples=12, deadline=None)
+@given(dot_cases(), st.integers(0, 2 ** 16))
+def test_grads_random_dimension_numbers(case, seed):
+    lhs_shape, rhs_shape, dn, _ = case
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal(lhs_shape), rng.standard_normal(rhs_shape)
+    check_grads(lambda a, b: dot_general(a, b, dn), (x, y), order=2, modes=("fwd", "rev"))
+
+
+def test_grads_of_square_matmul():
     rng = np.random.default_rng(5)
     x = rng.standard_normal((3, 3))
-    check_grads(lambda a: dot(a, a), (x,), order=2, modes=("fwd",))
+    check_grads(lambda a: dot(a, a), (x,), order=2, modes=("fwd", "rev"))
     out, t_out = api.jvp(lambda a: dot(a, a), (x,), (np.eye(3),))
     np.testing.assert_allclose(np.asarray(t_out), 2 * x)
 
@@ -283,6 +293,125 @@ def test_jvp_with_integer_operand_and_output():
     np.testing.assert_allclose(np.asarray(t_out), np.ones_like(x) @ k)
     out, t_out = api.jvp(lambda a: dot(a, k, preferred_element_type=np.int32), (x,), (x,))
     assert out.dtype == np.int32 and t_out.dtype == np.dtype([("float0", np.void, 0)])
+
+
+# --------------------------------------------------------------------------------------
+# Transposes: each operand's map is linear; its transpose is the adjoint
+
+
+def _bilinear_inner(xs, ys):
+    """sum(x * y): the pairing under which a complex-linear map's transpose is its adjoint."""
+    return np.sum(np.asarray(xs) * np.asarray(ys))
+
+
+@settings(max_examples=40, deadline=None)
+@given(dot_cases(), st.sampled_from([np.float64, np.complex128]), st.integers(0, 2 ** 16))
+def test_transposes_are_adjoints(case, dtype, seed):
+    lhs_shape, rhs_shape, dn, spec = case
+    rng = np.random.default_rng(seed)
+    x, y = _rand(rng, lhs_shape, dtype), _rand(rng, rhs_shape, dtype)
+    v = _rand(rng, np.einsum(spec, x, y).shape, dtype)
+    (x_ct,) = api.linear_transpose(lambda a: dot_general(a, y, dn), x)(v)
+    (y_ct,) = api.linear_transpose(lambda b: dot_general(x, b, dn), y)(v)
+    assert (x_ct.shape, x_ct.dtype, y_ct.shape, y_ct.dtype) == (x.shape, x.dtype, y.shape,
+                                                                y.dtype)
+    inner = _bilinear_inner(v, np.einsum(spec, x, y))  # small integers: exact
+    assert _bilinear_inner(x_ct, x) == inner and _bilinear_inner(y_ct, y) == inner
+
+
+@pytest.mark.parametrize("ldt,rdt,preferred", [
+    ("float32", "float64", None),
+    ("float64", "float32", None),
+    ("float32", "float32", "float64"),
+    ("float16", "int8", "float32"),
+    ("float32", "int32", None),
+    ("complex64", "complex64", "complex128"),
+    ("float64", "float64", "float32"),
+])
+def test_cotangents_take_each_operands_dtype(ldt, rdt, preferred):
+    rng = np.random.default_rng(6)
+    x = _rand(rng, (2, 3, 4), ldt)
+    y = _rand(rng, (2, 4, 5), rdt)
+    dn = (((2,), (1,)), ((0,), (0,)))
+
+    def f(a, b):
+        return dot_general(a, b, dn, preferred_element_type=preferred)
+
+    out, pullback = api.vjp(f, x, y)
+    ct = _rand(rng, out.shape, out.dtype)
+    x_ct, y_ct = pullback(ct)
+    assert x_ct.dtype == x.dtype and x_ct.shape == x.shape
+    expected = np.einsum("bik,bjk->bij", ct, y.astype(ct.dtype))  # small integers: exact
+    np.testing.assert_array_equal(np.asarray(x_ct), expected.astype(x.dtype))
+    if np.issubdtype(y.dtype, np.inexact):
+        assert y_ct.dtype == y.dtype and y_ct.shape == y.shape
+        expected = np.einsum("bij,bik->bjk", x.astype(ct.dtype), ct)
+        np.testing.assert_array_equal(np.asarray(y_ct), expected.astype(y.dtype))
+    else:  # an integer operand is not differentiable
+        assert y_ct.dtype == np.dtype([("float0", np.void, 0)])
+
+
+def test_transpose_of_a_product_of_linear_values_is_refused():
+    x = np.ones((2, 2))
+    with pytest.raises(NotImplementedError, match="product of two linear values"):
+        api.linear_transpose(lambda a: dot(a, a), x)(x)
+
+
+def test_print_transposes():
+    """Texts printed by JAX 0.10.2 for jax.linear_transpose of each operand's map."""
+    x, y = np.ones((2, 3, 4), np.float32), np.ones((2, 4, 5), np.float32)
+    ct = np.ones((2, 3, 5), np.float32)
+    dn = (((2,), (1,)), ((0,), (0,)))
+    lhs_t = api.linear_transpose(lambda a: dot_general(a, y, dn), x)
+    assert str(api.make_jaxpr(lhs_t)(ct)) == """\
+{ lambda a:f32[2,4,5]; b:f32[2,3,5]. let
+    c:f32[2,3,4] = dot_general[dimension_numbers=(([2], [2]), ([0], [0]))] b a
+  in (c,) }"""
+    rhs_t = api.linear_transpose(
+        lambda b: dot_general(x, b, dn, preferred_element_type=np.float32), y)
+    assert str(api.make_jaxpr(rhs_t)(ct)) == """\
+{ lambda a:f32[2,3,4]; b:f32[2,3,5]. let
+    c:f32[2,5,4] = dot_general[
+      dimension_numbers=(([1], [1]), ([0], [0]))
+      preferred_element_type=float32
+    ] b a
+    d:f32[2,4,5] = transpose[permutation=(0, 2, 1)] c
+  in (d,) }"""
+
+
+def test_grad_of_small_mlp_matches_jax():
+    """A dense layer, tanh, a second layer and a logsumexp cross-entropy: jax.grad's numbers."""
+    from didax._src.lax import elementwise as ew
+    from didax._src.lax import reduction, shape
+
+    x = (np.arange(15.0).reshape(5, 3) % 7 - 3) / 4
+    w1 = (np.arange(12.0).reshape(3, 4) % 5 - 2) / 3
+    b1 = np.array([0.1, -0.2, 0.3, 0.0])
+    w2 = (np.arange(8.0).reshape(4, 2) % 3 - 1) / 2
+
+    def loss(w1, b1, w2):
+        h = ew.tanh(ew.add(dot(x, w1), shape.broadcast_in_dim(b1, (5, 4), (1,))))
+        z = dot(h, w2)
+        m = reduction.reduce_max(z, (1,))
+        shifted = ew.sub(z, shape.broadcast_in_dim(m, (5, 2), (0,)))
+        lse = ew.add(m, ew.log(reduction.reduce_sum(ew.exp(shifted), (1,))))
+        label = shape.reshape(shape.slice(z, (0, 0), (5, 1)), (5,))
+        return reduction.reduce_sum(ew.sub(lse, label), (0,))
+
+    value, grads = api.value_and_grad(loss, argnums=(0, 1, 2))(w1, b1, w2)
+    np.testing.assert_allclose(float(value), 4.71978948501258, rtol=1e-13)  # JAX
+    expected = (  # jax.grad(loss, argnums=(0, 1, 2)), JAX 0.10.2
+        [[0.03757807096247337, -0.008630162504492861, 0.0637382165210145, 0.10615558781731069],
+         [0.1397443130158234, 0.40087804791495535, 0.08469009358182356, -0.0038597121463412876],
+         [-0.24938052758741322, 0.14721125659783432, -0.14872839389788178,
+          -0.250491912122048]],
+        [1.2127453038738492, -2.2846542634614835, 1.1423947873037499, 1.353220437677812],
+        [[-0.019789050022717438, 0.019789050022717494], [0.742784331361333, -0.742784331361333],
+         [-1.1250774138012305, 1.1250774138012303], [-0.2919881927081622, 0.2919881927081621]],
+    )
+    for g, e in zip(grads, expected, strict=True):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-12, atol=1e-15)
+    check_grads(loss, (w1, b1, w2), order=2, modes=("rev",))
 
 
 # --------------------------------------------------------------------------------------

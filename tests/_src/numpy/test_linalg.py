@@ -240,7 +240,16 @@ def _distinct(shape):
 @pytest.mark.parametrize("name", list(GRAD_FNS))
 def test_grads(name):
     with enable_x64():
-        check_grads(GRAD_FNS[name], (_distinct((3, 4)),), order=2, modes=("fwd",))
+        check_grads(GRAD_FNS[name], (_distinct((3, 4)),), order=2, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("name", list(GRAD_FNS))
+def test_jacrev_matches_jacfwd(name):
+    with enable_x64():
+        x = _distinct((3, 4))
+        np.testing.assert_allclose(np.asarray(jax.jacrev(GRAD_FNS[name])(x)),
+                                   np.asarray(jax.jacfwd(GRAD_FNS[name])(x)), rtol=1e-12,
+                                   atol=1e-12)
 
 
 @pytest.mark.parametrize("name", list(GRAD_FNS))

@@ -317,7 +317,19 @@ def test_grads(name):
     fn, shapes = PRODUCT_FNS[name]
     with enable_x64():
         args = tuple(_data(i, s, True) for i, s in enumerate(shapes))
-        check_grads(fn, args, order=2, modes=("fwd",))
+        check_grads(fn, args, order=2, modes=("fwd", "rev"))
+
+
+def test_matmul_pullback_sums_over_broadcast_batch_dimensions():
+    a, b = _data(0, (2, 1, 3, 4), True), _data(1, (5, 4, 2), True)
+    ct = _data(2, (2, 5, 3, 2), True)
+    with enable_x64():
+        _, pullback = jax.vjp(jnp.matmul, a, b)
+        a_ct, b_ct = pullback(ct)
+    np.testing.assert_allclose(np.asarray(a_ct), np.einsum("xyij,ykj->xik", ct, b)[:, None],
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(b_ct), np.einsum("xyij,xik->ykj", ct, a[:, 0]),
+                               rtol=1e-12)
 
 
 @pytest.mark.parametrize("name", list(PRODUCT_FNS))

@@ -498,7 +498,28 @@ GRAD_FNS = {
 @pytest.mark.parametrize("name", list(GRAD_FNS))
 def test_grads(name):
     with enable_x64():
-        check_grads(GRAD_FNS[name], (_distinct((3, 4)),), order=2, modes=("fwd",))
+        check_grads(GRAD_FNS[name], (_distinct((3, 4)),), order=2, modes=("fwd", "rev"))
+
+
+def test_grad_with_ties_matches_jax():
+    """Reverse mode through max (tied in row 0), a logsumexp, cumprod, median and sort."""
+    x = np.array([[0.5, 2.0, -1.0, 2.0], [1.5, -0.5, 2.0, 0.25], [1.0, 3.0, -2.0, 0.75]])
+
+    def f(x):
+        m = jnp.max(x, axis=1, keepdims=True)
+        lse = jnp.log(jnp.sum(jnp.exp(x - m), axis=1)) + m[:, 0]
+        sorted_even = jnp.sort(x, axis=1)[:, ::2] * np.arange(6.0).reshape(3, 2)
+        return (jnp.sum(lse) + jnp.sum(jnp.cumprod(x, axis=0)[-1]) + jnp.median(x[0])
+                + jnp.max(x[:, 1:3]) + jnp.sum(sorted_even) + jnp.var(x, axis=0).sum())
+
+    with enable_x64():
+        value, g = jax.value_and_grad(f)(x)
+    np.testing.assert_allclose(float(value), 23.30293288, rtol=1e-9)  # JAX
+    np.testing.assert_allclose(np.asarray(g), [  # jax.grad(f)(x), JAX 0.10.2
+        [1.7648357321077712, 0.7732965609660334, -4.422539965150949, 1.2941298942993666],
+        [4.159006682846594, 6.710741761665661, 4.092500134198226, 1.0933069768450745],
+        [5.858487592424295, 1.8016209064610393, 0.8942901680699822, 0.41782355526690573]],
+        rtol=1e-12)
 
 
 TRACE_FNS = {
