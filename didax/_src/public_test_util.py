@@ -82,14 +82,23 @@ def numerical_jvp(f, primals, tangents, eps=EPS):
     return tree_map(diff, f_pos, f_neg)
 
 
-def _inner(xs, ys) -> complex:
+def _inner(xs, ys) -> float:
+    """Re <x, y>, the real inner product JAX's checks use (complex numbers as pairs)."""
     total = 0.0
     for x, y in zip(tree_flatten(xs)[0], tree_flatten(ys)[0]):
         x, y = _np(x), _np(y)
         if x.dtype.names or y.dtype.names:
             continue
-        total += np.vdot(x.astype(np.complex128), y.astype(np.complex128))
+        total += float(np.real(np.vdot(x.astype(np.complex128), y.astype(np.complex128))))
     return total
+
+
+def _conj(tree):
+    def leaf(x):
+        a = _np(x)
+        return core.Array(np.conj(a)) if np.issubdtype(a.dtype, np.complexfloating) else x
+
+    return tree_map(leaf, tree)
 
 
 def _tol(tree, given):
@@ -117,7 +126,7 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg="", rng=Non
     out, vjp_fun = f_vjp(*args)
     check_close(out, f(*args), atol=atol, rtol=rtol, err_msg=f"{err_msg} primal")
     ct = _rand_like(rng, out)
-    ct_in = vjp_fun(ct)
+    ct_in = _conj(vjp_fun(_conj(ct)))  # JAX's convention for complex cotangents
     tangents = _rand_like(rng, args)
     lhs = _inner(ct, numerical_jvp(f, args, tangents, eps))
     rhs = _inner(ct_in, tangents)

@@ -118,7 +118,7 @@ def test_unary(name, fn, ref, domain, diff, shape, seed):
     np.testing.assert_allclose(out, ref(x), rtol=1e-12, atol=1e-12)
     assert out.shape == shape
     if diff:
-        check_grads(fn, (x,), order=2, modes=("fwd",))
+        check_grads(fn, (x,), order=2, modes=("fwd", "rev"))
 
 
 @pytest.mark.parametrize("name,fn,ref,dom_x,dom_y", BINARY, ids=[b[0] for b in BINARY])
@@ -129,13 +129,13 @@ def test_binary(name, fn, ref, dom_x, dom_y, shapes, seed):
     if dom_y is None:  # a unary test of a binary primitive with a fixed first argument
         x = _sample(rng, dom_x, shapes[0])
         np.testing.assert_allclose(np.asarray(fn(x)), ref(x), rtol=1e-12)
-        check_grads(fn, (x,), order=2, modes=("fwd",))
+        check_grads(fn, (x,), order=2, modes=("fwd", "rev"))
         return
     x, y = _sample(rng, dom_x, shapes[0]), _sample(rng, dom_y, shapes[1])
     out = np.asarray(fn(x, y))
     np.testing.assert_allclose(out, ref(x, y), rtol=1e-12, atol=1e-12)
     assert out.shape == np.broadcast_shapes(*shapes)
-    check_grads(fn, (x, y), order=2, modes=("fwd",))
+    check_grads(fn, (x, y), order=2, modes=("fwd", "rev"))
     # The staged JVP type-checks: tangents of broadcast operands take the output's shape.
     closed = jax.make_jaxpr(lambda a, b: jax.jvp(fn, (a, b), (a, b)))(x, y)
     ir.check_jaxpr(closed.jaxpr)
@@ -189,13 +189,13 @@ def test_select_n_clamp_and_their_jvps():
     which = rng.integers(0, 3, (3, 4)).astype(np.int32)
     np.testing.assert_array_equal(np.asarray(lax.select_n(which, x, y, x + y)),
                                   np.choose(which, [x, y, x + y]))
-    check_grads(lambda a, b: lax.select_n(pred, a, b), (x, y), order=2, modes=("fwd",))
+    check_grads(lambda a, b: lax.select_n(pred, a, b), (x, y), order=2, modes=("fwd", "rev"))
     z = rng.uniform(-1, 1, (20,))
     z = z[np.abs(np.abs(z) - 0.5) > 0.05]
     np.testing.assert_array_equal(np.asarray(lax.clamp(-0.5, z, 0.5)), np.clip(z, -0.5, 0.5))
-    check_grads(lambda a: lax.clamp(-0.5, a, 0.5), (z,), order=2, modes=("fwd",))
+    check_grads(lambda a: lax.clamp(-0.5, a, 0.5), (z,), order=2, modes=("fwd", "rev"))
     check_grads(lambda lo, a: lax.clamp(lo, a, 0.5), (np.float64(-0.5), z), order=2,
-                modes=("fwd",))
+                modes=("fwd", "rev"))
 
 
 def test_convert_element_type():
@@ -205,7 +205,7 @@ def test_convert_element_type():
     out = lax.convert_element_type(x[:2], np.float32)
     assert out.dtype == np.float32
     check_grads(lambda a: lax.convert_element_type(a, np.float64, weak_type=True), (x[:2],),
-                order=2, modes=("fwd",))
+                order=2, modes=("fwd", "rev"))
     _, t = jax.jvp(lambda a: lax.convert_element_type(a, np.int32), (x,), (np.ones(4),))
     assert t.dtype == jax.dtypes.float0
 
@@ -216,7 +216,7 @@ def test_complex_parts():
     np.testing.assert_array_equal(np.asarray(lax.imag(z)), z.imag)
     np.testing.assert_array_equal(np.asarray(lax.conj(z)), z.conj())
     np.testing.assert_array_equal(np.asarray(lax.complex(z.real, z.imag)), z)
-    check_grads(lambda a, b: lax.complex(a, b), (z.real, z.imag), order=2, modes=("fwd",))
+    check_grads(lambda a, b: lax.complex(a, b), (z.real, z.imag), order=2, modes=("fwd", "rev"))
     np.testing.assert_allclose(np.asarray(lax.abs(z)), np.abs(z))
     assert lax.abs(z).dtype == np.float64
 

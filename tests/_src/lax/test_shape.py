@@ -19,7 +19,7 @@ def x64():
 
 def _check(fn, ref, *args):
     np.testing.assert_array_equal(np.asarray(fn(*args)), ref(*args))
-    check_grads(fn, args, order=2, modes=("fwd",))
+    check_grads(fn, args, order=2, modes=("fwd", "rev"))
 
 
 shapes = st.lists(st.integers(0, 3), min_size=0, max_size=3).map(tuple)
@@ -83,7 +83,7 @@ def test_pad_1d(config):
     out = lax.pad(x, -1.0, config)
     np.testing.assert_array_equal(np.asarray(out), ref)
     check_grads(lambda a, v: lax.pad(a, v, config), (x, np.float64(-1.0)), order=2,
-                modes=("fwd",))
+                modes=("fwd", "rev"))
 
 
 def test_pad_2d_against_numpy():

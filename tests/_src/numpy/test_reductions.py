@@ -311,7 +311,10 @@ def _np_quantile(x, q, axis, method, keepdims, nan):
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("nan", [False, True], ids=["quantile", "nanquantile"])
 @SETTINGS
-@given(case=cases(nonempty=True), q=st.lists(st.floats(0, 1), min_size=1, max_size=3),
+@given(case=cases(nonempty=True),
+       # Dyadic q: (n - 1) * q is exact in float32 as in float64, so the discrete methods pick
+       # the same neighbours as the float64 reference (float32(1/3) * 3 rounds to exactly 1).
+       q=st.lists(st.integers(0, 256).map(lambda k: k / 256), min_size=1, max_size=3),
        scalar_q=st.booleans(), x64=st.booleans())
 def test_quantile_matches_numpy(method, nan, case, q, scalar_q, x64):
     shape, axis, keepdims, seed = case
