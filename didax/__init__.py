@@ -6,7 +6,7 @@
 from didax._src import dtypes  # noqa: F401
 from didax._src.api import (  # noqa: F401
     ShapeDtypeStruct, eval_shape, grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,
-    linearize, make_jaxpr, value_and_grad, vjp,
+    linearize, make_jaxpr, value_and_grad, vjp, vmap,
 )
 from didax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from didax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401

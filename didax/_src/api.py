@@ -208,8 +208,6 @@ def eval_shape(fun, *args, **kwargs):
     return tree_unflatten(flat_fun.out_tree, shapes)
 
 
-# --------------------------------------------------------------------------------------
-# jacfwd (a loop of jvps over basis vectors for now; vmap will batch it)
 
 
 def _argnums_tuple(argnums, nargs, name):
@@ -219,79 +217,6 @@ def _argnums_tuple(argnums, nargs, name):
             raise ValueError(f"{name}: argnums {argnums} out of range for {nargs} positional "
                              "arguments")
     return nums
-
-
-def _std_basis_tangents(flat_in):
-    """For each input scalar, the tangent that is 1 there and 0 elsewhere."""
-    sizes = [int(np.prod(get_aval(x).shape, dtype=np.int64)) for x in flat_in]
-    for k, x in enumerate(flat_in):
-        aval = get_aval(x)
-        for j in range(sizes[k]):
-            ts = []
-            for m, y in enumerate(flat_in):
-                ya = get_aval(y)
-                t = np.zeros(ya.shape, ya.dtype)
-                if m == k:
-                    t.reshape(-1)[j] = 1
-                ts.append(core.Array(t))
-            yield k, j, aval, ts
-
-
-def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
-    """Jacobian by forward mode: one JVP per input element, stacked."""
-    from didax._src.numpy.creation import zeros
-    from didax._src.numpy.joining import stack
-    from didax._src.numpy.shape_ops import reshape
-
-    @functools.wraps(fun)
-    def jacfun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "jacfwd")
-        diff_args = tuple(args[i] for i in nums)
-        flat_in, in_tree = tree_flatten(diff_args)
-        for x in flat_in:
-            dt = get_aval(x).dtype
-            if not holomorphic and not np.issubdtype(dt, np.floating):
-                raise TypeError(f"jacfwd requires real-valued (floating) inputs, got {dt.name}. "
-                                "For integer inputs use jvp; for complex use holomorphic=True.")
-
-        def f_flat(*flat):
-            new = list(args)
-            for i, v in zip(nums, tree_unflatten(in_tree, flat)):
-                new[i] = v
-            return fun(*new, **kwargs)
-
-        columns = [[] for _ in flat_in]  # per input: the flat output tangents, per element
-        out_primal = aux = None
-        for k, j, aval, ts in _std_basis_tangents(flat_in):
-            res = jvp(f_flat, tuple(flat_in), tuple(ts), has_aux=has_aux)
-            out_primal, tangent = res[0], res[1]
-            if has_aux:
-                aux = res[2]
-            columns[k].append(tree_flatten(tangent)[0])
-        if out_primal is None:  # no input elements: still need the output structure
-            out_primal = f_flat(*flat_in)
-            if has_aux:
-                out_primal, aux = out_primal
-        flat_out, out_tree = tree_flatten(out_primal)
-        # jac[out][in] has shape out.shape + in.shape
-        per_out = []
-        for o, y in enumerate(flat_out):
-            y_shape = get_aval(y).shape
-            blocks = []
-            for k, x in enumerate(flat_in):
-                x_shape = get_aval(x).shape
-                if columns[k]:
-                    stacked = stack([c[o] for c in columns[k]], axis=-1)
-                    blocks.append(reshape(stacked, y_shape + x_shape))
-                else:
-                    blocks.append(zeros(y_shape + x_shape, get_aval(y).dtype))
-            per_out.append(tree_unflatten(in_tree, blocks))
-        jac = [p if not isinstance(argnums, int) else p[0] for p in per_out]
-        result = tree_unflatten(out_tree, jac)
-        return (result, aux) if has_aux else result
-
-    return jacfun
-
 
 
 # --------------------------------------------------------------------------------------
@@ -486,52 +411,217 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
     return grad_fun
 
 
-def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
-           allow_int: bool = False):
-    """Jacobian by reverse mode: one VJP per output element (vmap will batch them)."""
-    from didax._src.numpy import util as np_util
+# --------------------------------------------------------------------------------------
+# vmap
+
+
+def _axes_for_leaves(name, axes, tree, what):
+    """`axes` (an int, None, or a pytree prefix of `tree`) broadcast to `tree`'s leaves."""
+    from didax._src.tree_util import broadcast_prefix
+
+    try:
+        return broadcast_prefix(axes, tree, is_leaf=lambda x: x is None)
+    except ValueError as e:
+        raise ValueError(f"vmap {name} specification must be a tree prefix of the "
+                         f"corresponding value; {what}: {e}") from None
+
+
+def _canonical_axis(axis, ndim, where):
+    if not isinstance(axis, int):
+        raise TypeError(f"vmap axes must be integers or None, got {axis!r} for {where}")
+    if not -ndim - 1 <= axis <= ndim:
+        raise ValueError(f"vmap was requested to map {where} along axis {axis}, which implies "
+                         f"that its rank should be at least {max(axis + 1, -axis)}, but it "
+                         f"is only {ndim}")
+    return axis % (ndim + 1) if axis < 0 else axis
+
+
+def _argument_name(path, keystr) -> str:
+    """`argument 1['w']` or `keyword argument scale`, from a leaf's path in (args, kwargs)."""
+    kind, first, rest = path[0], path[1], path[2:]
+    key = getattr(first, "idx", getattr(first, "key", first))
+    prefix = "argument" if getattr(kind, "idx", 0) == 0 else "keyword argument"
+    return f"{prefix} {key}{keystr(rest)}"
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+    """Vectorizes `fun` over a leading (or `in_axes`) dimension of its arguments."""
+    from didax._src.interpreters import batching
+    from didax._src.lax.elementwise import convert_element_type
+    from didax._src.tree_util import keystr, tree_flatten_with_path
+
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if not (in_axes is None or isinstance(in_axes, (int, tuple, dict)) or
+            hasattr(in_axes, "__dataclass_fields__")):
+        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries "
+                        f"corresponding to the positional arguments, got {in_axes!r}")
+
+    @functools.wraps(fun)
+    def vmapped(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+                f"the positional arguments passed to the function, but got "
+                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+        axes_args = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+        paths, in_tree = tree_flatten_with_path((args, kwargs))
+        flat = [x for _, x in paths]
+        axes = _axes_for_leaves("in_axes", (axes_args, {k: 0 for k in kwargs}), (args, kwargs),
+                                "in_axes")
+        names = [_argument_name(p, keystr) for p, _ in paths]
+        sizes = {}
+        canon = []
+        for x, ax, nm in zip(flat, axes, names):
+            _check_valid_leaf(x, "vmap")
+            if ax is None:
+                canon.append(None)
+                continue
+            aval = get_aval(x)
+            a = _canonical_axis(ax, aval.ndim - 1, f"{nm} of shape {aval.shape}")
+            if a >= aval.ndim:
+                raise ValueError(f"vmap was requested to map {nm} along axis {ax}, but it has "
+                                 f"rank {aval.ndim} (shape {aval.shape})")
+            canon.append(a)
+            sizes.setdefault(aval.shape[a], []).append(
+                f"axis {ax} of {nm} of type {aval.str_short()}")
+        if axis_size is not None:
+            sizes.setdefault(int(axis_size), []).append(f"axis_size={axis_size}")
+        if not sizes:
+            raise ValueError("vmap must have at least one non-None value in in_axes (or an "
+                             "axis_size)")
+        if len(sizes) > 1:
+            lines = "\n".join(f"  * one axis had size {s}: {', '.join(w)}"
+                              for s, w in sizes.items())
+            raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped:\n{lines}")
+        (size,) = sizes
+        flat_fun = _FlatFun(lambda a, k: fun(*a, **k), in_tree)
+        interp = core.new_level(batching.BatchInterpreter(size, axis_name))
+        with core.transformation(interp):
+            ins = [interp.pack(x, a) for x, a in zip(flat, canon)]
+            outs = [interp.unpack(o) for o in flat_fun(*ins)]
+        out_tree = flat_fun.out_tree
+        o_axes = _axes_for_leaves("out_axes", out_axes, tree_unflatten(out_tree, [0] * len(outs)),
+                                  "out_axes")
+        results = []
+        for (val, bdim), oa in zip(outs, o_axes):
+            val = asarray_value(val)
+            if oa is None:
+                if bdim is not None:
+                    raise ValueError("vmap has mapped output but out_axes is None")
+                results.append(val)
+                continue
+            aval = get_aval(val)
+            ndim = aval.ndim + (bdim is None)
+            oa = _canonical_axis(oa, ndim - 1, "an output")
+            val = batching.matchaxis(val, bdim, oa, size)
+            if get_aval(val).weak_type:  # vmap outputs are strongly typed, as in JAX
+                val = convert_element_type(val, get_aval(val).dtype, False)
+            results.append(val)
+        return tree_unflatten(out_tree, results)
+
+    return vmapped
+
+
+# --------------------------------------------------------------------------------------
+# Jacobians: one batched (vmap) pass of JVPs or VJPs over a basis
+
+
+def _basis(avals):
+    """The standard basis of the flattened leaves: for leaf k, an array (n, *shape_k)."""
+    sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in avals]
+    n = sum(sizes)
+    out, offset = [], 0
+    for a, size in zip(avals, sizes):
+        b = np.zeros((n, size), a.dtype)
+        b[offset:offset + size] = np.eye(size, dtype=a.dtype)
+        out.append(core.Array(b.reshape((n,) + a.shape)))
+        offset += size
+    return out, sizes
+
+
+def _split_last(leaf, sizes, shapes, lead_shape):
+    """Columns of `leaf` (..., n) split per input leaf and reshaped to lead + input shape."""
+    from didax._src.lax.shape import reshape, slice_in_dim
+
+    out, offset = [], 0
+    for size, shape in zip(sizes, shapes):
+        block = slice_in_dim(leaf, offset, offset + size, axis=-1)
+        out.append(reshape(block, tuple(lead_shape) + tuple(shape)))
+        offset += size
+    return out
+
+
+def _jac_args(name, fun, argnums, args, kwargs, holomorphic, allow_int):
+    nums = _argnums_tuple(argnums, len(args), name)
+    dyn = tuple(args[i] for i in nums)
+    _check_grad_inputs(name, dyn, holomorphic, allow_int)
+
+    def f_partial(*dyn_args):
+        full = list(args)
+        for i, v in zip(nums, dyn_args):
+            full[i] = v
+        return fun(*full, **kwargs)
+
+    return dyn, f_partial
+
+
+def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """Jacobian by forward mode: one batched JVP over the input basis."""
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "jacrev")
-        dyn = tuple(args[i] for i in nums)
-        _check_grad_inputs("jacrev", dyn, holomorphic, allow_int)
+        dyn, f_partial = _jac_args("jacfwd", fun, argnums, args, kwargs, holomorphic, False)
+        flat_in, in_tree = tree_flatten(dyn)
+        in_avals = [get_aval(x) for x in flat_in]
+        basis, sizes = _basis(in_avals)
 
-        def f_partial(*dyn_args):
-            full = list(args)
-            for i, v in zip(nums, dyn_args):
-                full[i] = v
-            return fun(*full, **kwargs)
+        def push(*tangents):
+            res = jvp(lambda *xs: f_partial(*tree_unflatten(in_tree, xs)), tuple(flat_in),
+                      tuple(tangents), has_aux=has_aux)
+            return res if has_aux else (res[0], res[1])
 
-        res = vjp(f_partial, *dyn, has_aux=has_aux)
-        out, vjp_fun = res[0], res[1]
+        res = vmap(push, out_axes=(None, -1, None) if has_aux else (None, -1))(*basis)
+        out, jac_t = res[0], res[1]
         flat_out, out_tree = tree_flatten(out)
-        flat_in = tree_flatten(dyn)[0]
-        in_tree = tree_flatten(dyn)[1]
+        flat_jac = tree_flatten(jac_t)[0]
         per_out = []
-        for k, y in enumerate(flat_out):
-            y_aval = get_aval(y)
-            rows = []
-            for j in range(int(np.prod(y_aval.shape, dtype=np.int64))):
-                cts = []
-                for m, z in enumerate(flat_out):
-                    za = get_aval(z)
-                    c = np.zeros(za.shape, za.dtype)
-                    if m == k:
-                        c.reshape(-1)[j] = 1
-                    cts.append(core.Array(c))
-                rows.append(tree_flatten(vjp_fun(tree_unflatten(out_tree, cts)))[0])
-            blocks = []
-            for i, x in enumerate(flat_in):
-                x_shape = get_aval(x).shape
-                if rows:
-                    stacked = np_util.asarray([r[i] for r in rows])
-                    blocks.append(stacked.reshape(y_aval.shape + x_shape))
-                else:
-                    blocks.append(core.Array(np.zeros(y_aval.shape + x_shape,
-                                                      get_aval(x).dtype)))
+        for y, leaf in zip(flat_out, flat_jac):
+            blocks = _split_last(leaf, sizes, [a.shape for a in in_avals], get_aval(y).shape)
             tree = tree_unflatten(in_tree, blocks)
             per_out.append(tree[0] if isinstance(argnums, int) else tree)
+        jac = tree_unflatten(out_tree, per_out)
+        return (jac, res[2]) if has_aux else jac
+
+    return jacfun
+
+
+def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False):
+    """Jacobian by reverse mode: one batched VJP over the output basis."""
+    from didax._src.lax.shape import reshape
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        dyn, f_partial = _jac_args("jacrev", fun, argnums, args, kwargs, holomorphic, allow_int)
+        res = vjp(f_partial, *dyn, has_aux=has_aux)
+        out, pullback = res[0], res[1]
+        flat_out, out_tree = tree_flatten(out)
+        out_avals = [get_aval(y) for y in flat_out]
+        basis, sizes = _basis(out_avals)
+        rows = vmap(lambda *cts: pullback(tree_unflatten(out_tree, cts)))(*basis)
+        flat_rows, in_tree = tree_flatten(rows)
+        per_out, offset = [], 0
+        for aval, size in zip(out_avals, sizes):
+            blocks = []
+            for leaf in flat_rows:
+                from didax._src.lax.shape import slice_in_dim
+
+                block = slice_in_dim(leaf, offset, offset + size, axis=0)
+                blocks.append(reshape(block, aval.shape + get_aval(leaf).shape[1:]))
+            tree = tree_unflatten(in_tree, blocks)
+            per_out.append(tree[0] if isinstance(argnums, int) else tree)
+            offset += size
         jac = tree_unflatten(out_tree, per_out)
         return (jac, res[2]) if has_aux else jac
 

@@ -175,3 +175,14 @@ def saved_residuals(fun, *args, **kwargs) -> list[tuple[core.ShapedArray, str]]:
         where = f"argument {ids[id(c)]}" if id(c) in ids else "an intermediate value"
         out.append((get_aval(c), where))
     return out
+
+
+def _remat_batch(size, vals, dims, *, call, name, num_primals, out_avals):
+    from didax._src.api import vmap
+
+    outs = vmap(lambda *a: _tangent_of(call, a[:num_primals], a[num_primals:]),
+                in_axes=tuple(dims), axis_size=size)(*vals)
+    return outs, [0] * len(outs)
+
+
+remat_jvp_p.def_batch(_remat_batch)

@@ -97,13 +97,20 @@ _PY_SCALARS = (bool, int, float, complex)
 
 def get_aval(x) -> ShapedArray:
     """The abstract value of any didax value, tracer, NumPy array or Python scalar."""
+    if type(x) is Array:
+        try:
+            return x._aval
+        except AttributeError:
+            return x.aval
+    if type(x) is np.ndarray:  # (plain NumPy arrays have no `aval`)
+        return _shaped(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
     if isinstance(x, (np.ndarray, np.generic)):  # before Python scalars: np.float64 is a float
         return _shaped(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
     if isinstance(x, _PY_SCALARS):
-        return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
+        return _shaped((), dtypes.python_scalar_dtype(x), type(x) is not bool)
     raise TypeError(
         f"Value {x!r} of type {type(x).__name__} is not a valid array: expected a didax Array, "
         "a NumPy array, or a Python scalar (bool, int, float, complex)."
@@ -273,6 +280,22 @@ class EvalInterpreter(Interpreter):
         return "eval"
 
     def process_primitive(self, prim, args, params):
+        if len(args) == 2:  # the common binary and unary cases, without list building
+            x, y = args
+            if type(x) is Array and type(y) is Array:
+                out_aval = abstract_eval(prim, (x.aval, y.aval), params)
+                out = prim.impl(x._value, y._value, **params)
+                if prim.multiple_results:
+                    return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
+                return Array.from_numpy(out, out_aval)
+        elif len(args) == 1:
+            x = args[0]
+            if type(x) is Array:
+                out_aval = abstract_eval(prim, (x.aval,), params)
+                out = prim.impl(x._value, **params)
+                if prim.multiple_results:
+                    return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
+                return Array.from_numpy(out, out_aval)
         avals = []
         vals = []
         for x in args:

@@ -437,3 +437,17 @@ PartialEvalInterpreter.process_custom_vjp = _pe_custom("process_custom_vjp",
                                                        _staging_custom_vjp)
 
 del ShapedArray
+
+
+def _custom_lin_batch(size, vals, dims, *, num_res, bwd, in_avals, out_avals):
+    from didax._src.api import vmap
+
+    def forward(*args):
+        return _custom_lin_forward(args[:num_res], args[num_res:], bwd=bwd, in_avals=in_avals,
+                                   out_avals=out_avals)
+
+    outs = vmap(forward, in_axes=tuple(dims), axis_size=size)(*vals)
+    return outs, [0] * len(outs)
+
+
+custom_lin_p.def_batch(_custom_lin_batch)

@@ -41,30 +41,38 @@ class JVPInterpreter(core.Interpreter):
         primals = []
         tangents = []
         any_tangent = False
+        any_const = False
         for x in args:
             if type(x) is JVPTracer and x._interp is self:
                 primals.append(x.primal)
-                tangents.append(x.tangent)
-                any_tangent = any_tangent or not is_zero(x.tangent)
+                t = x.tangent
+                tangents.append(t)
+                if type(t) is not Zero:
+                    any_tangent = True
             else:
                 if isinstance(x, Tracer):
                     self.check_foreign(x)
                 primals.append(x)
                 tangents.append(None)
+                any_const = True
         ctx = core._ctx
         prev = ctx.interp
-        ctx.interp = self.parent
+        parent = ctx.interp = self.parent
         try:
-            if not any_tangent:
-                return prim.bind(*primals, **params)
-            tangents = [Zero(get_aval(p).to_tangent_aval()) if t is None else t
-                        for p, t in zip(primals, tangents)]
-            primal_out, tangent_out = prim.get_rule("jvp")(primals, tangents, **params)
+            if not any_tangent:  # what `prim.bind` would do, without re-packing
+                return parent.process_primitive(prim, primals, params)
+            if any_const:
+                tangents = [Zero(get_aval(p).to_tangent_aval()) if t is None else t
+                            for p, t in zip(primals, tangents)]
+            rule = prim.rules.get("jvp") or prim.get_rule("jvp")
+            primal_out, tangent_out = rule(primals, tangents, **params)
         finally:
             ctx.interp = prev
         if prim.multiple_results:
             return [self.pack(p, t) for p, t in zip(primal_out, tangent_out)]
-        return self.pack(primal_out, tangent_out)
+        if type(tangent_out) is Zero:
+            return primal_out
+        return JVPTracer(self, primal_out, tangent_out)
 
     def pack(self, primal, tangent):
         if is_zero(tangent):
@@ -161,6 +169,8 @@ def _to_shape(t, shape):
 
 def _sum_contributions(out, contributions):
     aval = get_aval(out)
+    if len(contributions) == 1:  # the common case: no zero to start from, nothing to add
+        return _to_shape(contributions[0], aval.shape)
     acc = Zero(aval.to_tangent_aval())
     for c in contributions:
         acc = add_tangents(acc, _to_shape(c, aval.shape))
@@ -177,7 +187,17 @@ def defjvp(prim, *per_arg):
         out = prim.bind(*primals, **params)
         return out, _sum_contributions(out, [
             fn(t, *primals, **params) for fn, t in zip(per_arg, tangents)
-            if fn is not None and not is_zero(t)])
+            if fn is not None and type(t) is not Zero])
+
+    if len(per_arg) == 1 and per_arg[0] is not None:  # unary: no lists to build
+        (fn,) = per_arg
+
+        def rule(primals, tangents, **params):  # noqa: F811 - the unary specialisation
+            (x,), (t,) = primals, tangents
+            out = prim.bind(x, **params)
+            if type(t) is Zero:
+                return out, Zero(get_aval(out).to_tangent_aval())
+            return out, _to_shape(fn(t, x, **params), get_aval(out).shape)
 
     prim.def_jvp(rule)
 
@@ -190,7 +210,17 @@ def defjvp2(prim, *per_arg):
         out = prim.bind(*primals, **params)
         return out, _sum_contributions(out, [
             fn(t, out, *primals, **params) for fn, t in zip(per_arg, tangents)
-            if fn is not None and not is_zero(t)])
+            if fn is not None and type(t) is not Zero])
+
+    if len(per_arg) == 1 and per_arg[0] is not None:  # unary: no lists to build
+        (fn,) = per_arg
+
+        def rule(primals, tangents, **params):  # noqa: F811 - the unary specialisation
+            (x,), (t,) = primals, tangents
+            out = prim.bind(x, **params)
+            if type(t) is Zero:
+                return out, Zero(get_aval(out).to_tangent_aval())
+            return out, _to_shape(fn(t, out, x, **params), get_aval(out).shape)
 
     prim.def_jvp(rule)
 
@@ -218,3 +248,14 @@ def deflinear(prim):
     prim.def_jvp(rule)
     prim.linear = True
 add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
+
+
+def _add_any_batch(size, vals, dims):
+    from didax._src.interpreters.batching import matchaxis
+
+    (x, y), (dx, dy) = vals, dims
+    d = dx if dx is not None else dy
+    return add_any_p.bind(matchaxis(x, dx, d, size), matchaxis(y, dy, d, size)), d
+
+
+add_any_p.def_batch(_add_any_batch)

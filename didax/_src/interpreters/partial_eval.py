@@ -27,9 +27,9 @@ class PartialEvalInterpreter(StagingInterpreter):
                 return super().process_primitive(prim, args, params)
         ctx = core._ctx
         prev = ctx.interp
-        ctx.interp = self.parent
-        try:
-            return prim.bind(*args, **params)
+        parent = ctx.interp = self.parent
+        try:  # what `prim.bind` would do with the parent current, without re-packing
+            return parent.process_primitive(prim, args, params)
         finally:
             ctx.interp = prev
 

@@ -71,7 +71,8 @@ class StagingInterpreter(core.Interpreter):
     record_source = True  # partial evaluation's linear jaxprs are internal: it skips this
 
     def process_primitive(self, prim, args, params):
-        in_atoms = [self.atom(x) for x in args]
+        in_atoms = [x._var if type(x) is StagingTracer and x._interp is self else self.atom(x)
+                    for x in args]
         out_aval = core.abstract_eval(prim, [a.aval for a in in_atoms], params)
         src = user_source_info(2) if self.record_source else None
         if prim.multiple_results:

@@ -50,6 +50,7 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     for v, ct in zip(jaxpr.outvars, cts_out):
         accumulate(v, ct)
     pop = ct_env.pop
+    get_known = known.get
     for eqn in reversed(jaxpr.eqns):
         prim = eqn.primitive
         if prim.multiple_results:
@@ -66,12 +67,15 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
             if type(v) is Literal:
                 args.append(v.val)
             else:
-                value = known.get(v, v)
+                value = get_known(v, v)
                 args.append(UndefinedPrimal(v.aval) if value is v else value)
-        cts_in = prim.get_rule("transpose")(ct, *args, **eqn.params)
+        rule = prim.rules.get("transpose") or prim.get_rule("transpose")
+        cts_in = rule(ct, *args, **eqn.params)
         for v, x, ct_in in zip(eqn.invars, args, cts_in):
-            if ct_in is not None and type(x) is UndefinedPrimal:
-                accumulate(v, ct_in)
+            if ct_in is not None and type(x) is UndefinedPrimal and type(ct_in) is not Zero:
+                # `x` undefined: `v` is a variable that is not known (see `accumulate`)
+                prev = ct_env.get(v)
+                ct_env[v] = ct_in if prev is None else add_tangents(prev, ct_in)
     return [ct_env.get(v, Zero(v.aval)) for v in jaxpr.invars]
 
 

@@ -105,9 +105,13 @@ def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
     """An elementwise one-argument primitive; `out_dtype(dtype)` if the dtype changes."""
     p = core.primitive(name)
     p.def_impl(impl)
+    accepts = {}  # dtype -> bool, this primitive's share of `dtype_in`'s cache
 
     def abstract_eval(x, **params):
-        if not dtype_in(x.dtype, accepted):
+        ok = accepts.get(x.dtype)
+        if ok is None:
+            ok = accepts[x.dtype] = dtype_in(x.dtype, accepted)
+        if not ok:
             check_dtype(name, x, accepted)
         if out_dtype is None:
             return x  # avals are immutable
@@ -121,7 +125,21 @@ def naryop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
     """An elementwise primitive of several same-dtype arguments, broadcasting as lax does."""
     p = core.primitive(name)
     p.def_impl(impl)
-    p.def_abstract_eval(lambda *avals: naryop_aval(name, avals, accepted, out_dtype))
+    accepts = {}  # dtype -> bool, this primitive's share of `dtype_in`'s cache
+
+    def abstract_eval(*avals):
+        if len(avals) == 2 and out_dtype is None:
+            # Two operands of one type: `naryop_aval` would return the first unchanged.
+            x, y = avals
+            if x.shape == y.shape and x.dtype == y.dtype and (y.weak_type or not x.weak_type):
+                ok = accepts.get(x.dtype)
+                if ok is None:
+                    ok = accepts[x.dtype] = dtype_in(x.dtype, accepted)
+                if ok:
+                    return x
+        return naryop_aval(name, avals, accepted, out_dtype)
+
+    p.def_abstract_eval(abstract_eval)
     return p
 
 
@@ -140,6 +158,12 @@ def canonical_axes(name: str, axes, ndim: int) -> tuple:
 
 
 def check_shape(name: str, shape) -> tuple:
+    if type(shape) is tuple:  # the common case, already normalised by a lax wrapper
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return shape
     try:
         shape = tuple(int(d) for d in shape)
     except TypeError:

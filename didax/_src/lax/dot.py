@@ -346,4 +346,44 @@ def batch_matmul(lhs, rhs, precision=None):
     return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)), precision)
 
 
+# --------------------------------------------------------------------------------------
+# Batching rules (vmap): JAX's `_dot_general_batch_rule`. The vmapped dimension is folded
+# into the dimension numbers, so a batched contraction stays one dot_general.
+
+
+def _bump(dims, bdim) -> tuple:
+    """Logical dimension numbers renumbered for an operand with its batch dimension at bdim."""
+    return tuple(d + (d >= bdim) for d in dims)
+
+
+def _batch_dimension_numbers(ndims, bdims, dimension_numbers):
+    """Dimension numbers for batched operands (ndims counts their batch dimensions), and
+    where the vmapped dimension lands in the output.
+
+    Both operands batched: it becomes a new leading dot batch dimension. One batched: it is
+    one more free dimension of that operand, placed among its free dimensions.
+    """
+    (lc, rc), (lb, rb) = dimension_numbers
+    lbd, rbd = bdims
+    if lbd is not None and rbd is not None:
+        dn = ((_bump(lc, lbd), _bump(rc, rbd)), ((lbd,) + _bump(lb, lbd), (rbd,) + _bump(rb, rbd)))
+        return dn, 0
+    if lbd is not None:
+        lfree = free_dims(ndims[0] - 1, lc, lb)
+        out_dim = len(lb) + sum(d < lbd for d in lfree)
+        return ((_bump(lc, lbd), rc), (_bump(lb, lbd), rb)), out_dim
+    rfree = free_dims(ndims[1] - 1, rc, rb)
+    out_dim = ndims[0] - len(lc) + sum(d < rbd for d in rfree)
+    return ((lc, _bump(rc, rbd)), (lb, _bump(rb, rbd))), out_dim
+
+
+def _dot_general_batch(size, vals, dims, *, dimension_numbers, **params):
+    (lhs, rhs), ndims = vals, tuple(get_aval(v).ndim for v in vals)
+    dn, out_dim = _batch_dimension_numbers(ndims, dims, dimension_numbers)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), out_dim
+
+
+dot_general_p.def_batch(_dot_general_batch)
+
+
 __all__ = ["Precision", "dot_general", "dot", "batch_matmul"]

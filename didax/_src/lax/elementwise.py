@@ -677,3 +677,59 @@ real_p.def_transpose(lambda ct, x: [complex(ct, full_like(ct, 0))])
 imag_p.def_transpose(lambda ct, x: [complex(full_like(ct, 0), neg(ct))])
 conj_p.def_transpose(lambda ct, x: [conj(ct)])
 complex_p.def_transpose(_complex_transpose)
+
+
+# --------------------------------------------------------------------------------------
+# Batching rules (vmap)
+
+from didax._src.interpreters import batching  # noqa: E402
+
+for _p in (neg_p, sign_p, floor_p, ceil_p, round_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p,
+           expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p,
+           cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, abs_p, erf_p, erfc_p,
+           erf_inv_p, lgamma_p, digamma_p, integer_pow_p, square_p, real_p, imag_p, conj_p,
+           not_p, population_count_p, convert_element_type_p, stop_gradient_p):
+    batching.defvectorized(_p)
+for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p,
+           polygamma_p, complex_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p,
+           shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
+    batching.defbroadcasting(_p)
+
+
+def _to_full_front(v, d, size, shape):
+    """An operand as a (size, *shape) array: batch dimension first, broadcast if needed."""
+    from didax._src.lax.shape import broadcast_in_dim
+
+    if d is None:
+        return broadcast_in_dim(v, (size,) + tuple(shape),
+                                tuple(range(1 + len(shape) - get_aval(v).ndim, 1 + len(shape))))
+    v = batching.moveaxis(v, d, 0)
+    if get_aval(v).shape[1:] != tuple(shape):
+        v = broadcast_in_dim(v, (size,) + tuple(shape), tuple(range(get_aval(v).ndim)))
+    return v
+
+
+def _select_n_batch(size, vals, dims):
+    which, *cases = vals
+    case_shape = next(get_aval(c).shape[:d] + get_aval(c).shape[d + 1:] if d is not None
+                      else get_aval(c).shape for c, d in zip(cases, dims[1:]))
+    cases = [_to_full_front(c, d, size, case_shape) for c, d in zip(cases, dims[1:])]
+    which_rank = get_aval(which).ndim - (dims[0] is not None)
+    if dims[0] is None and which_rank == 0:
+        return select_n(which, *cases), 0
+    return select_n(_to_full_front(which, dims[0], size, case_shape), *cases), 0
+
+
+def _clamp_batch(size, vals, dims):
+    lo, x, hi = vals
+    _, dx, _ = dims
+    x_shape = get_aval(x).shape if dx is None else (
+        get_aval(x).shape[:dx] + get_aval(x).shape[dx + 1:])
+    x = _to_full_front(x, dx, size, x_shape)
+    bounds = [b if d is None and get_aval(b).ndim == 0 else _to_full_front(b, d, size, x_shape)
+              for b, d in ((lo, dims[0]), (hi, dims[2]))]
+    return clamp_p.bind(bounds[0], x, bounds[1]), 0
+
+
+select_n_p.def_batch(lambda size, vals, dims: _select_n_batch(size, vals, dims))
+clamp_p.def_batch(lambda size, vals, dims: _clamp_batch(size, vals, dims))

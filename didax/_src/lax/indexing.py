@@ -965,6 +965,142 @@ scatter_p.def_transpose(_scatter_transpose)
 scatter_mul_p.def_transpose(_scatter_mul_transpose)
 
 
+
+# --------------------------------------------------------------------------------------
+# Batching rules (vmap), after JAX's. Gathers and scatters take the vmapped dimension as
+# one more window dimension (unbatched indices) or as a batching dimension of both operand
+# and indices (batched indices), so a single op serves the whole batch. Modes, fill values
+# and the index clamping of dynamic slices apply per example exactly as without vmap.
+
+from didax._src.interpreters import batching  # noqa: E402
+from didax._src.lax.shape import concatenate  # noqa: E402
+
+
+def _shift(dims, by=1):
+    return tuple(d + by for d in dims)
+
+
+def _batch_dynamic_slice_indices(size, indices, dims):
+    """Scalar start indices as one (size, n) index array, batched along dimension 0."""
+    return concatenate([broadcast_in_dim(i, (size, 1), (0,) if d is not None else ())
+                        for i, d in zip(indices, dims)], 1)
+
+
+def _zero_index(indices):
+    return np.zeros((), get_aval(indices[0]).dtype if indices else np.int32)
+
+
+def _dynamic_slice_batch(size, vals, dims, *, slice_sizes):
+    """Unbatched starts: still a dynamic slice, starting at 0 along the whole batch
+    dimension. Batched starts: a clamping gather, as JAX does."""
+    operand, *indices = vals
+    operand_bdim, *index_bdims = dims
+    if all(d is None for d in index_bdims):
+        indices.insert(operand_bdim, _zero_index(indices))
+        sizes = list(slice_sizes)
+        sizes.insert(operand_bdim, size)
+        return dynamic_slice_p.bind(operand, *indices, slice_sizes=tuple(sizes)), operand_bdim
+    ndim = len(slice_sizes)
+    dn = GatherDimensionNumbers(offset_dims=tuple(range(ndim)), collapsed_slice_dims=(),
+                                start_index_map=tuple(range(ndim)))
+    index = _batch_dynamic_slice_indices(size, indices, index_bdims)
+    return _gather_batch(size, [operand, index], [operand_bdim, 0], dimension_numbers=dn,
+                         slice_sizes=slice_sizes, unique_indices=True,
+                         indices_are_sorted=True, mode=GatherScatterMode.CLIP,
+                         fill_value=None)
+
+
+def _dynamic_update_slice_batch(size, vals, dims):
+    """Unbatched starts: still a dynamic update slice, covering the whole batch dimension.
+    Batched starts: a clamping scatter, as JAX does."""
+    operand, update, *indices = vals
+    operand_bdim, update_bdim, *index_bdims = dims
+    if all(d is None for d in index_bdims):
+        bdim = operand_bdim if operand_bdim is not None else update_bdim
+        operand = batching.matchaxis(operand, operand_bdim, bdim, size)
+        update = batching.matchaxis(update, update_bdim, bdim, size)
+        indices.insert(bdim, _zero_index(indices))
+        return dynamic_update_slice_p.bind(operand, update, *indices), bdim
+    ndim = len(indices)
+    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(ndim)),
+                                 inserted_window_dims=(),
+                                 scatter_dims_to_operand_dims=tuple(range(ndim)))
+    index = _batch_dynamic_slice_indices(size, indices, index_bdims)
+    return _scatter_batch(scatter_p, size, [operand, index, update],
+                          [operand_bdim, 0, update_bdim], update_jaxpr=None, update_consts=(),
+                          dimension_numbers=dn, indices_are_sorted=True, unique_indices=True,
+                          mode=GatherScatterMode.CLIP)
+
+
+def _gather_batch(size, vals, dims, *, dimension_numbers, slice_sizes, unique_indices,
+                  indices_are_sorted, mode, fill_value):
+    operand, indices = vals
+    operand_bdim, indices_bdim = dims
+    dn = dimension_numbers
+    params = dict(unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                  mode=mode, fill_value=fill_value)
+    if indices_bdim is None:  # the batch dimension is read whole, as one more window dim
+        operand = batching.moveaxis(operand, operand_bdim, 0)
+        bdn = GatherDimensionNumbers(
+            offset_dims=(0,) + _shift(dn.offset_dims),
+            collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+            start_index_map=_shift(dn.start_index_map),
+            operand_batching_dims=_shift(dn.operand_batching_dims),
+            start_indices_batching_dims=dn.start_indices_batching_dims)
+        return gather_p.bind(operand, indices, dimension_numbers=bdn,
+                             slice_sizes=(size,) + slice_sizes, **params), 0
+    indices = batching.moveaxis(indices, indices_bdim, 0)
+    if operand_bdim is None:  # each index batch reads the same operand
+        bdn = dn._replace(offset_dims=_shift(dn.offset_dims),
+                          start_indices_batching_dims=_shift(dn.start_indices_batching_dims))
+        # Batched reads of one array may repeat or be out of order.
+        params.update(unique_indices=False, indices_are_sorted=False)
+        return gather_p.bind(operand, indices, dimension_numbers=bdn,
+                             slice_sizes=slice_sizes, **params), 0
+    operand = batching.moveaxis(operand, operand_bdim, 0)
+    bdn = GatherDimensionNumbers(
+        offset_dims=_shift(dn.offset_dims),
+        collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+        start_index_map=_shift(dn.start_index_map),
+        operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
+        start_indices_batching_dims=(0,) + _shift(dn.start_indices_batching_dims))
+    return gather_p.bind(operand, indices, dimension_numbers=bdn,
+                         slice_sizes=(min(size, 1),) + slice_sizes, **params), 0
+
+
+def _scatter_batch(prim, size, vals, dims, *, dimension_numbers, **params):
+    """The operand and the updates get their batch dimension first (broadcast there if
+    unbatched); it is a window dimension for unbatched indices, else a batching one."""
+    operand, indices, updates = vals
+    operand_bdim, indices_bdim, updates_bdim = dims
+    dn = dimension_numbers
+    operand = batching.bdim_at_front(operand, operand_bdim, size)
+    updates = batching.bdim_at_front(updates, updates_bdim, size)
+    if indices_bdim is None:
+        bdn = ScatterDimensionNumbers(
+            update_window_dims=(0,) + _shift(dn.update_window_dims),
+            inserted_window_dims=_shift(dn.inserted_window_dims),
+            scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
+            operand_batching_dims=_shift(dn.operand_batching_dims),
+            scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+    else:
+        indices = batching.moveaxis(indices, indices_bdim, 0)
+        bdn = ScatterDimensionNumbers(
+            update_window_dims=_shift(dn.update_window_dims),
+            inserted_window_dims=_shift(dn.inserted_window_dims),
+            scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
+            operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
+            scatter_indices_batching_dims=(0,) + _shift(dn.scatter_indices_batching_dims))
+    return prim.bind(operand, indices, updates, dimension_numbers=bdn, **params), 0
+
+
+dynamic_slice_p.def_batch(_dynamic_slice_batch)
+dynamic_update_slice_p.def_batch(_dynamic_update_slice_batch)
+gather_p.def_batch(_gather_batch)
+for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+    _p.def_batch(functools.partial(_scatter_batch, _p))
+
+
 __all__ = [
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",
     "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",

@@ -567,6 +567,53 @@ def _sort_transpose(cts, *operands, dimension, is_stable, num_keys):
 sort_p.def_transpose(_sort_transpose)
 
 
+# --------------------------------------------------------------------------------------
+# Batching rules (vmap): the batch dimension stays where it is and the reduced, scanned or
+# sorted axes shift past it.
+
+from didax._src.interpreters.batching import defreducer, moveaxis  # noqa: E402
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+           reduce_xor_p, argmax_p, argmin_p):
+    defreducer(_p)
+
+
+def _cumulative_batch(prim):
+    def rule(size, vals, dims, *, axis, reverse):
+        (x,), (d,) = vals, dims
+        return prim.bind(x, axis=axis + (d <= axis), reverse=reverse), d
+
+    return rule
+
+
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
+    _p.def_batch(_cumulative_batch(_p))
+
+
+def _sort_batch(size, vals, dims, *, dimension, is_stable, num_keys):
+    """All operands get the batch dimension of the first batched one (unbatched ones are
+    broadcast to it: sort needs equal shapes), and `dimension` shifts past it."""
+    bdim = next(d for d in dims if d is not None)
+    shape = next(get_aval(v).shape for v, d in zip(vals, dims) if d is not None)
+    kept = tuple(i for i in range(len(shape)) if i != bdim)
+    args = [broadcast_in_dim(v, shape, kept) if d is None else moveaxis(v, d, bdim)
+            for v, d in zip(vals, dims)]
+    outs = sort_p.bind(*args, dimension=dimension + (bdim <= dimension), is_stable=is_stable,
+                       num_keys=num_keys)
+    return outs, [bdim] * len(outs)
+
+
+sort_p.def_batch(_sort_batch)
+
+
+def _top_k_batch(size, vals, dims, *, k, axis):
+    (x,), (d,) = vals, dims
+    return top_k_p.bind(x, k=k, axis=axis + (d <= axis)), [d, d]
+
+
+top_k_p.def_batch(_top_k_batch)
+
+
 __all__ = [
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
     "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",

@@ -1,0 +1,212 @@
+"""Batching: the interpreter behind `vmap`.
+
+A batch tracer carries a value with one extra dimension, `bdim` (or `None` when the value
+does not vary over the batch). Each primitive's batching rule maps batched operands to a
+batched result, moving batch dimensions only when it has to; helpers cover the common
+families (elementwise, reductions). Values of other interpreters are unbatched constants.
+"""
+from __future__ import annotations
+
+from didax._src import core
+from didax._src.core import Tracer, get_aval
+
+not_mapped = None
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "bdim")
+
+    def __init__(self, interp, val, bdim):
+        self._interp = interp
+        self.val = val
+        self.bdim = bdim
+
+    @property
+    def aval(self):
+        aval = get_aval(self.val)
+        if self.bdim is None:
+            return aval
+        shape = aval.shape[:self.bdim] + aval.shape[self.bdim + 1:]
+        return core.ShapedArray(shape, aval.dtype, aval.weak_type)
+
+    def to_concrete_value(self):
+        return None  # one value per batch element: Python cannot branch on it
+
+    def creation_site(self):
+        v = self.val
+        return v.creation_site() if isinstance(v, Tracer) else ""
+
+
+class BatchInterpreter(core.Interpreter):
+    def __init__(self, axis_size: int, axis_name=None):
+        self.axis_size = axis_size
+        self.axis_name = axis_name
+
+    def describe(self):
+        return "vmap"
+
+    def process_primitive(self, prim, args, params):
+        vals = []
+        dims = []
+        batched = False
+        for x in args:
+            if type(x) is BatchTracer and x._interp is self:
+                vals.append(x.val)
+                dims.append(x.bdim)
+                batched = batched or x.bdim is not None
+            else:
+                if isinstance(x, Tracer):
+                    self.check_foreign(x)
+                vals.append(x)
+                dims.append(None)
+        ctx = core._ctx
+        prev = ctx.interp
+        ctx.interp = self.parent
+        try:
+            if not batched:
+                return prim.bind(*vals, **params)
+            out, out_dim = prim.get_rule("batch")(self.axis_size, vals, dims, **params)
+        finally:
+            ctx.interp = prev
+        if prim.multiple_results:
+            return [self.pack(o, d) for o, d in zip(out, out_dim)]
+        return self.pack(out, out_dim)
+
+    def pack(self, val, bdim):
+        if bdim is None:
+            return val
+        return BatchTracer(self, val, bdim)
+
+    def unpack(self, x):
+        if type(x) is BatchTracer and x._interp is self:
+            return x.val, x.bdim
+        if isinstance(x, Tracer):
+            self.check_foreign(x)
+        return x, None
+
+    # Functions with custom rules stay custom under vmap: the function and its rules are
+    # batched alike and handed to the parent interpreter.
+    def process_custom_jvp(self, fn, args):
+        return fn.call(*args)
+
+    def process_custom_vjp(self, fn, args):
+        return fn.call(*args)
+
+
+# --------------------------------------------------------------------------------------
+# Moving batch dimensions
+
+
+def moveaxis(x, src: int, dst: int):
+    """`x` with dimension `src` moved to position `dst` (a transpose, or nothing)."""
+    from didax._src.lax.shape import transpose
+
+    ndim = get_aval(x).ndim
+    src, dst = src % ndim, dst % ndim
+    if src == dst:
+        return x
+    perm = [i for i in range(ndim) if i != src]
+    perm.insert(dst, src)
+    return transpose(x, perm)
+
+
+def bdim_at_front(x, bdim, size):
+    """`x` with its batch dimension first, broadcasting unbatched values to `size`."""
+    from didax._src.lax.shape import broadcast
+
+    if bdim is None:
+        return broadcast(x, (size,))
+    return moveaxis(x, bdim, 0)
+
+
+def matchaxis(x, src, dst, size):
+    """`x` with its batch dimension at `dst` (broadcast there if `x` is unbatched)."""
+    from didax._src.lax.shape import broadcast_in_dim
+
+    if src is None:
+        aval = get_aval(x)
+        shape = list(aval.shape)
+        shape.insert(dst, size)
+        dims = tuple(i for i in range(len(shape)) if i != dst)
+        return broadcast_in_dim(x, shape, dims)
+    return moveaxis(x, src, dst)
+
+
+# --------------------------------------------------------------------------------------
+# Rule helpers for families of primitives
+
+
+def defvectorized(prim):
+    """Elementwise in its one operand: the batch dimension stays where it is."""
+
+    def rule(size, vals, dims, **params):
+        (x,), (d,) = vals, dims
+        return prim.bind(x, **params), d
+
+    prim.def_batch(rule)
+
+
+def defbroadcasting(prim):
+    """Elementwise over several operands (lax broadcasting: equal ranks, or rank 0)."""
+
+    def rule(size, vals, dims, **params):
+        ranks = [get_aval(v).ndim - (d is not None) for v, d in zip(vals, dims)]
+        rank = max(ranks)
+        out_dim = next(d for d in dims if d is not None)
+        if all(d == out_dim for d in dims if d is not None) and all(
+                r == rank for r, d in zip(ranks, dims) if d is not None):
+            target = out_dim
+        else:
+            target = 0
+        args = []
+        for v, d, r in zip(vals, dims, ranks):
+            if d is None:
+                if r == 0:  # a scalar broadcasts against anything
+                    args.append(v)
+                    continue
+                v = _expand_to_rank(v, rank)
+                args.append(_insert_unit_dim(v, target))
+            else:
+                v = moveaxis(v, d, target) if r == rank else _expand_batched(v, d, rank, target)
+                args.append(v)
+        return prim.bind(*args, **params), target
+
+    prim.def_batch(rule)
+
+
+def _expand_to_rank(v, rank):
+    from didax._src.lax.shape import broadcast_to_rank
+
+    return broadcast_to_rank(v, rank)
+
+
+def _insert_unit_dim(v, pos):
+    from didax._src.lax.shape import reshape
+
+    shape = list(get_aval(v).shape)
+    shape.insert(pos, 1)
+    return reshape(v, shape)
+
+
+def _expand_batched(v, d, rank, target):
+    """A batched operand of lower (nonzero) rank: leading unit dims, batch dim at target."""
+    from didax._src.lax.shape import reshape
+
+    v = moveaxis(v, d, 0)
+    shape = get_aval(v).shape
+    return moveaxis(reshape(v, (shape[0],) + (1,) * (rank - len(shape) + 1) + shape[1:]), 0,
+                    target)
+
+
+def defreducer(prim, axes_param: str = "axes"):
+    """Reduces over `axes`: shift them past the batch dimension, which stays in place."""
+
+    def rule(size, vals, dims, **params):
+        (x,), (d,) = vals, dims
+        axes = params[axes_param]
+        new_axes = tuple(a + (a >= d) for a in axes)
+        out = prim.bind(x, **{**params, axes_param: new_axes})
+        out_dim = d - sum(a < d for a in axes)
+        return out, out_dim
+
+    prim.def_batch(rule)
