@@ -55,10 +55,10 @@ def report(title: str, medians: dict[str, float], baseline: str = "didax") -> st
     lines = [title]
     base = medians.get(baseline)
     for name, t in medians.items():
-        ratio = f"{t / base:7.2f}x didax" if base else ""
+        ratio = f"{t / base:7.2f}x {baseline}" if base else ""
         lines.append(f"  {name:18s} {fmt_time(t)}   {ratio}")
     if base:
-        others = ", ".join(f"didax/{n} = {base / t:.2f}" for n, t in medians.items()
+        others = ", ".join(f"{baseline} / {n} = {base / t:.3f}" for n, t in medians.items()
                            if n != baseline)
         lines.append(f"  ratios: {others}")
     return "\n".join(lines)

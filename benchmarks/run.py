@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import harness  # noqa: E402,F401 - sets single-thread environment before NumPy loads
 
-WORKLOADS = {"W1": "w1_dispatch", "W2": "w2_eager_mlp_grad", "W7": "w7_nested_grad"}
+WORKLOADS = {"W1": "w1_dispatch", "W2": "w2_eager_mlp_grad", "W5": "w5_per_example_grads",
+             "W7": "w7_nested_grad"}
 FRAMEWORKS = ["didax", "numpy", "jax", "autograd", "torch"]
 
 

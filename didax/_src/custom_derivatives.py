@@ -195,6 +195,7 @@ class _CallPrimitive(core.Primitive):
         core.all_primitives[name] = self
         self.mark_absent("impl", "evaluated by re-running the staged function (see bind)")
         self.mark_absent("jvp", "differentiated through its custom rule (see bind)")
+        self.mark_absent("batch", "batched by the interpreter's process method (see bind)")
 
     def bind(self, *args, **params):
         fn = self.rebuild(params)

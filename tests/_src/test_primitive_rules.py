@@ -5,7 +5,7 @@ import pytest
 import didax  # noqa: F401 - registers every primitive family
 from didax._src import core
 
-REQUIRED_KINDS = ("impl", "abstract_eval", "jvp")
+REQUIRED_KINDS = ("impl", "abstract_eval", "jvp", "batch")
 
 # Primitives linear in their array operands (the reverse-mode issue adds their transposes).
 LINEAR = {
@@ -32,6 +32,11 @@ def test_rule_present_or_marked_absent(name, prim, kind):
 @pytest.mark.parametrize("name", sorted(LINEAR & set(core.all_primitives)))
 def test_linear_primitives_are_marked(name):
     assert core.all_primitives[name].linear
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in PRIMITIVES if p.linear))
+def test_linear_primitives_have_transpose_rules(name):
+    assert callable(core.all_primitives[name].get_rule("transpose"))
 
 
 def test_missing_rule_error_names_rule_and_primitive():
