@@ -20,6 +20,7 @@ import numpy as np
 from didax._src import core
 from didax._src.core import ShapedArray, Tracer, Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters.batching import BatchInterpreter, moveaxis
 from didax._src.interpreters.jvp import JVPInterpreter, JVPTracer
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
@@ -452,3 +453,61 @@ def _custom_lin_batch(size, vals, dims, *, num_res, bwd, in_avals, out_avals):
 
 
 custom_lin_p.def_batch(_custom_lin_batch)
+
+
+# Under vmap a custom function stays custom: the function and its rules are batched alike
+# (with vmap) and handed to the parent interpreter, so outer differentiation still uses them.
+
+
+def _batch_custom_jvp(self: BatchInterpreter, fn, args):
+    from didax._src.api import vmap
+
+    vals, dims = zip(*[self.unpack(x) for x in args]) if args else ((), ())
+    if all(d is None for d in dims):
+        return self.run_in_parent("process_custom_jvp", fn, list(vals))
+    size = self.axis_size
+
+    def call(*xs):
+        return vmap(fn.call, in_axes=dims, axis_size=size)(*xs)
+
+    def jvp(primals, tangents):
+        p_out, t_out = vmap(lambda p, t: tuple(map(list, fn.jvp(p, t))),
+                            in_axes=(list(dims), list(dims)), axis_size=size)(
+            list(primals), list(tangents))
+        return p_out, t_out
+
+    batched = FlatCustomJVP(fn.name, call, _Named(jvp, str(fn.jvp)))
+    outs = self.run_in_parent("process_custom_jvp", batched, list(vals))
+    return [self.pack(o, 0) for o in outs]
+
+
+def _batch_custom_vjp(self: BatchInterpreter, fn, args):
+    from didax._src.api import vmap
+    from didax._src.lax.reduction import reduce_sum
+
+    vals, dims = zip(*[self.unpack(x) for x in args]) if args else ((), ())
+    if all(d is None for d in dims):
+        return self.run_in_parent("process_custom_vjp", fn, list(vals))
+    size = self.axis_size
+
+    def call(*xs):
+        return vmap(fn.call, in_axes=dims, axis_size=size)(*xs)
+
+    def fwd(*xs):
+        outs, res = vmap(lambda *a: tuple(map(list, fn.fwd(*a))), in_axes=dims,
+                         axis_size=size)(*xs)
+        return outs, res
+
+    def bwd(res, cts):
+        cts_in = vmap(lambda r, c: fn.bwd(r, c), axis_size=size)(list(res), list(cts))
+        # Cotangents take their inputs' layout: summed where an input was not batched.
+        return [reduce_sum(c, (0,)) if d is None else moveaxis(c, 0, d)
+                for c, d in zip(cts_in, dims)]
+
+    batched = FlatCustomVJP(fn.name, call, fwd, _Named(bwd, str(fn.bwd)))
+    outs = self.run_in_parent("process_custom_vjp", batched, list(vals))
+    return [self.pack(o, 0) for o in outs]
+
+
+BatchInterpreter.process_custom_jvp = _batch_custom_jvp
+BatchInterpreter.process_custom_vjp = _batch_custom_vjp

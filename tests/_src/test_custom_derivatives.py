@@ -181,3 +181,32 @@ def test_custom_vjp_errors():
     f.defvjp(lambda x: (x, None), lambda res, g: g)  # not a tuple
     with pytest.raises(TypeError, match="must return a tuple"):
         jax.grad(f)(1.0)
+
+
+def test_custom_rules_survive_vmap_in_every_order():
+    xs = np.array([1.0, 2.0, 3.0])
+    grad_outside = jax.grad(lambda x: jnp.sum(jax.vmap(lambda v: clip_gradient(v, -1.0, 1.0))(x)
+                                              * 10.0))(xs)
+    np.testing.assert_array_equal(np.asarray(grad_outside), [1.0, 1.0, 1.0])
+    grad_inside = jax.vmap(jax.grad(lambda v: clip_gradient(v, -1.0, 1.0) * 10.0))(xs)
+    np.testing.assert_array_equal(np.asarray(grad_inside), [1.0, 1.0, 1.0])
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    f.defjvp(lambda p, t: (f(p[0]), 7.0 * t[0]))  # deliberately not cos: the rule must win
+    np.testing.assert_array_equal(np.asarray(jax.grad(lambda x: jnp.sum(jax.vmap(f)(x)))(xs)),
+                                  [7.0, 7.0, 7.0])
+    np.testing.assert_array_equal(np.asarray(jax.jacfwd(jax.vmap(f))(xs)), 7.0 * np.eye(3))
+
+
+def test_custom_vjp_under_vmap_sums_cotangents_of_unbatched_inputs():
+    @jax.custom_vjp
+    def scale(x, k):
+        return x * k
+
+    scale.defvjp(lambda x, k: (x * k, (x, k)), lambda r, g: (g * r[1], g * r[0]))
+    xs = np.array([1.0, 2.0, 3.0])
+    g = jax.grad(lambda k: jnp.sum(jax.vmap(scale, in_axes=(0, None))(xs, k)))(2.0)
+    assert float(g) == 6.0

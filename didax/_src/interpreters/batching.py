@@ -84,13 +84,6 @@ class BatchInterpreter(core.Interpreter):
             self.check_foreign(x)
         return x, None
 
-    # Functions with custom rules stay custom under vmap: the function and its rules are
-    # batched alike and handed to the parent interpreter.
-    def process_custom_jvp(self, fn, args):
-        return fn.call(*args)
-
-    def process_custom_vjp(self, fn, args):
-        return fn.call(*args)
 
 
 # --------------------------------------------------------------------------------------
