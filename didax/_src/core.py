@@ -280,39 +280,37 @@ class EvalInterpreter(Interpreter):
         return "eval"
 
     def process_primitive(self, prim, args, params):
-        if len(args) == 2:  # the common binary and unary cases, without list building
-            x, y = args
-            if type(x) is Array and type(y) is Array:
-                out_aval = abstract_eval(prim, (x.aval, y.aval), params)
-                out = prim.impl(x._value, y._value, **params)
-                if prim.multiple_results:
-                    return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
-                return Array.from_numpy(out, out_aval)
-        elif len(args) == 1:
-            x = args[0]
-            if type(x) is Array:
-                out_aval = abstract_eval(prim, (x.aval,), params)
-                out = prim.impl(x._value, **params)
-                if prim.multiple_results:
-                    return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
-                return Array.from_numpy(out, out_aval)
-        avals = []
-        vals = []
-        for x in args:
-            if type(x) is Array:
-                vals.append(x._value)
-                avals.append(x.aval)
-                continue
-            if isinstance(x, Tracer):
-                raise escaped_tracer_error(x)
-            aval = get_aval(x)
-            avals.append(aval)
-            vals.append(np.asarray(x, aval.dtype))
+        n = len(args)
+        x = args[0] if n else None
+        if n == 1 and type(x) is Array:  # the common unary and binary cases, without lists
+            avals, vals = (x.aval,), (x._value,)
+        elif n == 2 and type(x) is Array and type(args[1]) is Array:
+            y = args[1]
+            avals, vals = (x.aval, y.aval), (x._value, y._value)
+        else:
+            avals, vals = _operands(args)
         out_aval = abstract_eval(prim, avals, params)
         out = prim.impl(*vals, **params)
         if prim.multiple_results:
             return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
         return Array.from_numpy(out, out_aval)
+
+
+def _operands(args):
+    """The avals of `args` and their NumPy values (of the abstract dtype)."""
+    avals = []
+    vals = []
+    for x in args:
+        if type(x) is Array:
+            vals.append(x._value)
+            avals.append(x.aval)
+            continue
+        if isinstance(x, Tracer):
+            raise escaped_tracer_error(x)
+        aval = get_aval(x)
+        avals.append(aval)
+        vals.append(np.asarray(x, aval.dtype))
+    return avals, vals
 
 
 def abstract_eval(prim: Primitive, avals, params):

@@ -191,13 +191,33 @@ def defjvp(prim, *per_arg):
 
     if len(per_arg) == 1 and per_arg[0] is not None:  # unary: no lists to build
         (fn,) = per_arg
+        general = rule
 
         def rule(primals, tangents, **params):  # noqa: F811 - the unary specialisation
+            if len(primals) != 1:
+                return general(primals, tangents, **params)
             (x,), (t,) = primals, tangents
             out = prim.bind(x, **params)
             if type(t) is Zero:
                 return out, Zero(get_aval(out).to_tangent_aval())
             return out, _to_shape(fn(t, x, **params), get_aval(out).shape)
+
+    elif len(per_arg) == 2:  # binary: no comprehension over pairs
+        fx, fy = per_arg
+        general = rule
+
+        def rule(primals, tangents, **params):  # noqa: F811 - the binary specialisation
+            if len(primals) != 2:
+                return general(primals, tangents, **params)
+            x, y = primals
+            tx, ty = tangents
+            out = prim.bind(x, y, **params)
+            contributions = []
+            if fx is not None and type(tx) is not Zero:
+                contributions.append(fx(tx, x, y, **params))
+            if fy is not None and type(ty) is not Zero:
+                contributions.append(fy(ty, x, y, **params))
+            return out, _sum_contributions(out, contributions)
 
     prim.def_jvp(rule)
 
@@ -214,8 +234,11 @@ def defjvp2(prim, *per_arg):
 
     if len(per_arg) == 1 and per_arg[0] is not None:  # unary: no lists to build
         (fn,) = per_arg
+        general = rule
 
         def rule(primals, tangents, **params):  # noqa: F811 - the unary specialisation
+            if len(primals) != 1:
+                return general(primals, tangents, **params)
             (x,), (t,) = primals, tangents
             out = prim.bind(x, **params)
             if type(t) is Zero:

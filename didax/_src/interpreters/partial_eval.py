@@ -24,7 +24,7 @@ class PartialEvalInterpreter(StagingInterpreter):
     def process_primitive(self, prim, args, params):
         for x in args:
             if type(x) is StagingTracer and x._interp is self:
-                return super().process_primitive(prim, args, params)
+                return StagingInterpreter.process_primitive(self, prim, args, params)
         ctx = core._ctx
         prev = ctx.interp
         parent = ctx.interp = self.parent

@@ -56,7 +56,8 @@ class StagingInterpreter(core.Interpreter):
         else:
             aval = get_aval(x)
             if aval.shape == ():
-                return Literal(np.asarray(core.concrete_value(x), aval.dtype)[()], aval)
+                value = x._value if type(x) is core.Array else core.concrete_value(x)
+                return Literal(np.asarray(value, aval.dtype)[()], aval)
         var = self._const_ids.get(id(x))
         if var is None:
             aval = get_aval(x)
@@ -71,9 +72,17 @@ class StagingInterpreter(core.Interpreter):
     record_source = True  # partial evaluation's linear jaxprs are internal: it skips this
 
     def process_primitive(self, prim, args, params):
-        in_atoms = [x._var if type(x) is StagingTracer and x._interp is self else self.atom(x)
-                    for x in args]
-        out_aval = core.abstract_eval(prim, [a.aval for a in in_atoms], params)
+        in_atoms = []
+        in_avals = []
+        for x in args:
+            if type(x) is StagingTracer and x._interp is self:
+                in_atoms.append(x._var)
+                in_avals.append(x._aval)
+            else:
+                a = self.atom(x)
+                in_atoms.append(a)
+                in_avals.append(a.aval)
+        out_aval = core.abstract_eval(prim, in_avals, params)
         src = user_source_info(2) if self.record_source else None
         if prim.multiple_results:
             outvars = [Var(a) for a in out_aval]

@@ -58,6 +58,17 @@ def check_same_dtypes(name: str, avals) -> None:
 
 def broadcast_shapes(name: str, *shapes) -> tuple:
     """lax-level broadcasting: equal ranks with size-1 dims stretching, or rank-0 operands."""
+    if len(shapes) == 2 and len(shapes[0]) == len(shapes[1]):  # the common case, quickly
+        out = []
+        for m, n in zip(*shapes):
+            if m == n or n == 1:
+                out.append(m)
+            elif m == 1:
+                out.append(n)
+            else:
+                break  # incompatible: the general path explains
+        else:
+            return tuple(out)
     ranked = [s for s in shapes if len(s)]
     if not ranked:
         return ()

@@ -248,7 +248,7 @@ defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 
 
 def _div_impl(x, y):
-    if np.issubdtype(x.dtype, np.integer):  # C-style truncation, as XLA does
+    if x.dtype.kind in "iu":  # C-style truncation, as XLA does
         q = np.where(y == 0, 0, np.abs(x) // np.where(y == 0, 1, np.abs(y)))
         return (np.sign(x) * np.sign(y) * q).astype(x.dtype)
     return np.true_divide(x, y).astype(x.dtype, copy=False)

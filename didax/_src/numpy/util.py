@@ -121,6 +121,11 @@ def promote_dtypes(*args):
     """Converts arguments to their common dtype (JAX's lattice, weak types respected)."""
     if len(args) < 2:
         return [asarray(a) if not isinstance(a, ArrayBase) else a for a in args]
+    if len(args) == 2 and isinstance(args[0], ArrayBase) and isinstance(args[1], ArrayBase):
+        a, b = args[0].aval, args[1].aval  # two strong arrays of one canonical dtype: no-op
+        if (a.dtype == b.dtype and not a.weak_type and not b.weak_type
+                and dtypes.canonicalize_dtype(a.dtype) == a.dtype):
+            return list(args)
     to, weak = dtypes.result_type(*args, return_weak_type_flag=True)
     return [lax_ew.convert_element_type(a, to, weak) for a in args]
 
@@ -167,6 +172,9 @@ def promote_shapes(fun_name: str, *args):
 
 
 def _check_broadcastable(fun_name, shapes):
+    if len(shapes) == 2 and len(shapes[0]) == len(shapes[1]):  # (np.broadcast_shapes is slow)
+        if all(m == n or m == 1 or n == 1 for m, n in zip(*shapes)):
+            return
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:

@@ -1,0 +1,153 @@
+"""The interpreters' fast paths give exactly what the general paths give: values, dtypes,
+weak types and errors (eval of one or two Arrays, binary abstract eval, shape checks, the
+specialised JVP rules, small broadcasts, rank and dtype promotion, the backward pass)."""
+import numpy as np
+import pytest
+
+import didax as jax
+import didax.numpy as jnp
+from didax import lax
+from didax._src import core
+from didax._src.config import enable_x64
+from didax._src.interpreters import jvp as jvp_interp
+from didax._src.lax import elementwise as lax_ew
+from didax._src.lax import shape as lax_shape
+from didax._src.lax.base import check_shape, naryop_aval, num
+from didax._src.numpy.util import promote_dtypes, promote_shapes
+
+
+def _weak(x, weak):
+    return core.Array(np.asarray(x, np.float32), weak)
+
+
+@pytest.mark.parametrize("wx, wy", [(False, False), (False, True), (True, False), (True, True)])
+def test_binary_weak_types_match_general_path(wx, wy):
+    x, y = _weak(1.5, wx), _weak(2.0, wy)
+    fast = lax.mul(x, y)  # two Arrays: the eval fast path and the binary abstract eval
+    assert (fast.dtype, fast.weak_type, float(fast)) == (np.float32, wx and wy, 3.0)
+    general = naryop_aval("mul", (x.aval, y.aval), num)  # the general type rule
+    assert lax_ew.mul_p.abstract_eval(x.aval, y.aval) == general
+    mixed = lax_ew.mul_p.bind(np.asarray(1.5, np.float32), y)  # the general eval loop
+    assert (mixed.dtype, mixed.weak_type, float(mixed)) == (np.float32, False, 3.0)
+
+
+def test_binary_fast_path_errors_unchanged():
+    with pytest.raises(TypeError, match="lax.add requires arguments to have the same dtypes"):
+        lax.add(jnp.ones(3, np.float32), jnp.ones(3, np.int32))
+    with pytest.raises(TypeError, match="add does not accept dtype bool"):
+        lax.add(jnp.ones(3, bool), jnp.ones(3, bool))
+    with pytest.raises(TypeError, match="incompatible shapes"):
+        lax.add(jnp.ones(3), jnp.ones(4))
+
+
+def test_multiple_results_through_eval_fast_paths():
+    x = jnp.array([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(lax.sort(x)), [1.0, 2.0, 3.0])  # one operand
+    keys, vals = lax.sort((x, jnp.array([0, 1, 2])), num_keys=1)  # two operands
+    np.testing.assert_array_equal(np.asarray(keys), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(vals), [1, 2, 0])
+
+
+def test_check_shape_fast_path_and_errors():
+    assert check_shape("f", (2, 3)) == (2, 3)
+    assert check_shape("f", (True, 2)) == (1, 2) and type(check_shape("f", (True,))[0]) is int
+    assert check_shape("f", [np.int64(2)]) == (2,)
+    with pytest.raises(TypeError, match="negative dimension"):
+        check_shape("f", (2, -1))
+    with pytest.raises(TypeError, match="sequences of integers"):
+        check_shape("f", (2, None))
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (300, 400)])  # copied, and a broadcast view
+def test_broadcast_in_dim_small_and_large(shape):
+    x = jnp.arange(shape[1], dtype=np.float32)
+    out = lax.broadcast_in_dim(x, shape, (1,))
+    np.testing.assert_array_equal(np.asarray(out), np.broadcast_to(np.asarray(x), shape))
+    assert out.dtype == np.float32 and out.weak_type is False
+    s = lax.broadcast_in_dim(jnp.asarray(2.0), shape, ())
+    assert s.weak_type is True and float(s[0, 0]) == 2.0
+
+
+def test_broadcast_in_dim_dimension_errors():
+    x = jnp.ones((2, 2))
+    for dims in [(1, 0), (0, 0), (-1, 0), (0, 3)]:
+        with pytest.raises(TypeError, match="strictly increasing"):
+            lax_shape.broadcast_in_dim_p.bind(x, shape=(2, 2, 2), broadcast_dimensions=dims,
+                                              sharding=None)
+
+
+def test_expand_dims_and_reshape_impls():
+    x = jnp.arange(6.0).reshape(2, 3)
+    out = lax_shape.expand_dims_p.bind(x, dimensions=(-1, 0))
+    np.testing.assert_array_equal(np.asarray(out), np.expand_dims(np.asarray(x), (-1, 0)))
+    out = lax.reshape(x, (3, 2), (1, 0))
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(x).T.reshape(3, 2))
+    with pytest.raises(TypeError, match="cannot reshape"):
+        lax.reshape(x, (4, 2))
+
+
+def test_promote_dtypes_fast_path_respects_x64():
+    a, b = jnp.ones(2, np.float32), jnp.ones(2, np.float32)
+    assert all(p is q for p, q in zip(promote_dtypes(a, b), (a, b)))
+    with enable_x64(True):
+        c, d = jnp.ones(2, np.float64), jnp.ones(2, np.float64)
+    out = promote_dtypes(c, d)  # float64 arrays canonicalize to float32 without x64
+    assert [o.dtype for o in out] == [np.float32, np.float32]
+    w = jnp.asarray(1.0)  # weak: the general path decides
+    assert [o.weak_type for o in promote_dtypes(w, w)] == [True, True]
+
+
+def test_promote_shapes_errors_unchanged():
+    with pytest.raises(ValueError, match="incompatible shapes for broadcasting"):
+        promote_shapes("add", jnp.ones((2, 3)), jnp.ones((2, 4)))
+    a, b = promote_shapes("add", jnp.ones((2, 3)), jnp.ones((1, 3)))
+    assert (a.shape, b.shape) == ((2, 3), (1, 3))
+
+
+def test_specialised_jvp_rules_with_zero_tangents():
+    x, y = jnp.asarray(2.0), jnp.asarray(3.0)
+    zero = core.Zero(core.get_aval(x))
+    out, t = lax_ew.sin_p.get_rule("jvp")([x], [zero])
+    assert type(t) is core.Zero and float(out) == float(np.sin(np.float32(2.0)))
+    out, t = lax_ew.exp_p.get_rule("jvp")([x], [zero])
+    assert type(t) is core.Zero
+    out, t = lax_ew.mul_p.get_rule("jvp")([x, y], [zero, zero])
+    assert type(t) is core.Zero and float(out) == 6.0
+    out, t = lax_ew.mul_p.get_rule("jvp")([x, y], [zero, jnp.asarray(1.0)])
+    assert float(t) == 2.0
+    # broadcasting operands: contributions are broadcast to the output's shape
+    _, t = jax.jvp(lambda a, b: a * b, (jnp.ones((2, 3)), jnp.ones((1, 3))),
+                   (jnp.ones((2, 3)), jnp.full((1, 3), 2.0)))
+    np.testing.assert_array_equal(np.asarray(t), np.full((2, 3), 3.0))
+
+
+def test_backward_pass_repeated_inputs():
+    g = jax.grad(lambda x: x * x * x + jnp.sum(jnp.broadcast_to(x, (3,))))(2.0)
+    assert float(g) == 15.0
+    g2 = jax.grad(jax.grad(lambda x: jnp.tanh(x) * jnp.sin(x)))(0.7)
+    x = 0.7
+    t, s, c = np.tanh(x), np.sin(x), np.cos(x)
+    d1t = 1 - t * t
+    d2t = -2 * t * d1t
+    np.testing.assert_allclose(float(g2), d2t * s + 2 * d1t * c - t * s, rtol=1e-5)
+
+
+@pytest.mark.parametrize("define", [jvp_interp.defjvp, jvp_interp.defjvp2])
+def test_specialised_jvp_rules_fall_back_for_more_operands(define):
+    # One function for a two-operand primitive (or two for three): as before the
+    # specialisations, the operands without a function are not differentiated.
+    p = core.Primitive("test_double_first")  # unregistered: other tests enumerate primitives
+    p.def_impl(lambda x, *rest: x * 2)
+    p.def_abstract_eval(lambda x, *rest: x)
+    fn = ((lambda g, x, *rest: lax.mul(g, 2.0)) if define is jvp_interp.defjvp
+          else (lambda g, ans, x, *rest: lax.mul(g, 2.0)))
+    define(p, fn)
+    ones = (jnp.asarray(1.0), jnp.asarray(1.0))
+    out, t = jax.jvp(lambda x, y: p.bind(x, y), (jnp.asarray(1.0), jnp.asarray(3.0)), ones)
+    assert (float(out), float(t)) == (2.0, 2.0)
+    q = core.Primitive("test_double_first_of_three")
+    q.def_impl(lambda x, *rest: x * 2)
+    q.def_abstract_eval(lambda x, *rest: x)
+    define(q, fn, None)
+    out, t = jax.jvp(lambda x, y, z: q.bind(x, y, z), (jnp.asarray(1.0),) * 3, ones + ones[:1])
+    assert (float(out), float(t)) == (2.0, 2.0)
