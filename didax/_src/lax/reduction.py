@@ -17,7 +17,7 @@ from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import defjvp2, defjvp_zero, deflinear, jvp_flat
 from didax._src.lax.base import (
-    any_, bool_, canonical_axes, check_dtype, float_, int_, int_or_bool, num,
+    any_, bool_, canonical_axes, check_dtype, dtype_in, float_, int_, int_or_bool, num,
 )
 from didax._src.lax.elementwise import (
     abs, add, convert_element_type, div, eq, exp, log1p, mul, ne, neg, select_n, sub,
@@ -69,7 +69,8 @@ def _reducer(name: str, accepted, impl, keep_weak: bool = True) -> core.Primitiv
     p = core.primitive(name)
 
     def abstract_eval(x, *, axes, **_):
-        check_dtype(name, x, accepted, _where(x))
+        if not dtype_in(x.dtype, accepted):  # the message is only built for an error
+            check_dtype(name, x, accepted, _where(x))
         _check_axes(name, x, axes)
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return ShapedArray(shape, x.dtype, keep_weak and x.weak_type)
@@ -83,7 +84,7 @@ def _bitwise_reduce(ufunc):
     return lambda x, *, axes: ufunc.reduce(x, axis=axes, dtype=x.dtype)
 
 
-reduce_sum_p = _reducer("reduce_sum", num, lambda x, *, axes, out_sharding=None: np.sum(
+reduce_sum_p = _reducer("reduce_sum", num, lambda x, *, axes, out_sharding=None: np.add.reduce(
     x, axis=axes, dtype=x.dtype))
 deflinear(reduce_sum_p)
 reduce_prod_p = _reducer("reduce_prod", num, lambda x, *, axes: np.prod(
@@ -143,8 +144,7 @@ defjvp2(reduce_min_p, _reduce_chooser_jvp)
 
 def reduce_sum(operand, axes, *, out_sharding=None):
     """Sum over `axes` (non-negative, distinct); integers keep their dtype (and wrap)."""
-    return reduce_sum_p.bind(operand, axes=tuple(int(a) for a in axes),
-                             out_sharding=out_sharding)
+    return reduce_sum_p.bind(operand, axes=tuple(map(int, axes)), out_sharding=out_sharding)
 
 
 def reduce_prod(operand, axes):
