@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import didax
+from vmap_testing import assert_same, loop
 from didax._src.config import enable_x64
 from didax._src.lax.conv import conv_general_dilated
 from didax._src.lax.dot import dot, dot_general
@@ -24,31 +25,7 @@ def x64():
 
 
 # --------------------------------------------------------------------------------------
-# Helpers: the loop reference, and batched operands
-
-
-def _take(x, i, axis):
-    return x if axis is None else np.take(x, i, axis)
-
-
-def loop(f, in_axes, size, *args):
-    """f applied to each example, the results stacked along a new leading axis."""
-    outs = [f(*(_take(a, i, ax) for a, ax in zip(args, in_axes))) for i in range(size)]
-    if isinstance(outs[0], (tuple, list)):
-        return tuple(np.stack([np.asarray(o[k]) for o in outs]) for k in range(len(outs[0])))
-    return np.stack([np.asarray(o) for o in outs])
-
-
-def assert_same(out, expected):
-    if isinstance(expected, tuple):
-        assert isinstance(out, (tuple, list)) and len(out) == len(expected)
-        for o, e in zip(out, expected):
-            assert_same(o, e)
-        return
-    out = np.asarray(out)
-    assert out.shape == expected.shape
-    assert out.dtype == expected.dtype
-    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+# Helpers: batched operands (the loop reference is in vmap_testing)
 
 
 def batched(rng, size, shape, axis, dtype=np.float64):
