@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from didax._src import core
 from didax._src.core import ShapedArray
 
 _var_ids = itertools.count()
