@@ -15,7 +15,8 @@ from didax._src.interpreters.jvp import (
     defjvp, defjvp2, defjvp_zero, deflinear, instantiate,
 )
 from didax._src.lax.base import (
-    any_, binop, check_dtype, complex_, float_, inexact, int_, int_or_bool, const_like, naryop_aval, num, unop,
+    any_, binop, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool,
+    naryop_aval, num, unop,
 )
 
 

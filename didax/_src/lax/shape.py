@@ -340,7 +340,8 @@ slice_p = core.primitive("slice")
 
 def _slice_impl(x, *, start_indices, limit_indices, strides=None):
     strides = strides or (1,) * x.ndim
-    return x[tuple(_py_slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
+    return x[tuple(_py_slice(lo, hi, st) for lo, hi, st in zip(start_indices, limit_indices,
+                                                               strides))]
 
 
 def _slice_aval(x, *, start_indices, limit_indices, strides=None):
@@ -349,11 +350,11 @@ def _slice_aval(x, *, start_indices, limit_indices, strides=None):
         raise TypeError(f"slice: start_indices {start_indices}, limit_indices {limit_indices} "
                         f"and strides must each have one entry per dimension of shape {x.shape}")
     shape = []
-    for n, s, l, st in zip(x.shape, start_indices, limit_indices, strides):
-        if not 0 <= s <= l <= n or st < 1:
-            raise TypeError(f"slice: invalid slice [{s}:{l}:{st}] for a dimension of size {n} "
+    for n, lo, hi, st in zip(x.shape, start_indices, limit_indices, strides):
+        if not 0 <= lo <= hi <= n or st < 1:
+            raise TypeError(f"slice: invalid slice [{lo}:{hi}:{st}] for a dimension of size {n} "
                             f"(operand shape {x.shape})")
-        shape.append((l - s + st - 1) // st)
+        shape.append((hi - lo + st - 1) // st)
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 

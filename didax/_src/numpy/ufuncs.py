@@ -18,8 +18,8 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax.base import const_like
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy.util import (
-    asarray, broadcast_arrays, check_arraylike, promote_dtypes, promote_args, promote_args_inexact, promote_args_numeric,
-    promote_dtypes_inexact, promote_shapes,
+    asarray, broadcast_arrays, check_arraylike, promote_args, promote_args_inexact,
+    promote_args_numeric, promote_dtypes, promote_dtypes_inexact, promote_shapes,
 )
 
 _ctx = core._ctx
