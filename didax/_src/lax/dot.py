@@ -187,6 +187,17 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type=Non
     (lc, rc), (lb, rb) = dimension_numbers
     same_dtype = lhs.dtype == rhs.dtype and (preferred_element_type is None
                                              or preferred_element_type == lhs.dtype)
+    if same_dtype and not lb and lhs.ndim == 2 and rhs.ndim == 2:
+        # Matrix products with either operand transposed (as transposition produces them):
+        # NumPy's matmul takes the transposed views without copying.
+        if lc == (1,) and rc == (0,):
+            return lhs @ rhs
+        if lc == (0,) and rc == (0,):
+            return lhs.T @ rhs
+        if lc == (1,) and rc == (1,):
+            return lhs @ rhs.T
+        if lc == (0,) and rc == (1,):
+            return lhs.T @ rhs.T
     if same_dtype and not lb and rc == (0,) and lc == (lhs.ndim - 1,) and rhs.ndim <= 2:
         return lhs @ rhs  # matrix/vector products, including a stacked lhs
     if not same_dtype:
