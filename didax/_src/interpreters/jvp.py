@@ -182,16 +182,29 @@ def defjvp(prim, *per_arg):
 
     A `None` entry marks an argument the output does not depend on differentiably.
     """
+    _defjvp(prim, per_arg, pass_out=False)
+
+
+def defjvp2(prim, *per_arg):
+    """Like `defjvp`, but each function also receives the primal output first:
+    `fn(tangent, out, *primals, **params)` (for exp, tanh, sqrt...)."""
+    _defjvp(prim, per_arg, pass_out=True)
+
+
+def _defjvp(prim, per_arg, pass_out: bool):
+    """The JVP rule summing per-argument contributions, specialised for one and two operands
+    (the hot cases: no lists or comprehensions to build)."""
 
     def rule(primals, tangents, **params):
         out = prim.bind(*primals, **params)
+        extra = (out,) if pass_out else ()
         return out, _sum_contributions(out, [
-            fn(t, *primals, **params) for fn, t in zip(per_arg, tangents)
+            fn(t, *extra, *primals, **params) for fn, t in zip(per_arg, tangents)
             if fn is not None and type(t) is not Zero])
 
-    if len(per_arg) == 1 and per_arg[0] is not None:  # unary: no lists to build
+    general = rule
+    if len(per_arg) == 1 and per_arg[0] is not None:
         (fn,) = per_arg
-        general = rule
 
         def rule(primals, tangents, **params):  # noqa: F811 - the unary specialisation
             if len(primals) != 1:
@@ -200,11 +213,11 @@ def defjvp(prim, *per_arg):
             out = prim.bind(x, **params)
             if type(t) is Zero:
                 return out, Zero(get_aval(out).to_tangent_aval())
-            return out, _to_shape(fn(t, x, **params), get_aval(out).shape)
+            c = fn(t, out, x, **params) if pass_out else fn(t, x, **params)
+            return out, _to_shape(c, get_aval(out).shape)
 
-    elif len(per_arg) == 2:  # binary: no comprehension over pairs
+    elif len(per_arg) == 2:
         fx, fy = per_arg
-        general = rule
 
         def rule(primals, tangents, **params):  # noqa: F811 - the binary specialisation
             if len(primals) != 2:
@@ -214,36 +227,12 @@ def defjvp(prim, *per_arg):
             out = prim.bind(x, y, **params)
             contributions = []
             if fx is not None and type(tx) is not Zero:
-                contributions.append(fx(tx, x, y, **params))
+                contributions.append(fx(tx, out, x, y, **params) if pass_out
+                                     else fx(tx, x, y, **params))
             if fy is not None and type(ty) is not Zero:
-                contributions.append(fy(ty, x, y, **params))
+                contributions.append(fy(ty, out, x, y, **params) if pass_out
+                                     else fy(ty, x, y, **params))
             return out, _sum_contributions(out, contributions)
-
-    prim.def_jvp(rule)
-
-
-def defjvp2(prim, *per_arg):
-    """Like `defjvp`, but each function also receives the primal output first:
-    `fn(tangent, out, *primals, **params)` (for exp, tanh, sqrt...)."""
-
-    def rule(primals, tangents, **params):
-        out = prim.bind(*primals, **params)
-        return out, _sum_contributions(out, [
-            fn(t, out, *primals, **params) for fn, t in zip(per_arg, tangents)
-            if fn is not None and type(t) is not Zero])
-
-    if len(per_arg) == 1 and per_arg[0] is not None:  # unary: no lists to build
-        (fn,) = per_arg
-        general = rule
-
-        def rule(primals, tangents, **params):  # noqa: F811 - the unary specialisation
-            if len(primals) != 1:
-                return general(primals, tangents, **params)
-            (x,), (t,) = primals, tangents
-            out = prim.bind(x, **params)
-            if type(t) is Zero:
-                return out, Zero(get_aval(out).to_tangent_aval())
-            return out, _to_shape(fn(t, out, x, **params), get_aval(out).shape)
 
     prim.def_jvp(rule)
 
