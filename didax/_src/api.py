@@ -13,7 +13,7 @@ from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import trace_to_jaxpr
-from didax._src.tree_util import tree_flatten, tree_map, tree_unflatten
+from didax._src.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 
 def asarray_value(x):
@@ -422,8 +422,9 @@ def _axes_for_leaves(name, axes, tree, what):
     try:
         return broadcast_prefix(axes, tree, is_leaf=lambda x: x is None)
     except ValueError as e:
+        detail = str(e).split("\n", 1)[-1]
         raise ValueError(f"vmap {name} specification must be a tree prefix of the "
-                         f"corresponding value; {what}: {e}") from None
+                         f"corresponding value: {what}.\n{detail}") from None
 
 
 def _canonical_axis(axis, ndim, where):
@@ -467,8 +468,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         axes_args = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
         paths, in_tree = tree_flatten_with_path((args, kwargs))
         flat = [x for _, x in paths]
-        axes = _axes_for_leaves("in_axes", (axes_args, {k: 0 for k in kwargs}), (args, kwargs),
-                                "in_axes")
+        axes = []
+        for i, (ax, arg) in enumerate(zip(axes_args, args)):
+            what = f"in_axes[{i}] = {ax!r} does not match argument {i} " \
+                   f"(of structure {tree_structure(arg)})"
+            axes.extend(_axes_for_leaves("in_axes", ax, arg, what))
+        axes.extend([0] * (len(flat) - len(axes)))  # keyword arguments: axis 0
         names = [_argument_name(p, keystr) for p, _ in paths]
         sizes = {}
         canon = []
@@ -502,7 +507,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             outs = [interp.unpack(o) for o in flat_fun(*ins)]
         out_tree = flat_fun.out_tree
         o_axes = _axes_for_leaves("out_axes", out_axes, tree_unflatten(out_tree, [0] * len(outs)),
-                                  "out_axes")
+                                  f"out_axes = {out_axes!r} does not match the output "
+                                  f"(of structure {out_tree})")
         results = []
         for (val, bdim), oa in zip(outs, o_axes):
             val = asarray_value(val)

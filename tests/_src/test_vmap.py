@@ -104,8 +104,9 @@ def test_errors_name_arguments_and_sizes():
         jax.vmap(lambda a: a, in_axes=None)(np.ones(3))
     with pytest.raises(ValueError, match="along axis 2"):
         jax.vmap(lambda a: a, in_axes=2)(np.ones(3))
-    with pytest.raises(ValueError, match="tree prefix"):
-        jax.vmap(lambda d: d, in_axes=({"x": 0, "y": 0},))({"x": np.ones(3)})
+    with pytest.raises(ValueError, match=r"in_axes\[1\] = \{'x': 0, 'y': 0\} does not match "
+                                         r"argument 1"):
+        jax.vmap(lambda a, d: d, in_axes=(0, {"x": 0, "y": 0}))(np.ones(3), {"x": np.ones(3)})
     with pytest.raises(ValueError, match="out_axes is None"):
         jax.vmap(lambda a: a, out_axes=None)(np.ones(3))
 
