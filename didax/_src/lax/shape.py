@@ -435,7 +435,8 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=
     from didax._src.lax.reduction import reduce_sum
 
     in_shape = x.aval.shape
-    summed = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions)
+    # New dimensions of size 1 need no sum: the reshape drops them.
+    summed = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions and shape[i] != 1)
     stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
                       if in_shape[i] == 1 and shape[d] != 1)
     out = reduce_sum(ct, tuple(sorted(summed + stretched))) if summed or stretched else ct
