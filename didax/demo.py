@@ -26,6 +26,10 @@ def main() -> None:
     for order in range(1, 5):
         fun = derivative(fun)
         print(f"  f^({order})(x) = {float(fun(x)): .8f}   (nested jvp, order {order})")
+    grad4 = jax.grad(jax.grad(jax.grad(jax.grad(f))))
+    print(f"\n  f^(4)(x) = {float(grad4(x)): .8f}   (four nested grads, reverse mode)")
+    xs = jnp.linspace(0.0, 1.0, 5)
+    print(f"  f'(xs)   = {jax.vmap(jax.grad(f))(xs)}   (vmap of grad over {xs.tolist()})")
     print("\nThe jaxpr of f, as make_jaxpr stages it:\n")
     print(jax.make_jaxpr(f)(x))
     print("\nThe jaxpr of its first derivative (forward mode, staged):\n")
