@@ -9,11 +9,13 @@ from hypothesis.extra import numpy as hnp
 
 import didax as jax
 import didax.numpy as jnp
-from didax._src.config import enable_x64
-from didax._src.errors import ConcretizationTypeError
-from didax._src.public_test_util import check_grads
 
-from numpy_testing import X64, assert_matches as _assert_matches, leaves as _leaves  # noqa: E402,F401
+from numpy_testing import (  # noqa: F401
+    X64, assert_matches as _assert_matches, leaves as _leaves,
+)
+from numpy_testing import (  # noqa: E402
+    check_derivatives, check_needs_concrete_inputs, check_result_dtypes, check_traces,
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -47,10 +49,7 @@ JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak
 @pytest.mark.parametrize("name", sorted(DTYPE_CASES))
 @X64
 def test_result_dtypes_match_jax(name, x64):
-    with enable_x64(x64):
-        out = _leaves(DTYPE_CASES[name](jnp))
-    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
-    assert got == JAX_DTYPES[name][x64]
+    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -141,9 +140,7 @@ GRAD_CASES = {
 
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
 def test_jvp_matches_finite_differences(name):
-    fn, args = GRAD_CASES[name]
-    with enable_x64():
-        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -169,21 +166,12 @@ SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
 
 @pytest.mark.parametrize("name", sorted(TRACEABLE))
 def test_traces_to_jaxpr(name):
-    fn = TRACEABLE[name]
-    want = jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), fn(jnp.asarray(SAMPLE)))
-    shapes = jax.eval_shape(fn, SAMPLE)
-    assert jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), shapes) == want
-    assert "lambda" in str(jax.make_jaxpr(fn)(SAMPLE))
+    check_traces(TRACEABLE[name], SAMPLE)
 
 
 @pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
 def test_value_dependent_shapes_need_concrete_inputs(name):
-    fn = CONCRETE_ONLY[name]
-    x = np.abs(SAMPLE)
-    fn(jnp.asarray(x))  # concrete: fine
-    jax.jvp(lambda y: jnp.sum(jnp.ravel(jnp.asarray(fn(y), float))), (x,), (np.ones_like(x),))
-    with pytest.raises(ConcretizationTypeError):
-        jax.make_jaxpr(fn)(x)
+    check_needs_concrete_inputs(CONCRETE_ONLY[name], SAMPLE)
 
 
 def test_unique_under_jvp_carries_tangents():

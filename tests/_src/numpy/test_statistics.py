@@ -4,10 +4,13 @@ import numpy as np
 import pytest
 
 import didax.numpy as jnp
-from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
 
-from numpy_testing import X64, assert_matches as _assert_matches, leaves as _leaves  # noqa: E402,F401
+from numpy_testing import (  # noqa: F401
+    X64, assert_matches as _assert_matches, leaves as _leaves,
+)
+from numpy_testing import (  # noqa: E402
+    check_derivatives, check_matches_numpy, check_result_dtypes,
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -30,10 +33,7 @@ JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak
 @pytest.mark.parametrize("name", sorted(DTYPE_CASES))
 @X64
 def test_result_dtypes_match_jax(name, x64):
-    with enable_x64(x64):
-        out = _leaves(DTYPE_CASES[name](jnp))
-    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
-    assert got == JAX_DTYPES[name][x64]
+    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -55,11 +55,7 @@ NUMPY_CASES = {
 @pytest.mark.parametrize("name", sorted(NUMPY_CASES))
 @X64
 def test_functions_match_numpy(name, x64):
-    with enable_x64(x64):
-        got = NUMPY_CASES[name](jnp)
-    want = NUMPY_CASES[name](np)
-    tol = 1e-12 if x64 else 2e-5
-    _assert_matches(got, want, rtol=tol, atol=tol)
+    check_matches_numpy(NUMPY_CASES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -72,9 +68,7 @@ GRAD_CASES = {
 
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
 def test_jvp_matches_finite_differences(name):
-    fn, args = GRAD_CASES[name]
-    with enable_x64():
-        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------

@@ -5,15 +5,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
-import didax as jax
 import didax.numpy as jnp
-from didax._src.config import enable_x64
-from didax._src.errors import ConcretizationTypeError
-from didax._src.public_test_util import check_grads
 
-from numpy_testing import X64, assert_matches as _assert_matches, leaves as _leaves  # noqa: E402,F401
+from numpy_testing import (  # noqa: F401
+    X64, assert_matches as _assert_matches, leaves as _leaves,
+)
+from numpy_testing import (  # noqa: E402
+    check_derivatives, check_needs_concrete_inputs, check_result_dtypes, check_shape_function,
+    check_traces,
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -35,10 +36,7 @@ JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak
 @pytest.mark.parametrize("name", sorted(DTYPE_CASES))
 @X64
 def test_result_dtypes_match_jax(name, x64):
-    with enable_x64(x64):
-        out = _leaves(DTYPE_CASES[name](jnp))
-    got = " ".join(str(x.dtype) + ("*" if x.weak_type else "") for x in out)
-    assert got == JAX_DTYPES[name][x64]
+    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -78,12 +76,7 @@ SHAPE_CASES = {  # name: (case builder, minimum rank, minimum axis size)
 @settings(max_examples=15, deadline=None)
 @given(data=st.data())
 def test_shape_functions_match_numpy(name, data):
-    build, min_dims, min_side = SHAPE_CASES[name]
-    x = data.draw(hnp.arrays(np.float32, hnp.array_shapes(
-        min_dims=min_dims, max_dims=3, min_side=min_side, max_side=4),
-        elements=st.integers(-9, 9).map(float)))
-    fn = build(data.draw, x)
-    _assert_matches(fn(jnp), fn(np), rtol=1e-5, atol=1e-5)
+    check_shape_function(*SHAPE_CASES[name], data)
 
 
 # --------------------------------------------------------------------------------------
@@ -105,9 +98,7 @@ GRAD_CASES = {
 
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
 def test_jvp_matches_finite_differences(name):
-    fn, args = GRAD_CASES[name]
-    with enable_x64():
-        check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd",))
+    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -126,21 +117,12 @@ SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
 
 @pytest.mark.parametrize("name", sorted(TRACEABLE))
 def test_traces_to_jaxpr(name):
-    fn = TRACEABLE[name]
-    want = jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), fn(jnp.asarray(SAMPLE)))
-    shapes = jax.eval_shape(fn, SAMPLE)
-    assert jax.tree_util.tree_map(lambda o: (o.shape, o.dtype), shapes) == want
-    assert "lambda" in str(jax.make_jaxpr(fn)(SAMPLE))
+    check_traces(TRACEABLE[name], SAMPLE)
 
 
 @pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
 def test_value_dependent_shapes_need_concrete_inputs(name):
-    fn = CONCRETE_ONLY[name]
-    x = np.abs(SAMPLE)
-    fn(jnp.asarray(x))  # concrete: fine
-    jax.jvp(lambda y: jnp.sum(jnp.ravel(jnp.asarray(fn(y), float))), (x,), (np.ones_like(x),))
-    with pytest.raises(ConcretizationTypeError):
-        jax.make_jaxpr(fn)(x)
+    check_needs_concrete_inputs(CONCRETE_ONLY[name], SAMPLE)
 
 
 # --------------------------------------------------------------------------------------
