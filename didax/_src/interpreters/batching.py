@@ -203,3 +203,27 @@ def defreducer(prim, axes_param: str = "axes"):
         return out, out_dim
 
     prim.def_batch(rule)
+
+
+def batch_jaxpr(closed, axis_size: int, in_dims):
+    """A jaxpr for `closed` batched over `axis_size` examples: inputs batched along
+    `in_dims` (None: not batched); every output batched along axis 0."""
+    from didax._src.interpreters.staging import trace_to_jaxpr
+    from didax._src.ir import eval_jaxpr
+
+    in_avals = []
+    for a, d in zip(closed.in_avals, in_dims):
+        shape = list(a.shape)
+        if d is not None:
+            shape.insert(d, axis_size)
+        in_avals.append(core.ShapedArray(shape, a.dtype, a.weak_type))
+
+    def fun(*args):
+        interp = core.new_level(BatchInterpreter(axis_size))
+        with core.transformation(interp):
+            outs = eval_jaxpr(closed.jaxpr, closed.consts,
+                              *[interp.pack(x, d) for x, d in zip(args, in_dims)])
+            outs = [interp.unpack(o) for o in outs]
+        return [matchaxis(v, d, 0, axis_size) for v, d in outs]
+
+    return trace_to_jaxpr(fun, in_avals)[0]

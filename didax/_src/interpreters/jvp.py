@@ -271,3 +271,30 @@ def _add_any_batch(size, vals, dims):
 
 
 add_any_p.def_batch(_add_any_batch)
+
+
+def jvp_jaxpr(closed, nonzeros, instantiate_out: bool = False):
+    """A jaxpr for the JVP of `closed`: it takes the primals, then the tangents of the inputs
+    marked in `nonzeros`, and returns the primal outputs, then the tangents that are not
+    known to be zero (all of them with `instantiate_out`). Returns (jaxpr, out_nonzeros)."""
+    from didax._src.interpreters.staging import trace_to_jaxpr
+    from didax._src.ir import eval_jaxpr
+
+    avals = closed.in_avals
+    n = len(avals)
+    t_avals = [a.to_tangent_aval() for a, nz in zip(avals, nonzeros) if nz]
+    out_nonzeros = []
+
+    def fun(*args):
+        primals, given = args[:n], iter(args[n:])
+        tangents = [next(given) if nz else Zero(a.to_tangent_aval())
+                    for a, nz in zip(avals, nonzeros)]
+        p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                                primals, tangents)
+        if instantiate_out:
+            t_out = [instantiate(t) for t in t_out]
+        out_nonzeros[:] = [type(t) is not Zero for t in t_out]
+        return list(p_out) + [t for t in t_out if type(t) is not Zero]
+
+    jaxpr, _ = trace_to_jaxpr(fun, list(avals) + t_avals)
+    return jaxpr, out_nonzeros

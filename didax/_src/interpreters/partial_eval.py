@@ -78,3 +78,37 @@ def linearize_flat(fun, primals, differentiable) -> LinearizeResult:
     staged = [t for _, t in pairs if type(t) is not Zero]
     closed = pe.build(staged)
     return LinearizeResult(primals_out, closed, in_avals, zero_outputs, out_avals)
+
+
+def partial_eval_jaxpr(closed, unknowns, instantiate: bool = False):
+    """Splits `closed` into what can be computed from its known inputs and what needs the
+    unknown ones.
+
+    Returns (known, unknown, out_unknowns, num_res): `known` takes the known inputs and
+    returns the known outputs, then `num_res` residuals; `unknown` takes the residuals,
+    then the unknown inputs, and returns the unknown outputs (every output with
+    `instantiate`). Both halves are traced: a staging interpreter records the known part
+    and a partial evaluator under it the unknown part, so residuals are exactly the known
+    values the unknown part reads.
+    """
+    from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+
+    avals = closed.in_avals
+    known_interp = core.new_level(StagingInterpreter())
+    with core.transformation(known_interp):
+        args = [None if u else known_interp.new_arg(a) for a, u in zip(avals, unknowns)]
+        pe = core.new_level(PartialEvalInterpreter())
+        with core.transformation(pe):
+            for i, (a, u) in enumerate(zip(avals, unknowns)):
+                if u:
+                    args[i] = pe.new_arg(a)
+            outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
+        out_unknowns = [instantiate or (type(o) is StagingTracer and o._interp is pe)
+                        for o in outs]
+        unknown_part = pe.build([o for o, u in zip(outs, out_unknowns) if u])
+        residuals = unknown_part.consts
+        known_part = known_interp.build([o for o, u in zip(outs, out_unknowns) if not u]
+                                        + list(residuals))
+    uj = unknown_part.jaxpr
+    unknown = ClosedJaxpr(Jaxpr([], uj.constvars + uj.invars, uj.outvars, uj.eqns), [])
+    return known_part, unknown, out_unknowns, len(residuals)

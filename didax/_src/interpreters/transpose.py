@@ -13,7 +13,7 @@ from __future__ import annotations
 from didax._src import core
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import add_tangents, instantiate
-from didax._src.ir import DropVar, Jaxpr, Literal
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal
 
 
 class UndefinedPrimal:
@@ -35,10 +35,12 @@ def is_undefined(x) -> bool:
 def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     """Cotangents of `jaxpr`'s inputs, given cotangents (or Zeros) of its outputs.
 
-    Every variable that is not a constvar is linear: a linear jaxpr stages only equations
-    that depend on its inputs.
+    The inputs are the linear variables; constvars are known. Equations that read only
+    known values (there are none in what linearize stages; a jaxpr written by hand or
+    traced whole may have some) are evaluated first, so every variable left is linear.
     """
     known: dict = dict(zip(jaxpr.constvars, consts))
+    eqns = _eval_known_equations(jaxpr.eqns, known)
     ct_env: dict = {}
 
     def accumulate(v, ct):
@@ -51,7 +53,7 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
         accumulate(v, ct)
     pop = ct_env.pop
     get_known = known.get
-    for eqn in reversed(jaxpr.eqns):
+    for eqn in reversed(eqns):
         prim = eqn.primitive
         if prim.multiple_results:
             cts = [pop(v, None) for v in eqn.outvars]
@@ -77,6 +79,42 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
                 prev = ct_env.get(v)
                 ct_env[v] = ct_in if prev is None else add_tangents(prev, ct_in)
     return [ct_env.get(v, Zero(v.aval)) for v in jaxpr.invars]
+
+
+def _eval_known_equations(eqns, known: dict) -> list:
+    """Evaluates (binds) the equations whose inputs are all known, recording their outputs
+    in `known`; returns the others, which depend on the linear inputs."""
+    rest = []
+    for eqn in eqns:
+        if all(type(v) is Literal or v in known for v in eqn.invars):
+            outs = eqn.primitive.bind(*[v.val if type(v) is Literal else known[v]
+                                        for v in eqn.invars], **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = (outs,)
+            for v, x in zip(eqn.outvars, outs):
+                known[v] = x
+        else:
+            rest.append(eqn)
+    return rest
+
+
+def transpose_jaxpr(closed: ClosedJaxpr, linear: list[bool]) -> ClosedJaxpr:
+    """A jaxpr for the transpose of `closed` in its `linear` inputs: it takes the other
+    inputs, then one cotangent per output, and returns the linear inputs' cotangents."""
+    from didax._src.interpreters.staging import trace_to_jaxpr
+
+    jaxpr = closed.jaxpr
+    nonlin_vars = [v for v, lin in zip(jaxpr.invars, linear) if not lin]
+    lin_vars = [v for v, lin in zip(jaxpr.invars, linear) if lin]
+    as_linear = Jaxpr(jaxpr.constvars + nonlin_vars, lin_vars, jaxpr.outvars, jaxpr.eqns)
+
+    def transposed(*args):
+        nonlin, cts = args[:len(nonlin_vars)], args[len(nonlin_vars):]
+        cts_in = backward_pass(as_linear, list(closed.consts) + list(nonlin), list(cts))
+        return [instantiate(c) for c in cts_in]
+
+    in_avals = [v.aval for v in nonlin_vars] + [v.aval for v in jaxpr.outvars]
+    return trace_to_jaxpr(transposed, in_avals)[0]
 
 
 # --------------------------------------------------------------------------------------
