@@ -24,6 +24,9 @@ class PartialEvalInterpreter(StagingInterpreter):
     def process_primitive(self, prim, args, params):
         for x in args:
             if type(x) is StagingTracer and x._interp is self:
+                rule = prim.rules.get("partial_eval")
+                if rule is not None:  # control flow splits itself into known and unknown
+                    return rule(self, args, params)
                 return StagingInterpreter.process_primitive(self, prim, args, params)
         ctx = core._ctx
         prev = ctx.interp
@@ -80,16 +83,16 @@ def linearize_flat(fun, primals, differentiable) -> LinearizeResult:
     return LinearizeResult(primals_out, closed, in_avals, zero_outputs, out_avals)
 
 
-def partial_eval_jaxpr(closed, unknowns, instantiate: bool = False):
+def partial_eval_jaxpr(closed, unknowns, instantiate=False):
     """Splits `closed` into what can be computed from its known inputs and what needs the
     unknown ones.
 
     Returns (known, unknown, out_unknowns, num_res): `known` takes the known inputs and
     returns the known outputs, then `num_res` residuals; `unknown` takes the residuals,
-    then the unknown inputs, and returns the unknown outputs (every output with
-    `instantiate`). Both halves are traced: a staging interpreter records the known part
-    and a partial evaluator under it the unknown part, so residuals are exactly the known
-    values the unknown part reads.
+    then the unknown inputs, and returns the unknown outputs (also those marked in
+    `instantiate`, a bool or one bool per output). Both halves are traced: a staging
+    interpreter records the known part and a partial evaluator under it the unknown part,
+    so residuals are exactly the known values the unknown part reads.
     """
     from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
 
@@ -103,8 +106,10 @@ def partial_eval_jaxpr(closed, unknowns, instantiate: bool = False):
                 if u:
                     args[i] = pe.new_arg(a)
             outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
-        out_unknowns = [instantiate or (type(o) is StagingTracer and o._interp is pe)
-                        for o in outs]
+        force = (instantiate if isinstance(instantiate, (list, tuple))
+                 else [instantiate] * len(outs))
+        out_unknowns = [f or (type(o) is StagingTracer and o._interp is pe)
+                        for o, f in zip(outs, force)]
         unknown_part = pe.build([o for o, u in zip(outs, out_unknowns) if u])
         residuals = unknown_part.consts
         known_part = known_interp.build([o for o, u in zip(outs, out_unknowns) if not u]

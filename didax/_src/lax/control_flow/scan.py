@@ -1,0 +1,342 @@
+"""`lax.scan`: a loop carrying state over the leading axis of its inputs, as a primitive.
+
+The body is a closed jaxpr `(consts, carry, x) -> (carry, y)`. Every rule transforms the
+body and emits a scan again, so nothing is unrolled: the JVP of a scan is a scan of the
+JVP'd body; under partial evaluation a known scan runs now and stacks the residuals the
+unknown scan reads; the transpose is a scan running backwards over those residuals; the
+batched scan carries the batch in every carry.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core
+from didax._src.core import ShapedArray, Tracer, Zero, get_aval
+from didax._src.interpreters import batching
+from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters.partial_eval import PartialEvalInterpreter, partial_eval_jaxpr
+from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
+from didax._src.interpreters.transpose import UndefinedPrimal, is_undefined, transpose_jaxpr
+from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from didax._src.tree_util import tree_flatten, tree_map, tree_unflatten
+
+scan_p = core.primitive("scan", multiple_results=True)
+
+
+def _split(seq, num_consts, num_carry):
+    seq = list(seq)
+    return seq[:num_consts], seq[num_consts:num_consts + num_carry], seq[num_consts + num_carry:]
+
+
+def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+    consts, carry, xs = _split(args, num_consts, num_carry)
+    consts = [core.Array(c) for c in consts]
+    carry = [core.Array(c) for c in carry]
+    ys = []
+    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+        outs = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry,
+                          *[core.Array(x[i]) for x in xs])
+        carry, y = outs[:num_carry], outs[num_carry:]
+        ys.append([np.asarray(v) for v in y])
+    if reverse:
+        ys.reverse()
+    y_avals = jaxpr.out_avals[num_carry:]
+    stacked = [np.stack([y[k] for y in ys]) if ys else np.zeros((0,) + a.shape, a.dtype)
+               for k, a in enumerate(y_avals)]
+    return [np.asarray(c) for c in carry] + stacked
+
+
+def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def _scan_aval(*avals, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+    consts, carry, xs = _split(avals, num_consts, num_carry)
+    body_in = jaxpr.in_avals
+    for i, (a, b) in enumerate(zip(carry, jaxpr.out_avals[:num_carry])):
+        if not _same_type(a, b):
+            raise TypeError(f"scan body function carry input and carry output must have equal "
+                            f"types, but carry {i} goes in as {a.str_short()} and comes out as "
+                            f"{b.str_short()}")
+    for x, b in zip(xs, body_in[num_consts + num_carry:]):
+        if x.shape[:1] != (length,) or x.shape[1:] != b.shape:
+            raise TypeError(f"scan: an input of type {x.str_short()} does not match length "
+                            f"{length} and the body's slice type {b.str_short()}")
+    ys = [ShapedArray((length,) + a.shape, a.dtype, a.weak_type)
+          for a in jaxpr.out_avals[num_carry:]]
+    return list(jaxpr.out_avals[:num_carry]) + ys
+
+
+scan_p.def_impl(_scan_impl)
+scan_p.def_abstract_eval(_scan_aval)
+
+
+def _reordered(closed, in_order, out_order, in_avals):
+    """`closed` with inputs taken in `in_order` (indices into its inputs) and outputs
+    returned in `out_order`, as a new closed jaxpr without constants."""
+
+    def fun(*args):
+        ins = [None] * len(in_order)
+        for pos, idx in enumerate(in_order):
+            ins[idx] = args[pos]
+        outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+        return [outs[i] for i in out_order]
+
+    return _no_consts(trace_to_jaxpr(fun, in_avals)[0])
+
+
+def _no_consts(closed):
+    """Closed jaxprs in scan params carry no constants (a traced one has none left)."""
+    if not closed.consts:
+        return closed
+    j = closed.jaxpr
+    return _Bound(ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []),
+                  closed.consts)
+
+
+class _Bound:
+    """A jaxpr whose constants must be passed as leading scan constants."""
+
+    def __init__(self, closed, consts):
+        self.closed, self.consts = closed, consts
+
+
+def _bind_scan(body, consts, carry, xs, length, reverse, stage_in=None):
+    """Binds scan with `body`, moving any constants of the traced body into the operands
+    (or, with `stage_in`, records the equation in that staging interpreter directly)."""
+    if isinstance(body, _Bound):
+        consts = list(body.consts) + list(consts)
+        body = body.closed
+    params = dict(jaxpr=body, length=length, reverse=reverse, num_consts=len(consts),
+                  num_carry=len(carry), unroll=1)
+    operands = [*consts, *carry, *xs]
+    if stage_in is not None:
+        return StagingInterpreter.process_primitive(stage_in, scan_p, operands, params)
+    return scan_p.bind(*operands, **params)
+
+
+# --------------------------------------------------------------------------------------
+# JVP: a scan of the JVP'd body (every carry gets a tangent)
+
+
+def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+    consts, carry, xs = _split(primals, num_consts, num_carry)
+    t_consts, t_carry, t_xs = _split(tangents, num_consts, num_carry)
+    nz_consts = [type(t) is not Zero for t in t_consts]
+    nz_xs = [type(t) is not Zero for t in t_xs]
+    jvp_closed, _ = jvp_interp.jvp_jaxpr(jaxpr, nz_consts + [True] * num_carry + nz_xs,
+                                         instantiate_out=True)
+    n_in = len(primals)
+    n_tc, n_tx = sum(nz_consts), sum(nz_xs)
+    # jvp body inputs: consts carry xs | t_consts t_carry t_xs; outputs: carry ys | t_carry t_ys
+    tc_idx = list(range(n_in, n_in + n_tc))
+    tcar_idx = list(range(n_in + n_tc, n_in + n_tc + num_carry))
+    tx_idx = list(range(n_in + n_tc + num_carry, n_in + n_tc + num_carry + n_tx))
+    in_order = (list(range(num_consts)) + tc_idx + list(range(num_consts, num_consts + num_carry))
+                + tcar_idx + list(range(num_consts + num_carry, n_in)) + tx_idx)
+    n_out = len(jaxpr.out_avals)
+    num_ys = n_out - num_carry
+    out_order = (list(range(num_carry)) + list(range(n_out, n_out + num_carry))
+                 + list(range(num_carry, n_out)) + list(range(n_out + num_carry, 2 * n_out)))
+    avals = jvp_closed.in_avals
+    body = _reordered(jvp_closed, in_order, out_order, [avals[i] for i in in_order])
+    new_consts = consts + [t for t in t_consts if type(t) is not Zero]
+    new_carry = carry + [jvp_interp.instantiate(t) for t in t_carry]
+    new_xs = xs + [t for t in t_xs if type(t) is not Zero]
+    outs = _bind_scan(body, new_consts, new_carry, new_xs, length, reverse)
+    c_out, tc_out = outs[:num_carry], outs[num_carry:2 * num_carry]
+    ys, t_ys = outs[2 * num_carry:2 * num_carry + num_ys], outs[2 * num_carry + num_ys:]
+    return c_out + ys, tc_out + t_ys
+
+
+scan_p.def_jvp(_scan_jvp)
+
+
+# --------------------------------------------------------------------------------------
+# Partial evaluation: run the known scan now, stage the unknown one over stacked residuals
+
+
+def _pe_scan(self: PartialEvalInterpreter, args, params):
+    jaxpr, length, reverse = params["jaxpr"], params["length"], params["reverse"]
+    num_consts, num_carry = params["num_consts"], params["num_carry"]
+    unknown = [type(x) is StagingTracer and x._interp is self for x in args]
+    u_consts, u_carry, u_xs = _split(unknown, num_consts, num_carry)
+    while True:  # a carry is unknown if it is unknown after any iteration
+        _, _, out_u, _ = partial_eval_jaxpr(jaxpr, u_consts + u_carry + u_xs)
+        grown = [a or b for a, b in zip(u_carry, out_u[:num_carry])]
+        if grown == u_carry:
+            break
+        u_carry = grown
+    n_out = len(jaxpr.out_avals)
+    force = u_carry + [False] * (n_out - num_carry)
+    known, unk, out_u, num_res = partial_eval_jaxpr(jaxpr, u_consts + u_carry + u_xs, force)
+    consts, carry, xs = _split(args, num_consts, num_carry)
+    pick = lambda vals, mask, want: [v for v, m in zip(vals, mask) if m == want]  # noqa: E731
+    k_out_carry = [not u for u in out_u[:num_carry]]
+    num_k_carry = sum(k_out_carry)
+    num_k_ys = sum(not u for u in out_u[num_carry:])
+    # The known body: (consts, carry, xs) -> (carry, ys, residuals as extra ys).
+    known_body = _no_consts(known)
+    with core.interpreter_context(self.parent):
+        k_outs = _bind_scan(known_body, pick(consts, u_consts, False),
+                            pick(carry, u_carry, False), pick(xs, u_xs, False), length, reverse)
+    k_carry_out = k_outs[:num_k_carry]
+    k_ys = k_outs[num_k_carry:num_k_carry + num_k_ys]
+    residuals = k_outs[num_k_carry + num_k_ys:]
+    # The unknown body takes (residuals, unknown inputs); scan wants (consts, carry, xs):
+    # residuals are per-iteration inputs (xs).
+    n_uc, n_ucar = sum(u_consts), sum(u_carry)
+    u_avals = unk.in_avals
+    in_order = (list(range(num_res, num_res + n_uc)) +
+                list(range(num_res + n_uc, num_res + n_uc + n_ucar)) +
+                list(range(num_res)) + list(range(num_res + n_uc + n_ucar, len(u_avals))))
+    unknown_body = _reordered(unk, in_order, list(range(len(unk.out_avals))),
+                              [u_avals[i] for i in in_order])
+    u_outs = _bind_scan(unknown_body, pick(consts, u_consts, True), pick(carry, u_carry, True),
+                        list(residuals) + pick(xs, u_xs, True), length, reverse, stage_in=self)
+    u_carry_out, u_ys = u_outs[:n_ucar], u_outs[n_ucar:]
+    carry_out, ys = [], []
+    kc, uc, ky, uy = iter(k_carry_out), iter(u_carry_out), iter(k_ys), iter(u_ys)
+    for u in out_u[:num_carry]:
+        carry_out.append(next(uc) if u else next(kc))
+    for u in out_u[num_carry:]:
+        ys.append(next(uy) if u else next(ky))
+    return carry_out + ys
+
+
+scan_p.def_rule("partial_eval", _pe_scan)
+
+
+# --------------------------------------------------------------------------------------
+# Transpose: a scan running backwards over the residuals
+
+
+def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+    consts, carry, xs = _split(args, num_consts, num_carry)
+    # A carry whose initial value is known (e.g. a zero tangent) still runs through the
+    # loop linearly; its constant start has no cotangent.
+    lin_consts = [is_undefined(c) for c in consts]
+    lin_xs = [is_undefined(x) for x in xs]
+    ct_carry = [jvp_interp.instantiate(c) for c in cts[:num_carry]]
+    ct_ys = [jvp_interp.instantiate(c) for c in cts[num_carry:]]
+    linear = lin_consts + [True] * num_carry + lin_xs
+    body_t = transpose_jaxpr(jaxpr, linear)
+    # body_t: (known consts, known xs, ct_carry, ct_ys) -> (ct lin consts, ct carry, ct lin xs)
+    n_kc = num_consts - sum(lin_consts)
+    n_kx = len(xs) - sum(lin_xs)
+    n_lc = sum(lin_consts)
+    k_consts = [c for c in consts if not is_undefined(c)]
+    k_xs = [x for x in xs if not is_undefined(x)]
+    lc_avals = [c.aval for c in consts if is_undefined(c)]
+
+    def step(*a):
+        kc = a[:n_kc]
+        acc = a[n_kc:n_kc + n_lc]
+        ctc = a[n_kc + n_lc:n_kc + n_lc + num_carry]
+        kx = a[n_kc + n_lc + num_carry:n_kc + n_lc + num_carry + n_kx]
+        cty = a[n_kc + n_lc + num_carry + n_kx:]
+        outs = eval_jaxpr(body_t.jaxpr, body_t.consts, *kc, *kx, *ctc, *cty)
+        d_consts, d_carry, d_xs = outs[:n_lc], outs[n_lc:n_lc + num_carry], outs[n_lc + num_carry:]
+        return ([jvp_interp.add_tangents(s, d) for s, d in zip(acc, d_consts)] + list(d_carry)
+                + list(d_xs))
+
+    x_avals = [get_aval(x) for x in k_xs]
+    in_avals = ([get_aval(c) for c in k_consts] + lc_avals + [get_aval(c) for c in ct_carry]
+                + [ShapedArray(a.shape[1:], a.dtype) for a in x_avals]
+                + [ShapedArray(get_aval(c).shape[1:], get_aval(c).dtype) for c in ct_ys])
+    body = _no_consts(trace_to_jaxpr(step, in_avals)[0])
+    zeros = [jvp_interp.zeros_like_aval(a) for a in lc_avals]
+    outs = _bind_scan(body, k_consts, zeros + ct_carry, k_xs + ct_ys, length, not reverse)
+    ct_lin_consts, ct_init = outs[:n_lc], outs[n_lc:n_lc + num_carry]
+    ct_lin_xs = iter(outs[n_lc + num_carry:])
+    lc = iter(ct_lin_consts)
+    result = [next(lc) if lin else None for lin in lin_consts]
+    result += [ct if is_undefined(c) else None for c, ct in zip(carry, ct_init)]
+    result += [next(ct_lin_xs) if lin else None for lin in lin_xs]
+    return result
+
+
+scan_p.def_transpose(_scan_transpose)
+
+
+# --------------------------------------------------------------------------------------
+# Batching: the batch rides in every carry (at axis 0) and in axis 1 of stacked inputs
+
+
+def _scan_batch(size, vals, dims, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+    consts, carry, xs = _split(vals, num_consts, num_carry)
+    c_dims, _, x_dims = _split(dims, num_consts, num_carry)
+    carry = [batching.bdim_at_front(c, d, size) for c, d in
+             zip(carry, dims[num_consts:num_consts + num_carry])]
+    xs = [x if d is None else batching.moveaxis(x, d, 1) for x, d in zip(xs, x_dims)]
+    body_dims = list(c_dims) + [0] * num_carry + [None if d is None else 0 for d in x_dims]
+    body = _no_consts(batching.batch_jaxpr(jaxpr, size, body_dims))
+    outs = _bind_scan(body, consts, carry, xs, length, reverse)
+    return outs, [0] * num_carry + [1] * (len(outs) - num_carry)
+
+
+scan_p.def_batch(_scan_batch)
+
+
+# --------------------------------------------------------------------------------------
+# lax.scan
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
+    """Loops `f(carry, x) -> (carry, y)` over the leading axis of `xs` (pytrees), returning
+    the final carry and the stacked `y`s."""
+    flat_xs, xs_tree = tree_flatten(xs)
+    lengths = {get_aval(x).shape[0] for x in flat_xs if get_aval(x).ndim}
+    if any(get_aval(x).ndim == 0 for x in flat_xs):
+        raise ValueError("scan got an xs value with no leading axis to scan over (a scalar)")
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        raise ValueError("scan got inconsistent lengths: " + (
+            f"{sorted(lengths)}" if lengths else "no xs and no length") +
+            "; the leading axes of xs and `length` must agree")
+    (n,) = lengths
+    flat_init, init_tree = tree_flatten(init)
+    init_avals = [get_aval(c) for c in flat_init]
+    x_avals = [ShapedArray(get_aval(x).shape[1:], get_aval(x).dtype, get_aval(x).weak_type)
+               for x in flat_xs]
+    out_tree_box = []
+
+    def body(*args):
+        c = tree_unflatten(init_tree, args[:len(flat_init)])
+        x = tree_unflatten(xs_tree, args[len(flat_init):])
+        out = f(c, x)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError("scan body function must return a pair (carry, y), got "
+                            f"{type(out).__name__}")
+        new_c, y = out
+        flat_c, c_tree = tree_flatten(new_c)
+        if c_tree != init_tree:
+            raise TypeError(f"scan body function carry input and carry output must have the "
+                            f"same pytree structure, but they are {init_tree} and {c_tree}")
+        flat_y, y_tree = tree_flatten(y)
+        out_tree_box.append(y_tree)
+        return flat_c + flat_y
+
+    closed, outs = trace_to_jaxpr(body, init_avals + x_avals)
+    for i, (a, b) in enumerate(zip(init_avals, closed.out_avals)):
+        if not _same_type(a, b):
+            raise TypeError(f"scan body function carry input and carry output must have equal "
+                            f"types, but carry {i} goes in as {a.str_short()} and comes out as "
+                            f"{b.str_short()}")
+    # Weak carries that come out strong would change type: give the init the output's type.
+    flat_init = [c if get_aval(c).weak_type == b.weak_type else
+                 _convert(c, b) for c, b in zip(flat_init, closed.out_avals)]
+    outs = _bind_scan(_no_consts(closed), [], flat_init, flat_xs, n, bool(reverse))
+    carry = tree_unflatten(init_tree, outs[:len(flat_init)])
+    ys = tree_unflatten(out_tree_box[-1], outs[len(flat_init):])
+    return carry, ys
+
+
+def _convert(x, aval):
+    from didax._src.lax.elementwise import convert_element_type
+
+    return convert_element_type(x, aval.dtype, aval.weak_type)
+
+
+del Tracer, UndefinedPrimal, tree_map

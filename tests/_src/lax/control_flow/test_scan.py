@@ -1,0 +1,120 @@
+"""lax.scan: values and derivatives against the same loop unrolled in Python, vmap against a
+loop, and staged jaxprs that keep the loop (no unrolled body, also after grad)."""
+import numpy as np
+import pytest
+
+import didax as jax
+import didax.numpy as jnp
+from didax import lax
+from didax._src import ir
+from didax._src.config import enable_x64
+from didax.test_util import check_grads
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    with enable_x64(True):
+        yield
+
+
+W = np.array([[0.5, -0.3], [0.2, 0.8]])
+
+
+def step(carry, x):
+    h, s = carry
+    h = jnp.tanh(W @ h + x)
+    return (h, s + jnp.sum(h * x)), jnp.sin(h) * s
+
+
+def unrolled(f, init, xs, reverse=False):
+    carry, ys = init, []
+    order = range(len(xs) - 1, -1, -1) if reverse else range(len(xs))
+    for i in order:
+        carry, y = f(carry, xs[i])
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    return carry, jnp.stack(ys)
+
+
+INIT = (np.array([0.1, -0.2]), np.float64(0.3))
+XS = np.linspace(-1.0, 1.0, 10).reshape(5, 2)
+
+
+def _close(a, b):
+    for u, v in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+        np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_values_match_unrolled_loop(reverse):
+    _close(lax.scan(step, INIT, XS, reverse=reverse), unrolled(step, INIT, XS, reverse))
+
+
+def test_gradients_match_unrolled_loop():
+    def loss(fn):
+        return lambda init, xs: jnp.sum(fn(step, init, xs)[1]) + fn(step, init, xs)[0][1]
+
+    g_scan = jax.grad(loss(lax.scan), argnums=(0, 1))(INIT, XS)
+    g_loop = jax.grad(loss(unrolled), argnums=(0, 1))(INIT, XS)
+    _close(g_scan, g_loop)
+
+
+def test_check_grads_to_second_order():
+    f = lambda h, xs: lax.scan(lambda c, x: (jnp.sin(c) * x, c * x), h, xs)  # noqa: E731
+    check_grads(f, (np.array([0.3, 0.5]), XS), order=2, modes=("fwd", "rev"))
+
+
+def test_grad_jaxpr_keeps_the_loop():
+    loss = lambda h, xs: jnp.sum(lax.scan(step, (h, 0.0), xs)[1])  # noqa: E731
+    closed = jax.make_jaxpr(jax.grad(loss))(INIT[0], XS)
+    names = [e.primitive.name for e in closed.jaxpr.eqns]
+    assert "scan" in names
+    assert names.count("tanh") == 0  # the body is inside scan equations, never unrolled
+    ir.check_jaxpr(closed.jaxpr)
+
+
+def test_vmap_of_scan_against_a_loop():
+    inits = np.array([[0.1, 0.2], [0.3, -0.1], [0.0, 0.5]])
+    f = lambda h: lax.scan(step, (h, 0.0), XS)  # noqa: E731
+    batched = jax.vmap(f)(inits)
+    for i, h in enumerate(inits):
+        single = f(h)
+        _close(jax.tree_util.tree_map(lambda b: b[i], batched), single)
+    xs_batch = np.stack([XS, 2 * XS])
+    out = jax.vmap(lambda xs: lax.scan(step, INIT, xs)[1])(xs_batch)
+    _close(out, jnp.stack([lax.scan(step, INIT, XS)[1], lax.scan(step, INIT, 2 * XS)[1]]))
+
+
+def test_grad_of_vmap_of_scan_and_nested_scans():
+    def inner(c, x):
+        c2, _ = lax.scan(lambda a, b: (a * jnp.cos(b) + b, a), c, x * np.ones(3))
+        return c2, c2 * x
+
+    def loss(c):
+        return jnp.sum(lax.scan(inner, c, XS[:, 0])[1])
+
+    def loss_u(c):
+        def inner_u(c, x):
+            c2, _ = unrolled(lambda a, b: (a * jnp.cos(b) + b, a), c, x * np.ones(3))
+            return c2, c2 * x
+        return jnp.sum(unrolled(inner_u, c, XS[:, 0])[1])
+
+    _close(jax.grad(loss)(0.7), jax.grad(loss_u)(0.7))
+    g = jax.grad(lambda cs: jnp.sum(jax.vmap(loss)(cs)))(np.array([0.7, 0.1]))
+    _close(g, [jax.grad(loss)(0.7), jax.grad(loss)(0.1)])
+
+
+def test_carry_type_change_is_an_error():
+    with pytest.raises(TypeError, match=r"carry 0 goes in as f64\[\] and comes out as f64\[2\]"):
+        lax.scan(lambda c, x: (c * np.ones(2), x), np.float64(1.0), XS)
+    with pytest.raises(TypeError, match="same pytree structure"):
+        lax.scan(lambda c, x: ((c, c), x), np.float64(1.0), XS)
+    with pytest.raises(ValueError, match="inconsistent lengths"):
+        lax.scan(lambda c, x: (c, x), 0.0, (np.ones(3), np.ones(4)))
+
+
+def test_length_without_xs():
+    c, ys = lax.scan(lambda c, _: (c + 1.0, c * 2.0), 0.0, None, length=4)
+    assert float(c) == 4.0
+    np.testing.assert_array_equal(np.asarray(ys), [0.0, 2.0, 4.0, 6.0])
