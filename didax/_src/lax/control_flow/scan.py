@@ -324,19 +324,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
             raise TypeError(f"scan body function carry input and carry output must have equal "
                             f"types, but carry {i} goes in as {a.str_short()} and comes out as "
                             f"{b.str_short()}")
-    # Weak carries that come out strong would change type: give the init the output's type.
-    flat_init = [c if get_aval(c).weak_type == b.weak_type else
-                 _convert(c, b) for c, b in zip(flat_init, closed.out_avals)]
     outs = _bind_scan(_no_consts(closed), [], flat_init, flat_xs, n, bool(reverse))
     carry = tree_unflatten(init_tree, outs[:len(flat_init)])
     ys = tree_unflatten(out_tree_box[-1], outs[len(flat_init):])
     return carry, ys
-
-
-def _convert(x, aval):
-    from didax._src.lax.elementwise import convert_element_type
-
-    return convert_element_type(x, aval.dtype, aval.weak_type)
 
 
 del Tracer, UndefinedPrimal, tree_map

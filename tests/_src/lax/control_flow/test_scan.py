@@ -118,3 +118,25 @@ def test_length_without_xs():
     c, ys = lax.scan(lambda c, _: (c + 1.0, c * 2.0), 0.0, None, length=4)
     assert float(c) == 4.0
     np.testing.assert_array_equal(np.asarray(ys), [0.0, 2.0, 4.0, 6.0])
+
+
+def test_jaxpr_prints_like_jax():
+    with enable_x64(False):
+        closed = jax.make_jaxpr(lambda c, xs: lax.scan(lambda c, x: (c + x, c * x), c, xs))(
+            0.0, jnp.arange(3.0))
+    assert str(closed) == (  # verbatim from JAX 0.10.2
+        "{ lambda ; a:f32[] b:f32[3]. let\n"
+        "    c:f32[] d:f32[3] = scan[\n"
+        "      jaxpr={ lambda ; e:f32[] f:f32[]. let\n"
+        "          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e\n"
+        "          h:f32[] = add g f\n"
+        "          i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e\n"
+        "          j:f32[] = mul i f\n"
+        "        in (h, j) }\n"
+        "      length=3\n"
+        "      num_carry=1\n"
+        "      num_consts=0\n"
+        "      reverse=False\n"
+        "      unroll=1\n"
+        "    ] a b\n"
+        "  in (c, d) }")
