@@ -331,3 +331,35 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
 
 
 del Tracer, UndefinedPrimal, tree_map
+
+
+def map(f, xs, *, batch_size=None):  # noqa: A001 - mirrors lax.map
+    """`f` applied to each slice of `xs` along its leading axis (a scan with no carry)."""
+    if batch_size is not None:
+        raise NotImplementedError("lax.map: batch_size is not supported yet")
+    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+    return ys
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """`body_fun(i, val)` for i in [lower, upper). With bounds known at trace time (Python
+    ints or concrete arrays) this is a scan over the indices, so it is reverse-
+    differentiable, as in JAX."""
+    lo, hi = core.concrete_value(lower), core.concrete_value(upper)
+    if lo is None or hi is None:
+        raise NotImplementedError(
+            "fori_loop with traced bounds needs lax.while_loop, which is not implemented yet; "
+            "pass bounds known at trace time (Python ints)")
+    lo, hi = int(lo), int(hi)
+    from didax._src.lax.elementwise import add
+
+    dtype = np.result_type(*[np.asarray(b).dtype for b in (lower, upper)
+                             if not isinstance(b, int)] or [np.int32])
+
+    def step(carry, _):
+        i, val = carry
+        return (add(i, np.asarray(1, i.dtype)), body_fun(i, val)), None
+
+    start = core.Array(np.asarray(lo, dtype if np.issubdtype(dtype, np.integer) else np.int32))
+    (_, val), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0))
+    return val

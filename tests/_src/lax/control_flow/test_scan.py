@@ -140,3 +140,25 @@ def test_jaxpr_prints_like_jax():
         "      unroll=1\n"
         "    ] a b\n"
         "  in (c, d) }")
+
+
+def test_map_and_fori_loop_are_scans():
+    np.testing.assert_array_equal(np.asarray(lax.map(lambda x: x * 2.0, np.arange(4.0))),
+                                  [0.0, 2.0, 4.0, 6.0])
+    assert float(lax.fori_loop(0, 5, lambda i, v: v + i * v, 1.0)) == 120.0
+
+    def looped(x):
+        return lax.fori_loop(0, 3, lambda i, v: jnp.sin(v) * x, x)
+
+    def by_hand(x):
+        v = x
+        for _ in range(3):
+            v = jnp.sin(v) * x
+        return v
+
+    np.testing.assert_allclose(float(jax.grad(looped)(0.5)), float(jax.grad(by_hand)(0.5)),
+                               rtol=1e-13)
+    names = [e.primitive.name for e in jax.make_jaxpr(looped)(0.5).jaxpr.eqns]
+    assert names == ["scan"]
+    with pytest.raises(NotImplementedError, match="while_loop"):
+        jax.make_jaxpr(lambda n: lax.fori_loop(0, n, lambda i, v: v, 1.0))(3)
