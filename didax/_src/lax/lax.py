@@ -11,3 +11,4 @@ from didax._src.lax.dot import *  # noqa: F401,F403
 from didax._src.lax.conv import *  # noqa: F401,F403
 from didax._src.lax.control_flow.scan import scan  # noqa: F401
 from didax._src.lax.control_flow.scan import fori_loop, map  # noqa: F401,A004
+from didax._src.lax.control_flow.cond import cond, switch  # noqa: F401
