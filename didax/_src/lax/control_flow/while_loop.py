@@ -1,0 +1,239 @@
+"""`lax.while_loop`: repeat a body while a predicate holds, as a primitive.
+
+The JVP is a while loop carrying tangents too. Under vmap, a batched predicate runs the
+loop until every lane is done, updating only the lanes still running. Reverse mode goes
+past JAX: when the trip count is computable at linearization time (eager differentiation),
+the primal loop runs now and records its iterates; the tangent recurrence over those
+iterates is then a `scan`, which transposes like any scan. Memory: one copy of the carry
+per iteration (checkpoint the body to trade it for recomputation).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core
+from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.interpreters import batching
+from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
+from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from didax._src.tree_util import tree_flatten, tree_unflatten
+
+while_p = core.primitive("while", multiple_results=True)
+
+
+def _split(args, cond_nconsts, body_nconsts):
+    args = list(args)
+    return (args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts],
+            args[cond_nconsts + body_nconsts:])
+
+
+def _no_consts(closed):
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []), closed.consts
+
+
+def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cc, bc, carry = _split([core.Array(a) for a in args], cond_nconsts, body_nconsts)
+    while bool(eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)[0]):
+        carry = eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *bc, *carry)
+    return [np.asarray(c) for c in carry]
+
+
+def _while_aval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    _, _, carry = _split(avals, cond_nconsts, body_nconsts)
+    (pred,) = cond_jaxpr.out_avals
+    if pred.shape != () or pred.dtype != np.bool_:
+        raise TypeError(f"while_loop: the condition must return a boolean scalar, got "
+                        f"{pred.str_short()}")
+    for i, (a, b) in enumerate(zip(carry, body_jaxpr.out_avals)):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise TypeError(f"while_loop body function carry input and carry output must have "
+                            f"equal types, but carry {i} goes in as {a.str_short()} and comes "
+                            f"out as {b.str_short()}")
+    return list(body_jaxpr.out_avals)
+
+
+while_p.def_impl(_while_impl)
+while_p.def_abstract_eval(_while_aval)
+
+
+def _bind_while(cond_closed, body_closed, cond_consts, body_consts, carry):
+    cond_j, cc = _no_consts(cond_closed)
+    body_j, bc = _no_consts(body_closed)
+    cond_consts, body_consts = list(cc) + list(cond_consts), list(bc) + list(body_consts)
+    return while_p.bind(*cond_consts, *body_consts, *carry, cond_jaxpr=cond_j, body_jaxpr=body_j,
+                        cond_nconsts=len(cond_consts), body_nconsts=len(body_consts))
+
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cc, bc, carry = _split(primals, cond_nconsts, body_nconsts)
+    _, t_bc, t_carry = _split(tangents, cond_nconsts, body_nconsts)
+    nz_bc = [type(t) is not Zero for t in t_bc]
+    jvp_body, _ = jvp_interp.jvp_jaxpr(body_jaxpr, nz_bc + [True] * len(carry),
+                                       instantiate_out=True)
+    n_bc, n_tbc, n_c = len(bc), sum(nz_bc), len(carry)
+    avals = jvp_body.in_avals
+
+    def body(*args):  # (bc, t_bc, carry, t_carry) -> (carry, t_carry)
+        b, tb = args[:n_bc], args[n_bc:n_bc + n_tbc]
+        c, tc = args[n_bc + n_tbc:n_bc + n_tbc + n_c], args[n_bc + n_tbc + n_c:]
+        return eval_jaxpr(jvp_body.jaxpr, jvp_body.consts, *b, *c, *tb, *tc)
+
+    order = (list(range(n_bc)) + list(range(n_bc + n_c, n_bc + n_c + n_tbc)) +
+             list(range(n_bc, n_bc + n_c)) + list(range(n_bc + n_c + n_tbc, len(avals))))
+    new_body = trace_to_jaxpr(body, [avals[i] for i in order])[0]
+
+    def cond(*args):  # tangents are ignored by the predicate
+        return eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *args[:cond_nconsts + n_c])
+
+    c_avals = cond_jaxpr.in_avals
+    new_cond = trace_to_jaxpr(cond, list(c_avals) + [a.to_tangent_aval() for a in
+                                                     body_jaxpr.out_avals])[0]
+    outs = _bind_while(new_cond, new_body, cc,
+                       list(bc) + [t for t in t_bc if type(t) is not Zero],
+                       list(carry) + [jvp_interp.instantiate(t) for t in t_carry])
+    return outs[:n_c], outs[n_c:]
+
+
+while_p.def_jvp(_while_jvp)
+
+
+def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    from didax._src.lax.elementwise import select_n
+    from didax._src.lax.reduction import reduce_or
+
+    cc, bc, carry = _split(vals, cond_nconsts, body_nconsts)
+    d_cc, d_bc, d_carry = _split(dims, cond_nconsts, body_nconsts)
+    carry = [batching.bdim_at_front(c, d, size) for c, d in zip(carry, d_carry)]
+    b_body = batching.batch_jaxpr(body_jaxpr, size, list(d_bc) + [0] * len(carry))
+    b_cond = batching.batch_jaxpr(cond_jaxpr, size, list(d_cc) + [0] * len(carry))
+    n_cc, n_bc = len(cc), len(bc)
+
+    def any_running(*args):  # the loop goes on while any lane's predicate holds
+        pred = eval_jaxpr(b_cond.jaxpr, b_cond.consts, *args)[0]
+        return [reduce_or(pred, (0,))]
+
+    def masked_body(*args):  # lanes whose predicate is false keep their carry
+        c_args, b_args, state = args[:n_cc], args[n_cc:n_cc + n_bc], args[n_cc + n_bc:]
+        pred = eval_jaxpr(b_cond.jaxpr, b_cond.consts, *c_args, *state)[0]
+        new = eval_jaxpr(b_body.jaxpr, b_body.consts, *b_args, *state)
+        out = []
+        for old, upd in zip(state, new):
+            shape = get_aval(upd).shape
+            which = pred if len(shape) == 1 else _broadcast_front(pred, shape)
+            out.append(select_n(which, old, upd))
+        return out
+
+    carry_avals = [get_aval(c) for c in carry]
+    new_cond = trace_to_jaxpr(any_running, b_cond.in_avals)[0]
+    new_body = trace_to_jaxpr(masked_body, list(b_cond.in_avals[:n_cc]) +
+                              list(b_body.in_avals[:n_bc]) + carry_avals)[0]
+    outs = _bind_while(new_cond, new_body, cc, list(cc) + list(bc), carry)
+    return outs, [0] * len(outs)
+
+
+def _broadcast_front(pred, shape):
+    from didax._src.lax.shape import broadcast_in_dim
+
+    return broadcast_in_dim(pred, shape, (0,))
+
+
+while_p.def_batch(_while_batch)
+
+
+def _pe_while(self, args, params):
+    """Reverse mode of a while loop whose known part can run now: run it, record the
+    iterates, and express the unknown (tangent) recurrence as a scan over them."""
+    from didax._src.interpreters.partial_eval import partial_eval_jaxpr
+    from didax._src.lax.control_flow.scan import scan
+    from didax._src.lax.shape import concatenate, expand_dims
+    from didax._src.numpy.util import asarray
+
+    cond_j, body_j = params["cond_jaxpr"], params["body_jaxpr"]
+    cn, bn = params["cond_nconsts"], params["body_nconsts"]
+    own = [type(x) is StagingTracer and x._interp is self for x in args]
+    cc, bc, carry = _split(args, cn, bn)
+    u_cc, u_bc, u_carry = _split(own, cn, bn)
+    while True:  # a carry is unknown if it is unknown after any iteration
+        out_u = partial_eval_jaxpr(body_j, u_bc + u_carry)[2]
+        grown = [a or b for a, b in zip(u_carry, out_u)]
+        if grown == u_carry:
+            break
+        u_carry = grown
+    known_idx = [i for i, u in enumerate(u_carry) if not u]
+    if any(u_cc) or any(out_u[i] for i in known_idx):
+        raise NotImplementedError("reverse-mode differentiation of a while_loop whose trip "
+                                  "count depends on differentiated values")
+    if any(core.concrete_value(carry[i]) is None for i in known_idx) or any(
+            core.concrete_value(x) is None for x in cc):
+        raise NotImplementedError(
+            "reverse-mode differentiation of while_loop needs its trip count at "
+            "linearization time (eager differentiation); inside a staged function use "
+            "lax.scan or lax.fori_loop with static bounds")
+    unknown_idx = [i for i, u in enumerate(u_carry) if u]
+    zeros = {i: jvp_interp.zeros_like_aval(get_aval(carry[i])) for i in unknown_idx}
+    ctx = core._ctx
+    prev, ctx.interp = ctx.interp, self.parent
+    try:  # the known loop, now, recording its iterates (unknown carries stand in as zeros)
+        iterates = []
+        state = [zeros.get(i, c) for i, c in enumerate(carry)]
+        known_bc = [jvp_interp.zeros_like_aval(get_aval(x)) if u else x
+                    for x, u in zip(bc, u_bc)]
+        while bool(eval_jaxpr(cond_j.jaxpr, cond_j.consts, *cc, *state)[0]):
+            iterates.append([state[i] for i in known_idx])
+            state = eval_jaxpr(body_j.jaxpr, body_j.consts, *known_bc, *state)
+    finally:
+        ctx.interp = prev
+    if not iterates:
+        return list(carry)
+    stacked = [concatenate([expand_dims(asarray(it[k]), (0,)) for it in iterates], 0)
+               for k in range(len(known_idx))]
+
+    def step(unknown_state, known_state):
+        full = [None] * len(carry)
+        for i, v in zip(known_idx, known_state):
+            full[i] = v
+        for i, v in zip(unknown_idx, unknown_state):
+            full[i] = v
+        outs = eval_jaxpr(body_j.jaxpr, body_j.consts, *bc, *full)
+        return [outs[i] for i in unknown_idx], None
+
+    final_unknown, _ = scan(step, [carry[i] for i in unknown_idx], stacked)
+    result = list(state)
+    for i, v in zip(unknown_idx, final_unknown):
+        result[i] = v
+    return result
+
+
+while_p.def_rule("partial_eval", _pe_while)
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """`while cond_fun(val): val = body_fun(val)`, as one primitive."""
+    flat, tree = tree_flatten(init_val)
+    avals = [get_aval(x) for x in flat]
+
+    def cond(*args):
+        out = cond_fun(tree_unflatten(tree, args))
+        aval = get_aval(out)
+        if aval.shape != () or aval.dtype != np.bool_:
+            raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got "
+                            f"{aval.str_short()}")
+        return [out]
+
+    def body(*args):
+        out = body_fun(tree_unflatten(tree, args))
+        leaves, out_tree = tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError(f"while_loop body function carry input and carry output must have "
+                            f"the same pytree structure, but they are {tree} and {out_tree}")
+        return leaves
+
+    cond_closed = trace_to_jaxpr(cond, avals)[0]
+    body_closed = trace_to_jaxpr(body, avals)[0]
+    outs = _bind_while(cond_closed, body_closed, [], [], flat)
+    return tree_unflatten(tree, outs)
+
+
+del ShapedArray
