@@ -18,6 +18,9 @@ from didax._src.core import Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.jvp import JVPInterpreter
 from didax._src.interpreters.transpose import is_undefined
+from didax._src.interpreters.partial_eval import PartialEvalInterpreter
+from didax._src.interpreters.staging import StagingInterpreter
+from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 
@@ -186,3 +189,55 @@ def _remat_batch(size, vals, dims, *, call, name, num_primals, out_avals):
 
 
 remat_jvp_p.def_batch(_remat_batch)
+
+
+# --------------------------------------------------------------------------------------
+# Staging keeps the checkpoint: a `checkpoint` equation holding the function's jaxpr, which
+# re-binding (eval_jaxpr, or a control-flow rule transforming a body) hands back to the
+# current interpreter's process_checkpoint.
+
+
+class _CheckpointPrimitive(core.Primitive):
+    def bind(self, *args, jaxpr, policy, prevent_cse):
+        fn = FlatCheckpoint("checkpoint",
+                            lambda *a: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a), policy)
+        return core.current_interpreter().process_checkpoint(fn, list(args))
+
+
+checkpoint_p = _CheckpointPrimitive("checkpoint", multiple_results=True)
+core.all_primitives["checkpoint"] = checkpoint_p
+checkpoint_p.def_abstract_eval(lambda *avals, jaxpr, policy, prevent_cse: jaxpr.out_avals)
+checkpoint_p.pp_format = {"policy": lambda p: _PolicyName(p)}
+for _kind in ("impl", "jvp", "batch"):
+    checkpoint_p.mark_absent(_kind, "handled by the interpreter's process_checkpoint (see bind)")
+
+
+class _PolicyName:
+    def __init__(self, policy):
+        self.policy = policy
+
+    def __str__(self):
+        return "None" if self.policy is None else getattr(self.policy, "__name__", "policy")
+
+
+def _staging_checkpoint(self, fn, args):
+    from didax._src.interpreters.staging import trace_to_jaxpr
+
+    closed, _ = trace_to_jaxpr(fn.call, [get_aval(a) for a in args])
+    j = closed.jaxpr
+    jaxpr = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), [])
+    ctx = core._ctx
+    prev, ctx.interp = ctx.interp, self
+    try:
+        return core.Primitive.bind(checkpoint_p, *closed.consts, *args, jaxpr=jaxpr,
+                                   policy=fn.policy, prevent_cse=True)
+    finally:
+        ctx.interp = prev
+
+
+def _inline_checkpoint(self, fn, args):
+    return fn.call(*args)
+
+
+StagingInterpreter.process_checkpoint = _staging_checkpoint
+PartialEvalInterpreter.process_checkpoint = _inline_checkpoint  # only on unknown values

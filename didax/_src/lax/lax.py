@@ -10,6 +10,6 @@ from didax._src.lax.indexing import *  # noqa: F401,F403
 from didax._src.lax.dot import *  # noqa: F401,F403
 from didax._src.lax.conv import *  # noqa: F401,F403
 from didax._src.lax.control_flow.scan import scan  # noqa: F401
-from didax._src.lax.control_flow.scan import fori_loop, map  # noqa: F401,A004
+from didax._src.lax.control_flow.scan import associative_scan, fori_loop, map  # noqa: F401,A004
 from didax._src.lax.control_flow.cond import cond, switch  # noqa: F401
 from didax._src.lax.control_flow.while_loop import while_loop  # noqa: F401

@@ -160,5 +160,73 @@ def test_map_and_fori_loop_are_scans():
                                rtol=1e-13)
     names = [e.primitive.name for e in jax.make_jaxpr(looped)(0.5).jaxpr.eqns]
     assert names == ["scan"]
-    with pytest.raises(NotImplementedError, match="while_loop"):
-        jax.make_jaxpr(lambda n: lax.fori_loop(0, n, lambda i, v: v, 1.0))(3)
+
+
+def lstm_cell(params, carry, x):
+    wx, wh, b = params
+    h, c = carry
+    z = x @ wx + h @ wh + b
+    i, f, o, g = jnp.split(z, 4, axis=-1)
+    c = lax.logistic(f) * c + lax.logistic(i) * jnp.tanh(g)
+    h = lax.logistic(o) * jnp.tanh(c)
+    return (h, c), h
+
+
+def test_lstm_with_scan_matches_a_hand_unrolled_lstm():
+    rng = np.random.default_rng(0)
+    hidden, inputs, batch, steps = 3, 2, 4, 6
+    params = (rng.normal(size=(inputs, 4 * hidden)) * 0.5,
+              rng.normal(size=(hidden, 4 * hidden)) * 0.5, np.zeros(4 * hidden))
+    xs = rng.normal(size=(steps, batch, inputs))
+    init = (np.zeros((batch, hidden)), np.zeros((batch, hidden)))
+
+    def loss_scan(p):
+        _, hs = lax.scan(lambda c, x: lstm_cell(p, c, x), init, xs)
+        return jnp.sum(hs ** 2)
+
+    def loss_unrolled(p):
+        carry, total = init, 0.0
+        for t in range(steps):
+            carry, h = lstm_cell(p, carry, xs[t])
+            total = total + jnp.sum(h ** 2)
+        return total
+
+    np.testing.assert_allclose(float(loss_scan(params)), float(loss_unrolled(params)),
+                               rtol=1e-12)
+    _close(jax.grad(loss_scan)(params), jax.grad(loss_unrolled)(params))
+
+
+def test_checkpointed_scan_body_saves_less_and_agrees():
+    from didax.ad_checkpoint import saved_residuals
+
+    def body(c, x):
+        for _ in range(4):
+            c = jnp.sin(c) * x + jnp.cos(c)
+        return c, c
+
+    def loss(remat):
+        f = jax.checkpoint(body) if remat else body
+        return lambda c: jnp.sum(lax.scan(f, c, XS[:, 0])[1])
+
+    c0 = np.float64(0.3)
+    assert len(saved_residuals(loss(True), c0)) < len(saved_residuals(loss(False), c0))
+    _close(jax.grad(loss(True))(c0), jax.grad(loss(False))(c0))
+
+
+def test_grad_of_vmap_of_scan():
+    hs = np.array([[0.1, 0.2], [0.3, -0.1]])
+    g = jax.grad(lambda h: jnp.sum(jax.vmap(lambda v: lax.scan(step, (v, 0.0), XS)[1])(h)))(hs)
+    expected = np.stack([np.asarray(jax.grad(
+        lambda v: jnp.sum(lax.scan(step, (v, 0.0), XS)[1]))(h)) for h in hs])
+    _close(g, expected)
+
+
+def test_associative_scan_and_fori_loop_with_traced_bounds():
+    x = np.arange(1.0, 8.0)
+    _close(lax.associative_scan(jnp.add, x), np.cumsum(x))
+    _close(lax.associative_scan(jnp.multiply, x, reverse=True), np.cumprod(x[::-1])[::-1])
+    pair = lax.associative_scan(lambda a, b: (a[0] + b[0], a[1] * b[1]), (x, x))
+    _close(pair, (np.cumsum(x), np.cumprod(x)))
+    closed = jax.make_jaxpr(lambda n: lax.fori_loop(0, n, lambda i, v: v + 1.0, 0.0))(3)
+    assert [e.primitive.name for e in closed.jaxpr.eqns][-1] == "while"
+    assert float(ir.eval_jaxpr(closed.jaxpr, closed.consts, 5)[0]) == 5.0
