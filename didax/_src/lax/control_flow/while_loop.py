@@ -4,8 +4,12 @@ The JVP is a while loop carrying tangents too. Under vmap, a batched predicate r
 loop until every lane is done, updating only the lanes still running. Reverse mode goes
 past JAX: when the trip count is computable at linearization time (eager differentiation),
 the primal loop runs now and records its iterates; the tangent recurrence over those
-iterates is then a `scan`, which transposes like any scan. Memory: one copy of the carry
-per iteration (checkpoint the body to trade it for recomputation).
+iterates is then a `scan`, which transposes like any scan.
+
+Memory: the recorded iterates cost one copy of the carry per iteration, and the scan's
+linearization stores the body's residuals per iteration on top. Wrapping the body in
+`checkpoint` drops the latter (they are recomputed from the recorded carry in the backward
+pass), which bounds the cost at the carries.
 """
 from __future__ import annotations
 

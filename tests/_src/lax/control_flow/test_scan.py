@@ -230,3 +230,8 @@ def test_associative_scan_and_fori_loop_with_traced_bounds():
     closed = jax.make_jaxpr(lambda n: lax.fori_loop(0, n, lambda i, v: v + 1.0, 0.0))(3)
     assert [e.primitive.name for e in closed.jaxpr.eqns][-1] == "while"
     assert float(ir.eval_jaxpr(closed.jaxpr, closed.consts, 5)[0]) == 5.0
+
+
+def test_check_grads_through_fori_loop():
+    f = lambda x: lax.fori_loop(0, 4, lambda i, v: jnp.sin(v) * x + i, x)  # noqa: E731
+    check_grads(f, (np.array([0.3, 0.6]),), order=2)
