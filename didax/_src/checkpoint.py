@@ -20,7 +20,7 @@ from didax._src.interpreters.jvp import JVPInterpreter
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter
-from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 
@@ -223,13 +223,11 @@ class _PolicyName:
 def _staging_checkpoint(self, fn, args):
     from didax._src.interpreters.staging import trace_to_jaxpr
 
-    closed, _ = trace_to_jaxpr(fn.call, [get_aval(a) for a in args])
-    j = closed.jaxpr
-    jaxpr = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), [])
+    jaxpr, consts = hoist_consts(trace_to_jaxpr(fn.call, [get_aval(a) for a in args])[0])
     ctx = core._ctx
     prev, ctx.interp = ctx.interp, self
     try:
-        return core.Primitive.bind(checkpoint_p, *closed.consts, *args, jaxpr=jaxpr,
+        return core.Primitive.bind(checkpoint_p, *consts, *args, jaxpr=jaxpr,
                                    policy=fn.policy, prevent_cse=True)
     finally:
         ctx.interp = prev

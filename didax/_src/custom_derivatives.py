@@ -18,13 +18,13 @@ import inspect
 import numpy as np
 
 from didax._src import core
-from didax._src.core import ShapedArray, Tracer, Zero, get_aval
+from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.batching import BatchInterpreter, moveaxis
-from didax._src.interpreters.jvp import JVPInterpreter, JVPTracer
+from didax._src.interpreters.jvp import JVPInterpreter
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
-from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 
@@ -172,17 +172,9 @@ def _jvp_custom_jvp(self: JVPInterpreter, fn, args):
 
 
 def _unpack_duals(interp, args):
-    primals, tangents = [], []
-    for x in args:
-        if type(x) is JVPTracer and x._interp is interp:
-            primals.append(x.primal)
-            tangents.append(x.tangent)
-        else:
-            if isinstance(x, Tracer):
-                interp.check_foreign(x)
-            primals.append(x)
-            tangents.append(Zero(get_aval(x).to_tangent_aval()))
-    return primals, tangents
+    """Primals and tangents of the arguments (constants get zero tangents)."""
+    pairs = [interp.unpack(x) for x in args]
+    return [p for p, _ in pairs], [t for _, t in pairs]
 
 
 class _CallPrimitive(core.Primitive):
@@ -223,17 +215,14 @@ def _copy(fn):
 def _stage_call(interp: StagingInterpreter, prim, fn, args, extra_params):
     """Records a custom-rule call as one equation holding the traced function."""
     avals = [get_aval(a) for a in args]
-    closed, _ = trace_to_jaxpr(fn.call, avals)
-    jaxpr = closed.jaxpr
-    call_jaxpr = ClosedJaxpr(Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars,
-                                   jaxpr.eqns), [])
-    params = dict(name=fn.name, call_jaxpr=call_jaxpr, num_consts=len(closed.consts),
+    call_jaxpr, consts = hoist_consts(trace_to_jaxpr(fn.call, avals)[0])
+    params = dict(name=fn.name, call_jaxpr=call_jaxpr, num_consts=len(consts),
                   **extra_params)
     ctx = core._ctx
     prev = ctx.interp
     ctx.interp = interp
     try:
-        return core.Primitive.bind(prim, *closed.consts, *args, **params)
+        return core.Primitive.bind(prim, *consts, *args, **params)
     finally:
         ctx.interp = prev
 

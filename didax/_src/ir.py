@@ -120,6 +120,13 @@ class ClosedJaxpr:
         return eval_jaxpr(self.jaxpr, self.consts, *args)
 
 
+def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
+    """`closed` with its constants turned into leading inputs, and those constants: the form
+    of sub-jaxprs in equation parameters, whose constants travel as operands."""
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []), closed.consts
+
+
 def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
     """Interprets `jaxpr` by binding each primitive under the current interpreter."""
     if len(args) != len(jaxpr.invars):

@@ -112,6 +112,13 @@ def bdim_at_front(x, bdim, size):
     return moveaxis(x, bdim, 0)
 
 
+def broadcast_front(x, shape):
+    """A per-example value (shape (size,)) broadcast along a batch-first `shape`."""
+    from didax._src.lax.shape import broadcast_in_dim
+
+    return broadcast_in_dim(x, shape, (0,))
+
+
 def matchaxis(x, src, dst, size):
     """`x` with its batch dimension at `dst` (broadcast there if `x` is unbatched)."""
     from didax._src.lax.shape import broadcast_in_dim

@@ -94,7 +94,7 @@ def partial_eval_jaxpr(closed, unknowns, instantiate=False):
     interpreter records the known part and a partial evaluator under it the unknown part,
     so residuals are exactly the known values the unknown part reads.
     """
-    from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+    from didax._src.ir import eval_jaxpr, hoist_consts
 
     avals = closed.in_avals
     known_interp = core.new_level(StagingInterpreter())
@@ -114,6 +114,5 @@ def partial_eval_jaxpr(closed, unknowns, instantiate=False):
         residuals = unknown_part.consts
         known_part = known_interp.build([o for o, u in zip(outs, out_unknowns) if not u]
                                         + list(residuals))
-    uj = unknown_part.jaxpr
-    unknown = ClosedJaxpr(Jaxpr([], uj.constvars + uj.invars, uj.outvars, uj.eqns), [])
+    unknown, _ = hoist_consts(unknown_part)  # residuals become its leading inputs
     return known_part, unknown, out_unknowns, len(residuals)

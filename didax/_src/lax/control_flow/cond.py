@@ -16,21 +16,16 @@ from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
-from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 cond_p = core.primitive("cond", multiple_results=True)
 
 
-def _no_consts(closed):
-    j = closed.jaxpr
-    return ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []), closed.consts
-
-
 def _uniform(closed_list):
     """Branches that all take every branch's constants first (each reads its own), and
     those constants: cond's branches must share one signature."""
-    parts = [_no_consts(c) for c in closed_list]
+    parts = [hoist_consts(c) for c in closed_list]
     consts = [c for _, cs in parts for c in cs]
     const_avals = [get_aval(c) for c in consts]
     out, lo = [], 0
@@ -178,19 +173,13 @@ def _cond_batch(size, vals, dims, *, branches):
     outs = []
     for per_branch in zip(*results):
         shape = get_aval(per_branch[0]).shape
-        which = idx if len(shape) == 1 else _broadcast_front(idx, shape)
+        which = idx if len(shape) == 1 else batching.broadcast_front(idx, shape)
         outs.append(select_n(which, *per_branch))
     return outs, [0] * len(outs)
 
 
 def batching_outs(branch, size, ops, dims):
     return eval_jaxpr(batching.batch_jaxpr(branch, size, list(dims)).jaxpr, [], *ops)
-
-
-def _broadcast_front(idx, shape):
-    from didax._src.lax.shape import broadcast_in_dim
-
-    return broadcast_in_dim(idx, shape, (0,))
 
 
 cond_p.def_batch(_cond_batch)

@@ -17,7 +17,7 @@ from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter, partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import UndefinedPrimal, is_undefined, transpose_jaxpr
-from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 scan_p = core.primitive("scan", multiple_results=True)
@@ -89,9 +89,7 @@ def _no_consts(closed):
     """Closed jaxprs in scan params carry no constants (a traced one has none left)."""
     if not closed.consts:
         return closed
-    j = closed.jaxpr
-    return _Bound(ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []),
-                  closed.consts)
+    return _Bound(*hoist_consts(closed))
 
 
 class _Bound:

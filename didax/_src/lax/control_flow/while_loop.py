@@ -20,7 +20,7 @@ from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
-from didax._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 while_p = core.primitive("while", multiple_results=True)
@@ -30,11 +30,6 @@ def _split(args, cond_nconsts, body_nconsts):
     args = list(args)
     return (args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts],
             args[cond_nconsts + body_nconsts:])
-
-
-def _no_consts(closed):
-    j = closed.jaxpr
-    return ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []), closed.consts
 
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -63,8 +58,8 @@ while_p.def_abstract_eval(_while_aval)
 
 
 def _bind_while(cond_closed, body_closed, cond_consts, body_consts, carry):
-    cond_j, cc = _no_consts(cond_closed)
-    body_j, bc = _no_consts(body_closed)
+    cond_j, cc = hoist_consts(cond_closed)
+    body_j, bc = hoist_consts(body_closed)
     cond_consts, body_consts = list(cc) + list(cond_consts), list(bc) + list(body_consts)
     return while_p.bind(*cond_consts, *body_consts, *carry, cond_jaxpr=cond_j, body_jaxpr=body_j,
                         cond_nconsts=len(cond_consts), body_nconsts=len(body_consts))
@@ -125,7 +120,7 @@ def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
         out = []
         for old, upd in zip(state, new):
             shape = get_aval(upd).shape
-            which = pred if len(shape) == 1 else _broadcast_front(pred, shape)
+            which = pred if len(shape) == 1 else batching.broadcast_front(pred, shape)
             out.append(select_n(which, old, upd))
         return out
 
@@ -135,12 +130,6 @@ def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
                               list(b_body.in_avals[:n_bc]) + carry_avals)[0]
     outs = _bind_while(new_cond, new_body, cc, list(cc) + list(bc), carry)
     return outs, [0] * len(outs)
-
-
-def _broadcast_front(pred, shape):
-    from didax._src.lax.shape import broadcast_in_dim
-
-    return broadcast_in_dim(pred, shape, (0,))
 
 
 while_p.def_batch(_while_batch)
