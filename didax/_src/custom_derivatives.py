@@ -18,7 +18,7 @@ import inspect
 import numpy as np
 
 from didax._src import core
-from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.core import Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.batching import BatchInterpreter, moveaxis
 from didax._src.interpreters.jvp import JVPInterpreter
@@ -427,7 +427,6 @@ PartialEvalInterpreter.process_custom_jvp = _pe_custom("process_custom_jvp",
 PartialEvalInterpreter.process_custom_vjp = _pe_custom("process_custom_vjp",
                                                        _staging_custom_vjp)
 
-del ShapedArray
 
 
 def _custom_lin_batch(size, vals, dims, *, num_res, bwd, in_avals, out_avals):

@@ -10,7 +10,6 @@ differentiated, staged or evaluated.
 """
 from __future__ import annotations
 
-from didax._src import core
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import add_tangents, instantiate
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal
@@ -158,6 +157,3 @@ def unbroadcast(ct, aval: ShapedArray):
     if get_aval(ct).dtype != aval.dtype:
         ct = lax_ew.convert_element_type(ct, aval.dtype, aval.weak_type)
     return ct
-
-
-del core

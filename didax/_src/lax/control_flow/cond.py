@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
-from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.core import Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
@@ -239,6 +239,3 @@ def cond(pred, true_fun, false_fun, *operands, operand=None):
         pred = ne(pred, np.asarray(0, aval.dtype))
     return switch(convert_element_type(pred, np.int32), [false_fun, true_fun], *operands,
                   _clamp=False)  # a boolean is always in range
-
-
-del ShapedArray

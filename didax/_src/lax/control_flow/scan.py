@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
-from didax._src.core import ShapedArray, Tracer, Zero, get_aval
+from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter, partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
-from didax._src.interpreters.transpose import UndefinedPrimal, is_undefined, transpose_jaxpr
+from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
-from didax._src.tree_util import tree_flatten, tree_map, tree_unflatten
+from didax._src.tree_util import tree_flatten, tree_unflatten
 
 scan_p = core.primitive("scan", multiple_results=True)
 
@@ -328,7 +328,6 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     return carry, ys
 
 
-del Tracer, UndefinedPrimal, tree_map
 
 
 def map(f, xs, *, batch_size=None):  # noqa: A001 - mirrors lax.map

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
-from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.core import Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
@@ -227,6 +227,3 @@ def while_loop(cond_fun, body_fun, init_val):
     body_closed = trace_to_jaxpr(body, avals)[0]
     outs = _bind_while(cond_closed, body_closed, [], [], flat)
     return tree_unflatten(tree, outs)
-
-
-del ShapedArray
