@@ -20,6 +20,7 @@ from didax._src.lax.indexing import (
     ScatterDimensionNumbers as SDN,
 )
 from didax._src.public_test_util import check_grads
+from indexing_testing import draw_gather_dims
 
 MODES = ("clip", "fill", "promise_in_bounds")
 
@@ -248,31 +249,14 @@ def test_dynamic_slice_jvp_zero_and_weak_types():
 @st.composite
 def gather_cases(draw):
     """A valid gather: operand, indices (some out of bounds), dimension numbers, sizes."""
-    rank = draw(st.integers(0, 3))
-    shape = tuple(draw(st.integers(1, 4)) for _ in range(rank))
-    dims = draw(st.permutations(range(rank)))
-    n_op_batch = draw(st.integers(0, min(rank, 1)))
-    operand_batching = tuple(sorted(dims[:n_op_batch]))
-    rest = dims[n_op_batch:]
-    n_indexed = draw(st.integers(min(1, len(rest)), len(rest)))
-    start_index_map = tuple(draw(st.permutations(rest))[:n_indexed])
-    collapsed = tuple(d for d in sorted(rest) if draw(st.booleans()))
-    slice_sizes = tuple(1 if d in collapsed or d in operand_batching
-                        else draw(st.integers(0, shape[d])) for d in range(rank))
-    n_batch = n_op_batch + draw(st.integers(0, 2))
-    indices_batching = tuple(draw(st.permutations(range(n_batch)))[:n_op_batch])
-    batch_shape = [draw(st.integers(1, 3)) for _ in range(n_batch)]  # empty: tested apart
-    for o, i in zip(operand_batching, indices_batching):
-        batch_shape[i] = shape[o]
-    n_offset = rank - len(collapsed) - n_op_batch
-    offset_dims = tuple(sorted(draw(st.permutations(range(n_batch + n_offset)))[:n_offset]))
+    # empty index batches are tested apart
+    shape, dnums, slice_sizes, batch_shape, n_indexed = draw_gather_dims(draw, 1)
     index_dtype = draw(st.sampled_from([np.int32, np.int8, np.int64, np.uint8]))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     low = 0 if index_dtype == np.uint8 else -2
     indices = rng.integers(low, max(shape, default=1) + 2,
-                           tuple(batch_shape) + (len(start_index_map),)).astype(index_dtype)
+                           batch_shape + (n_indexed,)).astype(index_dtype)
     operand = rng.integers(-50, 50, shape).astype(np.float64)
-    dnums = GDN(offset_dims, collapsed, start_index_map, operand_batching, indices_batching)
     return operand, indices, dnums, slice_sizes, draw(st.sampled_from(MODES))
 
 

@@ -19,6 +19,7 @@ from didax._src.lax.indexing import (
     ScatterDimensionNumbers as SDN,
 )
 from didax._src.lax.reduction import reduce_sum
+from indexing_testing import draw_gather_dims
 
 MODES = ("clip", "fill", "promise_in_bounds")
 SCATTERS = ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")
@@ -226,25 +227,7 @@ def test_dynamic_slice_batched_dnums_match_jax():
 def gather_specs(draw):
     """A valid gather of one example: operand and indices shapes, dimension numbers with
     batching dims, slice sizes, index dtype, mode, fill value, and a random source."""
-    rank = draw(st.integers(0, 3))
-    shape = tuple(draw(st.integers(1, 4)) for _ in range(rank))
-    dims = draw(st.permutations(range(rank)))
-    n_op_batch = draw(st.integers(0, min(rank, 1)))
-    operand_batching = tuple(sorted(dims[:n_op_batch]))
-    rest = dims[n_op_batch:]
-    n_indexed = draw(st.integers(min(1, len(rest)), len(rest)))
-    start_index_map = tuple(draw(st.permutations(rest))[:n_indexed])
-    collapsed = tuple(d for d in sorted(rest) if draw(st.booleans()))
-    slice_sizes = tuple(1 if d in collapsed or d in operand_batching
-                        else draw(st.integers(0, shape[d])) for d in range(rank))
-    n_batch = n_op_batch + draw(st.integers(0, 2))
-    indices_batching = tuple(draw(st.permutations(range(n_batch)))[:n_op_batch])
-    batch_shape = [draw(st.integers(0, 3)) for _ in range(n_batch)]
-    for o, i in zip(operand_batching, indices_batching):
-        batch_shape[i] = shape[o]
-    n_offset = rank - len(collapsed) - n_op_batch
-    offset_dims = tuple(sorted(draw(st.permutations(range(n_batch + n_offset)))[:n_offset]))
-    dn = GDN(offset_dims, collapsed, start_index_map, operand_batching, indices_batching)
+    shape, dn, slice_sizes, batch_shape, n_indexed = draw_gather_dims(draw, 0)
     index_dtype = draw(st.sampled_from([np.int32, np.int8, np.uint8]))
     mode = draw(st.sampled_from(MODES))
     fill = draw(st.sampled_from([None, -7.0])) if mode == "fill" else None
