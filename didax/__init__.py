@@ -12,10 +12,12 @@ from didax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa
 from didax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from didax._src.config import config  # noqa: F401
 from didax._src.core import Array  # noqa: F401
+from didax._src.jit.api import disable_jit, jit  # noqa: F401
 from didax._src.device import (  # noqa: F401
     block_until_ready, device_get, device_put, devices, typeof,
 )
 from didax import ad_checkpoint  # noqa: F401
+from didax import debug  # noqa: F401
 from didax import errors  # noqa: F401
 from didax import lax  # noqa: F401
 from didax import numpy  # noqa: F401

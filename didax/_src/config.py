@@ -132,6 +132,7 @@ config.define("jax_enable_x64", False)
 config.define("jax_debug_nans", False)
 config.define("jax_debug_infs", False)
 config.define("jax_disable_jit", False)
+config.define("jax_explain_cache_misses", False)
 config.define("jax_platform_name", None, _optional_str("jax_platform_name"))  # only "cpu" exists
 config.define("jax_platforms", None, _optional_str("jax_platforms"))  # only "cpu" exists
 config.define(

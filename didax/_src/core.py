@@ -134,7 +134,7 @@ def concrete_value(x):
 
 # "partial_eval": a primitive's own split into known and unknown parts (control flow);
 # others are staged whole when an input is unknown.
-RULE_KINDS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "partial_eval")
+RULE_KINDS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "partial_eval", "codegen")
 PP_ALWAYS_HIDE = object()  # a `pp_hidden` value: never print this parameter
 
 
@@ -154,6 +154,9 @@ class Primitive:
         self.impl = None
         self.abstract_eval = None
         self.pp_hidden: dict[str, Any] = {}  # params not printed when equal to these values
+        self.pp_first: tuple = ()  # params printed before the others (which are sorted)
+        self.pp_same_names: str | None = None  # a sub-jaxpr param whose binders print with
+        # the names of the equation's own variables (as JAX prints calls)
 
     def __repr__(self):
         return self.name

@@ -6,6 +6,8 @@ newlines at the current indentation.
 """
 from __future__ import annotations
 
+from types import FunctionType
+
 from didax._src import dtypes
 from didax._src.core import PP_ALWAYS_HIDE
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal
@@ -128,6 +130,7 @@ class _Names:
 
     def __init__(self):
         self.names = {}
+        self.count = 0
 
     def __call__(self, v) -> str:
         if type(v) is Literal:
@@ -136,8 +139,20 @@ class _Names:
             return "_"
         name = self.names.get(v)
         if name is None:
-            name = self.names[v] = _encode_name(len(self.names))
+            name = self.names[v] = _encode_name(self.count)
+            self.count += 1
         return name
+
+    def suggest(self, for_vars, like_vars):
+        """Names `for_vars` (a sub-jaxpr's binders) after the `like_vars` bound to them."""
+        if len(for_vars) != len(like_vars):
+            return
+        used = set()
+        for f, like in zip(for_vars, like_vars):
+            if (type(like) is not Literal and like not in used and type(f) is not Literal
+                    and f not in self.names):
+                used.add(like)
+                self.names[f] = self(like)
 
 
 def _literal_str(val) -> str:
@@ -177,14 +192,19 @@ def _pp_param(k, v, names) -> Doc:
     return Concat([Text(f"{k}="), body])
 
 
+_SHOWN = object()
+
+
 def _visible_params(eqn):
     prim = eqn.primitive
     hidden = prim.pp_hidden
     fmt = getattr(prim, "pp_format", None)
     out = []
-    for k in sorted(eqn.params):
+    first = prim.pp_first
+    for k in [*first, *sorted(k for k in eqn.params if k not in first)]:
         v = eqn.params[k]
-        if k in hidden and (hidden[k] is PP_ALWAYS_HIDE or _same(hidden[k], v)):
+        h = hidden.get(k, _SHOWN)
+        if h is PP_ALWAYS_HIDE or (type(h) is FunctionType and h(v)) or _same(h, v):
             continue
         if fmt is not None and k in fmt:
             v = fmt[k](v)
@@ -200,6 +220,12 @@ def _same(a, b) -> bool:
 
 
 def _pp_eqn(eqn, names) -> Doc:
+    same = eqn.primitive.pp_same_names
+    if same is not None:
+        inner = eqn.params[same]
+        inner = getattr(inner, "jaxpr", inner)
+        names.suggest(inner.invars, eqn.invars)
+        names.suggest(inner.outvars, eqn.outvars)
     lhs = _pp_vars(eqn.outvars, names, shapes=True)
     params = _visible_params(eqn)
     rhs = [Text(eqn.primitive.name)]

@@ -1,0 +1,393 @@
+"""`jit`: trace once per signature, optimise, generate Python over NumPy, cache.
+
+The cache key is what JAX keys on: the pytree structure of the arguments, each leaf's
+shape, dtype and weak type, and the values of static arguments (plus the x64 and
+debug-nans settings, which change what tracing and compilation produce). A miss traces
+the function (running its Python side effects), and says why it missed when
+`jax_explain_cache_misses` is on; `cache_info()` keeps the last reason too.
+
+Called eagerly, a jitted function runs its generated code directly. Under another
+transformation it binds the `jit` call primitive, whose rules transform the jaxpr and call
+again (see call.py), so transformations of jitted functions are compiled too.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from typing import NamedTuple
+
+import numpy as np
+
+from didax._src import core
+from didax._src.config import config, flag_context
+from didax._src.core import Tracer, get_aval
+from didax._src.interpreters.staging import trace_to_jaxpr
+from didax._src.ir import hoist_consts
+from didax._src.jit import emitters
+from didax._src.jit.call import bind_call
+from didax._src.jit.compiler import compile_jaxpr, compiled_for
+from didax._src.jit.passes import optimize
+from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+
+logger = logging.getLogger("didax")
+emitters.install_ufunc_rules()
+
+
+def disable_jit(disable: bool = True):
+    """Context manager: jitted functions run eagerly, op by op (for debugging)."""
+    return flag_context("jax_disable_jit", disable)
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    size: int
+    last_miss: str | None
+
+
+class _Entry:
+    __slots__ = ("jaxpr", "out_tree", "out_avals", "hoisted", "executable", "donated")
+
+    def __init__(self, jaxpr, out_tree, hoisted, donated):
+        self.donated = (False,) * len(hoisted) + donated
+        self.jaxpr = jaxpr
+        self.out_tree = out_tree
+        self.out_avals = jaxpr.out_avals
+        self.hoisted = hoisted  # constants (tracers of enclosing transformations) as operands
+        self.executable = None
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    return tuple(x)
+
+
+def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,
+        static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
+        device=None, backend=None, inline=False, compiler_options=None):
+    """Compiles `fun`: traced once per argument signature into a jaxpr, optimised, and
+    turned into Python source over NumPy (`f.lower(*args).as_text()` shows the jaxpr,
+    `.compile().as_text()` the source)."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames, keep_unused=keep_unused,
+                                 inline=inline)
+    if not callable(fun):
+        raise TypeError(f"jit: expected a function, got {fun!r} of type {type(fun).__name__}")
+    return JitWrapped(fun, _as_tuple(static_argnums), _as_tuple(static_argnames),
+                      _as_tuple(donate_argnums), _as_tuple(donate_argnames))
+
+
+class JitWrapped:
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames):
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._name = getattr(fun, "__name__", type(fun).__name__)
+        try:
+            self._signature = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._signature = None
+        static_argnums, static_argnames = self._resolve(static_argnums, static_argnames)
+        donate_argnums, _ = self._resolve(donate_argnums, donate_argnames)
+        self._static_argnums = frozenset(static_argnums)
+        self._static_argnames = frozenset(static_argnames)
+        self._donate_argnums = frozenset(donate_argnums)
+        self._cache: dict = {}
+        self._hits = 0
+        self._misses = 0
+        self._last_miss: str | None = None
+        self._last_key = None
+
+    def _resolve(self, argnums, argnames):
+        """Static arguments may be named by position or name; each implies the other."""
+        nums, names = set(argnums), set(argnames)
+        params = self._positional_params()
+        if params is not None:
+            for n in list(nums):
+                if -len(params) <= n < len(params):
+                    names.add(params[n])
+            for name in list(names):
+                if name in params:
+                    nums.add(params.index(name))
+        return nums, names
+
+    def _positional_params(self):
+        if self._signature is None:
+            return None
+        return [p.name for p in self._signature.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    def __repr__(self):
+        return f"<didax.jit of {self._fun!r}>"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    # signatures -------------------------------------------------------------------
+
+    def _split(self, args, kwargs):
+        n = len(args)
+        static_nums = {i if i >= 0 else i + n for i in self._static_argnums}
+        static = []
+        for i in sorted(static_nums):
+            if 0 <= i < n:
+                static.append((i, _hashable_static(args[i])))
+        for k in sorted(kwargs):
+            if k in self._static_argnames:
+                static.append((k, _hashable_static(kwargs[k])))
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+        flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        return tuple(static), static_nums, flat, in_tree
+
+    def _avals(self, flat, in_tree):
+        avals = []
+        for i, x in enumerate(flat):
+            try:
+                avals.append(get_aval(x))
+            except TypeError:
+                raise TypeError(
+                    f"Error interpreting argument to {self._fun!r} as an abstract array. The "
+                    f"problematic value is of type {type(x)} and was passed to the function at "
+                    f"path {self._path(in_tree, i)}.\nThis typically means that a jit-wrapped "
+                    "function was called with a non-array argument, and this argument was not "
+                    "marked as static using the static_argnums or static_argnames parameters "
+                    "of didax.jit.") from None
+        return avals
+
+    def _path(self, in_tree, i) -> str:
+        """The user-facing name of flat argument `i` (e.g. `x`, `params['w']`)."""
+        dummy = tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
+        (path, _), = [pl for pl in tree_flatten_with_path(dummy)[0] if pl[1] == i]
+        group, first, *rest = path
+        if group.idx == 1:  # a keyword argument
+            return f"{first.key}{keystr(tuple(rest))}"
+        dyn_positions = (j for j in range(1 << 16) if j not in self._static_argnums)
+        pos = next(p for k, p in enumerate(dyn_positions) if k == first.idx)
+        params = self._positional_params() or []
+        head = params[pos] if pos < len(params) else f"args[{pos}]"
+        return head + keystr(tuple(rest))
+
+    def _key(self, static, in_tree, avals):
+        return (in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), static,
+                config.x64_enabled, bool(config.jax_debug_nans))
+
+    # tracing ------------------------------------------------------------------------
+
+    def _trace(self, args, kwargs):
+        static, static_nums, flat, in_tree = self._split(args, kwargs)
+        avals = self._avals(flat, in_tree)
+        key = self._key(static, in_tree, avals)
+        entry = self._cache.get(key)
+        if entry is not None:
+            self._hits += 1
+            return entry, flat
+        self._misses += 1
+        if self._last_key is not None:
+            self._last_miss = self._explain(self._last_key, key)
+            if config.jax_explain_cache_misses:
+                logger.warning("didax.jit(%s): tracing again: %s", self._name, self._last_miss)
+        else:
+            self._last_miss = "first call"
+        self._last_key = key
+        n_args = len(args)
+        out_box = []
+        fun = self._fun
+
+        def flat_fun(*flat_args):
+            dyn_args, dyn_kwargs = tree_unflatten(in_tree, flat_args)
+            it = iter(dyn_args)
+            statics = dict(static)
+            full = [statics[i] if i in static_nums else next(it) for i in range(n_args)]
+            kw = dict(dyn_kwargs)
+            kw.update({k: v for k, v in static if isinstance(k, str)})
+            out = fun(*full, **kw)
+            leaves, out_tree = tree_flatten(out)
+            for x in leaves:
+                if not isinstance(x, (core.ArrayBase, np.ndarray, np.generic, bool, int, float,
+                                      complex)):
+                    raise TypeError(
+                        f"didax.jit({self._name}): the function returned a value of type "
+                        f"{type(x).__name__} ({x!r}), which is not an array; return arrays, "
+                        "scalars or pytrees of them.")
+            out_box.append(out_tree)
+            return leaves
+
+        closed, _ = trace_to_jaxpr(flat_fun, avals)
+        hoisted = []
+        if any(isinstance(c, Tracer) for c in closed.consts):
+            closed, hoisted = hoist_consts(closed)  # they change with every enclosing trace
+        donated = ()
+        if self._donate_argnums:
+            for i, a in enumerate(args):
+                if i not in static_nums:
+                    donated += (i in self._donate_argnums,) * len(tree_flatten(a)[0])
+        donated += (False,) * (len(flat) - len(donated))
+        entry = _Entry(closed, out_box[-1], hoisted, donated)
+        if not hoisted:
+            self._cache[key] = entry
+        return entry, flat
+
+    def _explain(self, old, new) -> str:
+        o_tree, o_types, o_static, o_x64, o_nans = old
+        n_tree, n_types, n_static, n_x64, n_nans = new
+        if o_x64 != n_x64:
+            return f"jax_enable_x64 changed from {o_x64} to {n_x64}"
+        if o_nans != n_nans:
+            return f"jax_debug_nans changed from {o_nans} to {n_nans}"
+        if o_static != n_static:
+            old_s, new_s = dict(o_static), dict(n_static)
+            for k in new_s.keys() | old_s.keys():
+                if old_s.get(k, _ABSENT) != new_s.get(k, _ABSENT):
+                    name = self._static_name(k)
+                    return (f"static argument {name} changed from {old_s.get(k, _ABSENT)!r} "
+                            f"to {new_s.get(k, _ABSENT)!r}")
+        if o_tree != n_tree:
+            return f"the argument structure changed from {o_tree} to {n_tree}"
+        for i, (a, b) in enumerate(zip(o_types, n_types)):
+            if a != b:
+                what = ("shape" if a[0] != b[0] else "dtype" if a[1] != b[1] else "weak type")
+                return (f"argument {self._path(n_tree, i)} changed {what}: "
+                        f"{_type_str(a)} -> {_type_str(b)}")
+        return "a new signature"
+
+    def _static_name(self, k):
+        if isinstance(k, str):
+            return k
+        params = self._positional_params() or []
+        return params[k] if k < len(params) else f"args[{k}]"
+
+    # calling -------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if config.jax_disable_jit:
+            return self._fun(*args, **kwargs)
+        entry, flat = self._trace(args, kwargs)
+        if core._ctx.interp is core.eval_interpreter and not entry.hoisted:
+            exe = entry.executable
+            if exe is None:
+                exe = entry.executable = compiled_for(entry.jaxpr, self._name)
+            vals = []
+            for x in flat:
+                if type(x) is core.Array:
+                    vals.append(x._value)
+                elif isinstance(x, Tracer):
+                    raise core.escaped_tracer_error(x)
+                else:
+                    vals.append(np.asarray(x, get_aval(x).dtype))
+            outs = exe.run(*vals)
+            from_numpy = core.Array.from_numpy
+            outs = [from_numpy(o, a) for o, a in zip(outs, entry.out_avals)]
+        else:
+            outs = bind_call([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,
+                             donated_invars=entry.donated)
+        return tree_unflatten(entry.out_tree, outs)
+
+    # inspection ------------------------------------------------------------------------
+
+    def trace(self, *args, **kwargs) -> Traced:
+        entry, _ = self._trace(args, kwargs)
+        return Traced(entry.jaxpr, self._name, entry.out_tree)
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        from didax._src.api import ShapeDtypeStruct
+
+        entry, _ = self._trace(args, kwargs)
+        return tree_unflatten(entry.out_tree, [ShapeDtypeStruct(a.shape, a.dtype)
+                                               for a in entry.out_avals])
+
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(self._hits, self._misses, len(self._cache), self._last_miss)
+
+    def _cache_size(self) -> int:
+        return len(self._cache)
+
+    def clear_cache(self):
+        self._cache.clear()
+        self._last_key = None
+
+
+class _Absent:
+    def __repr__(self):
+        return "<absent>"
+
+
+_ABSENT = _Absent()
+
+
+def _type_str(t):
+    from didax._src.core import ShapedArray
+
+    shape, dtype, weak = t
+    return ShapedArray(shape, dtype, weak).str_short() + (" (weak)" if weak else "")
+
+
+def _hashable_static(x):
+    try:
+        hash(x)
+    except TypeError as e:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while trying "
+            f"to hash an object of type {type(x)}, {x!r}. The error was:\n"
+            f"{type(e).__name__}: {e}\n") from None
+    return x
+
+
+class Traced:
+    """A traced jitted function: its jaxpr before optimisation."""
+
+    def __init__(self, jaxpr, name, out_tree):
+        self.jaxpr = jaxpr
+        self.name = name
+        self.out_tree = out_tree
+
+    def lower(self) -> Lowered:
+        return Lowered(optimize(self.jaxpr), self.name, self.out_tree)
+
+
+class Lowered:
+    """The optimised jaxpr of a jitted function; `compile()` generates its Python code."""
+
+    def __init__(self, jaxpr, name, out_tree):
+        self.jaxpr = jaxpr
+        self.name = name
+        self.out_tree = out_tree
+
+    def as_text(self) -> str:
+        return str(self.jaxpr)
+
+    def compile(self) -> Compiled:
+        exe = compile_jaxpr(self.jaxpr, self.name, bool(config.jax_debug_nans), optimized=True)
+        return Compiled(exe, self.out_tree)
+
+
+class Compiled:
+    """Generated Python source and the function compiled from it (called with the
+    dynamic arguments, in the signature it was lowered for)."""
+
+    def __init__(self, executable, out_tree):
+        self.executable = executable
+        self.out_tree = out_tree
+
+    def as_text(self) -> str:
+        return self.executable.source
+
+    def __call__(self, *args, **kwargs):
+        flat, _ = tree_flatten((args, kwargs))
+        avals = self.executable.jaxpr.in_avals
+        vals = [x._value if type(x) is core.Array else np.asarray(x, a.dtype)
+                for x, a in zip(flat, avals)]
+        outs = self.executable.run(*vals)
+        outs = [core.Array.from_numpy(o, a)
+                for o, a in zip(outs, self.executable.jaxpr.out_avals)]
+        return tree_unflatten(self.out_tree, outs)

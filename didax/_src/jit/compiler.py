@@ -1,0 +1,331 @@
+"""Code generation: a jaxpr becomes Python source over NumPy, compiled with `compile()`.
+
+One function per jaxpr (control-flow bodies get their own), one statement per equation,
+named as the printed jaxpr names its variables, so the source reads like the jaxpr.
+Each primitive's statement comes from its `codegen` rule (`emitters.py`); a primitive
+without one calls its NumPy impl. Buffers are reused: an elementwise result is written
+`out=` into a buffer that is owned by this function (made by an earlier statement, never
+an input or a view) and dead after this statement, as NumPy's temporary elision does
+for expressions, but across statements.
+
+Every name in the generated source is one this module made: constants, impls and
+parameters are passed in as globals under generated names, never spelled in the text.
+"""
+from __future__ import annotations
+
+import keyword
+import math
+import weakref
+
+import numpy as np
+
+from didax._src import core
+from didax._src.config import config
+from didax._src.errors import format_source_info
+from didax._src.ir import ClosedJaxpr, DropVar, Literal
+from didax._src.jit.passes import optimize
+from didax._src.pretty import _encode_name
+
+
+class Executable:
+    """A compiled jaxpr: `run(*numpy_values) -> tuple of numpy values`."""
+
+    __slots__ = ("jaxpr", "source", "run", "name")
+
+    def __init__(self, jaxpr, source, run, name):
+        self.jaxpr = jaxpr
+        self.source = source
+        self.run = run
+        self.name = name
+
+    def __call__(self, *vals):
+        return self.run(*vals)
+
+
+_compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def compiled_for(closed: ClosedJaxpr, name: str = "f") -> Executable:
+    """The executable for `closed`, compiled once per jaxpr (and debug_nans setting)."""
+    table = _compiled.get(closed)
+    if table is None:
+        table = _compiled[closed] = {}
+    key = bool(config.jax_debug_nans)
+    exe = table.get(key)
+    if exe is None:
+        exe = table[key] = compile_jaxpr(closed, name, debug_nans=key)
+    return exe
+
+
+def compile_jaxpr(closed: ClosedJaxpr, name: str = "f", debug_nans: bool = False,
+                  optimized: bool = False) -> Executable:
+    if not optimized:
+        closed = optimize(closed)
+    module = Module(debug_nans)
+    fname = module.function(closed, "f", optimized=True)  # never the user's name
+    source = module.source()
+    code = compile(source, f"<didax jit: {_identifier(name)}>", "exec")
+    env = dict(module.globals)
+    env["__name__"] = "didax._src.jit.generated"  # NumPy's warnings are silenced as for impls
+    exec(code, env)
+    return Executable(closed, source, env[fname], fname)
+
+
+def _identifier(name: str) -> str:
+    """A Python identifier made from a function's name (only letters, digits, '_')."""
+    s = "".join(c if (c.isascii() and (c.isalnum() or c == "_")) else "_" for c in name)
+    s = s.strip("_") or "f"
+    if s[0].isdigit() or keyword.iskeyword(s):
+        s = "f_" + s
+    return s
+
+
+# --------------------------------------------------------------------------------------
+# Modules and functions
+
+
+class Module:
+    """The source of one compilation: functions and the globals they read."""
+
+    def __init__(self, debug_nans: bool = False):
+        self.globals: dict = {"np": np, "_as_dtype": _as_dtype}
+        self.blocks: list[str] = []
+        self.used_names: set[str] = set(self.globals)
+        self.debug_nans = debug_nans
+
+    def global_name(self, value, hint: str) -> str:
+        """Binds `value` as a global of the module under a fresh name made from `hint`."""
+        base = "_" + _identifier(hint)
+        name, i = base, 1
+        while name in self.used_names:
+            i += 1
+            name = f"{base}_{i}"
+        self.used_names.add(name)
+        self.globals[name] = value
+        return name
+
+    def fresh_function_name(self, hint: str) -> str:
+        base = _identifier(hint)
+        name, i = base, 1
+        while name in self.used_names:
+            i += 1
+            name = f"{base}_{i}"
+        self.used_names.add(name)
+        return name
+
+    def function(self, closed: ClosedJaxpr, hint: str, optimized: bool = False) -> str:
+        """Generates a function for `closed` (optimising it first) and returns its name."""
+        if not optimized:
+            closed = optimize(closed)
+        fname = self.fresh_function_name(hint)
+        FunctionBuilder(self, closed, fname).build()
+        return fname
+
+    def source(self) -> str:
+        return "\n\n".join(self.blocks) + "\n"
+
+
+_RESERVED = {"np", "i", "out"}
+
+
+class FunctionBuilder:
+    def __init__(self, module: Module, closed: ClosedJaxpr, fname: str):
+        self.module = module
+        self.closed = closed
+        self.jaxpr = closed.jaxpr
+        self.fname = fname
+        self.lines: list[str] = []
+        self.names: dict = {}
+        self._count = 0
+        self.indent = 1
+
+    # naming ------------------------------------------------------------------------
+
+    def _fresh(self) -> str:
+        while True:
+            name = _encode_name(self._count)
+            self._count += 1
+            if not keyword.iskeyword(name) and name not in _RESERVED:
+                return name
+
+    def name(self, v) -> str:
+        if type(v) is Literal:
+            return self.literal(v)
+        n = self.names.get(v)
+        if n is None:
+            n = self.names[v] = self._fresh()
+        return n
+
+    def literal(self, lit: Literal) -> str:
+        """A literal as source: a Python number where NumPy keeps the other operand's type
+        (NEP 50), otherwise a typed global."""
+        val = lit.val
+        dtype = lit.aval.dtype
+        if dtype == np.bool_:
+            return "True" if bool(val) else "False"
+        py = val.item() if hasattr(val, "item") else val
+        if isinstance(py, float) and math.isfinite(py):
+            return repr(py)
+        if isinstance(py, int) and not isinstance(py, bool):
+            return repr(py)
+        return self.module.global_name(np.asarray(val, dtype)[()], "lit")
+
+    def typed(self, a) -> str:
+        """An atom as a value of its exact dtype (literals as typed NumPy scalars)."""
+        if type(a) is Literal:
+            return self.module.global_name(np.asarray(a.val, a.aval.dtype)[()], "lit")
+        return self.name(a)
+
+    def line(self, text: str):
+        self.lines.append("    " * self.indent + text)
+
+    # buffers --------------------------------------------------------------------------
+
+    def _analyse(self):
+        eqns = self.jaxpr.eqns
+        end = len(eqns)
+        self.last_use: dict = {}
+        for k, eqn in enumerate(eqns):
+            for a in eqn.invars:
+                if type(a) is not Literal:
+                    self.last_use[a] = k
+        for a in self.jaxpr.outvars:
+            if type(a) is not Literal:
+                self.last_use[a] = end
+        self.viewed: set = set()  # values some other live value may be a view of
+        for eqn in eqns:
+            rule = eqn.primitive.rules.get("codegen")
+            if rule is None or not getattr(rule, "fresh", False):
+                self.viewed.update(a for a in eqn.invars if type(a) is not Literal)
+        self.fresh: set = set()
+        self.pool: dict = {}
+
+    def out_buffer(self, k: int, eqn, aval, allow_inputs: bool = True) -> str | None:
+        """A dead buffer of `aval`'s type that equation `k` may write its result into."""
+        if aval.shape == () or not self.module_allows_reuse:
+            return None
+        if allow_inputs:
+            for a in eqn.invars:
+                if (type(a) is not Literal and a in self.fresh and a not in self.viewed
+                        and self.last_use.get(a) == k and a.aval.shape == aval.shape
+                        and a.aval.dtype == aval.dtype):
+                    self.fresh.discard(a)  # handed over to the output
+                    self._taken.add(a)
+                    return self.names[a]
+        stack = self.pool.get((aval.shape, aval.dtype))
+        if stack:
+            return stack.pop()
+        return None
+
+    module_allows_reuse = True
+
+    def _release(self, k: int, eqn):
+        """After equation `k`: buffers of owned values that died here go to the pool."""
+        for a in set(a for a in eqn.invars if type(a) is not Literal):
+            if (a in self.fresh and a not in self.viewed and self.last_use.get(a) == k
+                    and a not in self._taken):
+                self.fresh.discard(a)
+                self.pool.setdefault((a.aval.shape, a.aval.dtype), []).append(self.names[a])
+        for v in eqn.outvars:
+            if type(v) is DropVar or v not in self.last_use:
+                if v in self.fresh and v not in self.viewed:
+                    self.fresh.discard(v)
+                    self.pool.setdefault((v.aval.shape, v.aval.dtype), []).append(
+                        self.names[v])
+
+    # building -----------------------------------------------------------------------
+
+    def build(self):
+        j = self.jaxpr
+        for v, c in zip(j.constvars, self.closed.consts):
+            value = c._value if type(c) is core.Array else np.asarray(c)
+            self.names[v] = self.module.global_name(value, "const")
+        params = [self.name(v) for v in j.invars]
+        self._analyse()
+        for k, eqn in enumerate(j.eqns):
+            self._taken = set()
+            outs = [self.name(v) if type(v) is not DropVar else self._drop_name(v)
+                    for v in eqn.outvars]
+            rule = eqn.primitive.rules.get("codegen")
+            if rule is None:
+                emit_impl_call(self, k, eqn, outs)
+            else:
+                rule(self, k, eqn, outs)
+                if getattr(rule, "fresh", False):
+                    self.fresh.update(v for v in eqn.outvars if v.aval.shape != ())
+            if self.module.debug_nans:
+                self._nan_checks(eqn, outs)
+            self._release(k, eqn)
+        results = [self.name(a) for a in j.outvars]
+        ret = "(" + ", ".join(results) + ("," if len(results) == 1 else "") + ")"
+        self.line(f"return {ret}")
+        header = f"def {self.fname}({', '.join(params)}):"
+        self.module.blocks.append("\n".join([header] + self.lines))
+
+    def _drop_name(self, v) -> str:
+        n = self._fresh()
+        self.names[v] = n
+        return n
+
+    def _nan_checks(self, eqn, outs):
+        for v, n in zip(eqn.outvars, outs):
+            if v.aval.dtype.kind in "fc":
+                where = format_source_info(eqn.source_info) if eqn.source_info else None
+                fn = self.module.global_name(_nan_checker(eqn.primitive.name, where),
+                                             "check_nan")
+                self.line(f"{fn}({n})")
+
+    def call_sub(self, closed: ClosedJaxpr, hint: str) -> str:
+        """Generates `closed` as its own function in this module; returns its name."""
+        return self.module.function(closed, hint)
+
+
+def _nan_checker(prim_name: str, where):
+    def check(x):
+        if np.isnan(x).any():
+            at = f" at {where}" if where else ""
+            raise FloatingPointError(
+                f"invalid value (nan) encountered in {prim_name}{at} (inside a jit-compiled "
+                "function; jax_debug_nans is on). Run without jit (didax.disable_jit()) to "
+                "debug it eagerly.")
+    return check
+
+
+def emit_impl_call(fb: FunctionBuilder, k: int, eqn, outs):
+    """The default statement: the primitive's NumPy impl with its parameters bound."""
+    prim = eqn.primitive
+    impl = prim.get_rule("impl")
+    if eqn.params:
+        import functools
+
+        fn = functools.partial(impl, **eqn.params)
+    else:
+        fn = impl
+    name = fb.module.global_name(fn, prim.name)
+    args = ", ".join(fb.typed(a) for a in eqn.invars)
+    if prim.multiple_results and not outs:
+        fb.line(f"{name}({args})")
+    elif prim.multiple_results:
+        fixed = fb.module.global_name(_fix_many([v.aval.dtype for v in eqn.outvars]),
+                                      "as_dtypes")
+        lhs = ", ".join(outs) + ("," if len(outs) == 1 else "")
+        fb.line(f"{lhs} = {fixed}({name}({args}))")
+    else:
+        dtype = fb.module.global_name(eqn.outvars[0].aval.dtype, _dtype_hint(eqn.outvars[0]))
+        fb.line(f"{outs[0]} = _as_dtype({name}({args}), {dtype})")
+
+
+def _dtype_hint(v) -> str:
+    return v.aval.dtype.name
+
+
+def _as_dtype(x, dtype):
+    if type(x) is np.ndarray and x.dtype == dtype:
+        return x
+    return np.asarray(x, dtype)
+
+
+def _fix_many(dtypes_):
+    def fix(outs):
+        return tuple(_as_dtype(o, d) for o, d in zip(outs, dtypes_))
+    return fix

@@ -1,0 +1,242 @@
+"""Passes over jaxprs, run before code generation.
+
+Each pass takes a closed jaxpr and returns an equivalent one; `optimize` runs them in
+order: inline nested calls (so the others see one flat program), forward trivial
+equations, fold constants, eliminate common subexpressions, eliminate dead code.
+Sub-jaxprs of control flow are optimised when their own code is generated.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
+
+# Primitives whose sub-jaxpr is just called: (param holding the jaxpr). Their operands
+# bind the sub-jaxpr's inputs in order (after its own constants, if it has any).
+CALL_PARAMS = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr",
+               "custom_vjp_call": "call_jaxpr", "checkpoint": "jaxpr"}
+
+# Primitives with effects: never removed, merged or evaluated at compile time.
+EFFECTFUL: set[str] = {"debug_callback"}
+
+FOLD_MAX_SIZE = 1 << 16  # constants larger than this stay computed at run time
+
+
+def optimize(closed: ClosedJaxpr) -> ClosedJaxpr:
+    closed = inline_calls(closed)
+    closed = forward_trivial(closed)
+    closed = fold_constants(closed)
+    closed = cse(closed)
+    return dce(closed)
+
+
+def _subst(env, a):
+    if env is None or type(a) is Literal:
+        return a
+    return env.get(a, a)
+
+
+# --------------------------------------------------------------------------------------
+# Inlining
+
+
+def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Replaces every call equation (jit, custom-rule calls, checkpoint) by its body, with
+    fresh variables, recursively. After differentiation, custom rules have done their job:
+    evaluating a custom call is evaluating its function."""
+    j = closed.jaxpr
+    if not any(e.primitive.name in CALL_PARAMS for e in j.eqns):
+        return closed
+    constvars, consts = list(j.constvars), list(closed.consts)
+    eqns: list[JaxprEqn] = []
+    alias: dict = {}  # a call's result binder -> the atom the inlined body computed
+
+    def expand(eqn_list, local):
+        for eqn in eqn_list:
+            ins = [_subst(local, a) for a in eqn.invars]
+            key = CALL_PARAMS.get(eqn.primitive.name)
+            if key is None:
+                outs = []
+                for v in eqn.outvars:
+                    nv = v if local is None else (DropVar(v.aval) if type(v) is DropVar
+                                                  else Var(v.aval))
+                    if local is not None:
+                        local[v] = nv
+                    outs.append(nv)
+                eqns.append(JaxprEqn(eqn.primitive, ins, outs, eqn.params, eqn.source_info))
+                continue
+            sub = eqn.params[key]
+            inner = {}
+            for v, c in zip(sub.jaxpr.constvars, sub.consts):
+                nv = inner[v] = Var(v.aval)
+                constvars.append(nv)
+                consts.append(c)
+            inner.update(zip(sub.jaxpr.invars, ins))
+            expand(sub.jaxpr.eqns, inner)
+            for binder, v in zip(eqn.outvars, sub.jaxpr.outvars):
+                result = _subst(inner, v)
+                if local is None:
+                    alias[binder] = result
+                else:
+                    local[binder] = result
+
+    expand(j.eqns, None)
+    eqns = [JaxprEqn(e.primitive, [_resolve(alias, a) for a in e.invars], e.outvars, e.params,
+                     e.source_info) for e in eqns]
+    outvars = [_resolve(alias, a) for a in j.outvars]
+    return ClosedJaxpr(Jaxpr(constvars, j.invars, outvars, eqns), consts)
+
+
+def _resolve(env, a):
+    while type(a) is not Literal and a in env:
+        a = env[a]
+    return a
+
+
+# --------------------------------------------------------------------------------------
+# Forwarding: equations that return their input unchanged
+
+
+def _identity_input(eqn) -> int | None:
+    """Index of the operand `eqn` returns unchanged, or None."""
+    name = eqn.primitive.name
+    p = eqn.params
+    if len(eqn.invars) < 1 or len(eqn.outvars) != 1:
+        return None
+    x = eqn.invars[0].aval
+    out = eqn.outvars[0].aval
+    if x.shape != out.shape or x.dtype != out.dtype:
+        return None
+    if name in ("convert_element_type", "reshape", "squeeze", "copy", "copy_p",
+                "optimization_barrier"):
+        return 0 if len(eqn.invars) == 1 else None
+    if name == "broadcast_in_dim":
+        return 0 if tuple(p["broadcast_dimensions"]) == tuple(range(len(x.shape))) else None
+    if name == "transpose":
+        return 0 if tuple(p["permutation"]) == tuple(range(len(x.shape))) else None
+    if name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod") and not p["axes"]:
+        return 0
+    return None
+
+
+def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
+    env: dict = {}
+    eqns = []
+    for eqn in closed.jaxpr.eqns:
+        ins = [_subst(env, a) for a in eqn.invars]
+        i = _identity_input(eqn)
+        if i is not None and eqn.primitive.name not in EFFECTFUL:
+            env[eqn.outvars[0]] = ins[i]
+            continue
+        eqns.append(JaxprEqn(eqn.primitive, ins, eqn.outvars, eqn.params, eqn.source_info))
+    j = closed.jaxpr
+    outvars = [_subst(env, a) for a in j.outvars]
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, eqns), closed.consts)
+
+
+# --------------------------------------------------------------------------------------
+# Constant folding
+
+
+def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Evaluates, at compile time, equations whose operands are all literals or constants."""
+    j = closed.jaxpr
+    known = {v: c for v, c in zip(j.constvars, closed.consts) if not isinstance(c, core.Tracer)}
+    env: dict = {}
+    eqns = []
+    new_constvars, new_consts = list(j.constvars), list(closed.consts)
+    for eqn in j.eqns:
+        ins = [_subst(env, a) for a in eqn.invars]
+        prim = eqn.primitive
+        if (prim.name not in EFFECTFUL and prim.impl is not None and ins
+                and all(type(a) is Literal or a in known for a in ins)
+                and all(v.aval.size <= FOLD_MAX_SIZE for v in eqn.outvars)):
+            vals = [np.asarray(a.val, a.aval.dtype) if type(a) is Literal
+                    else np.asarray(known[a]) for a in ins]
+            try:
+                outs = prim.impl(*vals, **eqn.params)
+            except Exception:  # leave it to run time, where the error gets its context
+                outs = None
+            if outs is not None:
+                outs = outs if prim.multiple_results else [outs]
+                for v, o in zip(eqn.outvars, outs):
+                    o = np.asarray(o, v.aval.dtype)
+                    if v.aval.shape == ():
+                        env[v] = Literal(o[()], v.aval)
+                    else:
+                        known[v] = o
+                        new_constvars.append(v)
+                        new_consts.append(core.Array.from_numpy(o, v.aval))
+                continue
+        eqns.append(JaxprEqn(prim, ins, eqn.outvars, eqn.params, eqn.source_info))
+    outvars = [_subst(env, a) for a in j.outvars]
+    return ClosedJaxpr(Jaxpr(new_constvars, j.invars, outvars, eqns), new_consts)
+
+
+# --------------------------------------------------------------------------------------
+# Common subexpression elimination
+
+
+def _hashable(x):
+    if isinstance(x, (tuple, list)):
+        return tuple(_hashable(y) for y in x)
+    if isinstance(x, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in x.items()))
+    if isinstance(x, np.ndarray):
+        return ("array", id(x))
+    try:
+        hash(x)
+    except TypeError:
+        return ("object", id(x))
+    return x
+
+
+def _atom_key(a):
+    if type(a) is Literal:
+        return ("lit", a.aval.dtype.str, np.asarray(a.val).tobytes())
+    return a
+
+
+def cse(closed: ClosedJaxpr) -> ClosedJaxpr:
+    env: dict = {}
+    seen: dict = {}
+    eqns = []
+    for eqn in closed.jaxpr.eqns:
+        ins = [_subst(env, a) for a in eqn.invars]
+        if eqn.primitive.name not in EFFECTFUL:
+            key = (eqn.primitive, tuple(_atom_key(a) for a in ins), _hashable(eqn.params))
+            prev = seen.get(key)
+            if prev is not None:
+                for v, p in zip(eqn.outvars, prev):
+                    env[v] = p
+                continue
+            seen[key] = eqn.outvars
+        eqns.append(JaxprEqn(eqn.primitive, ins, eqn.outvars, eqn.params, eqn.source_info))
+    j = closed.jaxpr
+    outvars = [_subst(env, a) for a in j.outvars]
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, eqns), closed.consts)
+
+
+# --------------------------------------------------------------------------------------
+# Dead code elimination
+
+
+def dce(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Drops equations none of whose outputs are used (unless effectful); unused outputs of
+    the equations kept become `_`; unused constants are dropped."""
+    j = closed.jaxpr
+    live = {a for a in j.outvars if type(a) is not Literal}
+    kept = []
+    for eqn in reversed(j.eqns):
+        used = [v in live for v in eqn.outvars]
+        if not any(used) and eqn.primitive.name not in EFFECTFUL:
+            continue
+        outs = [v if u or type(v) is DropVar else DropVar(v.aval)
+                for v, u in zip(eqn.outvars, used)]
+        kept.append(JaxprEqn(eqn.primitive, eqn.invars, outs, eqn.params, eqn.source_info))
+        live.update(a for a in eqn.invars if type(a) is not Literal)
+    kept.reverse()
+    pairs = [(v, c) for v, c in zip(j.constvars, closed.consts) if v in live]
+    return ClosedJaxpr(Jaxpr([v for v, _ in pairs], j.invars, j.outvars, kept),
+                       [c for _, c in pairs])

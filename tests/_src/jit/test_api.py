@@ -1,0 +1,264 @@
+"""didax.jit: caching and retracing, static and keyword arguments, lowering and the generated
+source, disable_jit, errors, debug.print and jax_debug_nans."""
+import functools
+import logging
+
+import numpy as np
+import pytest
+
+import didax as jax
+import didax.numpy as jnp
+from didax import lax
+from didax.errors import ConcretizationTypeError
+
+
+def counting(fn):
+    calls = []
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        calls.append(1)  # a Python side effect: runs only while tracing
+        return fn(*args, **kwargs)
+
+    return wrapped, calls
+
+
+def test_same_shapes_do_not_retrace_and_side_effects_run_at_trace_time():
+    f, calls = counting(lambda x, y: x * y + 1.0)
+    g = jax.jit(f)
+    a = jnp.ones(3)
+    np.testing.assert_array_equal(g(a, a), np.full(3, 2.0, np.float32))
+    g(a * 2, a)
+    g(np.ones(3, np.float32), a)  # a NumPy array of the same type: same signature
+    assert len(calls) == 1
+    info = g.cache_info()
+    assert (info.hits, info.misses, info.size) == (2, 1, 1)
+
+
+@pytest.mark.parametrize("second,reason", [
+    ((jnp.ones(4), jnp.ones(4)), "argument x changed shape: f32[3] -> f32[4]"),
+    ((jnp.ones(3, jnp.int32), jnp.ones(3)), "argument x changed dtype: f32[3] -> i32[3]"),
+    ((2.0, jnp.ones(3)), "argument x changed shape"),
+])
+def test_new_shape_or_dtype_retraces_and_says_why(second, reason, caplog):
+    f, calls = counting(lambda x, y: x * y)
+    g = jax.jit(f)
+    g(jnp.ones(3), jnp.ones(3))
+    with _flag("jax_explain_cache_misses", True):
+        with caplog.at_level(logging.WARNING, logger="didax"):
+            g(*second)
+    assert len(calls) == 2
+    assert reason in g.cache_info().last_miss
+    assert reason in caplog.text
+
+
+class _flag:
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def __enter__(self):
+        self.old = jax.config.read(self.name)
+        jax.config.update(self.name, self.value)
+
+    def __exit__(self, *exc):
+        jax.config.update(self.name, self.old)
+
+
+def test_weak_type_is_part_of_the_signature():
+    f, calls = counting(lambda x: x * 2)
+    g = jax.jit(f)
+    out_weak = g(1.0)
+    out_strong = g(jnp.float32(1.0))
+    assert len(calls) == 2
+    assert out_weak.weak_type and not out_strong.weak_type
+    assert "weak type" in g.cache_info().last_miss
+
+
+def test_static_arguments_by_position_and_name():
+    f, calls = counting(lambda x, n, *, mode="sum": jnp.sum(x ** n) if mode == "sum"
+                        else jnp.max(x ** n))
+    g = jax.jit(f, static_argnums=1, static_argnames="mode")
+    x = jnp.arange(3.0)
+    assert float(g(x, 2)) == 5.0
+    assert float(g(x, 2)) == 5.0
+    assert float(g(x, 3)) == 9.0
+    assert float(g(x, 3, mode="max")) == 8.0
+    assert len(calls) == 3
+    assert "static argument mode changed from <absent> to 'max'" in g.cache_info().last_miss
+    h = jax.jit(f, static_argnames="n")  # a name implies its position
+    assert float(h(x, 2)) == 5.0 and float(h(x, n=2)) == 5.0
+
+
+def test_static_argument_used_in_python_control_flow():
+    g = jax.jit(lambda x, k: x[:k] * 2, static_argnums=1)
+    np.testing.assert_array_equal(g(jnp.arange(5.0), 2), [0.0, 2.0])
+
+
+def test_unhashable_static_argument_is_a_clear_error():
+    g = jax.jit(lambda x, n: x, static_argnums=1)
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        g(1.0, [1, 2])
+
+
+def test_non_array_argument_names_its_path():
+    g = jax.jit(lambda x, params: x)
+    with pytest.raises(TypeError, match=r"path params\['w'\]"):
+        g(1.0, {"w": "a string"})
+
+
+def test_pytrees_and_keyword_arguments():
+    @jax.jit
+    def f(params, x, *, scale):
+        return {"y": params["w"] @ x * scale, "n": params["n"] + 1}
+
+    p = {"w": jnp.eye(2), "n": jnp.int32(3)}
+    out = f(p, jnp.array([1.0, 2.0]), scale=2.0)
+    np.testing.assert_array_equal(out["y"], [2.0, 4.0])
+    assert out["n"].dtype == jnp.int32 and int(out["n"]) == 4
+
+
+def test_python_control_flow_on_traced_values_names_the_users_line():
+    @jax.jit
+    def f(x):
+        if x > 0:  # the offending line
+            return x
+        return -x
+
+    with pytest.raises(ConcretizationTypeError) as e:
+        f(1.0)
+    assert "test_api.py:" in str(e.value) and "(f)" in str(e.value)
+
+
+def test_disable_jit_runs_the_function_eagerly():
+    seen = []
+    g = jax.jit(lambda x: (seen.append(type(x).__name__), x + 1)[1])
+    with jax.disable_jit():
+        g(1.0)
+        g(2.0)
+    assert seen == ["float", "float"]
+    g(1.0)
+    assert seen[-1] != "float"
+
+
+def test_decorator_with_options():
+    @jax.jit(static_argnames="n")
+    def power(x, n):
+        return x ** n
+
+    assert float(power(2.0, n=3)) == 8.0
+
+
+def test_lower_shows_the_optimised_jaxpr_and_compile_the_source():
+    def f(x, y):
+        unused = jnp.cos(x)  # noqa: F841 - removed by DCE
+        return jnp.sin(x) * y + jnp.sin(x) * y
+
+    lowered = jax.jit(f).lower(1.0, 2.0)
+    text = lowered.as_text()
+    assert text.count("sin") == 1 and "cos" not in text
+    source = lowered.compile().as_text()
+    assert source.startswith("def f(a, b):") and "np.sin(a)" in source
+    assert float(lowered.compile()(1.0, 2.0)) == pytest.approx(4 * np.sin(1.0), rel=1e-6)
+
+
+def test_generated_source_is_what_a_person_would_write():
+    def predict(w, b, x):
+        return jnp.tanh(x @ w + b)
+
+    w, b, x = jnp.ones((3, 2)), jnp.zeros(2), jnp.ones((4, 3))
+    source = jax.jit(predict).lower(w, b, x).compile().as_text()
+    assert source == (
+        "def f(a, b, c):\n"
+        "    d = c @ a\n"
+        "    e = b.reshape((1, 2))\n"
+        "    f = np.add(d, e, out=d)\n"
+        "    g = np.tanh(f, out=f)\n"
+        "    return (g,)\n")
+
+
+def test_generated_source_contains_no_user_strings():
+    evil = "__import__('os').system('echo pwned')"
+
+    def f(x):
+        jax.debug.print(evil + " {}", x)
+        return x
+
+    f.__name__ = "bad name; import os"
+    source = jax.jit(f).lower(1.0).compile().as_text()
+    assert "os" not in source and "pwned" not in source and "bad" not in source
+
+
+def test_buffers_of_live_values_are_never_overwritten():
+    @jax.jit
+    def f(x):
+        y = x * 2.0
+        z = y + 1.0  # y is still live: z must not be written into y's buffer
+        w = jnp.exp(z)  # z dies here: w may reuse it
+        return y, w * y
+
+    x = jnp.arange(4.0)
+    y, out = f(x)
+    np.testing.assert_allclose(y, np.arange(4.0) * 2)
+    np.testing.assert_allclose(out, np.exp(np.arange(4.0) * 2 + 1) * np.arange(4.0) * 2,
+                               rtol=1e-6)
+    np.testing.assert_array_equal(x, np.arange(4.0))  # inputs are never written
+
+
+def test_outputs_do_not_share_buffers_across_calls():
+    f = jax.jit(lambda x: jnp.exp(x) + 1.0)
+    a = f(jnp.zeros(3))
+    b = f(jnp.ones(3))
+    np.testing.assert_allclose(a, np.full(3, 2.0))
+    assert not np.shares_memory(np.asarray(a), np.asarray(b))
+
+
+def test_debug_print_inside_jit_vmap_and_grad(capsys):
+    def f(x):
+        jax.debug.print("x = {x}", x=x)
+        return x * x
+
+    jax.jit(f)(3.0)
+    jax.jit(f)(4.0)  # cached: still prints, with the new value
+    jax.vmap(jax.jit(f))(jnp.arange(2.0))
+    jax.grad(jax.jit(f))(5.0)
+    assert capsys.readouterr().out.split("\n")[:-1] == [
+        "x = 3.0", "x = 4.0", "x = 0.0", "x = 1.0", "x = 5.0"]
+
+
+def test_debug_nans_names_the_primitive_and_line():
+    def f(x):
+        y = jnp.log(x)  # nan for negative x
+        return y * 2.0
+
+    with _flag("jax_debug_nans", True):
+        for g in (f, jax.jit(f)):
+            with pytest.raises(FloatingPointError) as e:
+                g(-1.0)
+            assert "nan" in str(e.value) and "log" in str(e.value)
+            assert "test_api.py" in str(e.value)
+        assert float(jax.jit(f)(1.0)) == 0.0
+    assert np.isnan(float(jax.jit(f)(-1.0)))  # off again: no check
+
+
+def test_jit_of_control_flow_generates_loops_and_branches():
+    def f(x):
+        c = lax.fori_loop(0, 5, lambda i, c: c * 2.0 + i, x)
+        return lax.cond(c > 10.0, lambda c: c - 1.0, lambda c: c + 1.0, c)
+
+    g = jax.jit(f)
+    source = g.lower(1.0).compile().as_text()
+    assert "for i in range(5):" in source and "if " in source
+    assert float(g(1.0)) == float(f(1.0))
+
+    def w(x):
+        return lax.while_loop(lambda c: c < 100.0, lambda c: c * 3.0, x)
+
+    assert "while " in jax.jit(w).lower(1.0).compile().as_text()
+    assert float(jax.jit(w)(1.0)) == 243.0
+
+
+def test_eval_shape_and_trace():
+    g = jax.jit(lambda x: (x.sum(), x * 2))
+    s, y = g.eval_shape(jnp.ones((2, 3)))
+    assert s.shape == () and y.shape == (2, 3)
+    assert "mul" in str(g.trace(jnp.ones(3)).jaxpr)

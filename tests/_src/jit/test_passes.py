@@ -1,0 +1,157 @@
+"""Each pass on its own: what it removes or rewrites, and that the program still computes
+the same thing (evaluating the jaxpr before and after)."""
+import numpy as np
+
+import didax as jax
+import didax.numpy as jnp
+from didax import lax
+from didax._src.ir import check_jaxpr
+from didax._src.jit import passes
+
+
+def prims(closed):
+    return [e.primitive.name for e in closed.jaxpr.eqns]
+
+
+def same_values(before, after, *args):
+    for a, b in zip(before(*args), after(*args)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_inline_calls_flattens_nested_jits_and_custom_calls():
+    inner = jax.jit(lambda x: jnp.sin(x) * 2.0)
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.exp(x)
+
+    f.defjvp(lambda p, t: (f(p[0]), t[0]))
+
+    outer = jax.jit(lambda x: inner(inner(x)) + f(x))
+    closed = jax.make_jaxpr(lambda x: outer(x))(1.0)
+    assert prims(closed) == ["jit"]
+    flat = passes.inline_calls(closed)
+    check_jaxpr(flat.jaxpr)
+    assert prims(flat) == ["sin", "mul", "sin", "mul", "exp", "add"]
+    same_values(closed, flat, np.float32(0.3))
+
+
+def test_inline_keeps_constants_of_inlined_bodies():
+    c = jnp.arange(3.0)
+    closed = jax.make_jaxpr(lambda x: jax.jit(lambda y: y * c)(x) + 1.0)(jnp.ones(3))
+    flat = passes.inline_calls(closed)
+    assert len(flat.consts) == 1 and prims(flat) == ["mul", "add"]
+    same_values(closed, flat, np.ones(3, np.float32))
+
+
+def test_dce_removes_unused_equations_and_constants():
+    c = jnp.arange(3.0)
+
+    def f(x):
+        unused = jnp.sin(x) * c  # noqa: F841 - dead
+        return x + 1.0
+
+    closed = jax.make_jaxpr(f)(jnp.ones(3))
+    out = passes.dce(closed)
+    assert prims(out) == ["add"] and out.consts == []
+    same_values(closed, out, np.ones(3, np.float32))
+
+
+def test_dce_marks_unused_outputs_of_kept_equations_as_dropped():
+    closed = jax.make_jaxpr(lambda x: lax.sort((x, -x), num_keys=1)[0])(jnp.ones(3))
+    out = passes.dce(closed)
+    eqn = out.jaxpr.eqns[-1]
+    assert eqn.primitive.name == "sort"
+    assert "_:f32[3]" in str(out)
+    assert type(eqn.outvars[1]).__name__ == "DropVar"
+
+
+def test_dce_keeps_effects():
+    closed = jax.make_jaxpr(lambda x: (jax.debug.print("{}", x), x)[1])(1.0)
+    assert prims(passes.dce(closed)) == ["debug_print"]
+
+
+def test_cse_merges_repeated_computations():
+    def f(x):
+        return jnp.sin(x) * 2.0 + jnp.sin(x) * 2.0
+
+    closed = jax.make_jaxpr(f)(1.0)
+    assert prims(closed) == ["sin", "mul", "sin", "mul", "add"]
+    out = passes.cse(closed)
+    assert prims(out) == ["sin", "mul", "add"]
+    add = out.jaxpr.eqns[-1]
+    assert add.invars[0] is add.invars[1]
+    same_values(closed, out, np.float32(0.7))
+
+
+def test_cse_distinguishes_parameters_and_literals():
+    def f(x):
+        return jnp.sum(x, 0), jnp.sum(x, 1), x * 2.0, x * 3.0
+
+    out = passes.cse(jax.make_jaxpr(f)(jnp.ones((2, 3))))
+    assert len(out.jaxpr.eqns) == 4
+
+
+def test_cse_never_merges_effects():
+    def f(x):
+        jax.debug.print("{}", x)
+        jax.debug.print("{}", x)
+        return x
+
+    assert prims(passes.cse(jax.make_jaxpr(f)(1.0))) == ["debug_print", "debug_print"]
+
+
+def test_fold_constants_evaluates_constant_subexpressions():
+    c = np.arange(4.0, dtype=np.float32)
+
+    def f(x):
+        k = jnp.exp(jnp.asarray(c)) * 2.0  # all known: folded
+        return x * k + jnp.sin(jnp.float32(0.5))
+
+    closed = jax.make_jaxpr(f)(jnp.ones(4))
+    folded = passes.dce(passes.fold_constants(closed))
+    assert prims(folded) == ["mul", "add"]
+    add = folded.jaxpr.eqns[-1]
+    assert type(add.invars[1]).__name__ == "Literal"
+    np.testing.assert_allclose(add.invars[1].val, np.sin(np.float32(0.5)), rtol=1e-7)
+    same_values(closed, folded, np.ones(4, np.float32))
+
+
+def test_fold_constants_leaves_large_results_to_run_time():
+    closed = jax.make_jaxpr(lambda x: x + jnp.zeros((300, 300)))(jnp.ones((300, 300)))
+    assert "broadcast_in_dim" in prims(passes.fold_constants(closed))
+
+
+def test_forwarding_removes_identity_equations():
+    def f(x):
+        y = lax.convert_element_type(x, np.float32)
+        y = jnp.reshape(y, (2, 3))
+        y = jnp.transpose(y, (0, 1))
+        return y * 2.0
+
+    closed = jax.make_jaxpr(f)(jnp.ones((2, 3)))
+    out = passes.dce(passes.forward_trivial(closed))
+    assert prims(out) == ["mul"]
+    assert out.jaxpr.eqns[0].invars[0] is out.jaxpr.invars[0]
+    same_values(closed, out, np.ones((2, 3), np.float32))
+
+
+def test_forwarding_an_output_to_an_input():
+    closed = jax.make_jaxpr(lambda x: jnp.reshape(x, (3,)))(jnp.ones(3))
+    out = passes.forward_trivial(closed)
+    assert out.jaxpr.outvars[0] is out.jaxpr.invars[0]
+
+
+def test_optimize_runs_all_passes_and_stays_well_typed():
+    inner = jax.jit(lambda x: jnp.sin(x) * 2.0)
+
+    def f(x):
+        a = inner(x) + inner(x)
+        dead = jnp.cos(x)  # noqa: F841
+        return jnp.reshape(a, (3,)) * (jnp.float32(1.0) + 1.0)
+
+    closed = jax.make_jaxpr(f)(jnp.ones(3))
+    out = passes.optimize(closed)
+    check_jaxpr(out.jaxpr)
+    assert prims(out) == ["sin", "mul", "add", "mul"]
+    same_values(closed, out, np.linspace(0, 1, 3).astype(np.float32))
