@@ -17,10 +17,12 @@ from didax._src.device import (  # noqa: F401
     block_until_ready, device_get, device_put, devices, typeof,
 )
 from didax import ad_checkpoint  # noqa: F401
+from didax import datasets  # noqa: F401
 from didax import debug  # noqa: F401
 from didax import errors  # noqa: F401
 from didax import lax  # noqa: F401
 from didax import numpy  # noqa: F401
+from didax import optim  # noqa: F401
 from didax import test_util  # noqa: F401
 from didax import tree  # noqa: F401
 from didax import tree_util  # noqa: F401

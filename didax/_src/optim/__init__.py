@@ -1,0 +1,1 @@
+"""Optimizers as composable gradient transformations (optax's API); public in didax.optim."""
