@@ -42,14 +42,26 @@ def _ufunc_rule(ufunc):
     return rule
 
 
+def _ufunc_for_inexact(prim_name, ufunc):
+    """A primitive whose impl is `ufunc` on floating-point and complex operands."""
+    plain = _ufunc_rule(ufunc)
+
+    @_rule(prim_name)
+    @_fresh
+    def rule(fb, k, eqn, outs):
+        if eqn.invars[0].aval.dtype.kind not in "fc":
+            from didax._src.jit.compiler import emit_impl_call
+
+            return emit_impl_call(fb, k, eqn, outs)
+        plain(fb, k, eqn, outs)
+
+    return rule
+
+
 def install_ufunc_rules():
     for prim in list(core.all_primitives.values()):
         if isinstance(prim.impl, np.ufunc) and "codegen" not in prim.rules:
             prim.def_rule("codegen", _ufunc_rule(prim.impl))
-
-
-# --------------------------------------------------------------------------------------
-# Rules for common structural and arithmetic primitives
 
 
 def _rule(name):
@@ -57,6 +69,15 @@ def _rule(name):
         core.all_primitives[name].def_rule("codegen", fn)
         return fn
     return register
+
+
+_ufunc_for_inexact("div", np.true_divide)
+_ufunc_for_inexact("rem", np.fmod)
+_ufunc_for_inexact("pow", np.power)
+
+
+# --------------------------------------------------------------------------------------
+# Rules for common structural and arithmetic primitives
 
 
 @_rule("integer_pow")
@@ -278,3 +299,53 @@ def _cond(fb, k, eqn, outs):
         fb.indent += 1
         fb.line(f"{lhs} = {n}{call}")
         fb.indent -= 1
+
+
+def _slice_text(parts) -> str:
+    return "[" + ", ".join(parts) + "]"
+
+
+def _range_text(lo, hi, size, step=1) -> str:
+    if step == 1:
+        if lo == 0 and hi == size:
+            return ":"
+        return f"{lo if lo else ''}:{hi if hi != size else ''}"
+    return f"{lo}:{hi}:{step}"
+
+
+@_rule("slice")
+def _slice(fb, k, eqn, outs):
+    p = eqn.params
+    x = eqn.invars[0]
+    strides = p.get("strides") or (1,) * x.aval.ndim
+    parts = [_range_text(lo, hi, n, st) for lo, hi, n, st in
+             zip(p["start_indices"], p["limit_indices"], x.aval.shape, strides)]
+    while parts and parts[-1] == ":":
+        parts.pop()
+    fb.line(f"{outs[0]} = {fb.typed(x)}{_slice_text(parts or [':'])}")
+
+
+@_rule("pad")
+@_fresh
+def _pad(fb, k, eqn, outs):
+    x, value = eqn.invars
+    config = eqn.params["padding_config"]
+    if any(i != 0 or lo < 0 or hi < 0 for lo, hi, i in config) or x.aval.shape == ():
+        from didax._src.jit.compiler import emit_impl_call
+
+        return emit_impl_call(fb, k, eqn, outs)
+    aval = eqn.outvars[0].aval
+    dtype = fb.module.global_name(aval.dtype, aval.dtype.name)
+    if type(value).__name__ == "Literal" and value.val == 0:
+        fb.line(f"{outs[0]} = np.zeros({aval.shape}, {dtype})")
+    else:
+        fb.line(f"{outs[0]} = np.full({aval.shape}, {fb.typed(value)}, {dtype})")
+    parts = [_range_text(lo, lo + n, n + lo + hi) for (lo, hi, _), n in zip(config, x.aval.shape)]
+    fb.line(f"{outs[0]}{_slice_text(parts)} = {fb.name(x)}")
+
+
+@_rule("concatenate")
+@_fresh
+def _concatenate(fb, k, eqn, outs):
+    args = ", ".join(fb.typed(a) for a in eqn.invars)
+    fb.line(f"{outs[0]} = np.concatenate(({args},), axis={int(eqn.params['dimension'])})")

@@ -109,7 +109,7 @@ def _identity_input(eqn) -> int | None:
     if x.shape != out.shape or x.dtype != out.dtype:
         return None
     if name in ("convert_element_type", "reshape", "squeeze", "copy", "copy_p",
-                "optimization_barrier"):
+                "optimization_barrier", "stop_gradient"):
         return 0 if len(eqn.invars) == 1 else None
     if name == "broadcast_in_dim":
         return 0 if tuple(p["broadcast_dimensions"]) == tuple(range(len(x.shape))) else None

@@ -170,6 +170,9 @@ def _pe_scan(self: PartialEvalInterpreter, args, params):
     known, unk, out_u, num_res = partial_eval_jaxpr(jaxpr, u_consts + u_carry + u_xs, force)
     consts, carry, xs = _split(args, num_consts, num_carry)
     pick = lambda vals, mask, want: [v for v, m in zip(vals, mask) if m == want]  # noqa: E731
+    with core.interpreter_context(self.parent):
+        known, invariant = _hoist_invariant_residuals(known, num_res,
+                                                      pick(consts, u_consts, False))
     k_out_carry = [not u for u in out_u[:num_carry]]
     num_k_carry = sum(k_out_carry)
     num_k_ys = sum(not u for u in out_u[num_carry:])
@@ -180,18 +183,22 @@ def _pe_scan(self: PartialEvalInterpreter, args, params):
                             pick(carry, u_carry, False), pick(xs, u_xs, False), length, reverse)
     k_carry_out = k_outs[:num_k_carry]
     k_ys = k_outs[num_k_carry:num_k_carry + num_k_ys]
-    residuals = k_outs[num_k_carry + num_k_ys:]
+    stacked = iter(k_outs[num_k_carry + num_k_ys:])
     # The unknown body takes (residuals, unknown inputs); scan wants (consts, carry, xs):
-    # residuals are per-iteration inputs (xs).
+    # loop-invariant residuals are constants, the others per-iteration inputs (xs).
     n_uc, n_ucar = sum(u_consts), sum(u_carry)
     u_avals = unk.in_avals
-    in_order = (list(range(num_res, num_res + n_uc)) +
+    inv_idx = [i for i in range(num_res) if i in invariant]
+    var_idx = [i for i in range(num_res) if i not in invariant]
+    in_order = (inv_idx + list(range(num_res, num_res + n_uc)) +
                 list(range(num_res + n_uc, num_res + n_uc + n_ucar)) +
-                list(range(num_res)) + list(range(num_res + n_uc + n_ucar, len(u_avals))))
+                var_idx + list(range(num_res + n_uc + n_ucar, len(u_avals))))
     unknown_body = _reordered(unk, in_order, list(range(len(unk.out_avals))),
                               [u_avals[i] for i in in_order])
-    u_outs = _bind_scan(unknown_body, pick(consts, u_consts, True), pick(carry, u_carry, True),
-                        list(residuals) + pick(xs, u_xs, True), length, reverse, stage_in=self)
+    u_outs = _bind_scan(unknown_body, [invariant[i] for i in inv_idx] +
+                        pick(consts, u_consts, True), pick(carry, u_carry, True),
+                        [next(stacked) for _ in var_idx] + pick(xs, u_xs, True), length,
+                        reverse, stage_in=self)
     u_carry_out, u_ys = u_outs[:n_ucar], u_outs[n_ucar:]
     carry_out, ys = [], []
     kc, uc, ky, uy = iter(k_carry_out), iter(u_carry_out), iter(k_ys), iter(u_ys)
@@ -203,6 +210,33 @@ def _pe_scan(self: PartialEvalInterpreter, args, params):
 
 
 scan_p.def_rule("partial_eval", _pe_scan)
+
+
+def _hoist_invariant_residuals(known, num_res, known_consts):
+    """Residuals that depend only on the known body's constants are the same every
+    iteration: they are computed once, outside the loop, and passed to the unknown scan as
+    constants instead of being stacked `length` times. Returns the known body without those
+    outputs and {residual index: value}; runs under the interpreter the known scan runs in."""
+    from didax._src.ir import ClosedJaxpr, Jaxpr, Literal
+
+    j = known.jaxpr
+    n_out = len(j.outvars) - num_res
+    const_vars = list(j.constvars) + list(j.invars[:len(known_consts)])
+    loop_invariant = set(const_vars)
+    eqns = []
+    for eqn in j.eqns:
+        if all(type(a) is Literal or a in loop_invariant for a in eqn.invars):
+            loop_invariant.update(eqn.outvars)
+            eqns.append(eqn)
+    res = j.outvars[n_out:]
+    hoisted = [i for i, r in enumerate(res) if type(r) is Literal or r in loop_invariant]
+    if not hoisted:
+        return known, {}
+    once = Jaxpr([], const_vars, [res[i] for i in hoisted], eqns)
+    values = eval_jaxpr(once, [], *known.consts, *known_consts)
+    invariant = dict(zip(hoisted, values))
+    outvars = j.outvars[:n_out] + [r for i, r in enumerate(res) if i not in invariant]
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns), known.consts), invariant
 
 
 # --------------------------------------------------------------------------------------
