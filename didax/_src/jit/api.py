@@ -34,6 +34,18 @@ logger = logging.getLogger("didax")
 emitters.install_ufunc_rules()
 
 
+# The settings that change what tracing or compiling produces, kept current for cheap keys:
+# (x64, debug_nans, disable_jit).
+_settings = (config.x64_enabled, bool(config.jax_debug_nans), bool(config.jax_disable_jit))
+
+
+@config.on_change
+def _update_settings(name, value):
+    global _settings
+    _settings = (config.x64_enabled, bool(config.read("jax_debug_nans")),
+                 bool(config.read("jax_disable_jit")))
+
+
 def disable_jit(disable: bool = True):
     """Context manager: jitted functions run eagerly, op by op (for debugging)."""
     return flag_context("jax_disable_jit", disable)
@@ -47,9 +59,10 @@ class CacheInfo(NamedTuple):
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "out_tree", "out_avals", "hoisted", "executable", "donated")
+    __slots__ = ("jaxpr", "out_tree", "out_avals", "hoisted", "executable", "donated", "single")
 
     def __init__(self, jaxpr, out_tree, hoisted, donated):
+        self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # a bare array
         self.donated = (False,) * len(hoisted) + donated
         self.jaxpr = jaxpr
         self.out_tree = out_tree
@@ -98,6 +111,8 @@ class JitWrapped:
         self._static_argnames = frozenset(static_argnames)
         self._donate_argnums = frozenset(donate_argnums)
         self._cache: dict = {}
+        self._fast: dict = {}  # (settings, avals of positional array args) -> entry
+        self._simple = not (self._static_argnums or self._static_argnames)
         self._hits = 0
         self._misses = 0
         self._last_miss: str | None = None
@@ -177,7 +192,7 @@ class JitWrapped:
 
     def _key(self, static, in_tree, avals):
         return (in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), static,
-                config.x64_enabled, bool(config.jax_debug_nans))
+                *_settings)
 
     # tracing ------------------------------------------------------------------------
 
@@ -236,8 +251,8 @@ class JitWrapped:
         return entry, flat
 
     def _explain(self, old, new) -> str:
-        o_tree, o_types, o_static, o_x64, o_nans = old
-        n_tree, n_types, n_static, n_x64, n_nans = new
+        o_tree, o_types, o_static, o_x64, o_nans, _ = old
+        n_tree, n_types, n_static, n_x64, n_nans, _ = new
         if o_x64 != n_x64:
             return f"jax_enable_x64 changed from {o_x64} to {n_x64}"
         if o_nans != n_nans:
@@ -267,8 +282,32 @@ class JitWrapped:
     # calling -------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if config.jax_disable_jit:
+        if _settings[2]:  # jax_disable_jit
             return self._fun(*args, **kwargs)
+        if self._simple and not kwargs and core._ctx.interp is core.eval_interpreter:
+            # The common eager call: positional arrays only. Its key is cheap to build.
+            key = [_settings]
+            for x in args:
+                t = type(x)
+                if t is core.Array:
+                    key.append(x.aval)
+                elif t is float or t is int:
+                    key.append(t)  # the aval of a Python scalar depends only on x64
+                else:
+                    key = None
+                    break
+            if key is not None:
+                entry = self._fast.get(tuple(key))
+                if entry is not None:
+                    self._hits += 1
+                    outs = entry.executable.run(*[
+                        x._value if type(x) is core.Array else np.asarray(x, a.dtype)
+                        for x, a in zip(args, entry.jaxpr.in_avals)])
+                    from_numpy = core.Array.from_numpy
+                    outs = [from_numpy(o, a) for o, a in zip(outs, entry.out_avals)]
+                    if entry.single:
+                        return outs[0]
+                    return tree_unflatten(entry.out_tree, outs)
         entry, flat = self._trace(args, kwargs)
         if core._ctx.interp is core.eval_interpreter and not entry.hoisted:
             exe = entry.executable
@@ -285,6 +324,10 @@ class JitWrapped:
             outs = exe.run(*vals)
             from_numpy = core.Array.from_numpy
             outs = [from_numpy(o, a) for o, a in zip(outs, entry.out_avals)]
+            if (self._simple and not kwargs and len(flat) == len(args)
+                    and all(type(x) in (core.Array, float, int) for x in args)):
+                self._fast[(_settings, *(x.aval if type(x) is core.Array else type(x)
+                                         for x in args))] = entry
         else:
             outs = bind_call([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,
                              donated_invars=entry.donated)
@@ -314,6 +357,7 @@ class JitWrapped:
 
     def clear_cache(self):
         self._cache.clear()
+        self._fast.clear()
         self._last_key = None
 
 

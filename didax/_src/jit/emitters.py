@@ -32,9 +32,25 @@ def _np_name(fb, fn) -> str:
 # Elementwise primitives whose impl is a NumPy ufunc
 
 
+# On 0-d values (NumPy scalars) Python's operators cost a tenth of a ufunc call and
+# compute the same thing in the same dtype.
+_OPERATORS = {np.add: "{} + {}", np.subtract: "{} - {}", np.multiply: "{} * {}",
+              np.negative: "-{}", np.less: "{} < {}", np.less_equal: "{} <= {}",
+              np.greater: "{} > {}", np.greater_equal: "{} >= {}", np.equal: "{} == {}",
+              np.not_equal: "{} != {}"}
+_FLOAT_OPERATORS = {np.true_divide: "{} / {}"}
+
+
 def _ufunc_rule(ufunc):
     @_fresh
     def rule(fb, k, eqn, outs):
+        out_aval = eqn.outvars[0].aval
+        if out_aval.shape == () and all(a.aval.shape == () for a in eqn.invars):
+            form = _OPERATORS.get(ufunc) or (eqn.invars[0].aval.dtype.kind in "fc"
+                                             and _FLOAT_OPERATORS.get(ufunc))
+            if form:
+                fb.line(f"{outs[0]} = " + form.format(*(fb.name(a) for a in eqn.invars)))
+                return
         args = ", ".join(fb.name(a) for a in eqn.invars)
         buf = fb.out_buffer(k, eqn, eqn.outvars[0].aval)
         out = f", out={buf}" if buf else ""

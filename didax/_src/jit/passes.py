@@ -106,7 +106,9 @@ def _identity_input(eqn) -> int | None:
         return None
     x = eqn.invars[0].aval
     out = eqn.outvars[0].aval
-    if x.shape != out.shape or x.dtype != out.dtype:
+    if name == "mul":
+        pass  # either operand may be the one forwarded (below)
+    elif x.shape != out.shape or x.dtype != out.dtype:
         return None
     if name in ("convert_element_type", "reshape", "squeeze", "copy", "copy_p",
                 "optimization_barrier", "stop_gradient"):
@@ -117,18 +119,36 @@ def _identity_input(eqn) -> int | None:
         return 0 if tuple(p["permutation"]) == tuple(range(len(x.shape))) else None
     if name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod") and not p["axes"]:
         return 0
+    if name == "mul" and len(eqn.invars) == 2:  # x * 1 is x exactly (NaN, inf, -0 too)
+        a, b = eqn.invars
+        if _is_one(b) and a.aval.shape == out.shape and a.aval.dtype == out.dtype:
+            return 0
+        if _is_one(a) and b.aval.shape == out.shape and b.aval.dtype == out.dtype:
+            return 1
     return None
 
 
+def _is_one(a) -> bool:
+    return type(a) is Literal and a.aval.dtype.kind in "fc" and a.val == 1
+
+
 def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Forwards equations that return an operand unchanged (identity reshapes, conversions
+    to the same type, x * 1...) and cancels double negations."""
     env: dict = {}
+    negated: dict = {}  # the result of a neg -> its operand
     eqns = []
     for eqn in closed.jaxpr.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
-        i = _identity_input(eqn)
+        i = _identity_input(JaxprEqn(eqn.primitive, ins, eqn.outvars, eqn.params))
         if i is not None and eqn.primitive.name not in EFFECTFUL:
             env[eqn.outvars[0]] = ins[i]
             continue
+        if eqn.primitive.name == "neg":
+            if type(ins[0]) is not Literal and ins[0] in negated:
+                env[eqn.outvars[0]] = negated[ins[0]]
+                continue
+            negated[eqn.outvars[0]] = ins[0]
         eqns.append(JaxprEqn(eqn.primitive, ins, eqn.outvars, eqn.params, eqn.source_info))
     j = closed.jaxpr
     outvars = [_subst(env, a) for a in j.outvars]
