@@ -135,11 +135,43 @@ def _dot_expr(fb, eqn):
     return None
 
 
+def _outer_product(fb, eqn):
+    """A dot_general without contraction is a broadcast product: batch, lhs free, rhs free."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    if lc or rc or lhs.aval.dtype != rhs.aval.dtype:
+        return None
+    pet = eqn.params.get("preferred_element_type")
+    if pet is not None and pet != lhs.aval.dtype:
+        return None
+    lf = [d for d in range(lhs.aval.ndim) if d not in lb]
+    rf = [d for d in range(rhs.aval.ndim) if d not in rb]
+
+    def arrange(x, batch, free, before, after):
+        name = fb.typed(x)
+        perm = tuple(batch) + tuple(free)
+        if perm != tuple(range(x.aval.ndim)):
+            name = f"{name}.transpose({perm})"
+        shape = ([x.aval.shape[d] for d in batch] + [1] * before
+                 + [x.aval.shape[d] for d in free] + [1] * after)
+        if tuple(shape) != tuple(x.aval.shape[d] for d in perm):
+            name = f"{name}.reshape({tuple(shape)})"
+        return name
+
+    return (arrange(lhs, lb, lf, 0, len(rf)), arrange(rhs, rb, rf, len(lf), 0))
+
+
 @_rule("dot_general")
 @_fresh
 def _dot_general(fb, k, eqn, outs):
     ab = _dot_expr(fb, eqn)
     aval = eqn.outvars[0].aval
+    outer = _outer_product(fb, eqn) if ab is None else None
+    if outer is not None:
+        buf = fb.out_buffer(k, eqn, aval, allow_inputs=False)
+        out = f", out={buf}" if buf else ""
+        fb.line(f"{outs[0]} = np.multiply({outer[0]}, {outer[1]}{out})")
+        return
     if ab is None or aval.shape == ():
         from didax._src.jit.compiler import emit_impl_call
 
