@@ -296,11 +296,10 @@ min_p = binop("min", any_, np.minimum)
 
 def _balanced_eq(x, z, y):
     """1 where x alone attains z, 1/2 where x and y tie, 0 elsewhere (JAX's tie split)."""
-    one = full_like(z, 1)
-    zero = full_like(z, 0)
-    x_eq = select_n(eq(x, z), zero, one)
-    y_eq = select_n(eq(y, z), zero, one)
-    return div(x_eq, add(one, y_eq))
+    dtype = get_aval(z).dtype  # booleans converted to 0/1: cheaper than selecting constants
+    x_eq = convert_element_type(eq(x, z), dtype)
+    y_eq = convert_element_type(eq(y, z), dtype)
+    return div(x_eq, add(const_like(z, 1), y_eq))
 
 
 defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
