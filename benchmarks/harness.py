@@ -2,6 +2,10 @@
 
 Import this module before NumPy, JAX or PyTorch so that the single-thread settings
 take effect. Results are medians over rounds; ratios are reported against didax.
+
+A workload's `cases` map a key `(row label, column)` to a zero-argument callable to time,
+or to `Unavailable(reason)` when that framework cannot run it here; `rows` turns the
+medians into table rows, one per label, with one column per framework.
 """
 from __future__ import annotations
 
@@ -14,51 +18,213 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                       "intra_op_parallelism_threads=1")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import dataclasses  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
-from typing import Callable  # noqa: E402
+from typing import Callable, Hashable  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+# Table columns, in order, with their headings.
+COLUMNS = {"didax": "didax", "numpy": "NumPy", "jax": "JAX", "autograd": "HIPS autograd",
+           "torch": "PyTorch", "torch.compile": "torch.compile"}
+BASELINE = "didax"
 
 
-def calls_per_round(fn: Callable[[], object], target_seconds: float) -> int:
-    """How many calls fill about `target_seconds` (at least one)."""
-    fn()
+@dataclasses.dataclass(frozen=True)
+class Unavailable:
+    """Stands in for a case that cannot run here, so the table says why instead of crashing."""
+    reason: str
+
+
+@dataclasses.dataclass
+class Row:
+    label: str
+    seconds: dict[str, float]  # column -> median seconds per call
+    notes: dict[str, str] = dataclasses.field(default_factory=dict)  # column -> why no time
+
+
+def didax_jit():
+    """`didax.jit`, or Unavailable while it does not exist yet."""
+    import didax
+
+    jit = getattr(didax, "jit", None)
+    return jit if jit is not None else Unavailable("didax.jit not available")
+
+
+def jit_or_eager(jit):
+    """What a correctness check runs: the jitted function if jit exists, else the function."""
+    return (lambda f: f) if isinstance(jit, Unavailable) else jit
+
+
+def torch_compile_errors() -> tuple:
+    """What torch.compile raises when it cannot compile here (no C++ compiler, ...)."""
+    import torch._dynamo.exc
+    import torch._inductor.exc
+
+    return (torch._dynamo.exc.BackendCompilerFailed, torch._inductor.exc.InvalidCxxCompiler,
+            torch._inductor.exc.CppCompileError)
+
+
+def torch_compiled(f, *args):
+    """`torch.compile(f, fullgraph=True)` after a first call on `args`, or Unavailable(why)
+    if it cannot compile here."""
+    import torch
+
+    compiled = torch.compile(f, fullgraph=True)
+    try:
+        compiled(*args)
+    except torch_compile_errors() as e:
+        return Unavailable(f"torch.compile failed: {type(e).__name__}: "
+                           f"{str(e).splitlines()[0][:200]}")
+    return compiled
+
+
+def calls_per_round(fn: Callable[[], object], target_seconds: float,
+                    warm: bool = False) -> tuple[int, float]:
+    """How many calls fill about `target_seconds` (at least one), and the time of one call;
+    a call to warm up (compile) first unless `fn` is `warm` already."""
+    if not warm:
+        fn()
     start = time.perf_counter()
     fn()
     once = max(time.perf_counter() - start, 1e-7)
-    return max(1, int(target_seconds / once))
+    return max(1, int(target_seconds / once)), once
 
 
-def time_interleaved(cases: dict[str, Callable[[], object]], rounds: int = 15,
-                     target_seconds: float = 0.02) -> dict[str, float]:
-    """Median seconds per call of each case, timing the cases round-robin."""
-    counts = {name: calls_per_round(fn, target_seconds) for name, fn in cases.items()}
-    samples: dict[str, list[float]] = {name: [] for name in cases}
+def time_interleaved(cases: dict[Hashable, object], rounds: int = 15,
+                     target_seconds: float = 0.02, budget_seconds: float | None = None,
+                     min_rounds: int = 3, warm: bool = False) -> dict[Hashable, object]:
+    """Median seconds per call of each case, timing the cases round-robin.
+
+    With `budget_seconds`, rounds are cut so the timing takes about that long (slow
+    workloads), but never below `min_rounds`. `warm`: the cases have been called already
+    (by the correctness check), so they need no warm-up call. Unavailable cases pass through.
+    """
+    runnable = {k: fn for k, fn in cases.items() if not isinstance(fn, Unavailable)}
+    counts, round_cost = {}, 0.0
+    for key, fn in runnable.items():
+        counts[key], once = calls_per_round(fn, target_seconds, warm)
+        round_cost += counts[key] * once
+    if budget_seconds is not None and round_cost > 0:
+        rounds = min(rounds, max(min_rounds, int(budget_seconds / round_cost)))
+    samples: dict[Hashable, list[float]] = {k: [] for k in runnable}
     for _ in range(rounds):
-        for name, fn in cases.items():
-            n = counts[name]
+        for key, fn in runnable.items():
+            n = counts[key]
             start = time.perf_counter()
             for _ in range(n):
                 fn()
-            samples[name].append((time.perf_counter() - start) / n)
-    return {name: statistics.median(s) for name, s in samples.items()}
+            samples[key].append((time.perf_counter() - start) / n)
+    return {k: statistics.median(samples[k]) if k in samples else fn for k, fn in cases.items()}
+
+
+def time_first_calls(cases: dict[Hashable, object], rounds: int = 15,
+                     budget_seconds: float = 20.0, min_rounds: int = 3) -> dict[Hashable, object]:
+    """Median of first-call times: each case is a callable that sets up a fresh function,
+    times its first call and returns the seconds it took.
+
+    Cases take turns; a case stops once it has `rounds` samples, or `min_rounds` samples and
+    its share of `budget_seconds` spent (compilers differ by orders of magnitude).
+    """
+    runnable = {k: fn for k, fn in cases.items() if not isinstance(fn, Unavailable)}
+    share = budget_seconds / max(1, len(runnable))
+    samples: dict[Hashable, list[float]] = {k: [] for k in runnable}
+    spent = dict.fromkeys(runnable, 0.0)
+
+    def wanted(key):
+        n = len(samples[key])
+        return n < rounds and (n < min_rounds or spent[key] < share)
+
+    while any(wanted(k) for k in runnable):
+        for key, fn in runnable.items():
+            if wanted(key):
+                start = time.perf_counter()
+                samples[key].append(fn())
+                spent[key] += time.perf_counter() - start
+    return {k: statistics.median(samples[k]) if k in samples else fn for k, fn in cases.items()}
+
+
+def rows(results: dict[tuple[str, str], object]) -> list[Row]:
+    """Table rows from `{(label, column): seconds or Unavailable}`, in first-seen order."""
+    out: dict[str, Row] = {}
+    for (label, column), value in results.items():
+        row = out.setdefault(label, Row(label, {}))
+        if isinstance(value, Unavailable):
+            row.notes[column] = value.reason
+        else:
+            row.seconds[column] = value
+    return list(out.values())
+
+
+def to_numpy(x) -> np.ndarray:
+    if hasattr(x, "detach"):  # a torch tensor
+        x = x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def leaves(tree) -> list[np.ndarray]:
+    """The arrays of a nest of tuples, lists and dicts, without any framework's tree utilities."""
+    if isinstance(tree, dict):
+        return [a for k in sorted(tree) for a in leaves(tree[k])]
+    if isinstance(tree, (list, tuple)):
+        return [a for t in tree for a in leaves(t)]
+    return [to_numpy(tree)]
+
+
+def assert_same_numbers(results: dict[str, object], what: str, rtol: float,
+                        atol: float = 0.0, scaled_atol: float = 0.0) -> None:
+    """Every result agrees with the first one (a benchmark of wrong answers is worthless).
+
+    `scaled_atol` adds an absolute tolerance relative to each reference array's largest
+    magnitude, for sums long enough that summation order shows in the small entries.
+    """
+    if len(results) < 2:
+        return
+    (ref_name, ref), *others = results.items()
+    ref_leaves = leaves(ref)
+    for name, result in others:
+        got = leaves(result)
+        assert len(got) == len(ref_leaves), f"{what}: {name} returns {len(got)} arrays, " \
+                                             f"{ref_name} {len(ref_leaves)}"
+        for i, (a, b) in enumerate(zip(got, ref_leaves)):
+            assert a.shape == b.shape, f"{what}: {name} array {i} has shape {a.shape}, " \
+                                       f"{ref_name} {b.shape}"
+            tol = atol + scaled_atol * float(np.max(np.abs(b), initial=0.0))
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=tol,
+                                       err_msg=f"{what}: {name} vs {ref_name}, array {i}")
 
 
 def fmt_time(seconds: float) -> str:
     if seconds < 1e-3:
-        return f"{seconds * 1e6:9.2f} us"
+        return f"{seconds * 1e6:.3g} us"
     if seconds < 1:
-        return f"{seconds * 1e3:9.2f} ms"
-    return f"{seconds:9.2f} s "
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
 
 
-def report(title: str, medians: dict[str, float], baseline: str = "didax") -> str:
-    lines = [title]
-    base = medians.get(baseline)
-    for name, t in medians.items():
-        ratio = f"{t / base:7.2f}x {baseline}" if base else ""
-        lines.append(f"  {name:18s} {fmt_time(t)}   {ratio}")
-    if base:
-        others = ", ".join(f"{baseline} / {n} = {base / t:.3f}" for n, t in medians.items()
-                           if n != baseline)
-        lines.append(f"  ratios: {others}")
+def table(all_rows: list[Row]) -> str:
+    """One Markdown table: medians per framework, then didax's time over each other's."""
+    columns = [c for c in COLUMNS if any(c in r.seconds or c in r.notes for r in all_rows)]
+    others = [c for c in columns if c != BASELINE] \
+        if any(BASELINE in r.seconds for r in all_rows) else []
+    head = ["workload"] + [COLUMNS[c] for c in columns] + \
+        [f"{COLUMNS[BASELINE]} / {COLUMNS[c]}" for c in others]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    footnotes = []
+    for r in all_rows:
+        cells = [r.label]
+        for c in columns:
+            if c in r.seconds:
+                cells.append(fmt_time(r.seconds[c]))
+            elif c in r.notes:
+                footnotes.append(f"{r.label}, {COLUMNS.get(c, c)}: {r.notes[c]}")
+                cells.append(f"n/a [{len(footnotes)}]")
+            else:
+                cells.append("")
+        base = r.seconds.get(BASELINE)
+        for c in others:
+            cells.append(f"{base / r.seconds[c]:.3g}" if base and c in r.seconds else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [f"[{i}] {note}" for i, note in enumerate(footnotes, 1)]
     return "\n".join(lines)

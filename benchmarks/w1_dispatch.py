@@ -7,6 +7,7 @@ SHAPES = [(8,), (1000, 1000)]
 
 
 def cases(shape, frameworks) -> dict:
+    label = f"W1 x * y + x, {shape}"
     rng = np.random.default_rng(0)
     xn = rng.standard_normal(shape).astype(np.float32)
     yn = rng.standard_normal(shape).astype(np.float32)
@@ -15,42 +16,39 @@ def cases(shape, frameworks) -> dict:
         import didax.numpy as dnp
 
         xd, yd = dnp.asarray(xn), dnp.asarray(yn)
-        out["didax"] = lambda: xd * yd + xd
+        out[label, "didax"] = lambda: xd * yd + xd
     if "numpy" in frameworks:
-        out["numpy"] = lambda: xn * yn + xn
+        out[label, "numpy"] = lambda: xn * yn + xn
     if "jax" in frameworks:
         import jax.numpy as jnp
 
         xj, yj = jnp.asarray(xn), jnp.asarray(yn)
-        out["jax"] = lambda: (xj * yj + xj).block_until_ready()
+        out[label, "jax"] = lambda: (xj * yj + xj).block_until_ready()
     if "autograd" in frameworks:
         import autograd.numpy as anp
 
-        out["autograd"] = lambda: anp.multiply(xn, yn) + xn
+        out[label, "autograd"] = lambda: anp.multiply(xn, yn) + xn
     if "torch" in frameworks:
         import torch
 
         xt, yt = torch.from_numpy(xn), torch.from_numpy(yn)
-        out["torch"] = lambda: xt * yt + xt
+        out[label, "torch"] = lambda: xt * yt + xt
     return out
 
 
 def check(frameworks) -> None:
-    """All frameworks compute the same numbers (a benchmark of wrong answers is worthless)."""
+    from harness import assert_same_numbers
+
     for shape in SHAPES:
-        results = {name: np.asarray(fn()) for name, fn in cases(shape, frameworks).items()}
-        ref = results.pop("numpy", None)
-        for name, r in results.items():
-            if ref is not None:
-                np.testing.assert_allclose(r, ref, rtol=1e-6, err_msg=f"W1 {name} {shape}")
+        results = {column: fn() for (_, column), fn in cases(shape, frameworks).items()}
+        assert_same_numbers(results, f"W1 {shape}", rtol=1e-6)
 
 
-def run(frameworks, rounds) -> list[str]:
-    from harness import report, time_interleaved
+def run(frameworks, rounds) -> list:
+    from harness import rows, time_interleaved
 
     check(frameworks)
     out = []
     for shape in SHAPES:
-        medians = time_interleaved(cases(shape, frameworks), rounds=rounds)
-        out.append(report(f"W1 eager x * y + x, float32 {shape}", medians))
+        out += rows(time_interleaved(cases(shape, frameworks), rounds=rounds))
     return out

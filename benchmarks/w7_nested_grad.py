@@ -1,9 +1,10 @@
-"""W7, the 4th derivative of tanh(x) * sin(x) by nested grad, eager (no jit)."""
+"""W7, the 4th derivative of tanh(x) * sin(x) by nested grad, eager and jitted
+(`jit(grad(grad(grad(grad(f)))))`, didax and JAX)."""
 from __future__ import annotations
 
-import numpy as np
-
 X = 0.7
+EAGER = "W7 4th derivative by nested grad, eager"
+JIT = "W7 jit of the 4th derivative"
 
 
 def _nest(grad, f, n=4):
@@ -12,26 +13,31 @@ def _nest(grad, f, n=4):
     return f
 
 
-def cases(frameworks) -> dict:
+def cases(frameworks, didax_jit) -> dict:
+    """{(label, column): call}; the jitted didax row is `didax_jit` itself when that is
+    Unavailable."""
     out = {}
     if "didax" in frameworks:
         import didax
         import didax.numpy as dnp
 
         d4 = _nest(didax.grad, lambda x: dnp.tanh(x) * dnp.sin(x))
-        out["didax"] = lambda d4=d4: d4(X)
+        out[EAGER, "didax"] = lambda d4=d4: d4(X)
+        out[JIT, "didax"] = (lambda d4=didax_jit(d4): d4(X)) if callable(didax_jit) \
+            else didax_jit
     if "jax" in frameworks:
         import jax
         import jax.numpy as jnp
 
         d4 = _nest(jax.grad, lambda x: jnp.tanh(x) * jnp.sin(x))
-        out["jax"] = lambda d4=d4: jax.block_until_ready(d4(X))
+        out[EAGER, "jax"] = lambda d4=d4: jax.block_until_ready(d4(X))
+        out[JIT, "jax"] = lambda d4=jax.jit(d4): jax.block_until_ready(d4(X))
     if "autograd" in frameworks:
         import autograd
         import autograd.numpy as anp
 
         d4 = _nest(autograd.grad, lambda x: anp.tanh(x) * anp.sin(x))
-        out["autograd"] = lambda d4=d4: d4(X)
+        out[EAGER, "autograd"] = lambda d4=d4: d4(X)
     if "torch" in frameworks:
         import torch
 
@@ -42,23 +48,20 @@ def cases(frameworks) -> dict:
                 (y,) = torch.autograd.grad(y, x, create_graph=True)
             return y
 
-        out["torch"] = torch_d4
+        out[EAGER, "torch"] = torch_d4
     return out
 
 
 def check(frameworks) -> None:
-    results = {}
-    for name, fn in cases(frameworks).items():
-        v = fn()
-        results[name] = float(np.asarray(v.detach() if hasattr(v, "detach") else v))
-    ref = results["didax"]
-    for name, v in results.items():
-        np.testing.assert_allclose(v, ref, rtol=1e-4, err_msg=f"W7 4th derivative: {name}")
+    from harness import assert_same_numbers, didax_jit, jit_or_eager
+
+    results = {f"{column} {label}": f()
+               for (label, column), f in cases(frameworks, jit_or_eager(didax_jit())).items()}
+    assert_same_numbers(results, "W7 4th derivative", rtol=1e-4)
 
 
-def run(frameworks, rounds) -> list[str]:
-    from harness import report, time_interleaved
+def run(frameworks, rounds) -> list:
+    from harness import didax_jit, rows, time_interleaved
 
     check(frameworks)
-    return [report("W7 4th derivative of tanh(x) * sin(x), nested grad, eager",
-                   time_interleaved(cases(frameworks), rounds=rounds))]
+    return rows(time_interleaved(cases(frameworks, didax_jit()), rounds=rounds))
