@@ -21,8 +21,11 @@ from didax import datasets  # noqa: F401
 from didax import debug  # noqa: F401
 from didax import errors  # noqa: F401
 from didax import lax  # noqa: F401
+from didax import nn  # noqa: F401
 from didax import numpy  # noqa: F401
 from didax import optim  # noqa: F401
+from didax import random  # noqa: F401
+from didax import scipy  # noqa: F401
 from didax import test_util  # noqa: F401
 from didax import tree  # noqa: F401
 from didax import tree_util  # noqa: F401
