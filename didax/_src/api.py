@@ -271,8 +271,9 @@ def vjp(fun, *primals, has_aux: bool = False):
         for d, aval in zip(differentiable, in_avals):
             if d:
                 ct_in = next(cts_in)
-                result.append(jvp_interp.instantiate(ct_in) if type(ct_in) is Zero
-                              else asarray_value(ct_in))
+                ct_in = (jvp_interp.instantiate(ct_in) if type(ct_in) is Zero
+                         else asarray_value(ct_in))
+                result.append(ct_in)
             else:
                 result.append(core.Array(np.zeros(aval.shape, dtypes.float0)))
         return tree_unflatten(in_tree, result)

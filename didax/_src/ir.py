@@ -134,7 +134,9 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
     env: dict[Var, Any] = {}
 
     def read(v):
-        return v.val if type(v) is Literal else env[v]
+        if type(v) is Literal:
+            return literal_value(v)
+        return env[v]
 
     for v, x in zip(jaxpr.constvars, consts):
         env[v] = x
@@ -148,6 +150,16 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
         for v, x in zip(eqn.outvars, outs):
             env[v] = x
     return [read(v) for v in jaxpr.outvars]
+
+
+def literal_value(v: Literal):
+    """A literal's value to bind: weakly typed literals must stay weak (NumPy scalars
+    are strongly typed)."""
+    if not v.aval.weak_type:
+        return v.val
+    from didax._src.core import Array
+
+    return Array.from_numpy(np.asarray(v.val, v.aval.dtype), v.aval)
 
 
 # --------------------------------------------------------------------------------------

@@ -215,6 +215,13 @@ def defreducer(prim, axes_param: str = "axes"):
 def batch_jaxpr(closed, axis_size: int, in_dims):
     """A jaxpr for `closed` batched over `axis_size` examples: inputs batched along
     `in_dims` (None: not batched); every output batched along axis 0."""
+    return batch_jaxpr_outs(closed, axis_size, in_dims, True)[0]
+
+
+def batch_jaxpr_outs(closed, axis_size: int, in_dims, force_out=False):
+    """Like `batch_jaxpr`, but outputs that do not depend on a batched input stay unbatched
+    unless forced (`force_out`: a bool, or one per output). Returns the jaxpr and which
+    outputs are batched (along axis 0)."""
     from didax._src.interpreters.staging import trace_to_jaxpr
     from didax._src.ir import eval_jaxpr
 
@@ -225,12 +232,18 @@ def batch_jaxpr(closed, axis_size: int, in_dims):
             shape.insert(d, axis_size)
         in_avals.append(core.ShapedArray(shape, a.dtype, a.weak_type))
 
+    n_out = len(closed.out_avals)
+    force = list(force_out) if isinstance(force_out, (list, tuple)) else [force_out] * n_out
+    out_batched = []
+
     def fun(*args):
         interp = core.new_level(BatchInterpreter(axis_size))
         with core.transformation(interp):
             outs = eval_jaxpr(closed.jaxpr, closed.consts,
                               *[interp.pack(x, d) for x, d in zip(args, in_dims)])
             outs = [interp.unpack(o) for o in outs]
-        return [matchaxis(v, d, 0, axis_size) for v, d in outs]
+        out_batched[:] = [d is not None or f for (_, d), f in zip(outs, force)]
+        return [matchaxis(v, d, 0, axis_size) if b else v
+                for (v, d), b in zip(outs, out_batched)]
 
-    return trace_to_jaxpr(fun, in_avals)[0]
+    return trace_to_jaxpr(fun, in_avals)[0], list(out_batched)

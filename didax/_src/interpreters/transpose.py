@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import add_tangents, instantiate
-from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, literal_value
 
 
 class UndefinedPrimal:
@@ -66,7 +66,7 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
         args = []
         for v in eqn.invars:
             if type(v) is Literal:
-                args.append(v.val)
+                args.append(literal_value(v))
             else:
                 value = get_known(v, v)
                 args.append(UndefinedPrimal(v.aval) if value is v else value)
@@ -86,7 +86,7 @@ def _eval_known_equations(eqns, known: dict) -> list:
     rest = []
     for eqn in eqns:
         if all(type(v) is Literal or v in known for v in eqn.invars):
-            outs = eqn.primitive.bind(*[v.val if type(v) is Literal else known[v]
+            outs = eqn.primitive.bind(*[literal_value(v) if type(v) is Literal else known[v]
                                         for v in eqn.invars], **eqn.params)
             if not eqn.primitive.multiple_results:
                 outs = (outs,)

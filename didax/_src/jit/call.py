@@ -122,10 +122,10 @@ jit_p.def_transpose(_call_transpose)
 
 def _call_batch(size, vals, dims, *, jaxpr, name, donated_invars):
     dims = tuple(dims)
-    new = _memo.get(jaxpr, ("batch", size, dims),
-                    lambda: batching.batch_jaxpr(jaxpr, size, list(dims)))
+    new, out_batched = _memo.get(jaxpr, ("batch", size, dims),
+                                 lambda: batching.batch_jaxpr_outs(jaxpr, size, list(dims)))
     outs = bind_call(vals, jaxpr=new, name=name)
-    return outs, [0] * len(outs)
+    return outs, [0 if b else None for b in out_batched]
 
 
 jit_p.def_batch(_call_batch)

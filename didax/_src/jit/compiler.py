@@ -194,8 +194,7 @@ class FunctionBuilder:
                 self.last_use[a] = end
         self.viewed: set = set()  # values some other live value may be a view of
         for eqn in eqns:
-            rule = eqn.primitive.rules.get("codegen")
-            if rule is None or not getattr(rule, "fresh", False):
+            if not _outputs_fresh(eqn):
                 self.viewed.update(a for a in eqn.invars if type(a) is not Literal)
         self.fresh: set = set()
         self.pool: dict = {}
@@ -251,7 +250,7 @@ class FunctionBuilder:
                 emit_impl_call(self, k, eqn, outs)
             else:
                 rule(self, k, eqn, outs)
-                if getattr(rule, "fresh", False):
+                if _outputs_fresh(eqn):
                     self.fresh.update(v for v in eqn.outvars if v.aval.shape != ())
             if self.module.debug_nans:
                 self._nan_checks(eqn, outs)
@@ -278,6 +277,13 @@ class FunctionBuilder:
     def call_sub(self, closed: ClosedJaxpr, hint: str) -> str:
         """Generates `closed` as its own function in this module; returns its name."""
         return self.module.function(closed, hint)
+
+
+def _outputs_fresh(eqn) -> bool:
+    """Whether the statement for `eqn` makes new buffers (that alias none of its operands)."""
+    rule = eqn.primitive.rules.get("codegen")
+    fresh = getattr(rule, "fresh", None)
+    return fresh is not None and fresh(eqn)
 
 
 def _nan_checker(prim_name: str, where):

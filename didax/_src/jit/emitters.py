@@ -17,8 +17,22 @@ from didax._src.ir import ClosedJaxpr
 
 
 def _fresh(rule):
-    rule.fresh = True
+    """Marks a rule whose outputs are always new buffers."""
+    rule.fresh = _always
     return rule
+
+
+def _always(eqn) -> bool:
+    return True
+
+
+def _fresh_when(predicate):
+    """Marks a rule whose outputs are new buffers for the equations `predicate` accepts (the
+    others fall back to the impl, whose results may alias its operands)."""
+    def mark(rule):
+        rule.fresh = predicate
+        return rule
+    return mark
 
 
 def _np_name(fb, fn) -> str:
@@ -63,7 +77,7 @@ def _ufunc_for_inexact(prim_name, ufunc):
     plain = _ufunc_rule(ufunc)
 
     @_rule(prim_name)
-    @_fresh
+    @_fresh_when(lambda eqn: eqn.invars[0].aval.dtype.kind in "fc")
     def rule(fb, k, eqn, outs):
         if eqn.invars[0].aval.dtype.kind not in "fc":
             from didax._src.jit.compiler import emit_impl_call
@@ -97,22 +111,21 @@ _ufunc_for_inexact("pow", np.power)
 
 
 @_rule("integer_pow")
+@_fresh_when(lambda eqn: eqn.params["y"] == 2)
 def _integer_pow(fb, k, eqn, outs):
     y = eqn.params["y"]
     x = eqn.invars[0]
-    if y < 0:
+    if y != 2:
         from didax._src.jit.compiler import emit_impl_call
 
         return emit_impl_call(fb, k, eqn, outs)
     buf = fb.out_buffer(k, eqn, eqn.outvars[0].aval)
     out = f", out={buf}" if buf else ""
-    if y == 2:
-        fb.line(f"{outs[0]} = np.square({fb.name(x)}{out})")
+    if x.aval.shape == ():
+        fb.line(f"{outs[0]} = {fb.name(x)} * {fb.name(x)}")
     else:
-        fb.line(f"{outs[0]} = np.power({fb.name(x)}, {int(y)}{out})")
+        fb.line(f"{outs[0]} = np.multiply({fb.name(x)}, {fb.name(x)}{out})")
 
-
-_integer_pow.fresh = True
 
 
 def _dot_expr(fb, eqn):
@@ -161,8 +174,26 @@ def _outer_product(fb, eqn):
     return (arrange(lhs, lb, lf, 0, len(rf)), arrange(rhs, rb, rf, len(lf), 0))
 
 
+def _dot_general_fresh(eqn) -> bool:
+    if eqn.outvars[0].aval.shape == ():
+        return False
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    pet = eqn.params.get("preferred_element_type")
+    if lhs.aval.dtype != rhs.aval.dtype or (pet is not None and pet != lhs.aval.dtype):
+        return False
+    if not lc and not rc:
+        return True  # a broadcast product
+    if lb or rb:
+        return False
+    lc, rc = tuple(lc), tuple(rc)
+    if lhs.aval.ndim == 2 and rhs.aval.ndim == 2:
+        return len(lc) == 1 and len(rc) == 1
+    return rc == (0,) and lc == (lhs.aval.ndim - 1,) and rhs.aval.ndim <= 2
+
+
 @_rule("dot_general")
-@_fresh
+@_fresh_when(_dot_general_fresh)
 def _dot_general(fb, k, eqn, outs):
     ab = _dot_expr(fb, eqn)
     aval = eqn.outvars[0].aval
@@ -189,13 +220,17 @@ def _axes(axes) -> str:
 
 
 def _reduction(ufunc_name, prim_name, empty_ok):
+    def fallback(eqn):
+        x = eqn.invars[0]
+        return (x.aval.dtype.kind not in "fc" or (not empty_ok and x.aval.size == 0)
+                or eqn.outvars[0].aval.shape == () or not eqn.params["axes"])
+
     @_rule(prim_name)
-    @_fresh
+    @_fresh_when(lambda eqn: not fallback(eqn))
     def rule(fb, k, eqn, outs):
         x = eqn.invars[0]
         axes = eqn.params["axes"]
-        if (x.aval.dtype.kind not in "fc" or (not empty_ok and x.aval.size == 0)
-                or eqn.outvars[0].aval.shape == ()):
+        if fallback(eqn):
             from didax._src.jit.compiler import emit_impl_call
 
             return emit_impl_call(fb, k, eqn, outs)
@@ -263,7 +298,7 @@ def _convert(fb, k, eqn, outs):
 
 
 @_rule("select_n")
-@_fresh
+@_fresh_when(lambda eqn: len(eqn.invars) == 3 and eqn.invars[0].aval.dtype == np.bool_)
 def _select_n(fb, k, eqn, outs):
     which, *cases = eqn.invars
     if len(cases) != 2 or which.aval.dtype != np.bool_:
@@ -370,15 +405,23 @@ def _slice(fb, k, eqn, outs):
              zip(p["start_indices"], p["limit_indices"], x.aval.shape, strides)]
     while parts and parts[-1] == ":":
         parts.pop()
+    if x.aval.ndim == 0:
+        fb.line(f"{outs[0]} = {fb.typed(x)}")
+        return
     fb.line(f"{outs[0]} = {fb.typed(x)}{_slice_text(parts or [':'])}")
 
 
+def _pad_simple(eqn) -> bool:
+    return (eqn.invars[0].aval.shape != ()
+            and all(i == 0 and lo >= 0 and hi >= 0 for lo, hi, i in eqn.params["padding_config"]))
+
+
 @_rule("pad")
-@_fresh
+@_fresh_when(_pad_simple)
 def _pad(fb, k, eqn, outs):
     x, value = eqn.invars
     config = eqn.params["padding_config"]
-    if any(i != 0 or lo < 0 or hi < 0 for lo, hi, i in config) or x.aval.shape == ():
+    if not _pad_simple(eqn):
         from didax._src.jit.compiler import emit_impl_call
 
         return emit_impl_call(fb, k, eqn, outs)

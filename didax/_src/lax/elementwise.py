@@ -186,9 +186,20 @@ defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, const_like(m, 
 
 
 def _integer_pow_impl(x, *, y):
+    """Repeated squaring, as XLA expands integer powers (x**2 is x * x, ...)."""
     if y < 0 and np.issubdtype(x.dtype, np.integer):
         raise TypeError("integer_pow with a negative exponent needs a floating-point base")
-    return np.power(x, y, dtype=x.dtype) if y >= 0 else (1 / np.power(x, -y)).astype(x.dtype)
+    n, acc = abs(y), None
+    while n:
+        if n & 1:
+            acc = x if acc is None else np.multiply(acc, x)
+        n >>= 1
+        if n:
+            x = np.multiply(x, x)
+    if acc is None:
+        return np.ones_like(x)
+    acc = np.asarray(acc, x.dtype)
+    return acc if y > 0 else (1 / acc).astype(x.dtype)
 
 
 integer_pow_p = core.primitive("integer_pow")

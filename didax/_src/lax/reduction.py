@@ -75,7 +75,10 @@ def _reducer(name: str, accepted, impl, keep_weak: bool = True) -> core.Primitiv
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return ShapedArray(shape, x.dtype, keep_weak and x.weak_type)
 
-    p.def_impl(impl)
+    def impl_or_identity(x, *, axes, **params):  # over no axes: the operand itself
+        return impl(x, axes=axes, **params) if axes else x
+
+    p.def_impl(impl_or_identity)
     p.def_abstract_eval(abstract_eval)
     return p
 
@@ -87,7 +90,7 @@ def _bitwise_reduce(ufunc):
 reduce_sum_p = _reducer("reduce_sum", num, lambda x, *, axes, out_sharding=None: np.add.reduce(
     x, axis=axes, dtype=x.dtype))
 deflinear(reduce_sum_p)
-reduce_prod_p = _reducer("reduce_prod", num, lambda x, *, axes: np.prod(
+reduce_prod_p = _reducer("reduce_prod", num, lambda x, *, axes: np.multiply.reduce(
     x, axis=axes, dtype=x.dtype))
 reduce_max_p = _reducer("reduce_max", any_, lambda x, *, axes: np.max(
     x, axis=axes, initial=_max_identity(x.dtype)))

@@ -256,14 +256,14 @@ def _pad_impl(x, padding_value, *, padding_config):
             idx[axis] = _py_slice(None, None, interior + 1)
             y[tuple(idx)] = x
             x = y
+        if lo > 0 or hi > 0:  # pad first, then crop: a crop may cut into the padding
+            widths = [(0, 0)] * x.ndim
+            widths[axis] = (max(lo, 0), max(hi, 0))
+            x = np.pad(x, widths, constant_values=padding_value)
         if lo < 0 or hi < 0:
             idx = [_py_slice(None)] * x.ndim
             idx[axis] = _py_slice(max(-lo, 0), x.shape[axis] - max(-hi, 0))
             x = x[tuple(idx)]
-        if lo > 0 or hi > 0:
-            widths = [(0, 0)] * x.ndim
-            widths[axis] = (max(lo, 0), max(hi, 0))
-            x = np.pad(x, widths, constant_values=padding_value)
     return x
 
 

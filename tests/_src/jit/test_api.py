@@ -262,3 +262,18 @@ def test_eval_shape_and_trace():
     s, y = g.eval_shape(jnp.ones((2, 3)))
     assert s.shape == () and y.shape == (2, 3)
     assert "mul" in str(g.trace(jnp.ones(3)).jaxpr)
+
+
+@pytest.mark.parametrize("fn", [lambda x: x ** 1, lambda x: jnp.reshape(x, (4,)),
+                                lambda x: x.T.T, lambda x: lax.slice(x, (0,), (4,)),
+                                lambda x: jnp.sum(x, axis=()), lambda x: x[...]])
+def test_results_that_may_alias_an_input_are_never_written_into(fn):
+    @jax.jit
+    def f(x):
+        y = fn(x)  # may be the input's own buffer (or a view of it)
+        return y * 0.5 + 1.0  # a later statement that could reuse y's buffer
+
+    x = jnp.arange(4.0)
+    before = np.asarray(x).copy()
+    np.testing.assert_array_equal(f(x), before * 0.5 + 1.0)
+    np.testing.assert_array_equal(x, before)

@@ -161,9 +161,14 @@ def _cond_batch(size, vals, dims, *, branches):
     index, ops = vals[0], vals[1:]
     d_index, d_ops = dims[0], dims[1:]
     if d_index is None:
-        new = tuple(batching.batch_jaxpr(b, size, list(d_ops)) for b in branches)
+        out_b = [False] * len(branches[0].out_avals)
+        for b in branches:
+            out_b = [x or y for x, y in zip(out_b, batching.batch_jaxpr_outs(
+                b, size, list(d_ops))[1])]
+        new = tuple(batching.batch_jaxpr_outs(b, size, list(d_ops), out_b)[0]
+                    for b in branches)
         outs = _bind_cond(index, new, ops)
-        return outs, [0] * len(outs)
+        return outs, [0 if b else None for b in out_b]
     # A batched index: every branch runs on every example, then a select picks per example.
     from didax._src.lax.elementwise import clamp, convert_element_type, select_n
 

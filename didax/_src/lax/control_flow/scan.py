@@ -297,14 +297,25 @@ scan_p.def_transpose(_scan_transpose)
 
 def _scan_batch(size, vals, dims, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
     consts, carry, xs = _split(vals, num_consts, num_carry)
-    c_dims, _, x_dims = _split(dims, num_consts, num_carry)
-    carry = [batching.bdim_at_front(c, d, size) for c, d in
-             zip(carry, dims[num_consts:num_consts + num_carry])]
+    c_dims, k_dims, x_dims = _split(dims, num_consts, num_carry)
+    x_in = [None if d is None else 0 for d in x_dims]
+    carry_b = [d is not None for d in k_dims]
+    while True:  # a carry is batched if it is batched after any iteration
+        _, out_b = batching.batch_jaxpr_outs(
+            jaxpr, size, list(c_dims) + [0 if b else None for b in carry_b] + x_in)
+        grown = [a or b for a, b in zip(carry_b, out_b[:num_carry])]
+        if grown == carry_b:
+            break
+        carry_b = grown
+    body, out_b = batching.batch_jaxpr_outs(
+        jaxpr, size, list(c_dims) + [0 if b else None for b in carry_b] + x_in,
+        carry_b + [False] * (len(jaxpr.out_avals) - num_carry))
+    carry = [batching.bdim_at_front(c, d, size) if b else c
+             for c, d, b in zip(carry, k_dims, carry_b)]
     xs = [x if d is None else batching.moveaxis(x, d, 1) for x, d in zip(xs, x_dims)]
-    body_dims = list(c_dims) + [0] * num_carry + [None if d is None else 0 for d in x_dims]
-    body = _no_consts(batching.batch_jaxpr(jaxpr, size, body_dims))
-    outs = _bind_scan(body, consts, carry, xs, length, reverse)
-    return outs, [0] * num_carry + [1] * (len(outs) - num_carry)
+    outs = _bind_scan(_no_consts(body), consts, carry, xs, length, reverse)
+    return outs, ([0 if b else None for b in carry_b]
+                  + [1 if b else None for b in out_b[num_carry:]])
 
 
 scan_p.def_batch(_scan_batch)

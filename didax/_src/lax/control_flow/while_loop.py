@@ -104,6 +104,24 @@ def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
 
     cc, bc, carry = _split(vals, cond_nconsts, body_nconsts)
     d_cc, d_bc, d_carry = _split(dims, cond_nconsts, body_nconsts)
+    carry_b = [d is not None for d in d_carry]
+    while True:  # a carry is batched if it is batched after any iteration
+        _, out_b = batching.batch_jaxpr_outs(body_jaxpr, size, list(d_bc) +
+                                             [0 if b else None for b in carry_b])
+        grown = [a or b for a, b in zip(carry_b, out_b)]
+        if grown == carry_b:
+            break
+        carry_b = grown
+    c_dims = list(d_cc) + [0 if b else None for b in carry_b]
+    _, (pred_batched,) = batching.batch_jaxpr_outs(cond_jaxpr, size, c_dims)
+    if not pred_batched:  # every lane stops together: a plain loop over batched values
+        b_body, _ = batching.batch_jaxpr_outs(body_jaxpr, size, list(d_bc) +
+                                              [0 if b else None for b in carry_b], carry_b)
+        b_cond, _ = batching.batch_jaxpr_outs(cond_jaxpr, size, c_dims)
+        carry = [batching.bdim_at_front(c, d, size) if b else c
+                 for c, d, b in zip(carry, d_carry, carry_b)]
+        outs = _bind_while(b_cond, b_body, cc, bc, carry)
+        return outs, [0 if b else None for b in carry_b]
     carry = [batching.bdim_at_front(c, d, size) for c, d in zip(carry, d_carry)]
     b_body = batching.batch_jaxpr(body_jaxpr, size, list(d_bc) + [0] * len(carry))
     b_cond = batching.batch_jaxpr(cond_jaxpr, size, list(d_cc) + [0] * len(carry))
