@@ -1,17 +1,71 @@
-"""The demo runs and prints the derivatives JAX computes for the same function."""
+"""The demo prints the derivatives JAX computes for the same function, and its jitted MLP
+learns the digits, reporting its progress, compile time and speed."""
 import re
+import sys
+import types
 
 from didax import demo
 
 
-def test_demo_prints_value_derivatives_and_jaxprs(capsys):
-    demo.main()
+def test_demo_prints_derivatives_jaxpr_and_trains_the_mlp(capsys, tmp_path):
+    result = demo.main(steps=300, plot_path=str(tmp_path / "loss.png"))
     out = capsys.readouterr().out
     values = [float(v) for v in re.findall(r"^  f\S* += +(-?\d+\.\d+)", out, re.M)]
-    # f(0.7) and its first four derivatives by nested jvp, then the 4th by nested grad
-    # (JAX 0.10.2, float32: 0.44651109, 1.1161563, 0.7873421, -2.3710802, 3.5727184).
-    expected = [0.44651109, 1.1161563, 0.7873421, -2.3710802, 3.5727184, 3.5727184]
-    assert len(values) >= 6
-    for got, want in zip(values[:6], expected):
+    # f(0.7), f'(0.7) and f''''(0.7) (JAX 0.10.2, float32: 0.44651109, 1.1161563, 3.5727184).
+    expected = [0.44651109, 1.1161563, 3.5727184]
+    assert len(values) == 3
+    for got, want in zip(values, expected):
         assert abs(got - want) < 2e-6 * max(1.0, abs(want))
-    assert out.count("{ lambda ; a:f32[]. let") == 2
+    assert out.count("{ lambda ; a:f32[]. let") == 1
+
+    assert result["test_accuracy"] >= 0.95
+    assert result["final_loss"] < 0.25 * result["losses"][0]
+    bars = re.findall(r"\r  \[([#.]{30})\] step (\d+)/300 loss (\d+\.\d+)", out)
+    assert [int(step) for _, step, _ in bars] == list(range(3, 301, 3))
+    assert bars[-1][0] == "#" * 30 and bars[0][0].startswith(".")
+    assert float(bars[-1][2]) == round(result["final_loss"], 4)
+    compile_ms = float(re.search(r"compile time of the jitted step: (-?\d+\.\d) ms", out)[1])
+    assert compile_ms > 0 and abs(compile_ms - 1e3 * result["compile_seconds"]) < 0.06
+    assert int(re.search(r"speed: (\d+) steps/s", out)[1]) > 0
+    printed_accuracy = re.search(r"test accuracy: (\d+\.\d\d)%", out)[1]
+    assert printed_accuracy == f"{100 * result['test_accuracy']:.2f}"
+    if result["plot"] is not None:  # matplotlib installed
+        assert (tmp_path / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"loss curve saved to {tmp_path / 'loss.png'}" in out
+
+
+def test_demo_skips_the_plot_silently_without_matplotlib(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
+    result = demo.train_digits(steps=5, plot_path=str(tmp_path / "loss.png"))
+    out = capsys.readouterr().out
+    assert result["plot"] is None and not (tmp_path / "loss.png").exists()
+    assert "loss curve" not in out and "matplotlib" not in out
+
+
+def test_loss_curve_is_written_when_matplotlib_is_importable(tmp_path, monkeypatch):
+    """With a stand-in matplotlib, the curve is drawn from the losses and saved to the path."""
+    drawn = {}
+
+    class Axes:
+        def plot(self, xs, ys, **kwargs):
+            drawn["xs"], drawn["ys"] = list(xs), list(ys)
+
+        def __getattr__(self, name):
+            return lambda *args, **kwargs: None
+
+    class Figure:
+        def tight_layout(self):
+            pass
+
+        def savefig(self, path, **kwargs):
+            open(path, "wb").write(b"png")
+
+    pyplot = types.SimpleNamespace(subplots=lambda **kwargs: (Figure(), Axes()),
+                                   close=lambda fig: None)
+    matplotlib = types.SimpleNamespace(use=lambda backend: None, pyplot=pyplot)
+    monkeypatch.setitem(sys.modules, "matplotlib", matplotlib)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", pyplot)
+    path = demo.save_loss_curve([3.0, 2.0, 1.0], str(tmp_path / "curve.png"))
+    assert path == str(tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").read_bytes() == b"png"
+    assert drawn == {"xs": [1, 2, 3], "ys": [3.0, 2.0, 1.0]}
