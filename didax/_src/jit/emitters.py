@@ -101,6 +101,15 @@ def _rule(name):
     return register
 
 
+@_rule("logistic")
+@_fresh
+def _logistic(fb, k, eqn, outs):
+    """The impl, whose result is always a new buffer (see lax/elementwise.py)."""
+    from didax._src.jit.compiler import emit_impl_call
+
+    emit_impl_call(fb, k, eqn, outs)
+
+
 _ufunc_for_inexact("div", np.true_divide)
 _ufunc_for_inexact("rem", np.fmod)
 _ufunc_for_inexact("pow", np.power)

@@ -114,8 +114,19 @@ defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(const_like(x, 1), square(ans))))
 
 
 def _logistic_impl(x):
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+    """1 / (1 + exp(-x)) in four passes over one buffer; where exp(-x) overflows, the result
+    is exp(x) (to the last subnormal), as the stable two-sided formula gives."""
+    t = np.negative(x)
+    if type(t) is not np.ndarray:  # a 0-d value
+        t = np.asarray(t)
+    np.exp(t, out=t)
+    np.add(t, 1, out=t)
+    np.reciprocal(t, out=t)
+    if t.size and t.dtype.kind == "f":
+        tail = x < -np.log(np.finfo(t.dtype).max)
+        if tail.any():
+            t[tail] = np.exp(x[tail])
+    return t
 
 
 logistic_p = unop("logistic", inexact, _logistic_impl)
