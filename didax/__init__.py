@@ -8,11 +8,13 @@ from didax._src.api import (  # noqa: F401
     ShapeDtypeStruct, eval_shape, grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,
     linearize, make_jaxpr, value_and_grad, vjp, vmap,
 )
+from didax._src.callback import pure_callback  # noqa: F401
 from didax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from didax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from didax._src.config import config  # noqa: F401
 from didax._src.core import Array  # noqa: F401
-from didax._src.jit.api import disable_jit, jit  # noqa: F401
+from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
+from didax._src.jit.api import disable_jit, jit, named_call  # noqa: F401
 from didax._src.device import (  # noqa: F401
     block_until_ready, device_get, device_put, devices, typeof,
 )

@@ -72,6 +72,8 @@ class StagingInterpreter(core.Interpreter):
     record_source = True  # partial evaluation's linear jaxprs are internal: it skips this
 
     def process_primitive(self, prim, args, params):
+        if compile_time_eval.on and not any(isinstance(x, Tracer) for x in args):
+            return core.eval_interpreter.process_primitive(prim, args, params)
         in_atoms = []
         in_avals = []
         for x in args:
@@ -96,6 +98,30 @@ class StagingInterpreter(core.Interpreter):
         outvars = [self.atom(x) for x in outs]
         jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
         return ClosedJaxpr(jaxpr, self.consts)
+
+
+class _CompileTimeEval:
+    """`ensure_compile_time_eval`: while on, operations on concrete values are evaluated
+    now, even while staging (as if outside jit), instead of being recorded."""
+
+    on = False
+
+    def __call__(self):
+        return self
+
+    def __enter__(self):
+        self.prev, _CompileTimeEval.on = _CompileTimeEval.on, True
+        return self
+
+    def __exit__(self, *exc):
+        _CompileTimeEval.on = self.prev
+
+
+compile_time_eval = _CompileTimeEval()
+
+
+def ensure_compile_time_eval():
+    return _CompileTimeEval()
 
 
 def trace_to_jaxpr(fun, in_avals) -> tuple[ClosedJaxpr, list]:

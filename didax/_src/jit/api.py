@@ -46,6 +46,13 @@ def _update_settings(name, value):
                  bool(config.read("jax_disable_jit")))
 
 
+def named_call(fun, *, name=None):
+    """`fun` itself (JAX uses the name for profiling scopes, which didax does not have)."""
+    if not callable(fun):
+        raise TypeError(f"named_call: expected a function, got {fun!r}")
+    return fun
+
+
 def disable_jit(disable: bool = True):
     """Context manager: jitted functions run eagerly, op by op (for debugging)."""
     return flag_context("jax_disable_jit", disable)

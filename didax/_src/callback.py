@@ -1,0 +1,96 @@
+"""`pure_callback`: call back into Python (NumPy) from traced code, with declared result types.
+
+The callback is a primitive whose impl runs the Python function on NumPy arrays and checks
+what it returns against `result_shape_dtypes`, so it works under jit (generated code calls
+it), under vmap (once per example, or on the whole batch with `vmap_method=
+"expand_dims"`/"broadcast_all"), and is not differentiable (as in JAX: wrap it in
+`custom_jvp` to give it a derivative).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import core
+from didax._src.core import ShapedArray
+from didax._src.interpreters import batching
+from didax._src.tree_util import tree_flatten, tree_unflatten
+
+pure_callback_p = core.primitive("pure_callback", multiple_results=True)
+pure_callback_p.pp_hidden = {"callback": core.PP_ALWAYS_HIDE, "in_tree": core.PP_ALWAYS_HIDE,
+                             "out_tree": core.PP_ALWAYS_HIDE}
+
+
+def _impl(*vals, callback, in_tree, out_tree, result_avals, vmap_method):
+    args, kwargs = tree_unflatten(in_tree, [np.asarray(v) for v in vals])
+    out = callback(*args, **kwargs)
+    leaves, tree = tree_flatten(out)
+    if tree != out_tree:
+        raise TypeError(f"pure_callback: the callback returned the structure {tree}, but "
+                        f"result_shape_dtypes declares {out_tree}")
+    results = []
+    for i, (x, aval) in enumerate(zip(leaves, result_avals)):
+        x = np.asarray(x)
+        if x.shape != aval.shape or x.dtype != aval.dtype:
+            raise TypeError(
+                f"pure_callback: result {i} of the callback has type "
+                f"{x.dtype.name}{list(x.shape)}, but result_shape_dtypes declares "
+                f"{aval.str_short()}")
+        results.append(x)
+    return results
+
+
+def _batch(size, vals, dims, *, callback, in_tree, out_tree, result_avals, vmap_method):
+    if vmap_method in ("expand_dims", "broadcast_all"):
+        if vmap_method == "broadcast_all":
+            vals = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+        else:
+            from didax._src.lax.shape import expand_dims
+
+            vals = [expand_dims(v, (0,)) if d is None else batching.moveaxis(v, d, 0)
+                    for v, d in zip(vals, dims)]
+        avals = tuple(ShapedArray((size, *a.shape), a.dtype) for a in result_avals)
+        outs = pure_callback_p.bind(*vals, callback=callback, in_tree=in_tree,
+                                    out_tree=out_tree, result_avals=avals,
+                                    vmap_method=vmap_method)
+        return outs, [0] * len(outs)
+    if vmap_method not in (None, "sequential"):
+        raise NotImplementedError(f"pure_callback: vmap_method={vmap_method!r} is not supported; "
+                                  "use 'sequential', 'expand_dims' or 'broadcast_all'")
+    from didax._src.lax.shape import concatenate, expand_dims
+
+    per_example = []
+    for i in range(size):
+        args = [v if d is None else batching.moveaxis(v, d, 0)[i] for v, d in zip(vals, dims)]
+        per_example.append(pure_callback_p.bind(*args, callback=callback, in_tree=in_tree,
+                                                out_tree=out_tree, result_avals=result_avals,
+                                                vmap_method=vmap_method))
+    outs = [concatenate([expand_dims(ex[k], (0,)) for ex in per_example], 0)
+            for k in range(len(result_avals))]
+    return outs, [0] * len(outs)
+
+
+def _jvp(primals, tangents, **params):
+    raise ValueError("pure_callback functions are not differentiable; give the function a "
+                     "derivative with didax.custom_jvp (or custom_vjp) around the callback")
+
+
+pure_callback_p.def_impl(_impl)
+pure_callback_p.def_abstract_eval(lambda *avals, result_avals, **params: list(result_avals))
+pure_callback_p.def_batch(_batch)
+pure_callback_p.def_jvp(_jvp)
+
+
+def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwargs):
+    """Calls `callback(*args, **kwargs)` on NumPy arrays at run time; it must return arrays of
+    the shapes and dtypes of `result_shape_dtypes` (a pytree of objects with .shape/.dtype)."""
+    if not callable(callback):
+        raise TypeError(f"pure_callback: expected a function, got {callback!r}")
+    from didax._src import dtypes
+
+    shapes, out_tree = tree_flatten(result_shape_dtypes)
+    result_avals = tuple(ShapedArray(s.shape, dtypes.canonicalize_dtype(np.dtype(s.dtype)))
+                         for s in shapes)
+    flat, in_tree = tree_flatten((args, kwargs))
+    outs = pure_callback_p.bind(*flat, callback=callback, in_tree=in_tree, out_tree=out_tree,
+                                result_avals=result_avals, vmap_method=vmap_method)
+    return tree_unflatten(out_tree, outs)
