@@ -1,5 +1,6 @@
-"""Mirrors `jax.numpy.linalg` (the functions that need no matrix decomposition)."""
+"""Mirrors `jax.numpy.linalg`."""
 from didax._src.numpy.linalg import (  # noqa: F401
-    cross, diagonal, matmul, matrix_norm, matrix_transpose, multi_dot, norm, outer, tensordot,
-    trace, vecdot, vector_norm,
+    EighResult, QRResult, SlogdetResult, SVDResult, cholesky, cross, det, diagonal, eigh,
+    eigvalsh, inv, matmul, matrix_norm, matrix_rank, matrix_transpose, multi_dot, norm, outer,
+    qr, slogdet, solve, svd, svdvals, tensordot, trace, vecdot, vector_norm,
 )

@@ -1,21 +1,34 @@
-"""didax.numpy.linalg without decompositions: norms, products and matrix views.
+"""didax.numpy.linalg: norms, products and matrix views, and what the decompositions give.
 
-Everything here is a reduction or a product over the last axes. Norms that need singular
-values (matrix 'nuc', 2 and -2) raise NotImplementedError until an SVD exists.
+Norms, products and views are reductions and products over the last axes. Decompositions
+are the primitives of `lax.linalg`; solves, inverses and determinants are built on the LU
+decomposition, with JAX's derivative rules (`custom_jvp`) where differentiating through
+the factorization would be costly or undefined (at singular matrices).
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from didax._src import dtypes
+from didax._src.core import get_aval
+from didax._src.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
+from didax._src.lax import linalg as lax_linalg
+from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
-from didax._src.numpy import products, reductions, ufuncs
+from didax._src.numpy import joining, products, reductions, shape_ops, ufuncs
 from didax._src.numpy.einsum import einsum
-from didax._src.numpy.util import asarray, check_arraylike, promote_dtypes_inexact
+from didax._src.numpy.indexing import take_along_axis
+from didax._src.numpy.util import (
+    asarray, broadcast_to, check_arraylike, promote_dtypes_inexact,
+)
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "vecdot", "matmul", "outer", "tensordot",
-           "trace", "diagonal", "cross", "matrix_transpose", "multi_dot"]
+           "trace", "diagonal", "cross", "matrix_transpose", "multi_dot", "cholesky", "qr",
+           "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "solve", "inv", "det",
+           "slogdet", "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
 
 
 def _arraylike(name, *args):
@@ -35,10 +48,16 @@ def _abs_squared_sum(x, axis, keepdims):
                           keepdims=keepdims)
 
 
-def _svd_norm_error(ord):
-    return NotImplementedError(f"norm: matrix norm ord={ord!r} needs singular values (an SVD), "
-                               "which didax does not implement yet; 'nuc', 2 and -2 are "
-                               "unavailable")
+def _singular_value_norm(x, ord, axis, keepdims):
+    """Matrix norms of singular values: the largest (2), smallest (-2) or their sum."""
+    s = svd(shape_ops.moveaxis(x, axis, (-2, -1)), compute_uv=False)
+    if ord == 2:
+        y = reductions.amax(s, axis=-1, initial=0)
+    elif ord == -2:
+        y = reductions.amin(s, axis=-1)
+    else:
+        y = reductions.sum(s, axis=-1)
+    return shape_ops.expand_dims(y, axis) if keepdims else y
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -65,14 +84,14 @@ def norm(x, ord=None, axis=None, keepdims=False):
         return ufuncs.sqrt(_abs_squared_sum(x, axis, keepdims))
     if isinstance(ord, str):
         if ord == "nuc":
-            raise _svd_norm_error(ord)
+            return _singular_value_norm(x, ord, axis, keepdims)
         raise ValueError(f"Invalid order '{ord}' for matrix norm.")
     if ord in (1, -1):  # max/min absolute column sum
         summed, other = row_axis, col_axis
     elif ord in (np.inf, -np.inf):  # max/min absolute row sum
         summed, other = col_axis, row_axis
     elif ord in (2, -2):
-        raise _svd_norm_error(ord)
+        return _singular_value_norm(x, ord, axis, keepdims)
     else:
         raise ValueError(f"Invalid order '{ord}' for matrix norm.")
     if not keepdims and other > summed:
@@ -219,3 +238,374 @@ def multi_dot(arrays, *, precision=None):
         axes[-1] = axes[-1][:1]
     args = [v for pair in zip(arrays, axes) for v in pair]
     return einsum(*args, optimize="auto", precision=precision)
+
+
+# --------------------------------------------------------------------------------------
+# Decompositions
+
+
+class EighResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+class QRResult(NamedTuple):
+    Q: object
+    R: object
+
+
+class SVDResult(NamedTuple):
+    U: object
+    S: object
+    Vh: object
+
+
+class SlogdetResult(NamedTuple):
+    sign: object
+    logabsdet: object
+
+
+def _inexact_matrices(name, a):
+    (a,) = _arraylike(name, a)
+    (a,) = promote_dtypes_inexact(a)
+    _check_matrices(name, a)
+    return a
+
+
+def _check_square(name, a):
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"Argument to {name} must have shape [..., n, n], got {a.shape}.")
+
+
+def _H(x):
+    return ufuncs.conjugate(matrix_transpose(x))
+
+
+def cholesky(a, *, upper=False, symmetrize_input=True):
+    """The Cholesky factor of each Hermitian positive-definite matrix: lower (L L^H = a) or
+    upper (U^H U = a). Matrices that are not positive definite give NaNs."""
+    a = _inexact_matrices("jnp.linalg.cholesky", a)
+    _check_square("cholesky", a)
+    factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
+    return _H(factor) if upper else factor
+
+
+def qr(a, mode="reduced"):
+    """Q R = a with orthonormal Q: 'reduced' (k = min(m, n) columns), 'complete' (square Q)
+    or 'r' (R alone)."""
+    a = _inexact_matrices("jnp.linalg.qr", a)
+    if mode == "raw":
+        raise NotImplementedError("qr(mode='raw') (Householder reflectors and scalars, LAPACK's "
+                                  "geqrf) is not implemented in didax; use mode='reduced'")
+    if mode in ("reduced", "r", "full"):
+        full_matrices = False
+    elif mode == "complete":
+        full_matrices = True
+    else:
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    q, r = lax_linalg.qr(a, pivoting=False, full_matrices=full_matrices)
+    return r if mode == "r" else QRResult(q, r)
+
+
+def _uplo_lower(uplo):
+    if uplo is None or uplo == "L":
+        return True
+    if uplo == "U":
+        return False
+    raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {uplo}")
+
+
+def eigh(a, UPLO=None, symmetrize_input=True):  # noqa: N803 - NumPy's argument name
+    """Ascending eigenvalues and orthonormal eigenvectors (columns) of Hermitian matrices."""
+    (a,) = _arraylike("jnp.linalg.eigh", a)
+    lower = _uplo_lower(UPLO)
+    (a,) = promote_dtypes_inexact(a)
+    _check_square("eigh", a)
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):  # noqa: N803 - NumPy's argument name
+    """Ascending eigenvalues of Hermitian matrices."""
+    (a,) = _arraylike("jnp.linalg.eigvalsh", a)
+    (a,) = promote_dtypes_inexact(a)
+    w, _ = eigh(a, UPLO, symmetrize_input=symmetrize_input)
+    return w
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
+    """a = U diag(S) Vh with S descending; S alone without `compute_uv`.
+
+    `hermitian` matrices take the eigendecomposition: singular values are the absolute
+    eigenvalues, and the signs of the eigenvalues go into Vh.
+    """
+    a = _inexact_matrices("jnp.linalg.svd", a)
+    if hermitian:
+        v, w = lax_linalg.eigh(a, subset_by_index=subset_by_index)
+        s = ufuncs.abs(w)
+        last = get_aval(s).ndim - 1
+        if not compute_uv:
+            return lax_shape.rev(lax_red.sort(s, dimension=last), (last,))
+        sign = ufuncs.sign(w)
+        idxs = lax_shape.broadcasted_iota(np.int32, get_aval(s).shape, last)
+        s, idxs, sign = lax_red.sort((s, idxs, sign), dimension=last, num_keys=1)
+        s, idxs, sign = (lax_shape.rev(t, (last,)) for t in (s, idxs, sign))
+        u = take_along_axis(v, shape_ops.expand_dims(idxs, -2), axis=-1)
+        vh = _H(ufuncs.multiply(u, shape_ops.expand_dims(sign, -2).astype(u.dtype)))
+        return SVDResult(u, s, vh)
+    if compute_uv:
+        u, s, vh = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True,
+                                  subset_by_index=subset_by_index)
+        return SVDResult(u, s, vh)
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False,
+                          subset_by_index=subset_by_index)
+
+
+def svdvals(x, /):
+    """The singular values, descending."""
+    (x,) = _arraylike("jnp.linalg.svdvals", x)
+    return svd(x, compute_uv=False, hermitian=False)
+
+
+def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):  # noqa: N803 - NumPy's name
+    """The number of singular values above `rtol` (by default the largest singular value
+    times max(m, n) times the dtype's epsilon)."""
+    (M,) = _arraylike("jnp.linalg.matrix_rank", M)
+    if tol is not None:
+        if rtol is not None:
+            raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
+        rtol = tol
+    (M,) = promote_dtypes_inexact(M)
+    if M.ndim < 2:
+        return reductions.any(ufuncs.not_equal(M, 0)).astype(np.int32)
+    s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    if rtol is None:
+        eps = dtypes.finfo(s.dtype).eps
+        rtol = reductions.amax(s, axis=-1) * np.asarray(max(M.shape[-2:]) * eps, s.dtype)
+    rtol = asarray(rtol)
+    rtol = shape_ops.expand_dims(rtol, rtol.ndim)
+    return reductions.sum(ufuncs.greater(s, rtol), axis=-1)
+
+
+# --------------------------------------------------------------------------------------
+# Solves, inverses and determinants (through the LU decomposition)
+
+
+def _lu_solve_differentiably(a, b):
+    """a⁻¹ b for a (..., m, m) and b (..., m, k) with equal leading dimensions, through the
+    LU decomposition and its derivative rule: what derivative rules apply to tangents (a
+    custom rule applied to a linear value could not be transposed)."""
+    lu, _, permutation = lax_linalg.lu(a)
+    return lax_linalg.lu_solve(lu, permutation, b)
+
+
+@custom_jvp
+def _solve(a, b):
+    return _lu_solve_differentiably(a, b)
+
+
+@_solve.defjvp
+def _solve_jvp(primals, tangents):
+    """d(a⁻¹ b) = a⁻¹ (ḃ - ȧ x), with the factors of the solve itself (the factorization is
+    differentiated only at higher orders)."""
+    (a, b), (a_dot, b_dot) = primals, tangents
+    lu, _, permutation = lax_linalg.lu(a)
+    x = lax_linalg.lu_solve(lu, permutation, b)
+    rhs = ufuncs.subtract(b_dot, products.matmul(a_dot, x))
+    return x, lax_linalg.lu_solve(lu, permutation, rhs)
+
+
+def solve(a, b):
+    """x with a x = b, for square a (..., m, m) and b (..., m, k) or (m,); leading
+    dimensions broadcast."""
+    a, b = _arraylike("jnp.linalg.solve", a, b)
+    a, b = promote_dtypes_inexact(a, b)
+    if a.ndim < 2:
+        raise ValueError(f"left hand array must be at least two dimensional; got "
+                         f"a.shape={a.shape}")
+    if (b.ndim > 1 and a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]
+            and a.shape[-1] != b.shape[-2]):
+        raise ValueError(f"Invalid shapes for solve: {a.shape}, {b.shape}. Prior to JAX v0.5.0,"
+                         " this would have been treated as a batched 1-dimensional solve. To "
+                         "recover this behavior, use solve(a, b[..., None]).squeeze(-1).")
+    vector = b.ndim == 1
+    if vector:
+        b = shape_ops.expand_dims(b, -1)
+    if not (a.shape[-1] == a.shape[-2] == b.shape[-2]):
+        raise ValueError("The arguments to solve must have shapes a=[..., m, m] and "
+                         f"b=[..., m, k] or b=[..., m]; got a={a.shape} and "
+                         f"b={b.shape[:-1] if vector else b.shape}")
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = broadcast_to(a, batch + a.shape[-2:])
+    b = broadcast_to(b, batch + b.shape[-2:])
+    x = _solve(a, b)
+    return x[..., 0] if vector else x
+
+
+def inv(a):
+    """The inverse of each square matrix (a solve against the identity)."""
+    (a,) = _arraylike("jnp.linalg.inv", a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"Argument to inv must have shape [..., n, n], got {a.shape}.")
+    eye = lax.convert_element_type(lax.eq(
+        lax_shape.broadcasted_iota(np.int32, a.shape[-2:], 0),
+        lax_shape.broadcasted_iota(np.int32, a.shape[-2:], 1)), a.dtype)
+    return solve(a, lax_shape.broadcast(eye, a.shape[:-2]))
+
+
+def _slogdet_closed_form(a):
+    """det of 1x1 and 2x2 matrices by formula (no LU)."""
+    if a.shape[-1] == 1:
+        return a[..., 0, 0]
+    return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+
+
+def _sign_and_log(det):
+    return ufuncs.sign(det), ufuncs.real(ufuncs.log(ufuncs.abs(det)))
+
+
+@custom_jvp
+def _slogdet_small(a):
+    return _sign_and_log(_slogdet_closed_form(a))
+
+
+@_slogdet_small.defjvp
+def _slogdet_small_jvp(primals, tangents):
+    (x,), (g,) = primals, tangents
+    sign, ans = _slogdet_small(x)
+    if x.shape[-1] == 1:
+        ans_dot = g[..., 0, 0] / x[..., 0, 0]
+    else:
+        x00, x01, x10, x11 = x[..., 0, 0], x[..., 0, 1], x[..., 1, 0], x[..., 1, 1]
+        det = x00 * x11 - x01 * x10
+        ans_dot = (g[..., 0, 0] * x11 - g[..., 0, 1] * x10 - g[..., 1, 0] * x01
+                   + g[..., 1, 1] * x00) / det
+    return (sign, ans), _slogdet_tangents(x, sign, ans_dot)
+
+
+def _slogdet_tangents(x, sign, ans_dot):
+    """The sign is constant for real matrices; for complex ones it turns with the phase."""
+    if np.issubdtype(x.dtype, np.complexfloating):
+        sign_dot = (ans_dot - ufuncs.real(ans_dot).astype(ans_dot.dtype)) * sign
+        return sign_dot, ufuncs.real(ans_dot)
+    return lax.zeros_like(sign), ans_dot
+
+
+@custom_jvp
+def _slogdet_lu(a):
+    """From the LU diagonal and the parity of the pivots; -inf (sign 0) when singular."""
+    dtype = a.dtype
+    lu, pivots, _ = lax_linalg.lu(a)
+    diag = diagonal(lu)
+    is_zero = reductions.any(ufuncs.equal(diag, np.asarray(0, dtype)), axis=-1)
+    iota = lax_shape.broadcasted_iota(pivots.dtype, pivots.shape, pivots.ndim - 1)
+    parity = reductions.count_nonzero(ufuncs.not_equal(pivots, iota), axis=-1)
+    if np.issubdtype(dtype, np.complexfloating):
+        sign = reductions.prod(diag / ufuncs.abs(diag).astype(dtype), axis=-1)
+    else:
+        sign = np.asarray(1, dtype)
+        parity = parity + reductions.count_nonzero(ufuncs.less(diag, 0), axis=-1)
+    flip = (np.asarray(-2, parity.dtype) * (parity % 2) + 1).astype(dtype)
+    sign = ufuncs.where(is_zero, np.asarray(0, dtype), sign * flip)
+    logdet = ufuncs.where(is_zero, np.asarray(-np.inf, dtype),
+                          reductions.sum(ufuncs.log(ufuncs.abs(diag)).astype(dtype), axis=-1))
+    return sign, ufuncs.real(logdet)
+
+
+@_slogdet_lu.defjvp
+def _slogdet_lu_jvp(primals, tangents):
+    """d log|det a| = tr(a⁻¹ ȧ)."""
+    (x,), (g,) = primals, tangents
+    sign, ans = _slogdet_lu(x)
+    ans_dot = trace(_lu_solve_differentiably(x, g))
+    return (sign, ans), _slogdet_tangents(x, sign, ans_dot)
+
+
+def slogdet(a, *, method=None):
+    """(sign, log|det|) of square matrices, through the LU decomposition."""
+    a = _inexact_matrices("jnp.linalg.slogdet", a)
+    _check_square("slogdet()", a)
+    if method == "qr":
+        raise NotImplementedError("slogdet(method='qr') is not implemented in didax; use the "
+                                  "default method='lu'")
+    if method not in (None, "lu"):
+        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
+                         "(`None`), and 'qr'.")
+    if a.shape[-1] in (1, 2):
+        return SlogdetResult(*_slogdet_small(a))
+    return SlogdetResult(*_slogdet_lu(a))
+
+
+def _det_closed_form(a):
+    """Determinants of 2x2 and 3x3 matrices by the rule of Sarrus."""
+    if a.shape[-1] == 2:
+        return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+    def e(i, j):
+        return a[..., i, j]
+
+    return (e(0, 0) * e(1, 1) * e(2, 2) + e(0, 1) * e(1, 2) * e(2, 0)
+            + e(0, 2) * e(1, 0) * e(2, 1) - e(0, 2) * e(1, 1) * e(2, 0)
+            - e(0, 0) * e(1, 2) * e(2, 1) - e(0, 1) * e(1, 0) * e(2, 2))
+
+
+def _cofactor_solve(a, b):
+    """(det a, adj(a) b): det(a) a⁻¹ b, but finite for singular a.
+
+    With P a = L U, det(a) a⁻¹ b = det(a) U⁻¹ L⁻¹ P b. Replacing U's last diagonal entry by
+    the inverse of the product of the others (signed) keeps the last row of the result right
+    when a has rank n - 1 (the other rows are multiplied by det(a) = 0); for lower ranks the
+    adjugate is 0, which a failed (inf/nan) solve detects.
+    """
+    n = a.shape[-1]
+    if n == 1:
+        return a[..., 0, 0], b
+    dtype = a.dtype
+    lu, pivots, permutation = lax_linalg.lu(a)
+    batch = np.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
+    x = broadcast_to(b, batch + b.shape[-2:])
+    lu = broadcast_to(lu, batch + lu.shape[-2:])
+    diag = diagonal(lu)
+    iota = lax_shape.broadcasted_iota(pivots.dtype, pivots.shape, pivots.ndim - 1)
+    parity = reductions.count_nonzero(ufuncs.not_equal(pivots, iota), axis=-1)
+    sign = (np.asarray(-2, parity.dtype) * (parity % 2) + 1).astype(dtype)
+    partial_det = reductions.cumprod(diag, axis=-1) * shape_ops.expand_dims(sign, -1)
+    lu = lu.at[..., -1, -1].set(1 / partial_det[..., -2])
+    permutation = broadcast_to(permutation, batch + (n,))
+    ones = lax_shape.full(x.shape[:-1], 1, dtype)
+    d = lax_linalg.triangular_solve(lu, ones, left_side=True, lower=False)
+    d = reductions.any(ufuncs.logical_or(ufuncs.isnan(d), ufuncs.isinf(d)), axis=-1)
+    d = shape_ops.expand_dims(d, (-2, -1))
+    zeros = lax_shape.full(x.shape, 0, dtype)
+    x = ufuncs.where(d, zeros, x)
+    x = take_along_axis(x, shape_ops.expand_dims(permutation, -1), axis=-2)
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+    x = joining.concatenate(
+        (x[..., :-1, :] * partial_det[..., -1, None, None], x[..., -1:, :]), axis=-2)
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
+    x = ufuncs.where(d, zeros, x)
+    return partial_det[..., -1], x
+
+
+@custom_jvp
+def _det(a):
+    sign, logdet = slogdet(a)
+    return sign * ufuncs.exp(logdet).astype(sign.dtype)
+
+
+@_det.defjvp
+def _det_jvp(primals, tangents):
+    """d det a = tr(adj(a) ȧ), which stays right at singular a."""
+    (x,), (g,) = primals, tangents
+    y, z = _cofactor_solve(x, g)
+    return y, trace(z)
+
+
+def det(a):
+    """The determinant of each square matrix: by formula up to 3x3, else from the LU
+    decomposition."""
+    a = _inexact_matrices("jnp.linalg.det", a)
+    if a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"Argument to _det() must have shape [..., n, n], got {a.shape}")
+    if a.shape[-1] in (2, 3):
+        return _det_closed_form(a)
+    return _det(a)

@@ -826,6 +826,74 @@ def _(data):
     return jax.grad(lambda x: jnp.sum(jnp.sin(x) * x)), float_arrays(data, 1)
 
 
+
+
+# --------------------------------------------------------------------------------------
+# Linear algebra (lax.linalg): drawn matrices, some singular or not positive definite
+
+
+def draw_matrices(data, dtypes, square=True, specials=False):
+    batch = draw_shape(data, max_dims=2, max_side=2)
+    m = data.draw(st.integers(0, 4), label="m")
+    n = m if square else data.draw(st.integers(0, 4), label="n")
+    return draw_array(data, draw_dtype(data, dtypes), batch + (m, n), specials=specials)
+
+
+@case("cholesky")
+def _(data):
+    x = draw_matrices(data, INEXACT, specials=True)
+    spd = data.draw(st.booleans(), label="positive definite")
+    if spd:  # x x^H + n I; otherwise x as drawn (mostly not positive definite: NaNs)
+        x = x @ np.conj(np.swapaxes(x, -1, -2)) + x.shape[-1] * np.eye(x.shape[-1], dtype=x.dtype)
+    return lax.linalg.cholesky, (x,)
+
+
+@case("triangular_solve")
+def _(data):
+    a = draw_matrices(data, INEXACT)
+    left_side = data.draw(st.booleans(), label="left_side")
+    k = data.draw(st.integers(0, 3), label="k")
+    m = a.shape[-1]
+    b = draw_array(data, a.dtype, a.shape[:-2] + ((m, k) if left_side else (k, m)), label="b")
+    flags = data.draw(st.tuples(*[st.booleans()] * 4), label="flags")
+    lower, transpose_a, conjugate_a, unit_diagonal = flags
+    return (lambda a, b: lax.linalg.triangular_solve(
+        a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
+        conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)), (a, b)
+
+
+@case("lu", covers=("lu", "lu_pivots_to_permutation"))
+def _(data):
+    x = draw_matrices(data, INEXACT, square=False)
+
+    def f(x):
+        lu, pivots, perm = lax.linalg.lu(x)
+        return lu, perm, lax.linalg.lu_pivots_to_permutation(pivots, x.shape[-2])
+
+    return f, (x,)
+
+
+@case("qr")
+def _(data):
+    x = draw_matrices(data, INEXACT, square=False)
+    full = data.draw(st.booleans(), label="full_matrices")
+    return (lambda x: lax.linalg.qr(x, full_matrices=full)), (x,)
+
+
+@case("eigh")
+def _(data):
+    x = draw_matrices(data, INEXACT)
+    lower = data.draw(st.booleans(), label="lower")
+    return (lambda x: lax.linalg.eigh(x, lower=lower)), (x,)
+
+
+@case("svd")
+def _(data):
+    x = draw_matrices(data, INEXACT, square=False)
+    full, uv = data.draw(st.booleans(), label="full"), data.draw(st.booleans(), label="uv")
+    return (lambda x: lax.linalg.svd(x, full_matrices=full, compute_uv=uv)), (x,)
+
+
 # --------------------------------------------------------------------------------------
 # Every primitive has a case
 

@@ -1,6 +1,7 @@
-"""didax.numpy.linalg (the decomposition-free part): norms, products and matrix views against
-numpy.linalg on hypothesis-drawn shapes, dtypes against JAX (the table was produced by running
-JAX 0.10.2), the SVD-based norms' NotImplementedError, derivatives and tracing."""
+"""didax.numpy.linalg norms (including those of singular values), products and matrix views
+against numpy.linalg on hypothesis-drawn shapes, dtypes against JAX (the table was produced by
+running JAX 0.10.2), errors, derivatives and tracing. The decompositions are tested in
+test_linalg_decompositions.py."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -87,7 +88,7 @@ def _close(got, expected, x64):
 
 
 VECTOR_ORDS = [None, 1, 2, inf, -inf, 0, 3, 0.5, -1, -2]
-MATRIX_ORDS = [None, "fro", 1, -1, inf, -inf]
+MATRIX_ORDS = [None, "fro", 1, -1, inf, -inf, "nuc", 2, -2]
 
 
 @SETTINGS
@@ -188,10 +189,6 @@ def test_multi_dot_matches_numpy(dims, first_vec, last_vec, seed, x64):
 
 
 @pytest.mark.parametrize("call, error, match", [
-    (lambda: jnp.linalg.norm(np.ones((2, 3)), "nuc"), NotImplementedError, "'nuc'.*SVD"),
-    (lambda: jnp.linalg.norm(np.ones((2, 3)), 2), NotImplementedError, "ord=2.*SVD"),
-    (lambda: jnp.linalg.norm(np.ones((2, 3)), -2, axis=(1, 0)), NotImplementedError, "ord=-2"),
-    (lambda: jnp.linalg.matrix_norm(np.ones((2, 3)), ord="nuc"), NotImplementedError, "SVD"),
     (lambda: jnp.linalg.norm(np.ones((2, 3)), 3), ValueError, "Invalid order '3' for matrix"),
     (lambda: jnp.linalg.norm(np.ones((2, 3)), "fro", axis=0), ValueError, "for vector norm"),
     (lambda: jnp.linalg.vector_norm(np.ones(3), ord="inf"), ValueError, "jax.numpy.inf"),
@@ -222,6 +219,9 @@ GRAD_FNS = {
     "norm_vector_inf": lambda x: jnp.linalg.norm(x, inf, axis=-1),
     "norm_matrix_1": lambda x: jnp.linalg.norm(x, 1, axis=(0, 1)),
     "norm_matrix_inf": lambda x: jnp.linalg.matrix_norm(x, ord=-inf),
+    "norm_matrix_2": lambda x: jnp.linalg.norm(x, 2),
+    "norm_matrix_-2": lambda x: jnp.linalg.norm(x, -2, axis=(1, 0)),
+    "norm_nuc": lambda x: jnp.linalg.matrix_norm(x, ord="nuc"),
     "vector_norm": lambda x: jnp.linalg.vector_norm(x, ord=0.5),
     "trace": lambda x: jnp.linalg.trace(x, offset=1),
     "diagonal": lambda x: jnp.linalg.diagonal(x, offset=-1),
