@@ -35,6 +35,7 @@ from didax._src.random import (
     multinomial,
     multivariate_normal,
     normal,
+    orthogonal,
     pareto,
     permutation,
     poisson,
@@ -56,7 +57,8 @@ __all__ = [
     "cauchy", "chisquare", "choice", "clone", "dirichlet", "double_sided_maxwell",
     "exponential", "f", "fold_in", "gamma", "generalized_normal", "geometric", "gumbel", "key",
     "key_data", "key_dtype", "key_impl", "laplace", "loggamma", "logistic", "lognormal",
-    "maxwell", "multinomial", "multivariate_normal", "normal", "pareto", "permutation",
+    "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal", "pareto",
+    "permutation",
     "poisson", "rademacher", "randint", "rayleigh", "split", "t", "triangular",
     "truncated_normal", "uniform", "wald", "weibull_min", "wrap_key_data",
 ]

@@ -1058,6 +1058,22 @@ def _generalized_normal(data, p, shape, dtype):
     return r * g ** (1 / p)
 
 
+def orthogonal(key, n: int, shape=(), dtype=None, m=None):
+    """Matrices with orthonormal columns (or rows), uniform (Haar) on the orthogonal group:
+    the Q of a QR factorisation of a normal matrix, signs fixed by R's diagonal (Mezzadri)."""
+    data, _ = _key_data_of("orthogonal", key)
+    dtype = _float_dtype("orthogonal", dtype)
+    shape = _shape(shape, "orthogonal")
+    n = operator.index(concrete_or_error(n, "The error occurred in didax.random.orthogonal()"))
+    m = n if m is None else operator.index(
+        concrete_or_error(m, "The error occurred in didax.random.orthogonal()"))
+    z = normal(data, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = jnp.linalg.qr(z)
+    d = jnp.diagonal(r, axis1=-2, axis2=-1)
+    x = q * jnp.expand_dims(jnp.sign(d), -2)
+    return jnp.swapaxes(x, -1, -2) if n < m else x
+
+
 def ball(key, d: int, p=2, shape=(), dtype=None):
     """Points uniform in the unit Lp ball of dimension d (Barthe, Guedon, Mendelson and
     Naor's construction)."""

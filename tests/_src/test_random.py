@@ -663,3 +663,18 @@ def test_typed_keys_and_raw_keys_give_the_same_numbers():
     np.testing.assert_array_equal(R.key_data(R.split(R.key(1234), 3)), R.split(K1, 3))
     np.testing.assert_array_equal(R.key_data(R.fold_in(R.key(1234), 9)), R.fold_in(K1, 9))
     assert R.clone(K1) is K1 and str(R.key_dtype()) == "key<fry>"
+
+
+def test_orthogonal_matches_jax_and_is_orthogonal():
+    q = R.orthogonal(R.key(0), 3)
+    np.testing.assert_allclose(q, [[0.9554101228713989, 0.2941357493400574, 0.02599557861685753],
+                                   [-0.04628981649875641, 0.2361408770084381, -0.9706156253814697],
+                                   [-0.2916313707828522, 0.9261326193809509, 0.23922686278820038]],
+                               rtol=1e-5, atol=1e-6)
+    wide = R.orthogonal(R.key(1), 2, (2,), m=3)
+    np.testing.assert_allclose(wide[1], [[0.9416991472244263, -0.12766814231872559,
+                                          -0.3112938404083252],
+                                         [0.1714106649160385, 0.9781842231750488,
+                                          0.11736272275447845]], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(wide @ np.swapaxes(np.asarray(wide), -1, -2),
+                               np.broadcast_to(np.eye(2), (2, 2, 2)), atol=1e-6)
