@@ -166,6 +166,7 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
     env: dict = {}
     eqns = []
     new_constvars, new_consts = list(j.constvars), list(closed.consts)
+    by_value: dict = {}
     for eqn in j.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
         prim = eqn.primitive
@@ -184,10 +185,16 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
                     o = np.asarray(o, v.aval.dtype)
                     if v.aval.shape == ():
                         env[v] = Literal(o[()], v.aval)
-                    else:
-                        known[v] = o
-                        new_constvars.append(v)
-                        new_consts.append(core.Array.from_numpy(o, v.aval))
+                        continue
+                    key = (o.dtype.str, o.shape, o.tobytes())  # equal constants: one var,
+                    same = by_value.get(key)  # so CSE can merge what reads them
+                    if same is not None:
+                        env[v] = same
+                        continue
+                    by_value[key] = v
+                    known[v] = o
+                    new_constvars.append(v)
+                    new_consts.append(core.Array.from_numpy(o, v.aval))
                 continue
         eqns.append(JaxprEqn(prim, ins, eqn.outvars, eqn.params, eqn.source_info))
     outvars = [_subst(env, a) for a in j.outvars]

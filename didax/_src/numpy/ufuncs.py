@@ -386,13 +386,51 @@ def hypot(x1, x2, /):
     return lax.select_n(idx_inf, out, lax.add(lax.full_like(out, 0), _lax_const(out, np.inf)))
 
 
-def logaddexp(x1, x2, /):
-    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+def _logaddexp(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     return lax.select_n(lax.ne(delta, delta),
                         lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))),
                         lax.add(x1, x2))
+
+
+def _replace_inf(x):
+    return lax.select_n(lax.eq(x, const_like(x, math.inf)), x, lax.full_like(x, 0))
+
+
+def _logaddexp_jvp(primals, tangents):
+    """JAX's rule: t1 exp(x1 - out) + t2 exp(x2 - out), with +inf replaced by 0 (so the
+    derivative at infinities is finite), cheaper than differentiating max and select."""
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = logaddexp(x1, x2)
+    t1 = lax.convert_element_type(t1, get_aval(out).dtype) if get_aval(t1).dtype != \
+        get_aval(out).dtype else t1
+    t2 = lax.convert_element_type(t2, get_aval(out).dtype) if get_aval(t2).dtype != \
+        get_aval(out).dtype else t2
+    r = _replace_inf(out)
+    return out, lax.add(lax.mul(t1, lax.exp(lax.sub(_replace_inf(x1), r))),
+                        lax.mul(t2, lax.exp(lax.sub(_replace_inf(x2), r))))
+
+
+def _make_logaddexp():
+    from didax._src.custom_derivatives import custom_jvp
+
+    _logaddexp.__name__ = "logaddexp"  # the name its staged call prints with, as in JAX
+    fn = custom_jvp(_logaddexp)
+    fn.defjvp(_logaddexp_jvp)
+    return fn
+
+
+_logaddexp_custom = None
+
+
+def logaddexp(x1, x2, /):
+    global _logaddexp_custom
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    if _logaddexp_custom is None:
+        _logaddexp_custom = _make_logaddexp()
+    return _logaddexp_custom(x1, x2)
 
 
 def logaddexp2(x1, x2, /):
