@@ -155,3 +155,15 @@ def test_optimize_runs_all_passes_and_stays_well_typed():
     check_jaxpr(out.jaxpr)
     assert prims(out) == ["sin", "mul", "add", "mul"]
     same_values(closed, out, np.linspace(0, 1, 3).astype(np.float32))
+
+
+def test_equal_folded_constants_share_a_variable_so_cse_merges_their_uses():
+    def f(x):
+        a = jnp.where(x > 0, jnp.zeros(3), x)  # two separately built, equal constants
+        b = jnp.where(x > 0, jnp.zeros(3), x)
+        return a + b
+
+    closed = jax.make_jaxpr(f)(jnp.ones(3))
+    out = passes.dce(passes.cse(passes.fold_constants(closed)))
+    assert prims(out).count("select_n") == 1 and len(out.consts) == 1
+    same_values(closed, out, np.array([1.0, -2.0, 3.0], np.float32))
