@@ -38,11 +38,12 @@ class DropVar(Var):
 class Literal:
     """A scalar constant inlined into an equation, printed as `value:type`."""
 
-    __slots__ = ("val", "aval")
+    __slots__ = ("val", "aval", "_weak_value")
 
     def __init__(self, val, aval: ShapedArray):
         self.val = val
         self.aval = aval
+        self._weak_value = None
 
     def __repr__(self):
         return f"Literal({self.val})"
@@ -157,9 +158,12 @@ def literal_value(v: Literal):
     are strongly typed)."""
     if not v.aval.weak_type:
         return v.val
-    from didax._src.core import Array
+    value = v._weak_value
+    if value is None:  # made once per literal: arrays are immutable
+        from didax._src.core import Array
 
-    return Array.from_numpy(np.asarray(v.val, v.aval.dtype), v.aval)
+        value = v._weak_value = Array.from_numpy(np.asarray(v.val, v.aval.dtype), v.aval)
+    return value
 
 
 # --------------------------------------------------------------------------------------
