@@ -198,6 +198,64 @@ class FunctionBuilder:
                 self.viewed.update(a for a in eqn.invars if type(a) is not Literal)
         self.fresh: set = set()
         self.pool: dict = {}
+        self._find_padded_adds()
+
+    def _find_padded_adds(self):
+        """Zero pads whose only use is a sum: `add(a, pad(x))` becomes `a[region] += x` (no
+        zeros buffer, no full-size add). Transposed slices (e.g. of split gates) give these."""
+        from didax._src.jit.emitters import pad_region
+
+        eqns = self.jaxpr.eqns
+        uses: dict = {}
+        for k, eqn in enumerate(eqns):
+            for a in eqn.invars:
+                if type(a) is not Literal:
+                    uses.setdefault(a, []).append(k)
+        outs = {a for a in self.jaxpr.outvars if type(a) is not Literal}
+        self.deferred_pads: dict = {}  # pad output var -> (operand, region text)
+        for k, eqn in enumerate(eqns):
+            region = pad_region(eqn)
+            if region is None:
+                continue
+            v = eqn.outvars[0]
+            where = uses.get(v, [])
+            if v in outs or len(where) != 1:
+                continue
+            user = eqns[where[0]]
+            if user.primitive.name not in ("add", "add_any") or user.invars[0] is user.invars[1]:
+                continue
+            if any(a.aval.shape != v.aval.shape or a.aval.dtype != v.aval.dtype
+                   for a in user.invars):
+                continue
+            x = eqn.invars[0]
+            self.deferred_pads[v] = (x, region)
+            if type(x) is not Literal:  # read at the sum, so it lives until then
+                self.last_use[x] = max(self.last_use.get(x, -1), where[0])
+                self.viewed.add(x)
+
+    def _emit_padded_add(self, k, eqn, out) -> bool:
+        a, b = eqn.invars
+        pa, pb = self.deferred_pads.get(a), self.deferred_pads.get(b)
+        if pa is None and pb is None:
+            return False
+        if pa is not None and pb is not None:  # both padded: materialise one
+            x, region = pa
+            dtype = self.module.global_name(a.aval.dtype, a.aval.dtype.name)
+            self.line(f"{out} = np.zeros({a.aval.shape}, {dtype})")
+            self.line(f"{out}[{region}] = {self.name(x)}")
+            x, region = pb
+            self.line(f"{out}[{region}] += {self.name(x)}")
+            return True
+        base, (x, region) = (b, pa) if pa is not None else (a, pb)
+        if (type(base) is not Literal and base in self.fresh and base not in self.viewed
+                and self.last_use.get(base) == k):
+            self.fresh.discard(base)
+            self._taken.add(base)
+            self.line(f"{out} = {self.name(base)}")
+        else:
+            self.line(f"{out} = {self.typed(base)}.copy()")
+        self.line(f"{out}[{region}] += {self.name(x)}")
+        return True
 
     def out_buffer(self, k: int, eqn, aval, allow_inputs: bool = True) -> str | None:
         """A dead buffer of `aval`'s type that equation `k` may write its result into."""
@@ -246,7 +304,12 @@ class FunctionBuilder:
             outs = [self.name(v) if type(v) is not DropVar else self._drop_name(v)
                     for v in eqn.outvars]
             rule = eqn.primitive.rules.get("codegen")
-            if rule is None:
+            if eqn.outvars and eqn.outvars[0] in self.deferred_pads:
+                continue  # emitted where it is summed (see _find_padded_adds)
+            if eqn.primitive.name in ("add", "add_any") and self._emit_padded_add(k, eqn,
+                                                                                    outs[0]):
+                self.fresh.add(eqn.outvars[0])
+            elif rule is None:
                 emit_impl_call(self, k, eqn, outs)
             else:
                 rule(self, k, eqn, outs)

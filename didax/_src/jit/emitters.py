@@ -420,6 +420,22 @@ def _slice(fb, k, eqn, outs):
     fb.line(f"{outs[0]} = {fb.typed(x)}{_slice_text(parts or [':'])}")
 
 
+def pad_region(eqn):
+    """For a zero pad without interior or negative padding: the slice text of where its
+    operand lands; otherwise None."""
+    if eqn.primitive.name != "pad" or not _pad_simple(eqn):
+        return None
+    value = eqn.invars[1]
+    if type(value).__name__ != "Literal" or value.val != 0:
+        return None
+    x = eqn.invars[0]
+    parts = [_range_text(lo, lo + n, n + lo + hi)
+             for (lo, hi, _), n in zip(eqn.params["padding_config"], x.aval.shape)]
+    while parts and parts[-1] == ":":
+        parts.pop()
+    return ", ".join(parts) or ":"
+
+
 def _pad_simple(eqn) -> bool:
     return (eqn.invars[0].aval.shape != ()
             and all(i == 0 and lo >= 0 and hi >= 0 for lo, hi, i in eqn.params["padding_config"]))

@@ -196,6 +196,17 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
                     new_constvars.append(v)
                     new_consts.append(core.Array.from_numpy(o, v.aval))
                 continue
+        if prim.name == "mul" and len(ins) == 2:  # x * ones is x (exactly, as x * 1)
+            out = eqn.outvars[0].aval
+            for c, other in ((ins[0], ins[1]), (ins[1], ins[0])):
+                if (type(c) is not Literal and c in known and type(other) is not Literal
+                        and other.aval.shape == out.shape and other.aval.dtype == out.dtype
+                        and out.dtype.kind in "fc" and np.all(np.asarray(known[c]) == 1)):
+                    env[eqn.outvars[0]] = other
+                    break
+            else:
+                eqns.append(JaxprEqn(prim, ins, eqn.outvars, eqn.params, eqn.source_info))
+            continue
         eqns.append(JaxprEqn(prim, ins, eqn.outvars, eqn.params, eqn.source_info))
     outvars = [_subst(env, a) for a in j.outvars]
     return ClosedJaxpr(Jaxpr(new_constvars, j.invars, outvars, eqns), new_consts)

@@ -277,3 +277,17 @@ def test_results_that_may_alias_an_input_are_never_written_into(fn):
     before = np.asarray(x).copy()
     np.testing.assert_array_equal(f(x), before * 0.5 + 1.0)
     np.testing.assert_array_equal(x, before)
+
+
+def test_sums_of_zero_padded_pieces_add_into_regions():
+    def f(x):  # the gradient of split pieces is a sum of zero pads
+        a, b, c, d = jnp.split(x, 4, axis=1)
+        return jnp.sum(jnp.sin(a) * jnp.cos(b) + c * d)
+
+    x = jnp.arange(24.0).reshape(3, 8) / 10
+    g = jax.jit(jax.grad(f))
+    source = g.lower(x).compile().as_text()
+    assert "np.zeros((3, 8)" in source and source.count("] += ") == 3
+    assert "_pad" not in source
+    np.testing.assert_allclose(g(x), jax.grad(f)(x), rtol=1e-6)
+    np.testing.assert_array_equal(x, (np.arange(24.0).reshape(3, 8) / 10).astype(np.float32))
