@@ -173,6 +173,9 @@ def _pe_scan(self: PartialEvalInterpreter, args, params):
     with core.interpreter_context(self.parent):
         known, invariant = _hoist_invariant_residuals(known, num_res,
                                                       pick(consts, u_consts, False))
+    known, forwarded = _forward_xs_residuals(
+        known, num_res, invariant, len(pick(consts, u_consts, False)) +
+        len(pick(carry, u_carry, False)), pick(xs, u_xs, False))
     k_out_carry = [not u for u in out_u[:num_carry]]
     num_k_carry = sum(k_out_carry)
     num_k_ys = sum(not u for u in out_u[num_carry:])
@@ -184,6 +187,8 @@ def _pe_scan(self: PartialEvalInterpreter, args, params):
     k_carry_out = k_outs[:num_k_carry]
     k_ys = k_outs[num_k_carry:num_k_carry + num_k_ys]
     stacked = iter(k_outs[num_k_carry + num_k_ys:])
+    var_values = [forwarded[i] if i in forwarded else next(stacked)
+                  for i in range(num_res) if i not in invariant]
     # The unknown body takes (residuals, unknown inputs); scan wants (consts, carry, xs):
     # loop-invariant residuals are constants, the others per-iteration inputs (xs).
     n_uc, n_ucar = sum(u_consts), sum(u_carry)
@@ -197,7 +202,7 @@ def _pe_scan(self: PartialEvalInterpreter, args, params):
                               [u_avals[i] for i in in_order])
     u_outs = _bind_scan(unknown_body, [invariant[i] for i in inv_idx] +
                         pick(consts, u_consts, True), pick(carry, u_carry, True),
-                        [next(stacked) for _ in var_idx] + pick(xs, u_xs, True), length,
+                        var_values + pick(xs, u_xs, True), length,
                         reverse, stage_in=self)
     u_carry_out, u_ys = u_outs[:n_ucar], u_outs[n_ucar:]
     carry_out, ys = [], []
@@ -210,6 +215,30 @@ def _pe_scan(self: PartialEvalInterpreter, args, params):
 
 
 scan_p.def_rule("partial_eval", _pe_scan)
+
+
+def _forward_xs_residuals(known, num_res, invariant, num_leading, known_xs):
+    """Residuals that are just the known body's per-iteration inputs (its xs) are not
+    stacked again: the unknown scan reads the original xs. Returns the known body without
+    those outputs and {residual index: xs value}."""
+    from didax._src.ir import ClosedJaxpr, Jaxpr
+
+    j = known.jaxpr
+    # the residual outputs still present (invariant ones were removed), in order
+    remaining = [i for i in range(num_res) if i not in invariant]
+    n_out = len(j.outvars) - len(remaining)
+    xs_vars = {v: x for v, x in zip(j.invars[num_leading:], known_xs)}
+    forwarded = {}
+    keep = []
+    for i, r in zip(remaining, j.outvars[n_out:]):
+        if r in xs_vars:
+            forwarded[i] = xs_vars[r]
+        else:
+            keep.append(r)
+    if not forwarded:
+        return known, forwarded
+    return (ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.outvars[:n_out] + keep, j.eqns),
+                        known.consts), forwarded)
 
 
 def _hoist_invariant_residuals(known, num_res, known_consts):
