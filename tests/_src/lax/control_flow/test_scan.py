@@ -235,3 +235,21 @@ def test_associative_scan_and_fori_loop_with_traced_bounds():
 def test_check_grads_through_fori_loop():
     f = lambda x: lax.fori_loop(0, 4, lambda i, v: jnp.sin(v) * x + i, x)  # noqa: E731
     check_grads(f, (np.array([0.3, 0.6]),), order=2)
+
+
+def test_reverse_mode_does_not_stack_invariant_or_forwarded_residuals():
+    def loss(w, xs):
+        def body(c, x):
+            return c + jnp.sum(jnp.sin(x * w)), None  # residuals: cos(x*w) (per step), x, w
+        return lax.scan(body, 0.0, xs)[0]
+
+    w, xs = jnp.float32(0.5), jnp.linspace(0.0, 1.0, 12).reshape(4, 3)
+    closed = jax.make_jaxpr(jax.grad(loss))(w, xs)
+    scans = [e for e in closed.eqns if e.primitive.name == "scan"]
+    forward, backward = scans
+    # the forward scan stacks only cos(x * w): w is passed once, x read from xs itself
+    stacked = [v for v in forward.outvars if v.aval.shape[:1] == (4,)]
+    assert len(stacked) == 1
+    assert any(a is closed.jaxpr.invars[1] for a in backward.invars)
+    np.testing.assert_allclose(jax.grad(loss)(w, xs),
+                               np.sum(np.cos(np.asarray(xs) * 0.5) * np.asarray(xs)), rtol=1e-5)
