@@ -182,9 +182,10 @@ def saved_residuals(fun, *args, **kwargs) -> list[tuple[core.ShapedArray, str]]:
 
 def _remat_batch(size, vals, dims, *, call, name, num_primals, out_avals):
     from didax._src.api import vmap
+    from didax._src.interpreters.batching import rule_axis_name
 
     outs = vmap(lambda *a: _tangent_of(call, a[:num_primals], a[num_primals:]),
-                in_axes=tuple(dims), axis_size=size)(*vals)
+                in_axes=tuple(dims), axis_size=size, axis_name=rule_axis_name())(*vals)
     return outs, [0] * len(outs)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from didax._src import core
 from didax._src.core import Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters import batching
 from didax._src.interpreters.batching import BatchInterpreter, moveaxis
 from didax._src.interpreters.jvp import JVPInterpreter
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
@@ -436,7 +437,8 @@ def _custom_lin_batch(size, vals, dims, *, num_res, bwd, in_avals, out_avals):
         return _custom_lin_forward(args[:num_res], args[num_res:], bwd=bwd, in_avals=in_avals,
                                    out_avals=out_avals)
 
-    outs = vmap(forward, in_axes=tuple(dims), axis_size=size)(*vals)
+    outs = vmap(forward, in_axes=tuple(dims), axis_size=size,
+                axis_name=batching.rule_axis_name())(*vals)
     return outs, [0] * len(outs)
 
 
@@ -451,16 +453,16 @@ def _batch_custom_jvp(self: BatchInterpreter, fn, args):
     from didax._src.api import vmap
 
     vals, dims = zip(*[self.unpack(x) for x in args]) if args else ((), ())
-    if all(d is None for d in dims):
+    if all(d is None for d in dims) and self.axis_name is None:  # (else: collectives inside)
         return self.run_in_parent("process_custom_jvp", fn, list(vals))
-    size = self.axis_size
+    size, name = self.axis_size, self.axis_name  # (a named axis: its collectives resolve)
 
     def call(*xs):
-        return vmap(fn.call, in_axes=dims, axis_size=size)(*xs)
+        return vmap(fn.call, in_axes=dims, axis_size=size, axis_name=name)(*xs)
 
     def jvp(primals, tangents):
         p_out, t_out = vmap(lambda p, t: tuple(map(list, fn.jvp(p, t))),
-                            in_axes=(list(dims), list(dims)), axis_size=size)(
+                            in_axes=(list(dims), list(dims)), axis_size=size, axis_name=name)(
             list(primals), list(tangents))
         return p_out, t_out
 
@@ -474,20 +476,21 @@ def _batch_custom_vjp(self: BatchInterpreter, fn, args):
     from didax._src.lax.reduction import reduce_sum
 
     vals, dims = zip(*[self.unpack(x) for x in args]) if args else ((), ())
-    if all(d is None for d in dims):
+    if all(d is None for d in dims) and self.axis_name is None:  # (else: collectives inside)
         return self.run_in_parent("process_custom_vjp", fn, list(vals))
-    size = self.axis_size
+    size, name = self.axis_size, self.axis_name  # (a named axis: its collectives resolve)
 
     def call(*xs):
-        return vmap(fn.call, in_axes=dims, axis_size=size)(*xs)
+        return vmap(fn.call, in_axes=dims, axis_size=size, axis_name=name)(*xs)
 
     def fwd(*xs):
         outs, res = vmap(lambda *a: tuple(map(list, fn.fwd(*a))), in_axes=dims,
-                         axis_size=size)(*xs)
+                         axis_size=size, axis_name=name)(*xs)
         return outs, res
 
     def bwd(res, cts):
-        cts_in = vmap(lambda r, c: fn.bwd(r, c), axis_size=size)(list(res), list(cts))
+        cts_in = vmap(lambda r, c: fn.bwd(r, c), axis_size=size, axis_name=name)(
+            list(res), list(cts))
         # Cotangents take their inputs' layout: summed where an input was not batched.
         return [reduce_sum(c, (0,)) if d is None else moveaxis(c, 0, d)
                 for c, d in zip(cts_in, dims)]

@@ -12,7 +12,8 @@ LINEAR = {
     "neg", "add", "sub", "add_any", "real", "imag", "conj", "complex", "convert_element_type",
     "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "transpose", "rev", "pad",
     "concatenate", "slice", "reduce_sum", "cumsum", "dynamic_slice", "dynamic_update_slice",
-    "gather", "scatter-add", "copy",
+    "gather", "scatter-add", "copy", "reduce_window_sum", "select_and_gather_add",
+    "select_and_scatter_add", "split", "scatter-sub",
 }
 
 PRIMITIVES = sorted(core.all_primitives.items())

@@ -4,8 +4,15 @@ A batch tracer carries a value with one extra dimension, `bdim` (or `None` when 
 does not vary over the batch). Each primitive's batching rule maps batched operands to a
 batched result, moving batch dimensions only when it has to; helpers cover the common
 families (elementwise, reductions). Values of other interpreters are unbatched constants.
+
+A `vmap` with an `axis_name` binds that name for collectives (`lax.psum`, `axis_index`...):
+its interpreter runs a collective's batch rule even when the operand is unbatched, and so
+too for a primitive whose sub-jaxprs (a jit call, a loop body) apply one, so that the
+collective meets the axis it names. Rules learn the name from `rule_axis_name()`.
 """
 from __future__ import annotations
+
+import threading
 
 from didax._src import core
 from didax._src.core import Tracer, get_aval
@@ -63,9 +70,19 @@ class BatchInterpreter(core.Interpreter):
         prev = ctx.interp
         ctx.interp = self.parent
         try:
-            if not batched:
+            if not batched and (self.axis_name is None
+                                or not uses_axis_name(prim, params, self.axis_name)):
                 return prim.bind(*vals, **params)
-            out, out_dim = prim.get_rule("batch")(self.axis_size, vals, dims, **params)
+            rule = prim.get_rule("batch")
+            named = _rule_axis.name
+            if named is self.axis_name:  # (the common case: both None)
+                out, out_dim = rule(self.axis_size, vals, dims, **params)
+            else:
+                _rule_axis.name = self.axis_name
+                try:
+                    out, out_dim = rule(self.axis_size, vals, dims, **params)
+                finally:
+                    _rule_axis.name = named
         finally:
             ctx.interp = prev
         if prim.multiple_results:
@@ -84,6 +101,55 @@ class BatchInterpreter(core.Interpreter):
             self.check_foreign(x)
         return x, None
 
+
+# --------------------------------------------------------------------------------------
+# Named axes: what collectives see
+
+
+class _RuleAxis(threading.local):
+    name = None  # the axis name of the vmap whose batch rule is running
+
+
+_rule_axis = _RuleAxis()
+
+
+def rule_axis_name():
+    """The axis name (or None) of the vmap running the current batch rule; rules that
+    batch a sub-jaxpr batch it under the same name, so its collectives resolve."""
+    return _rule_axis.name
+
+
+# Collective primitives -> the parameter holding the axis names they act over (a name or
+# a tuple of names); filled in by didax._src.lax.parallel.
+collective_axes: dict = {}
+
+
+def uses_axis_name(prim, params, name) -> bool:
+    """Whether an application of `prim` acts over the named axis `name`, itself or in a
+    sub-jaxpr (a jit call or loop body whose collectives must meet this vmap)."""
+    key = collective_axes.get(prim)
+    if key is not None:
+        names = params[key]
+        return name in names if type(names) is tuple else names == name
+    from didax._src.ir import subjaxprs
+
+    return any(_jaxpr_uses_axis_name(j, name) for j in subjaxprs(params))
+
+
+def _jaxpr_uses_axis_name(jaxpr, name) -> bool:
+    return any(uses_axis_name(e.primitive, e.params, name) for e in jaxpr.eqns)
+
+
+def axis_frames():
+    """The named axes bound where this is called, innermost first: (name, size) pairs,
+    from the vmaps enclosing the current interpreter."""
+    frames = []
+    interp = core.current_interpreter()
+    while interp is not None:
+        if isinstance(interp, BatchInterpreter) and interp.axis_name is not None:
+            frames.append((interp.axis_name, interp.axis_size))
+        interp = interp.parent
+    return frames
 
 
 # --------------------------------------------------------------------------------------
@@ -221,7 +287,8 @@ def batch_jaxpr(closed, axis_size: int, in_dims):
 def batch_jaxpr_outs(closed, axis_size: int, in_dims, force_out=False):
     """Like `batch_jaxpr`, but outputs that do not depend on a batched input stay unbatched
     unless forced (`force_out`: a bool, or one per output). Returns the jaxpr and which
-    outputs are batched (along axis 0)."""
+    outputs are batched (along axis 0). Called from a batch rule, the jaxpr is batched
+    under that vmap's axis name."""
     from didax._src.interpreters.staging import trace_to_jaxpr
     from didax._src.ir import eval_jaxpr
 
@@ -237,7 +304,7 @@ def batch_jaxpr_outs(closed, axis_size: int, in_dims, force_out=False):
     out_batched = []
 
     def fun(*args):
-        interp = core.new_level(BatchInterpreter(axis_size))
+        interp = core.new_level(BatchInterpreter(axis_size, _rule_axis.name))
         with core.transformation(interp):
             outs = eval_jaxpr(closed.jaxpr, closed.consts,
                               *[interp.pack(x, d) for x, d in zip(args, in_dims)])

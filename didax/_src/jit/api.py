@@ -22,6 +22,7 @@ import numpy as np
 from didax._src import core
 from didax._src.config import config, flag_context
 from didax._src.core import Tracer, get_aval
+from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
 from didax._src.jit import emitters
@@ -199,7 +200,7 @@ class JitWrapped:
 
     def _key(self, static, in_tree, avals):
         return (in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), static,
-                *_settings)
+                *_settings, tuple(batching.axis_frames()))  # collectives read the named axes
 
     # tracing ------------------------------------------------------------------------
 
@@ -258,8 +259,10 @@ class JitWrapped:
         return entry, flat
 
     def _explain(self, old, new) -> str:
-        o_tree, o_types, o_static, o_x64, o_nans, _ = old
-        n_tree, n_types, n_static, n_x64, n_nans, _ = new
+        o_tree, o_types, o_static, o_x64, o_nans, _, o_axes = old
+        n_tree, n_types, n_static, n_x64, n_nans, _, n_axes = new
+        if o_axes != n_axes:
+            return f"the named vmap axes (name, size) changed from {o_axes} to {n_axes}"
         if o_x64 != n_x64:
             return f"jax_enable_x64 changed from {o_x64} to {n_x64}"
         if o_nans != n_nans:

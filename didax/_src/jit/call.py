@@ -122,7 +122,8 @@ jit_p.def_transpose(_call_transpose)
 
 def _call_batch(size, vals, dims, *, jaxpr, name, donated_invars):
     dims = tuple(dims)
-    new, out_batched = _memo.get(jaxpr, ("batch", size, dims),
+    key = ("batch", size, dims, batching.rule_axis_name())  # the name its collectives meet
+    new, out_batched = _memo.get(jaxpr, key,
                                  lambda: batching.batch_jaxpr_outs(jaxpr, size, list(dims)))
     outs = bind_call(vals, jaxpr=new, name=name)
     return outs, [0 if b else None for b in out_batched]

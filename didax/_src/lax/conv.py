@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from typing import NamedTuple
+from typing import NamedTuple, Union
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -20,7 +20,7 @@ from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.lax.base import any_, check_dtype
 from didax._src.lax.elementwise import convert_element_type
-from didax._src.lax.shape import full, reshape, rev
+from didax._src.lax.shape import full, reshape, rev, transpose
 from didax._src.lax.dot import canonicalize_precision, defbilinear
 
 
@@ -34,6 +34,10 @@ class ConvDimensionNumbers(NamedTuple):
     lhs_spec: tuple
     rhs_spec: tuple
     out_spec: tuple
+
+
+# What `dimension_numbers` of conv_general_dilated may be: None, specs, or layout strings.
+ConvGeneralDilatedDimensionNumbers = Union[tuple[str, str, str], ConvDimensionNumbers, None]
 
 
 def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimensionNumbers:
@@ -120,13 +124,23 @@ def dilate_dim(size: int, dilation: int) -> int:
     return max(1 + dilation * (size - 1), 0)
 
 
-def conv_shape_tuple(lhs_shape, rhs_shape, strides, padding, batch_group_count=1) -> tuple:
+def conv_general_permutations(dimension_numbers) -> tuple:
+    """The (lhs, rhs, out) permutations into the canonical layout for string specs."""
+    return _conv_general_permutations(tuple(dimension_numbers))
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1) -> tuple:
     """Output shape for canonical lhs (N, C, ...) and rhs (O, I, ...) shapes (already
-    dilated), explicit padding pairs, and strides."""
-    padded = [n + lo + hi for n, (lo, hi) in zip(lhs_shape[2:], padding)]
+    dilated), padding pairs (or 'SAME', 'SAME_LOWER', 'VALID'), and strides."""
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(f"Wrong number of explicit pads for convolution: expected "
+                        f"{len(lhs_shape) - 2}, got {len(pads)}.")
+    padded = [n + lo + hi for n, (lo, hi) in zip(lhs_shape[2:], pads)]
     if any(p < 0 for p in padded):
         raise ValueError("Negative padding is larger than the size of the corresponding "
-                         f"dimension: got padding={padding} for lhs_shape[2:]="
+                         f"dimension: got padding={pads} for lhs_shape[2:]="
                          f"{tuple(lhs_shape[2:])}")
     spatial = tuple(max((p - k) // s + 1, 0) for p, k, s in zip(padded, rhs_shape[2:], strides))
     return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + spatial
@@ -500,6 +514,93 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
                                 preferred_element_type=preferred_element_type)
 
 
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                             dimension_numbers) -> tuple:
+    """The output shape of a convolution with string dimension numbers."""
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    out = conv_shape_tuple([lhs_shape[d] for d in lhs_perm], [rhs_shape[d] for d in rhs_perm],
+                           window_strides, padding)
+    return tuple(out[i] for i in np.argsort(out_perm))
+
+
+def _conv_transpose_padding(k: int, s: int, padding) -> tuple:
+    """(before, after) padding of a transposed convolution's dilated input, for kernel size
+    k, stride s and the forward convolution's padding ('SAME', 'VALID' or a pair)."""
+    if padding == "SAME":
+        pad_len = k + s - 2
+        pad_a = k - 1 if s > k - 1 else -(-pad_len // 2)
+    elif padding == "VALID":
+        pad_len = k + s - 2 + max(k - s, 0)
+        pad_a = k - 1
+    elif isinstance(padding, tuple):
+        pads = tuple(k - p - 1 for p in padding)
+        pad_a, pad_len = pads[0], sum(pads)
+    else:
+        raise ValueError(f"Invalid padding mode: {padding}")
+    return pad_a, pad_len - pad_a
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                               dimension_numbers) -> tuple:
+    """The output shape of `conv_transpose` with string dimension numbers."""
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    lhs_t, rhs_t = [lhs_shape[d] for d in lhs_perm], [rhs_shape[d] for d in rhs_perm]
+    if isinstance(padding, str):
+        padding = [_conv_transpose_padding(k, s, padding)
+                   for k, s in zip(rhs_t[2:], window_strides)]
+    space = [(i - 1) * s - k + 2 + sum(p)
+             for i, k, s, p in zip(lhs_t[2:], rhs_t[2:], window_strides, padding)]
+    out = (lhs_t[0], rhs_t[0]) + tuple(space)
+    return tuple(int(out[i]) for i in np.argsort(out_perm))
+
+
+_TRANSPOSE_DEFAULT_SPECS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
+                            4: ("NHWC", "HWIO", "NHWC"), 5: ("NHWDC", "HWDIO", "NHWDC")}
+
+
+def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
+                   transpose_kernel=False, precision=None, preferred_element_type=None,
+                   use_consistent_padding=False):
+    """A fractionally strided convolution (the strides dilate the input), as in
+    keras.layers.Conv2DTranspose; the default layout is channels-last (TensorFlow's).
+
+    'SAME' and 'VALID' (and, with `use_consistent_padding`, explicit pairs) describe the
+    forward convolution's padding; otherwise pairs pad the transposed convolution itself.
+    `transpose_kernel` flips the kernel spatially and swaps its input and output features,
+    which makes this the gradient of the forward convolution with the same kernel.
+    """
+    lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
+    if len(lhs_shape) != len(rhs_shape) or len(lhs_shape) < 2:
+        raise ValueError(f"conv_transpose: lhs and rhs must have the same rank, at least 2, "
+                         f"got shapes {lhs_shape} and {rhs_shape}")
+    ndim = len(lhs_shape)
+    if dimension_numbers is None:
+        if ndim not in _TRANSPOSE_DEFAULT_SPECS:
+            raise ValueError("No 4+ dimensional dimension_number defaults.")
+        dimension_numbers = _TRANSPOSE_DEFAULT_SPECS[ndim]
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    kernel_spatial = [rhs_shape[d] for d in dn.rhs_spec[2:]]
+    rhs_dilation = (1,) * (ndim - 2) if rhs_dilation is None else tuple(rhs_dilation)
+    if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
+        sizes = map(dilate_dim, kernel_spatial, rhs_dilation)
+        per_dim = [padding] * len(strides) if isinstance(padding, str) else [
+            tuple(p) for p in padding]
+        pads = tuple(_conv_transpose_padding(k, s, p) for k, s, p in zip(sizes, strides,
+                                                                          per_dim))
+    else:
+        pads = padding
+    if transpose_kernel:
+        rhs = rev(rhs, tuple(dn.rhs_spec[2:]))
+        perm = list(range(ndim))
+        o, i = dn.rhs_spec[0], dn.rhs_spec[1]
+        perm[o], perm[i] = i, o
+        rhs = transpose(rhs, perm)
+    return conv_general_dilated(lhs, rhs, (1,) * (ndim - 2), pads, lhs_dilation=strides,
+                                rhs_dilation=rhs_dilation, dimension_numbers=dn,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
 # --------------------------------------------------------------------------------------
 # Batching rules (vmap): JAX's `_conv_general_dilated_batch_rule`. The vmapped dimension is
 # reshaped into the batch dimension (lhs batched), the output features (rhs batched), or the
@@ -559,5 +660,7 @@ conv_general_dilated_p.def_batch(_conv_batch)
 
 __all__ = [
     "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
-    "conv_with_general_padding", "padtype_to_pads",
+    "conv_with_general_padding", "padtype_to_pads", "conv_transpose", "conv_shape_tuple",
+    "conv_general_shape_tuple", "conv_transpose_shape_tuple", "conv_general_permutations",
+    "ConvGeneralDilatedDimensionNumbers",
 ]

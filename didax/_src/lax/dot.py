@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -397,4 +398,8 @@ def _dot_general_batch(size, vals, dims, *, dimension_numbers, **params):
 dot_general_p.def_batch(_dot_general_batch)
 
 
-__all__ = ["Precision", "dot_general", "dot", "batch_matmul"]
+# `dimension_numbers` of dot_general: ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
+
+__all__ = ["Precision", "DotDimensionNumbers", "dot_general", "dot", "batch_matmul"]

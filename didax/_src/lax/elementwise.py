@@ -256,6 +256,26 @@ defjvp_zero(not_p)
 population_count_p = unop("population_count", int_, lambda x: np.bitwise_count(x).astype(x.dtype))
 defjvp_zero(population_count_p)
 
+
+def _clz_impl(x):
+    """Leading zeros by binary search on the unsigned bits: at each halving, if the top
+    `shift` bits are zero, count them and shift them out."""
+    bits = 8 * x.dtype.itemsize
+    u = x.astype(np.dtype(f"u{x.dtype.itemsize}"))
+    count = np.zeros(x.shape, x.dtype)
+    shift = bits // 2
+    while shift:
+        top_zero = (u >> np.array(bits - shift, u.dtype)) == 0
+        count += np.where(top_zero, np.array(shift, x.dtype), np.array(0, x.dtype))
+        u = np.where(top_zero, u << np.array(shift, u.dtype), u)
+        shift //= 2
+    count += (u >> np.array(bits - 1, u.dtype) == 0).astype(x.dtype)  # all zero: one more
+    return count
+
+
+clz_p = unop("clz", int_, _clz_impl)
+defjvp_zero(clz_p)
+
 # --------------------------------------------------------------------------------------
 # Binary primitives
 
@@ -334,6 +354,31 @@ defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
        lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
 nextafter_p = binop("nextafter", float_, np.nextafter)
 defjvp_zero(nextafter_p)
+
+
+def _mulhi_impl(x, y):
+    """The high half of the double-width product. Up to 32 bits, a 64-bit product; for 64
+    bits, schoolbook multiplication of 32-bit halves, then the signed correction
+    hi(x * y) = hi_unsigned(x, y) - (y if x < 0) - (x if y < 0) (mod 2**64)."""
+    x, y = np.broadcast_arrays(x, y)
+    bits = 8 * x.dtype.itemsize
+    if bits < 64:
+        wide = np.int64 if x.dtype.kind == "i" else np.uint64
+        return ((x.astype(wide) * y.astype(wide)) >> np.array(bits, wide)).astype(x.dtype)
+    u64 = np.uint64
+    a, b = x.astype(u64), y.astype(u64)
+    mask, k32 = u64(0xFFFFFFFF), u64(32)
+    a_lo, a_hi, b_lo, b_hi = a & mask, a >> k32, b & mask, b >> k32
+    lo_lo, hi_lo, lo_hi = a_lo * b_lo, a_hi * b_lo, a_lo * b_hi
+    middle = (lo_lo >> k32) + (hi_lo & mask) + (lo_hi & mask)
+    hi = a_hi * b_hi + (hi_lo >> k32) + (lo_hi >> k32) + (middle >> k32)
+    if x.dtype.kind == "i":
+        hi = hi - np.where(x < 0, b, u64(0)) - np.where(y < 0, a, u64(0))
+    return hi.astype(x.dtype)
+
+
+mulhi_p = binop("mulhi", int_, _mulhi_impl)
+defjvp_zero(mulhi_p)
 
 # Comparisons and logic: boolean or integer outputs, no derivative.
 eq_p = binop("eq", any_, np.equal, out_dtype=np.bool_)
@@ -520,6 +565,7 @@ imag = _bind1(imag_p)
 conj = _bind1(conj_p)
 bitwise_not = _bind1(not_p)
 population_count = _bind1(population_count_p)
+clz = _bind1(clz_p)
 stop_gradient_prim = _bind1(stop_gradient_p)
 
 add = _bind2(add_p)
@@ -532,6 +578,7 @@ max = _bind2(max_p)  # noqa: A001
 min = _bind2(min_p)  # noqa: A001
 atan2 = _bind2(atan2_p)
 nextafter = _bind2(nextafter_p)
+mulhi = _bind2(mulhi_p)
 polygamma = _bind2(polygamma_p)
 eq = _bind2(eq_p)
 ne = _bind2(ne_p)
@@ -560,6 +607,27 @@ def integer_pow(x, y: int):
 def select_n(which, *cases):
     """`cases[which]` elementwise; a bool `which` picks cases[1] where True."""
     return select_n_p.bind(which, *cases)
+
+
+def select(pred, on_true, on_false):
+    """`on_true` where `pred`, else `on_false`: select_n with its cases the other way round."""
+    return select_n_p.bind(pred, on_false, on_true)
+
+
+def reciprocal(x):
+    """1 / x, as x ** -1 (so integers are rejected, as in JAX)."""
+    return integer_pow(x, -1)
+
+
+def zeta(x, q):
+    """The Hurwitz zeta function sum_k (q + k) ** -x, elementwise on floats of one dtype
+    (scipy.special.zeta's series, which unlike JAX's is differentiable)."""
+    from didax._src.scipy.special import zeta as hurwitz_zeta
+
+    if type(x) in _SCALAR_TYPES or type(q) in _SCALAR_TYPES:
+        x, q = _lift_scalars(x, q)
+    naryop_aval("zeta", (get_aval(x), get_aval(q)), float_)
+    return hurwitz_zeta(x, q)
 
 
 def clamp(min, x, max):  # noqa: A002 - mirrors lax.clamp
@@ -709,9 +777,9 @@ for _p in (neg_p, sign_p, floor_p, ceil_p, round_p, is_finite_p, exp_p, exp2_p, 
            expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p,
            cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, abs_p, erf_p, erfc_p,
            erf_inv_p, lgamma_p, digamma_p, integer_pow_p, square_p, real_p, imag_p, conj_p,
-           not_p, population_count_p, convert_element_type_p, stop_gradient_p):
+           not_p, population_count_p, clz_p, convert_element_type_p, stop_gradient_p):
     batching.defvectorized(_p)
-for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p,
+for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, mulhi_p,
            polygamma_p, complex_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p,
            shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
     batching.defbroadcasting(_p)

@@ -650,6 +650,7 @@ def _scatter_primitive(name, combine, linear=False):
 
 scatter_p = _scatter_primitive("scatter", _replace, linear=True)
 scatter_add_p = _scatter_primitive("scatter-add", np.add.at, linear=True)
+scatter_sub_p = _scatter_primitive("scatter-sub", np.subtract.at, linear=True)
 scatter_mul_p = _scatter_primitive("scatter-mul", np.multiply.at)
 scatter_min_p = _scatter_primitive("scatter-min", np.minimum.at)
 scatter_max_p = _scatter_primitive("scatter-max", np.maximum.at)
@@ -686,6 +687,76 @@ def scatter_add(operand, scatter_indices, updates, dimension_numbers, *,
     """Like `scatter`, but updates are added (duplicates accumulate)."""
     return _bind_scatter(scatter_add_p, add, operand, scatter_indices, updates,
                          dimension_numbers, indices_are_sorted, unique_indices, mode)
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Like `scatter`, but updates are subtracted (duplicates accumulate)."""
+    return _bind_scatter(scatter_sub_p, sub, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
+                  indices_are_sorted=False, unique_indices=False, mode=None):
+    """`func` applied to the elements of `operand` that a scatter of updates of shape
+    `update_shape` would write, once per update that writes there (as XLA applies it).
+
+    A composition: the written elements are gathered, passed through `func` (vmapped, so
+    it sees scalars as in JAX) and scattered back, repeated while some element has updates
+    left; so unlike JAX's it can be differentiated.
+    """
+    from didax._src.api import vmap
+    from didax._src.lax.control_flow.while_loop import while_loop
+    from didax._src.lax.reduction import reduce_max
+
+    dn = _canonical_dnums(ScatterDimensionNumbers, dimension_numbers)
+    mode = GatherScatterMode.from_any(mode)
+    update_shape = tuple(int(d) for d in update_shape)
+    params = dict(indices_are_sorted=bool(indices_are_sorted),
+                  unique_indices=bool(unique_indices), mode=mode)
+    aval = get_aval(operand)
+    if math.prod(update_shape) == 0:
+        return operand
+    hits = scatter_add(full(aval.shape, 0, np.int32), scatter_indices,
+                       full(update_shape, 1, np.int32), dn, **params)
+    hits_per_update = _inverse_gather(hits, scatter_indices, dn, update_shape, mode=mode,
+                                      fill_value=0)
+
+    def apply_once(i, x):
+        values = _inverse_gather(x, scatter_indices, dn, update_shape, mode=mode)
+        flat = reshape(values, (math.prod(update_shape),))
+        applied = reshape(vmap(func)(flat), update_shape)
+        if get_aval(applied).dtype != aval.dtype:
+            raise TypeError(f"scatter_apply: func must return values of the operand's dtype "
+                            f"{aval.dtype.name}, got {get_aval(applied).dtype.name}")
+        return scatter(x, scatter_indices, _select(lt(i, hits_per_update), applied, values),
+                       dn, **params)
+
+    if unique_indices:
+        return apply_once(np.int32(0), operand)
+    rounds = reduce_max(hits, tuple(range(aval.ndim)))
+    _, out = while_loop(lambda c: lt(c[0], rounds),
+                        lambda c: (add(c[0], np.int32(1)), apply_once(*c)),
+                        (np.int32(0), operand))
+    return out
+
+
+def index_take(src, idxs, axes):
+    """src[idxs[0], idxs[1], ...] along `axes` (indices wrap around, Python-style), the
+    indexed dimensions replaced by one leading dimension."""
+    from didax._src.lax.elementwise import rem
+
+    axes = tuple(int(a) for a in axes)
+    shape = get_aval(src).shape
+    indices = concatenate([expand_dims(i, (1,)) for i in idxs], 1)
+    sizes = np.array([shape[a] for a in axes], get_aval(indices).dtype)
+    bound = broadcast_in_dim(sizes, get_aval(indices).shape, (1,))
+    remainder = rem(indices, bound)  # Python's modulo: add the size to negative remainders
+    indices = select_n(lt(remainder, full_like(remainder, 0)), remainder, add(remainder, bound))
+    slice_sizes = [1 if d in axes else n for d, n in enumerate(shape)]
+    dnums = GatherDimensionNumbers(offset_dims=tuple(range(1, len(shape) - len(axes) + 1)),
+                                   collapsed_slice_dims=axes, start_index_map=axes)
+    return gather(src, indices, dnums, slice_sizes, mode=GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *,
@@ -743,6 +814,19 @@ def _scatter_add_jvp(primals, tangents, **params):
 
 
 scatter_add_p.def_jvp(_scatter_add_jvp)
+
+
+def _scatter_sub_jvp(primals, tangents, **params):
+    operand, indices, updates = primals
+    out = scatter_sub_p.bind(operand, indices, updates, **params)
+    g_operand, _, g_updates = tangents
+    if is_zero(g_operand) and is_zero(g_updates):
+        return out, _zero_tangent_of(out)
+    return out, scatter_sub_p.bind(instantiate(g_operand), indices, instantiate(g_updates),
+                                   **params)
+
+
+scatter_sub_p.def_jvp(_scatter_sub_jvp)
 
 
 def _scatter_jvp(primals, tangents, *, update_jaxpr, update_consts, dimension_numbers,
@@ -918,6 +1002,17 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, 
     return [operand_t, None, update_t]
 
 
+def _scatter_sub_transpose(ct, operand, indices, updates, *, dimension_numbers, mode, **_):
+    from didax._src.lax.elementwise import neg
+
+    operand_t = ct if is_undefined(operand) else None
+    update_t = None
+    if is_undefined(updates):
+        update_t = neg(_scatter_updates_transpose(ct, indices, updates.aval, dimension_numbers,
+                                                  mode))
+    return [operand_t, None, update_t]
+
+
 def _scatter_transpose(ct, operand, indices, updates, *, update_jaxpr, update_consts,
                        dimension_numbers, indices_are_sorted, unique_indices, mode):
     """Only with unique indices (as in JAX) is it known which update each place keeps;
@@ -961,6 +1056,7 @@ dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
 dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
 gather_p.def_transpose(_gather_transpose)
 scatter_add_p.def_transpose(_scatter_add_transpose)
+scatter_sub_p.def_transpose(_scatter_sub_transpose)
 scatter_p.def_transpose(_scatter_transpose)
 scatter_mul_p.def_transpose(_scatter_mul_transpose)
 
@@ -1097,7 +1193,8 @@ def _scatter_batch(prim, size, vals, dims, *, dimension_numbers, **params):
 dynamic_slice_p.def_batch(_dynamic_slice_batch)
 dynamic_update_slice_p.def_batch(_dynamic_update_slice_batch)
 gather_p.def_batch(_gather_batch)
-for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+for _p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
+           scatter_max_p):
     _p.def_batch(functools.partial(_scatter_batch, _p))
 
 
@@ -1105,5 +1202,6 @@ __all__ = [
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",
     "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "gather", "scatter",
-    "scatter_add", "scatter_mul", "scatter_min", "scatter_max",
+    "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max", "scatter_apply",
+    "index_take",
 ]

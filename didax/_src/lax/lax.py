@@ -1,4 +1,5 @@
 """Everything `didax.lax` exports: the wrappers of every primitive family."""
+from didax._src import dtypes as _dtypes
 from didax._src.lax.elementwise import *  # noqa: F401,F403
 from didax._src.lax.elementwise import (  # noqa: F401 - names starting with lowercase kept
     abs, max, min, pow, round, select_n, convert_element_type, stop_gradient, integer_pow,
@@ -9,7 +10,15 @@ from didax._src.lax.reduction import *  # noqa: F401,F403
 from didax._src.lax.indexing import *  # noqa: F401,F403
 from didax._src.lax.dot import *  # noqa: F401,F403
 from didax._src.lax.conv import *  # noqa: F401,F403
+from didax._src.lax.parallel import *  # noqa: F401,F403
+from didax._src.lax.windowed import *  # noqa: F401,F403
 from didax._src.lax.control_flow.scan import scan  # noqa: F401
 from didax._src.lax.control_flow.scan import associative_scan, fori_loop, map  # noqa: F401,A004
 from didax._src.lax.control_flow.cond import cond, switch  # noqa: F401
 from didax._src.lax.control_flow.while_loop import while_loop  # noqa: F401
+
+
+def dtype(x):
+    """The canonical dtype of a value, scalar type or dtype-like (float32 for Python floats
+    unless x64 is enabled), as `jax.lax.dtype`."""
+    return _dtypes.dtype(x, canonicalize=True)

@@ -392,6 +392,113 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
 
 
 # --------------------------------------------------------------------------------------
+# split
+
+split_p = core.primitive("split", multiple_results=True)
+
+
+def _split_impl(x, *, sizes, axis):
+    return np.split(x, np.cumsum(sizes)[:-1].tolist(), axis=axis)
+
+
+def _split_aval(x, *, sizes, axis):
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"split: axis {axis} is out of bounds for an operand of shape "
+                         f"{x.shape}")
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
+    if sum(sizes) != x.shape[axis]:
+        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the "
+                         f"operand shape {list(x.shape)}")
+    return [ShapedArray(x.shape[:axis] + (s,) + x.shape[axis + 1:], x.dtype, x.weak_type)
+            for s in sizes]
+
+
+split_p.def_impl(_split_impl)
+split_p.def_abstract_eval(_split_aval)
+deflinear(split_p)
+
+
+def split(operand, sizes, axis=0):
+    """Pieces of `operand` of the given sizes along `axis` (they must add up to its size)."""
+    ndim = get_aval(operand).ndim
+    axis = canonical_axes("split", (axis,), ndim)[0]
+    return split_p.bind(operand, sizes=tuple(int(s) for s in sizes), axis=axis)
+
+
+# --------------------------------------------------------------------------------------
+# Compositions: collapse, stack, unstack, tile, broadcast_like, broadcast_shapes, empty
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """Merges dimensions [start_dimension, stop_dimension) into one (major to minor)."""
+    shape = get_aval(operand).shape
+    lo, hi, _ = _py_slice(start_dimension, stop_dimension).indices(len(shape))
+    if hi < lo:
+        raise ValueError(f"Invalid dimension range passed to collapse: {shape}"
+                         f"[{start_dimension}:{stop_dimension}]")
+    return reshape(operand, shape[:lo] + (math.prod(shape[lo:hi]),) + shape[hi:])
+
+
+def stack(operands, axis=0):
+    """Joins arrays of one shape along a new `axis`."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("stack requires at least one operand")
+    shapes = [get_aval(x).shape for x in operands]
+    if any(s != shapes[0] for s in shapes):
+        raise ValueError(f"All input arrays must have the same shape. Got "
+                         f"{', '.join(map(str, shapes))}.")
+    axis = canonical_axes("stack", (axis,), len(shapes[0]) + 1)[0]
+    return concatenate([expand_dims(x, (axis,)) for x in operands], axis)
+
+
+def unstack(x, axis=0):
+    """The slices of `x` along `axis`, as a tuple of arrays without that axis."""
+    shape = get_aval(x).shape
+    axis = canonical_axes("unstack", (axis,), len(shape))[0]
+    return tuple(squeeze(piece, (axis,)) for piece in split(x, (1,) * shape[axis], axis))
+
+
+def tile(operand, reps):
+    """`operand` repeated reps[i] times along each dimension i."""
+    shape = get_aval(operand).shape
+    reps = tuple(int(r) for r in reps)
+    if len(reps) != len(shape):
+        raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)="
+                        f"{len(reps)} and x.ndim={len(shape)}.")
+    wide = tuple(d for r, n in zip(reps, shape) for d in (r, n))
+    tiled = broadcast_in_dim(operand, wide, tuple(range(1, 2 * len(shape), 2)))
+    return reshape(tiled, tuple(r * n for r, n in zip(reps, shape)))
+
+
+def broadcast_shapes(*shapes):
+    """The shape NumPy broadcasting gives arrays of `shapes`."""
+    shapes = [tuple(int(d) for d in s) for s in shapes]
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
+
+
+def broadcast_like(arr, like_arr):
+    """`arr` broadcast (NumPy-style, adding leading dimensions) to the shape of `like_arr`."""
+    shape = get_aval(like_arr).shape
+    ndim = get_aval(arr).ndim
+    if ndim > len(shape):
+        raise ValueError(f"broadcast_like: cannot broadcast an array of shape "
+                         f"{get_aval(arr).shape} to the lower-rank shape {shape}")
+    return broadcast_in_dim(arr, shape, tuple(range(len(shape) - ndim, len(shape))))
+
+
+def empty(shape, dtype, *, out_sharding=None):
+    """An array of `shape` and `dtype` whose values do not matter (zeros here, as on XLA's
+    CPU backend)."""
+    shape = (shape,) if isinstance(shape, int) else shape
+    return full(shape, 0, dtype)
+
+
+# --------------------------------------------------------------------------------------
 # iota
 
 iota_p = core.primitive("iota")
@@ -500,6 +607,14 @@ concatenate_p.def_transpose(_concatenate_transpose)
 slice_p.def_transpose(_slice_transpose)
 
 
+def _split_transpose(cts, x, *, sizes, axis):
+    pieces = [full(ct.aval.shape, 0, ct.aval.dtype) if core.is_zero(ct) else ct for ct in cts]
+    return [concatenate(pieces, axis)]
+
+
+split_p.def_transpose(_split_transpose)
+
+
 # --------------------------------------------------------------------------------------
 # Batching rules (vmap): the batch dimension goes first, or stays put where that is free.
 
@@ -591,8 +706,17 @@ slice_p.def_batch(_slice_batch)
 iota_p.mark_absent("batch", "iota has no operands, so it is never batched")
 
 
+def _split_batch(size, vals, dims, *, sizes, axis):
+    (x,), (d,) = vals, dims
+    return split_p.bind(x, sizes=sizes, axis=axis + (d <= axis)), [d] * len(sizes)
+
+
+split_p.def_batch(_split_batch)
+
+
 __all__ = [
     "broadcast_in_dim", "broadcast", "broadcast_to_rank", "full", "reshape", "squeeze",
     "expand_dims", "transpose", "rev", "pad", "concatenate", "slice", "slice_in_dim",
-    "index_in_dim", "iota", "broadcasted_iota",
+    "index_in_dim", "iota", "broadcasted_iota", "split", "collapse", "stack", "unstack", "tile",
+    "broadcast_shapes", "broadcast_like", "empty",
 ]

@@ -249,6 +249,7 @@ for _name, _dtypes in [
 unary("erf_inv", FLOAT, lo=-1.0, hi=1.0)
 unary("not", INT_BOOL, fn=lax.bitwise_not)
 unary("population_count", INT, lo=-(2 ** 31), hi=2 ** 32 - 1)
+unary("clz", INT + (np.dtype("int8"), np.dtype("uint16")), lo=-(2 ** 31), hi=2 ** 32 - 1)
 
 for _name, _dtypes in [
     ("add", NUM), ("sub", NUM), ("mul", NUM), ("div", NUM), ("rem", REAL), ("pow", INEXACT),
@@ -263,6 +264,7 @@ binary("xor", INT_BOOL, fn=lax.bitwise_xor, lo=-100, hi=100)
 binary("shift_left", INT, lo=-1000, hi=1000, y_lo=-3, y_hi=40)
 binary("shift_right_arithmetic", INT, lo=-1000, hi=1000, y_lo=-3, y_hi=40)
 binary("shift_right_logical", INT, lo=-1000, hi=1000, y_lo=-3, y_hi=40)
+binary("mulhi", INT + (np.dtype("int8"),), lo=-(2 ** 31), hi=2 ** 32 - 1)
 
 
 @case("polygamma")
@@ -421,6 +423,17 @@ def _(data):
     return (lambda x: lax.slice(x, starts, limits, strides)), (x,)
 
 
+@case("split")
+def _(data):
+    s = draw_shape(data, min_dims=1)
+    axis = draw_axis(data, s)
+    n = s[axis]
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=3), label="cuts"))
+    sizes = [b - a for a, b in zip([0] + cuts, cuts + [n])]
+    x = draw_array(data, draw_dtype(data, ANY), s)
+    return (lambda x: lax.split(x, sizes, axis)), (x,)
+
+
 @case("iota")
 def _(data):
     dtype = draw_dtype(data, REAL + (U32,))
@@ -514,6 +527,80 @@ scatter_case("scatter-add:drop", "add", NUM, mode="drop")
 scatter_case("scatter-mul", "multiply", NUM)
 scatter_case("scatter-min", "min", ORDERED)
 scatter_case("scatter-max", "max", ORDERED)
+
+
+@case("scatter-sub")
+def _(data):
+    x, idx = draw_indexed(data, max_dims=2)
+    x = x.astype(draw_dtype(data, NUM))
+    u = draw_array(data, x.dtype, idx.shape + x.shape[1:], label="updates")
+    dn = lax.ScatterDimensionNumbers(
+        update_window_dims=tuple(range(idx.ndim, idx.ndim + x.ndim - 1)),
+        inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    mode = data.draw(st.sampled_from(["clip", "drop"]), label="mode")
+    return (lambda x, i, u: lax.scatter_sub(x, i[..., None], u, dn, mode=mode)), (x, idx, u)
+
+
+# Windowed reductions ---------------------------------------------------------------------
+
+
+def draw_window(data, ndim):
+    """reduce_window's geometry: window, strides, padding (a string or pairs, some
+    negative) and both dilations."""
+    sizes = st.tuples(*[st.integers(1, 3)] * ndim)
+    pairs = st.tuples(*[st.tuples(st.integers(-1, 2), st.integers(-1, 2))] * ndim)
+    return dict(window_dimensions=data.draw(sizes, label="window"),
+                window_strides=data.draw(st.tuples(*[st.integers(1, 2)] * ndim), label="strides"),
+                padding=data.draw(st.one_of(st.sampled_from(["VALID", "SAME"]), pairs),
+                                  label="padding"),
+                base_dilation=data.draw(st.tuples(*[st.integers(1, 2)] * ndim), label="base"),
+                window_dilation=data.draw(st.tuples(*[st.integers(1, 2)] * ndim),
+                                          label="window dilation"))
+
+
+WINDOW_MONOIDS = {"reduce_window_sum": (lax.add, lambda dtype: 0),
+                  "reduce_window_max": (lax.max, lambda dtype: False if dtype.kind == "b" else
+                                        np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf),
+                  "reduce_window_min": (lax.min, lambda dtype: True if dtype.kind == "b" else
+                                        np.iinfo(dtype).max if dtype.kind in "iu" else np.inf)}
+
+
+def draw_windowed(data, prim, dtypes):
+    """A reduce_window binding `prim` (its identity as the initial value), and an operand."""
+    s = draw_shape(data, min_dims=1, max_side=4)
+    x = draw_array(data, draw_dtype(data, dtypes), s, specials=True)
+    computation, identity = WINDOW_MONOIDS[prim]
+    init = np.asarray(identity(x.dtype), x.dtype)
+    window = draw_window(data, len(s))
+    return (lambda x: lax.reduce_window(x, init, computation, **window)), x
+
+
+@case("reduce_window_sum")
+def _(data):
+    f, x = draw_windowed(data, "reduce_window_sum", NUM)
+    return f, (x,)
+
+
+for _name in ("reduce_window_max", "reduce_window_min"):
+    @case(_name)
+    def _(data, _name=_name):
+        f, x = draw_windowed(data, _name, ORDERED)
+        return f, (x,)
+
+
+@case("select_and_gather_add")
+def _(data):
+    f, x = draw_windowed(data, data.draw(st.sampled_from(["reduce_window_max",
+                                                          "reduce_window_min"])), FLOAT)
+    t = draw_array(data, x.dtype, x.shape, label="tangent")
+    return (lambda x, t: jax.jvp(f, (x,), (t,))), (x, t)
+
+
+@case("select_and_scatter_add")
+def _(data):
+    f, x = draw_windowed(data, data.draw(st.sampled_from(["reduce_window_max",
+                                                          "reduce_window_min"])), FLOAT)
+    return jax.grad(lambda x: jnp.sum(jnp.sin(f(x)))), (x,)
 
 
 # Reductions, cumulative operations, sorting ------------------------------------------------
@@ -901,6 +988,18 @@ def _(data):
 EXEMPT: dict[str, str] = {
     # primitive name -> why no jit case can reach it (none so far: every primitive has one)
 }
+
+# --- Collectives over named vmap axes (lax/parallel.py) ---
+# A collective exists only inside a vmap naming its axis, and that vmap resolves it while
+# tracing (into reductions, slices, transposes...), so no jaxpr jit compiles holds one.
+# jit(vmap(f)), vmap(jit(f)) and their gradients are compared with eager values in
+# tests/_src/lax/test_parallel.py.
+_COLLECTIVE_REASON = ("resolved by the vmap naming its axis before jit compiles; jit with "
+                      "collectives is tested in tests/_src/lax/test_parallel.py")
+EXEMPT.update({name: _COLLECTIVE_REASON for name in (
+    "psum", "pmax", "pmin", "axis_index", "all_gather", "reduce_scatter", "ppermute",
+    "all_to_all")})
+# --- end of collectives ---
 
 # Primitives whose results are effects, not values: compared by their own tests below.
 # Covered by their own jit tests (tests/_src/jit/test_api.py, tests/_src/test_callback.py).
