@@ -429,12 +429,13 @@ def _axes_for_leaves(name, axes, tree, what):
 
 
 def _canonical_axis(axis, ndim, where):
+    """`axis` of a value whose rank is `ndim + 1` (with the mapped axis), made non-negative."""
     if not isinstance(axis, int):
         raise TypeError(f"vmap axes must be integers or None, got {axis!r} for {where}")
     if not -ndim - 1 <= axis <= ndim:
         raise ValueError(f"vmap was requested to map {where} along axis {axis}, which implies "
                          f"that its rank should be at least {max(axis + 1, -axis)}, but it "
-                         f"is only {ndim}")
+                         f"is only {ndim + 1}")
     return axis % (ndim + 1) if axis < 0 else axis
 
 

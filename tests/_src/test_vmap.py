@@ -192,3 +192,8 @@ def test_jacobians_are_one_batched_pass():
         assert names.count("sin") == 1, names  # no loop over the 4 basis vectors
     np.testing.assert_allclose(np.asarray(jax.jacfwd(f)(x)), np.asarray(jax.jacrev(f)(x)),
                                rtol=1e-6)
+
+
+def test_out_of_range_axis_error_states_the_rank():
+    with pytest.raises(ValueError, match=r"at least 2, but it is only 1"):
+        jax.vmap(lambda x: x, in_axes=1)(jnp.ones(3))
