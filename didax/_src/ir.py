@@ -7,6 +7,7 @@ differentiated, staged or evaluated again (the round trip of the seed document).
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -119,6 +120,21 @@ class ClosedJaxpr:
 
     def __call__(self, *args):
         return eval_jaxpr(self.jaxpr, self.consts, *args)
+
+
+_derived: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def derived(closed: ClosedJaxpr, key, make):
+    """What `make()` derives from `closed` (a transformed jaxpr, compiled code...), made
+    once per `key` and kept as long as the jaxpr lives."""
+    table = _derived.get(closed)
+    if table is None:
+        table = _derived[closed] = {}
+    found = table.get(key)
+    if found is None:
+        found = table[key] = make()
+    return found
 
 
 def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:

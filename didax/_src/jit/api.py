@@ -310,19 +310,14 @@ class JitWrapped:
                 entry = self._fast.get(tuple(key))
                 if entry is not None:
                     self._hits += 1
-                    outs = entry.executable.run(*[
+                    outs = _run(entry.executable, entry.out_avals, [
                         x._value if type(x) is core.Array else np.asarray(x, a.dtype)
                         for x, a in zip(args, entry.jaxpr.in_avals)])
-                    from_numpy = core.Array.from_numpy
-                    outs = [from_numpy(o, a) for o, a in zip(outs, entry.out_avals)]
-                    if entry.single:
-                        return outs[0]
-                    return tree_unflatten(entry.out_tree, outs)
+                    return outs[0] if entry.single else tree_unflatten(entry.out_tree, outs)
         entry, flat = self._trace(args, kwargs)
         if core._ctx.interp is core.eval_interpreter and not entry.hoisted:
-            exe = entry.executable
-            if exe is None:
-                exe = entry.executable = compiled_for(entry.jaxpr, self._name)
+            if entry.executable is None:
+                entry.executable = compiled_for(entry.jaxpr, self._name)
             vals = []
             for x in flat:
                 if type(x) is core.Array:
@@ -331,9 +326,7 @@ class JitWrapped:
                     raise core.escaped_tracer_error(x)
                 else:
                     vals.append(np.asarray(x, get_aval(x).dtype))
-            outs = exe.run(*vals)
-            from_numpy = core.Array.from_numpy
-            outs = [from_numpy(o, a) for o, a in zip(outs, entry.out_avals)]
+            outs = _run(entry.executable, entry.out_avals, vals)
             if (self._simple and not kwargs and len(flat) == len(args)
                     and all(type(x) in (core.Array, float, int) for x in args)):
                 self._fast[(_settings, *(x.aval if type(x) is core.Array else type(x)
@@ -371,6 +364,13 @@ class JitWrapped:
         self._last_key = None
 
 
+def _run(executable, out_avals, vals):
+    """Runs generated code on NumPy values; its outputs as Arrays of the traced types (the
+    optimised jaxpr may have forwarded an output to a value of another weak type)."""
+    from_numpy = core.Array.from_numpy
+    return [from_numpy(o, a) for o, a in zip(executable.run(*vals), out_avals)]
+
+
 class _Absent:
     def __repr__(self):
         return "<absent>"
@@ -406,42 +406,40 @@ class Traced:
         self.out_tree = out_tree
 
     def lower(self) -> Lowered:
-        return Lowered(optimize(self.jaxpr), self.name, self.out_tree)
+        return Lowered(optimize(self.jaxpr), self.name, self.out_tree, self.jaxpr.out_avals)
 
 
 class Lowered:
     """The optimised jaxpr of a jitted function; `compile()` generates its Python code."""
 
-    def __init__(self, jaxpr, name, out_tree):
+    def __init__(self, jaxpr, name, out_tree, out_avals):
         self.jaxpr = jaxpr
         self.name = name
         self.out_tree = out_tree
+        self.out_avals = out_avals
 
     def as_text(self) -> str:
         return str(self.jaxpr)
 
     def compile(self) -> Compiled:
         exe = compile_jaxpr(self.jaxpr, self.name, bool(config.jax_debug_nans), optimized=True)
-        return Compiled(exe, self.out_tree)
+        return Compiled(exe, self.out_tree, self.out_avals)
 
 
 class Compiled:
     """Generated Python source and the function compiled from it (called with the
     dynamic arguments, in the signature it was lowered for)."""
 
-    def __init__(self, executable, out_tree):
+    def __init__(self, executable, out_tree, out_avals):
         self.executable = executable
         self.out_tree = out_tree
+        self.out_avals = out_avals
 
     def as_text(self) -> str:
         return self.executable.source
 
     def __call__(self, *args, **kwargs):
         flat, _ = tree_flatten((args, kwargs))
-        avals = self.executable.jaxpr.in_avals
         vals = [x._value if type(x) is core.Array else np.asarray(x, a.dtype)
-                for x, a in zip(flat, avals)]
-        outs = self.executable.run(*vals)
-        outs = [core.Array.from_numpy(o, a)
-                for o, a in zip(outs, self.executable.jaxpr.out_avals)]
-        return tree_unflatten(self.out_tree, outs)
+                for x, a in zip(flat, self.executable.jaxpr.in_avals)]
+        return tree_unflatten(self.out_tree, _run(self.executable, self.out_avals, vals))

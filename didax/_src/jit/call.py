@@ -10,8 +10,6 @@ derivative once, not on every call.
 """
 from __future__ import annotations
 
-import weakref
-
 from didax._src import core
 from didax._src.core import Zero
 from didax._src.interpreters import batching
@@ -19,6 +17,7 @@ from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
+from didax._src.ir import derived
 
 jit_p = core.primitive("jit", multiple_results=True)
 jit_p.pp_hidden = {"donated_invars": lambda d: not any(d)}
@@ -26,23 +25,6 @@ jit_p.pp_first = ("name",)  # JAX prints `name=` first, then the other parameter
 jit_p.pp_same_names = "jaxpr"  # inner variables take the names of the operands bound to them
 
 
-class _Memo:
-    """Results of transforming a jaxpr, kept as long as the jaxpr lives."""
-
-    def __init__(self):
-        self._tables = weakref.WeakKeyDictionary()
-
-    def get(self, closed, key, make):
-        table = self._tables.get(closed)
-        if table is None:
-            table = self._tables[closed] = {}
-        found = table.get(key)
-        if found is None:
-            found = table[key] = make()
-        return found
-
-
-_memo = _Memo()
 
 
 def bind_call(args, *, jaxpr, name, donated_invars=None, stage_in=None):
@@ -76,7 +58,7 @@ jit_p.def_abstract_eval(_call_aval)
 
 def _call_jvp(primals, tangents, *, jaxpr, name, donated_invars):
     nonzeros = tuple(type(t) is not Zero for t in tangents)
-    new, out_nz = _memo.get(jaxpr, ("jvp", nonzeros),
+    new, out_nz = derived(jaxpr, ("jvp", nonzeros),
                             lambda: jvp_interp.jvp_jaxpr(jaxpr, list(nonzeros)))
     outs = bind_call(list(primals) + [t for t in tangents if type(t) is not Zero],
                      jaxpr=new, name=name)
@@ -93,7 +75,7 @@ jit_p.def_jvp(_call_jvp)
 def _call_partial_eval(self, args, params):
     jaxpr, name = params["jaxpr"], params["name"]
     unknowns = tuple(type(x) is StagingTracer and x._interp is self for x in args)
-    known, unknown, out_u, nres = _memo.get(jaxpr, ("pe", unknowns),
+    known, unknown, out_u, nres = derived(jaxpr, ("pe", unknowns),
                                             lambda: partial_eval_jaxpr(jaxpr, list(unknowns)))
     with core.interpreter_context(self.parent):
         k_outs = bind_call([x for x, u in zip(args, unknowns) if not u], jaxpr=known, name=name)
@@ -110,7 +92,7 @@ jit_p.def_rule("partial_eval", _call_partial_eval)
 
 def _call_transpose(cts, *args, jaxpr, name, donated_invars):
     linear = tuple(is_undefined(x) for x in args)
-    new = _memo.get(jaxpr, ("transpose", linear), lambda: transpose_jaxpr(jaxpr, list(linear)))
+    new = derived(jaxpr, ("transpose", linear), lambda: transpose_jaxpr(jaxpr, list(linear)))
     cts = [jvp_interp.instantiate(c) for c in cts]
     outs = iter(bind_call([x for x in args if not is_undefined(x)] + cts, jaxpr=new,
                           name=name))
@@ -123,7 +105,7 @@ jit_p.def_transpose(_call_transpose)
 def _call_batch(size, vals, dims, *, jaxpr, name, donated_invars):
     dims = tuple(dims)
     key = ("batch", size, dims, batching.rule_axis_name())  # the name its collectives meet
-    new, out_batched = _memo.get(jaxpr, key,
+    new, out_batched = derived(jaxpr, key,
                                  lambda: batching.batch_jaxpr_outs(jaxpr, size, list(dims)))
     outs = bind_call(vals, jaxpr=new, name=name)
     return outs, [0 if b else None for b in out_batched]

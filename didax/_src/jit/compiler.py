@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import keyword
 import math
-import weakref
 
 import numpy as np
 
 from didax._src import core
 from didax._src.config import config
 from didax._src.errors import format_source_info
-from didax._src.ir import ClosedJaxpr, DropVar, Literal
+from didax._src.ir import ClosedJaxpr, DropVar, Literal, derived
 from didax._src.jit.passes import optimize
 from didax._src.pretty import _encode_name
 
@@ -30,31 +29,22 @@ from didax._src.pretty import _encode_name
 class Executable:
     """A compiled jaxpr: `run(*numpy_values) -> tuple of numpy values`."""
 
-    __slots__ = ("jaxpr", "source", "run", "name")
+    __slots__ = ("jaxpr", "source", "run")
 
-    def __init__(self, jaxpr, source, run, name):
+    def __init__(self, jaxpr, source, run):
         self.jaxpr = jaxpr
         self.source = source
         self.run = run
-        self.name = name
 
     def __call__(self, *vals):
         return self.run(*vals)
 
 
-_compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def compiled_for(closed: ClosedJaxpr, name: str = "f") -> Executable:
     """The executable for `closed`, compiled once per jaxpr (and debug_nans setting)."""
-    table = _compiled.get(closed)
-    if table is None:
-        table = _compiled[closed] = {}
-    key = bool(config.jax_debug_nans)
-    exe = table.get(key)
-    if exe is None:
-        exe = table[key] = compile_jaxpr(closed, name, debug_nans=key)
-    return exe
+    debug_nans = bool(config.jax_debug_nans)
+    return derived(closed, ("compiled", debug_nans),
+                   lambda: compile_jaxpr(closed, name, debug_nans=debug_nans))
 
 
 def compile_jaxpr(closed: ClosedJaxpr, name: str = "f", debug_nans: bool = False,
@@ -68,7 +58,7 @@ def compile_jaxpr(closed: ClosedJaxpr, name: str = "f", debug_nans: bool = False
     env = dict(module.globals)
     env["__name__"] = "didax._src.jit.generated"  # NumPy's warnings are silenced as for impls
     exec(code, env)
-    return Executable(closed, source, env[fname], fname)
+    return Executable(closed, source, env[fname])
 
 
 def _identifier(name: str) -> str:
@@ -95,17 +85,12 @@ class Module:
 
     def global_name(self, value, hint: str) -> str:
         """Binds `value` as a global of the module under a fresh name made from `hint`."""
-        base = "_" + _identifier(hint)
-        name, i = base, 1
-        while name in self.used_names:
-            i += 1
-            name = f"{base}_{i}"
-        self.used_names.add(name)
+        name = self.fresh_name("_" + _identifier(hint))
         self.globals[name] = value
         return name
 
-    def fresh_function_name(self, hint: str) -> str:
-        base = _identifier(hint)
+    def fresh_name(self, base: str) -> str:
+        """`base`, or `base_2`, `base_3`... whichever no global of the module has yet."""
         name, i = base, 1
         while name in self.used_names:
             i += 1
@@ -117,7 +102,7 @@ class Module:
         """Generates a function for `closed` (optimising it first) and returns its name."""
         if not optimized:
             closed = optimize(closed)
-        fname = self.fresh_function_name(hint)
+        fname = self.fresh_name(_identifier(hint))
         FunctionBuilder(self, closed, fname).build()
         return fname
 
@@ -183,15 +168,15 @@ class FunctionBuilder:
 
     def _analyse(self):
         eqns = self.jaxpr.eqns
-        end = len(eqns)
-        self.last_use: dict = {}
+        self.uses: dict = {}  # variable -> the equations reading it, in order
         for k, eqn in enumerate(eqns):
             for a in eqn.invars:
                 if type(a) is not Literal:
-                    self.last_use[a] = k
+                    self.uses.setdefault(a, []).append(k)
+        self.last_use: dict = {a: ks[-1] for a, ks in self.uses.items()}
         for a in self.jaxpr.outvars:
             if type(a) is not Literal:
-                self.last_use[a] = end
+                self.last_use[a] = len(eqns)
         self.viewed: set = set()  # values some other live value may be a view of
         for eqn in eqns:
             if not _outputs_fresh(eqn):
@@ -206,11 +191,6 @@ class FunctionBuilder:
         from didax._src.jit.emitters import pad_region
 
         eqns = self.jaxpr.eqns
-        uses: dict = {}
-        for k, eqn in enumerate(eqns):
-            for a in eqn.invars:
-                if type(a) is not Literal:
-                    uses.setdefault(a, []).append(k)
         outs = {a for a in self.jaxpr.outvars if type(a) is not Literal}
         self.deferred_pads: dict = {}  # pad output var -> (operand, region text)
         for k, eqn in enumerate(eqns):
@@ -218,7 +198,7 @@ class FunctionBuilder:
             if region is None:
                 continue
             v = eqn.outvars[0]
-            where = uses.get(v, [])
+            where = self.uses.get(v, [])
             if v in outs or len(where) != 1:
                 continue
             user = eqns[where[0]]
@@ -247,48 +227,50 @@ class FunctionBuilder:
             self.line(f"{out}[{region}] += {self.name(x)}")
             return True
         base, (x, region) = (b, pa) if pa is not None else (a, pb)
-        if (type(base) is not Literal and base in self.fresh and base not in self.viewed
-                and self.last_use.get(base) == k):
-            self.fresh.discard(base)
-            self._taken.add(base)
+        if self._reusable(base, k):
+            self._take(base)
             self.line(f"{out} = {self.name(base)}")
         else:
             self.line(f"{out} = {self.typed(base)}.copy()")
         self.line(f"{out}[{region}] += {self.name(x)}")
         return True
 
+    def _reusable(self, a, k: int) -> bool:
+        """Whether `a` holds a buffer this function owns, nothing may view, and that dies at
+        equation `k` (so `k` may write into it)."""
+        return (type(a) is not Literal and a in self.fresh and a not in self.viewed
+                and self.last_use.get(a) == k)
+
+    def _take(self, a):
+        """Hands `a`'s buffer over to the output of the current equation."""
+        self.fresh.discard(a)
+        self._taken.add(a)
+
     def out_buffer(self, k: int, eqn, aval, allow_inputs: bool = True) -> str | None:
         """A dead buffer of `aval`'s type that equation `k` may write its result into."""
-        if aval.shape == () or not self.module_allows_reuse:
+        if aval.shape == ():
             return None
         if allow_inputs:
             for a in eqn.invars:
-                if (type(a) is not Literal and a in self.fresh and a not in self.viewed
-                        and self.last_use.get(a) == k and a.aval.shape == aval.shape
+                if (self._reusable(a, k) and a.aval.shape == aval.shape
                         and a.aval.dtype == aval.dtype):
-                    self.fresh.discard(a)  # handed over to the output
-                    self._taken.add(a)
+                    self._take(a)
                     return self.names[a]
         stack = self.pool.get((aval.shape, aval.dtype))
         if stack:
             return stack.pop()
         return None
 
-    module_allows_reuse = True
-
     def _release(self, k: int, eqn):
-        """After equation `k`: buffers of owned values that died here go to the pool."""
-        for a in set(a for a in eqn.invars if type(a) is not Literal):
-            if (a in self.fresh and a not in self.viewed and self.last_use.get(a) == k
-                    and a not in self._taken):
-                self.fresh.discard(a)
-                self.pool.setdefault((a.aval.shape, a.aval.dtype), []).append(self.names[a])
-        for v in eqn.outvars:
-            if type(v) is DropVar or v not in self.last_use:
-                if v in self.fresh and v not in self.viewed:
-                    self.fresh.discard(v)
-                    self.pool.setdefault((v.aval.shape, v.aval.dtype), []).append(
-                        self.names[v])
+        """After equation `k`: buffers of owned values that died here (or were never read)
+        go to the pool."""
+        dead = [a for a in dict.fromkeys(eqn.invars)  # (in order: the source is deterministic)
+                if self._reusable(a, k) and a not in self._taken]
+        dead += [v for v in eqn.outvars if (type(v) is DropVar or v not in self.last_use)
+                 and v in self.fresh and v not in self.viewed]
+        for a in dead:
+            self.fresh.discard(a)
+            self.pool.setdefault((a.aval.shape, a.aval.dtype), []).append(self.names[a])
 
     # building -----------------------------------------------------------------------
 
