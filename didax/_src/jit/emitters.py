@@ -13,26 +13,31 @@ import numpy as np
 
 from didax._src import core
 from didax._src.lax import lax as _lax  # noqa: F401  (every primitive is registered)
-from didax._src.ir import ClosedJaxpr
-
-
-def _fresh(rule):
-    """Marks a rule whose outputs are always new buffers."""
-    rule.fresh = _always
-    return rule
+from didax._src.ir import ClosedJaxpr, Literal
+from didax._src.jit.compiler import emit_impl_call
 
 
 def _always(eqn) -> bool:
     return True
 
 
-def _fresh_when(predicate):
-    """Marks a rule whose outputs are new buffers for the equations `predicate` accepts (the
-    others fall back to the impl, whose results may alias its operands)."""
-    def mark(rule):
-        rule.fresh = predicate
-        return rule
-    return mark
+def _rule(name, *, when=None, fresh=False):
+    """Registers `fn` as the codegen rule of primitive `name`. Equations `when` rejects call
+    the impl instead. `fresh`: the rule's own statements make new buffers (an impl's results
+    may alias its operands, so a fallback never is)."""
+    def register(fn):
+        if when is None:
+            rule = fn
+        else:
+            def rule(fb, k, eqn, outs):
+                if when(eqn):
+                    return fn(fb, k, eqn, outs)
+                return emit_impl_call(fb, k, eqn, outs)
+        if fresh:
+            rule.fresh = when or _always
+        core.all_primitives[name].def_rule("codegen", rule)
+        return fn
+    return register
 
 
 def _np_name(fb, fn) -> str:
@@ -56,7 +61,6 @@ _FLOAT_OPERATORS = {np.true_divide: "{} / {}"}
 
 
 def _ufunc_rule(ufunc):
-    @_fresh
     def rule(fb, k, eqn, outs):
         out_aval = eqn.outvars[0].aval
         if out_aval.shape == () and all(a.aval.shape == () for a in eqn.invars):
@@ -72,118 +76,42 @@ def _ufunc_rule(ufunc):
     return rule
 
 
-def _ufunc_for_inexact(prim_name, ufunc):
-    """A primitive whose impl is `ufunc` on floating-point and complex operands."""
-    plain = _ufunc_rule(ufunc)
-
-    @_rule(prim_name)
-    @_fresh_when(lambda eqn: eqn.invars[0].aval.dtype.kind in "fc")
-    def rule(fb, k, eqn, outs):
-        if eqn.invars[0].aval.dtype.kind not in "fc":
-            from didax._src.jit.compiler import emit_impl_call
-
-            return emit_impl_call(fb, k, eqn, outs)
-        plain(fb, k, eqn, outs)
-
-    return rule
-
-
 def install_ufunc_rules():
     for prim in list(core.all_primitives.values()):
         if isinstance(prim.impl, np.ufunc) and "codegen" not in prim.rules:
-            prim.def_rule("codegen", _ufunc_rule(prim.impl))
+            _rule(prim.name, fresh=True)(_ufunc_rule(prim.impl))
 
 
-def _rule(name):
-    def register(fn):
-        core.all_primitives[name].def_rule("codegen", fn)
-        return fn
-    return register
+def _inexact(eqn) -> bool:
+    return eqn.invars[0].aval.dtype.kind in "fc"
 
 
-@_rule("logistic")
-@_fresh
-def _logistic(fb, k, eqn, outs):
-    """The impl, whose result is always a new buffer (see lax/elementwise.py)."""
-    from didax._src.jit.compiler import emit_impl_call
-
-    emit_impl_call(fb, k, eqn, outs)
-
-
-_ufunc_for_inexact("div", np.true_divide)
-_ufunc_for_inexact("rem", np.fmod)
-_ufunc_for_inexact("pow", np.power)
+# Primitives whose impl is this ufunc on floating-point and complex operands.
+_rule("div", when=_inexact, fresh=True)(_ufunc_rule(np.true_divide))
+_rule("rem", when=_inexact, fresh=True)(_ufunc_rule(np.fmod))
+_rule("pow", when=_inexact, fresh=True)(_ufunc_rule(np.power))
+# The impl, whose result is always a new buffer (see lax/elementwise.py).
+_rule("logistic", fresh=True)(emit_impl_call)
 
 
 # --------------------------------------------------------------------------------------
 # Rules for common structural and arithmetic primitives
 
 
-@_rule("integer_pow")
-@_fresh_when(lambda eqn: eqn.params["y"] == 2)
-def _integer_pow(fb, k, eqn, outs):
-    y = eqn.params["y"]
-    x = eqn.invars[0]
-    if y != 2:
-        from didax._src.jit.compiler import emit_impl_call
-
-        return emit_impl_call(fb, k, eqn, outs)
+@_rule("integer_pow", when=lambda eqn: eqn.params["y"] == 2, fresh=True)
+def _square(fb, k, eqn, outs):
+    x = fb.name(eqn.invars[0])
+    if eqn.invars[0].aval.shape == ():
+        fb.line(f"{outs[0]} = {x} * {x}")
+        return
     buf = fb.out_buffer(k, eqn, eqn.outvars[0].aval)
     out = f", out={buf}" if buf else ""
-    if x.aval.shape == ():
-        fb.line(f"{outs[0]} = {fb.name(x)} * {fb.name(x)}")
-    else:
-        fb.line(f"{outs[0]} = np.multiply({fb.name(x)}, {fb.name(x)}{out})")
+    fb.line(f"{outs[0]} = np.multiply({x}, {x}{out})")
 
 
-
-def _dot_expr(fb, eqn):
-    """`a @ b` forms of a 2-D (or matrix-vector) dot_general, or None."""
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    lhs, rhs = eqn.invars
-    pet = eqn.params.get("preferred_element_type")
-    if lhs.aval.dtype != rhs.aval.dtype or (pet is not None and pet != lhs.aval.dtype):
-        return None
-    if lb or rb:
-        return None
-    a, b = fb.name(lhs), fb.name(rhs)
-    lc, rc = tuple(lc), tuple(rc)
-    if lhs.aval.ndim == 2 and rhs.aval.ndim == 2:
-        forms = {((1,), (0,)): (a, b), ((0,), (0,)): (f"{a}.T", b),
-                 ((1,), (1,)): (a, f"{b}.T"), ((0,), (1,)): (f"{a}.T", f"{b}.T")}
-        return forms.get((lc, rc))
-    if rc == (0,) and lc == (lhs.aval.ndim - 1,) and rhs.aval.ndim <= 2 and lhs.aval.ndim >= 1:
-        return (a, b)
-    return None
-
-
-def _outer_product(fb, eqn):
-    """A dot_general without contraction is a broadcast product: batch, lhs free, rhs free."""
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    lhs, rhs = eqn.invars
-    if lc or rc or lhs.aval.dtype != rhs.aval.dtype:
-        return None
-    pet = eqn.params.get("preferred_element_type")
-    if pet is not None and pet != lhs.aval.dtype:
-        return None
-    lf = [d for d in range(lhs.aval.ndim) if d not in lb]
-    rf = [d for d in range(rhs.aval.ndim) if d not in rb]
-
-    def arrange(x, batch, free, before, after):
-        name = fb.typed(x)
-        perm = tuple(batch) + tuple(free)
-        if perm != tuple(range(x.aval.ndim)):
-            name = f"{name}.transpose({perm})"
-        shape = ([x.aval.shape[d] for d in batch] + [1] * before
-                 + [x.aval.shape[d] for d in free] + [1] * after)
-        if tuple(shape) != tuple(x.aval.shape[d] for d in perm):
-            name = f"{name}.reshape({tuple(shape)})"
-        return name
-
-    return (arrange(lhs, lb, lf, 0, len(rf)), arrange(rhs, rb, rf, len(lf), 0))
-
-
-def _dot_general_fresh(eqn) -> bool:
+def _dot_as_product(eqn) -> bool:
+    """dot_generals written as `a @ b` (2-D or matrix-vector, either side transposed) or, without
+    contraction, as a broadcast product; in their operands' dtype, with a non-0-d result."""
     if eqn.outvars[0].aval.shape == ():
         return False
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
@@ -201,26 +129,51 @@ def _dot_general_fresh(eqn) -> bool:
     return rc == (0,) and lc == (lhs.aval.ndim - 1,) and rhs.aval.ndim <= 2
 
 
-@_rule("dot_general")
-@_fresh_when(_dot_general_fresh)
-def _dot_general(fb, k, eqn, outs):
-    ab = _dot_expr(fb, eqn)
-    aval = eqn.outvars[0].aval
-    outer = _outer_product(fb, eqn) if ab is None else None
-    if outer is not None:
-        buf = fb.out_buffer(k, eqn, aval, allow_inputs=False)
-        out = f", out={buf}" if buf else ""
-        fb.line(f"{outs[0]} = np.multiply({outer[0]}, {outer[1]}{out})")
-        return
-    if ab is None or aval.shape == ():
-        from didax._src.jit.compiler import emit_impl_call
+def _matmul_operands(fb, eqn):
+    """`a`, `b` of `a @ b` for a dot_general `_dot_as_product` accepts, with contraction."""
+    (lc, rc), _ = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    a, b = fb.name(lhs), fb.name(rhs)
+    if lhs.aval.ndim == 2 and rhs.aval.ndim == 2:
+        return (a if tuple(lc) == (1,) else f"{a}.T", b if tuple(rc) == (0,) else f"{b}.T")
+    return a, b
 
-        return emit_impl_call(fb, k, eqn, outs)
-    buf = fb.out_buffer(k, eqn, aval, allow_inputs=False)
+
+def _broadcast_operands(fb, eqn):
+    """The operands of a dot_general without contraction arranged for a broadcast product:
+    batch dimensions, then lhs free, then rhs free."""
+    _, (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    lf = [d for d in range(lhs.aval.ndim) if d not in lb]
+    rf = [d for d in range(rhs.aval.ndim) if d not in rb]
+
+    def arrange(x, batch, free, before, after):
+        name = fb.typed(x)
+        perm = tuple(batch) + tuple(free)
+        if perm != tuple(range(x.aval.ndim)):
+            name = f"{name}.transpose({perm})"
+        shape = ([x.aval.shape[d] for d in batch] + [1] * before
+                 + [x.aval.shape[d] for d in free] + [1] * after)
+        if tuple(shape) != tuple(x.aval.shape[d] for d in perm):
+            name = f"{name}.reshape({tuple(shape)})"
+        return name
+
+    return arrange(lhs, lb, lf, 0, len(rf)), arrange(rhs, rb, rf, len(lf), 0)
+
+
+@_rule("dot_general", when=_dot_as_product, fresh=True)
+def _dot_general(fb, k, eqn, outs):
+    buf = fb.out_buffer(k, eqn, eqn.outvars[0].aval, allow_inputs=False)
+    (lc, rc), _ = eqn.params["dimension_numbers"]
+    if not lc and not rc:
+        a, b = _broadcast_operands(fb, eqn)
+        fb.line(f"{outs[0]} = np.multiply({a}, {b}{f', out={buf}' if buf else ''})")
+        return
+    a, b = _matmul_operands(fb, eqn)
     if buf:
-        fb.line(f"{outs[0]} = np.matmul({ab[0]}, {ab[1]}, out={buf})")
+        fb.line(f"{outs[0]} = np.matmul({a}, {b}, out={buf})")
     else:
-        fb.line(f"{outs[0]} = {ab[0]} @ {ab[1]}")
+        fb.line(f"{outs[0]} = {a} @ {b}")
 
 
 def _axes(axes) -> str:
@@ -229,22 +182,15 @@ def _axes(axes) -> str:
 
 
 def _reduction(ufunc_name, prim_name, empty_ok):
-    def fallback(eqn):
+    def applies(eqn):
         x = eqn.invars[0]
-        return (x.aval.dtype.kind not in "fc" or (not empty_ok and x.aval.size == 0)
-                or eqn.outvars[0].aval.shape == () or not eqn.params["axes"])
+        return (x.aval.dtype.kind in "fc" and (empty_ok or x.aval.size != 0)
+                and eqn.outvars[0].aval.shape != () and bool(eqn.params["axes"]))
 
-    @_rule(prim_name)
-    @_fresh_when(lambda eqn: not fallback(eqn))
+    @_rule(prim_name, when=applies, fresh=True)
     def rule(fb, k, eqn, outs):
-        x = eqn.invars[0]
-        axes = eqn.params["axes"]
-        if fallback(eqn):
-            from didax._src.jit.compiler import emit_impl_call
-
-            return emit_impl_call(fb, k, eqn, outs)
-        fb.line(f"{outs[0]} = np.{ufunc_name}.reduce({fb.name(x)}, axis={_axes(axes)})")
-    return rule
+        fb.line(f"{outs[0]} = np.{ufunc_name}.reduce({fb.name(eqn.invars[0])}, "
+                f"axis={_axes(eqn.params['axes'])})")
 
 
 _reduction("add", "reduce_sum", True)
@@ -268,22 +214,14 @@ def _broadcast_in_dim(fb, k, eqn, outs):
     fb.line(f"{outs[0]} = np.broadcast_to({src}, {shape})")
 
 
-@_rule("reshape")
+@_rule("reshape", when=lambda eqn: eqn.params.get("dimensions") is None)
 def _reshape(fb, k, eqn, outs):
-    if eqn.params.get("dimensions") is not None:
-        from didax._src.jit.compiler import emit_impl_call
-
-        return emit_impl_call(fb, k, eqn, outs)
     fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.reshape({tuple(eqn.params['new_sizes'])})")
 
 
 @_rule("squeeze")
-def _squeeze(fb, k, eqn, outs):
-    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.reshape({eqn.outvars[0].aval.shape})")
-
-
 @_rule("expand_dims")
-def _expand_dims(fb, k, eqn, outs):
+def _to_out_shape(fb, k, eqn, outs):
     fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.reshape({eqn.outvars[0].aval.shape})")
 
 
@@ -293,29 +231,25 @@ def _transpose(fb, k, eqn, outs):
     fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.transpose({perm})")
 
 
-@_rule("convert_element_type")
+def _plain_conversion(eqn) -> bool:
+    """Conversions `astype` does as the impl does (no complex parts dropped, no float to
+    integer saturation, no test against zero for bool)."""
+    src, dst = eqn.invars[0].aval.dtype, np.dtype(eqn.params["new_dtype"])
+    return (src.kind in "biuf" and dst.kind in "fc") or (src.kind in "biu" and dst.kind in "iu")
+
+
+@_rule("convert_element_type", when=_plain_conversion)
 def _convert(fb, k, eqn, outs):
-    x = eqn.invars[0]
-    src, dst = x.aval.dtype, np.dtype(eqn.params["new_dtype"])
-    simple = (src.kind in "biuf" and dst.kind in "fc") or (src.kind in "biu" and dst.kind in "iu")
-    if not simple:
-        from didax._src.jit.compiler import emit_impl_call
-
-        return emit_impl_call(fb, k, eqn, outs)
+    dst = np.dtype(eqn.params["new_dtype"])
     dtype = fb.module.global_name(dst, dst.name)
-    fb.line(f"{outs[0]} = {fb.typed(x)}.astype({dtype})")
+    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.astype({dtype})")
 
 
-@_rule("select_n")
-@_fresh_when(lambda eqn: len(eqn.invars) == 3 and eqn.invars[0].aval.dtype == np.bool_)
+@_rule("select_n", fresh=True,
+       when=lambda eqn: len(eqn.invars) == 3 and eqn.invars[0].aval.dtype == np.bool_)
 def _select_n(fb, k, eqn, outs):
-    which, *cases = eqn.invars
-    if len(cases) != 2 or which.aval.dtype != np.bool_:
-        from didax._src.jit.compiler import emit_impl_call
-
-        return emit_impl_call(fb, k, eqn, outs)
-    fb.line(f"{outs[0]} = np.where({fb.name(which)}, {fb.typed(cases[1])}, "
-            f"{fb.typed(cases[0])})")
+    which, case0, case1 = eqn.invars
+    fb.line(f"{outs[0]} = np.where({fb.name(which)}, {fb.typed(case1)}, {fb.typed(case0)})")
 
 
 # --------------------------------------------------------------------------------------
@@ -393,8 +327,12 @@ def _cond(fb, k, eqn, outs):
         fb.indent -= 1
 
 
-def _slice_text(parts) -> str:
-    return "[" + ", ".join(parts) + "]"
+def _index_text(parts) -> str:
+    """`parts` (one range per dimension) as an index, trailing full ranges left out."""
+    parts = list(parts)
+    while parts and parts[-1] == ":":
+        parts.pop()
+    return ", ".join(parts) or ":"
 
 
 def _range_text(lo, hi, size, step=1) -> str:
@@ -409,31 +347,13 @@ def _range_text(lo, hi, size, step=1) -> str:
 def _slice(fb, k, eqn, outs):
     p = eqn.params
     x = eqn.invars[0]
-    strides = p.get("strides") or (1,) * x.aval.ndim
-    parts = [_range_text(lo, hi, n, st) for lo, hi, n, st in
-             zip(p["start_indices"], p["limit_indices"], x.aval.shape, strides)]
-    while parts and parts[-1] == ":":
-        parts.pop()
     if x.aval.ndim == 0:
         fb.line(f"{outs[0]} = {fb.typed(x)}")
         return
-    fb.line(f"{outs[0]} = {fb.typed(x)}{_slice_text(parts or [':'])}")
-
-
-def pad_region(eqn):
-    """For a zero pad without interior or negative padding: the slice text of where its
-    operand lands; otherwise None."""
-    if eqn.primitive.name != "pad" or not _pad_simple(eqn):
-        return None
-    value = eqn.invars[1]
-    if type(value).__name__ != "Literal" or value.val != 0:
-        return None
-    x = eqn.invars[0]
-    parts = [_range_text(lo, lo + n, n + lo + hi)
-             for (lo, hi, _), n in zip(eqn.params["padding_config"], x.aval.shape)]
-    while parts and parts[-1] == ":":
-        parts.pop()
-    return ", ".join(parts) or ":"
+    strides = p.get("strides") or (1,) * x.aval.ndim
+    parts = [_range_text(lo, hi, n, st) for lo, hi, n, st in
+             zip(p["start_indices"], p["limit_indices"], x.aval.shape, strides)]
+    fb.line(f"{outs[0]} = {fb.typed(x)}[{_index_text(parts)}]")
 
 
 def _pad_simple(eqn) -> bool:
@@ -441,27 +361,39 @@ def _pad_simple(eqn) -> bool:
             and all(i == 0 and lo >= 0 and hi >= 0 for lo, hi, i in eqn.params["padding_config"]))
 
 
-@_rule("pad")
-@_fresh_when(_pad_simple)
+def _pad_index(eqn) -> str:
+    """Where the operand of a `_pad_simple` pad lands in its result."""
+    config, shape = eqn.params["padding_config"], eqn.invars[0].aval.shape
+    return _index_text(_range_text(lo, lo + n, n + lo + hi) for (lo, hi, _), n in
+                       zip(config, shape))
+
+
+def _zero_padding(eqn) -> bool:
+    value = eqn.invars[1]
+    return type(value) is Literal and value.val == 0
+
+
+def pad_region(eqn):
+    """For a zero pad without interior or negative padding: the index of where its operand
+    lands; otherwise None."""
+    if eqn.primitive.name != "pad" or not _pad_simple(eqn) or not _zero_padding(eqn):
+        return None
+    return _pad_index(eqn)
+
+
+@_rule("pad", when=_pad_simple, fresh=True)
 def _pad(fb, k, eqn, outs):
     x, value = eqn.invars
-    config = eqn.params["padding_config"]
-    if not _pad_simple(eqn):
-        from didax._src.jit.compiler import emit_impl_call
-
-        return emit_impl_call(fb, k, eqn, outs)
     aval = eqn.outvars[0].aval
     dtype = fb.module.global_name(aval.dtype, aval.dtype.name)
-    if type(value).__name__ == "Literal" and value.val == 0:
+    if _zero_padding(eqn):
         fb.line(f"{outs[0]} = np.zeros({aval.shape}, {dtype})")
     else:
         fb.line(f"{outs[0]} = np.full({aval.shape}, {fb.typed(value)}, {dtype})")
-    parts = [_range_text(lo, lo + n, n + lo + hi) for (lo, hi, _), n in zip(config, x.aval.shape)]
-    fb.line(f"{outs[0]}{_slice_text(parts)} = {fb.name(x)}")
+    fb.line(f"{outs[0]}[{_pad_index(eqn)}] = {fb.name(x)}")
 
 
-@_rule("concatenate")
-@_fresh
+@_rule("concatenate", fresh=True)
 def _concatenate(fb, k, eqn, outs):
     args = ", ".join(fb.typed(a) for a in eqn.invars)
     fb.line(f"{outs[0]} = np.concatenate(({args},), axis={int(eqn.params['dimension'])})")

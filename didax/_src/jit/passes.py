@@ -98,38 +98,26 @@ def _resolve(env, a):
 # Forwarding: equations that return their input unchanged
 
 
+_RETURNS_OPERAND = ("convert_element_type", "reshape", "squeeze", "copy", "copy_p",
+                    "optimization_barrier", "stop_gradient")
+
+
 def _identity_input(eqn) -> int | None:
     """Index of the operand `eqn` returns unchanged, or None."""
-    name = eqn.primitive.name
-    p = eqn.params
-    if len(eqn.invars) < 1 or len(eqn.outvars) != 1:
+    if len(eqn.invars) != 1 or len(eqn.outvars) != 1:
         return None
-    x = eqn.invars[0].aval
-    out = eqn.outvars[0].aval
-    if name == "mul":
-        pass  # either operand may be the one forwarded (below)
-    elif x.shape != out.shape or x.dtype != out.dtype:
+    name, p = eqn.primitive.name, eqn.params
+    x, out = eqn.invars[0].aval, eqn.outvars[0].aval
+    if x.shape != out.shape or x.dtype != out.dtype:
         return None
-    if name in ("convert_element_type", "reshape", "squeeze", "copy", "copy_p",
-                "optimization_barrier", "stop_gradient"):
-        return 0 if len(eqn.invars) == 1 else None
-    if name == "broadcast_in_dim":
-        return 0 if tuple(p["broadcast_dimensions"]) == tuple(range(len(x.shape))) else None
-    if name == "transpose":
-        return 0 if tuple(p["permutation"]) == tuple(range(len(x.shape))) else None
-    if name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod") and not p["axes"]:
+    identity = tuple(range(len(x.shape)))
+    if (name in _RETURNS_OPERAND
+            or (name == "broadcast_in_dim" and tuple(p["broadcast_dimensions"]) == identity)
+            or (name == "transpose" and tuple(p["permutation"]) == identity)
+            or (name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
+                and not p["axes"])):
         return 0
-    if name == "mul" and len(eqn.invars) == 2:  # x * 1 is x exactly (NaN, inf, -0 too)
-        a, b = eqn.invars
-        if _is_one(b) and a.aval.shape == out.shape and a.aval.dtype == out.dtype:
-            return 0
-        if _is_one(a) and b.aval.shape == out.shape and b.aval.dtype == out.dtype:
-            return 1
     return None
-
-
-def _is_one(a) -> bool:
-    return type(a) is Literal and a.aval.dtype.kind in "fc" and a.val == 1
 
 
 def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -140,9 +128,13 @@ def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
     eqns = []
     for eqn in closed.jaxpr.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
-        i = _identity_input(JaxprEqn(eqn.primitive, ins, eqn.outvars, eqn.params))
+        i = _identity_input(eqn)
         if i is not None and eqn.primitive.name not in EFFECTFUL:
             env[eqn.outvars[0]] = ins[i]
+            continue
+        x = _times_one(eqn, ins, {})  # (so double negations around it cancel below)
+        if x is not None:
+            env[eqn.outvars[0]] = x
             continue
         if eqn.primitive.name == "neg":
             if type(ins[0]) is not Literal and ins[0] in negated:
@@ -160,7 +152,8 @@ def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
-    """Evaluates, at compile time, equations whose operands are all literals or constants."""
+    """Evaluates, at compile time, equations whose operands are all literals or constants,
+    and forwards products with constant arrays of ones."""
     j = closed.jaxpr
     known = {v: c for v, c in zip(j.constvars, closed.consts) if not isinstance(c, core.Tracer)}
     env: dict = {}
@@ -196,20 +189,28 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
                     new_constvars.append(v)
                     new_consts.append(core.Array.from_numpy(o, v.aval))
                 continue
-        if prim.name == "mul" and len(ins) == 2:  # x * ones is x (exactly, as x * 1)
-            out = eqn.outvars[0].aval
-            for c, other in ((ins[0], ins[1]), (ins[1], ins[0])):
-                if (type(c) is not Literal and c in known and type(other) is not Literal
-                        and other.aval.shape == out.shape and other.aval.dtype == out.dtype
-                        and out.dtype.kind in "fc" and np.all(np.asarray(known[c]) == 1)):
-                    env[eqn.outvars[0]] = other
-                    break
-            else:
-                eqns.append(JaxprEqn(prim, ins, eqn.outvars, eqn.params, eqn.source_info))
+        x = _times_one(eqn, ins, known)
+        if x is not None:
+            env[eqn.outvars[0]] = x
             continue
         eqns.append(JaxprEqn(prim, ins, eqn.outvars, eqn.params, eqn.source_info))
     outvars = [_subst(env, a) for a in j.outvars]
     return ClosedJaxpr(Jaxpr(new_constvars, j.invars, outvars, eqns), new_consts)
+
+
+def _times_one(eqn, ins, known):
+    """For `x * 1` (a literal one, or a constant array of ones, among `known`): x, which it
+    is exactly (NaN, inf and -0 too); otherwise None."""
+    if eqn.primitive.name != "mul":
+        return None
+    out = eqn.outvars[0].aval
+    for one, x in ((ins[0], ins[1]), (ins[1], ins[0])):
+        if (out.dtype.kind in "fc" and type(x) is not Literal
+                and x.aval.shape == out.shape and x.aval.dtype == out.dtype
+                and (one.val == 1 if type(one) is Literal else
+                     one in known and bool(np.all(np.asarray(known[one]) == 1)))):
+            return x
+    return None
 
 
 # --------------------------------------------------------------------------------------
