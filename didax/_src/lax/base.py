@@ -5,6 +5,8 @@ abstract eval in one line; the family module then adds the JVP rule beside it.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from didax._src import core, dtypes
@@ -166,6 +168,14 @@ def canonical_axes(name: str, axes, ndim: int) -> tuple:
             raise ValueError(f"{name}: axis {a} is out of bounds for an array of rank {ndim}")
         out.append(a % ndim if ndim else a)
     return tuple(out)
+
+
+def int_tuple(op: str, name: str, values) -> tuple:
+    """`values` (a parameter `name` of `op`: strides, dilations...) as a tuple of ints."""
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be a sequence of integers, got {values!r}") from None
 
 
 def check_shape(name: str, shape) -> tuple:

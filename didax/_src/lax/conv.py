@@ -18,7 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval
-from didax._src.lax.base import any_, check_dtype
+from didax._src.lax.base import any_, check_dtype, int_tuple
 from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.shape import full, reshape, rev, transpose
 from didax._src.lax.dot import canonicalize_precision, defbilinear
@@ -449,14 +449,6 @@ conv_general_dilated_p.def_transpose(_conv_transpose)
 # lax wrappers
 
 
-def _int_tuple(name, values) -> tuple:
-    try:
-        return tuple(operator.index(v) for v in values)
-    except TypeError:
-        raise TypeError(f"conv_general_dilated: {name} must be a sequence of ints, got "
-                        f"{values!r}") from None
-
-
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None,
@@ -470,7 +462,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     nspatial = len(lhs_shape) - 2
-    window_strides = _int_tuple("window_strides", window_strides)
+    window_strides = int_tuple("conv_general_dilated", "window_strides", window_strides)
     if lhs_dilation is None:
         lhs_dilation = (1,) * nspatial
     elif isinstance(padding, str) and any(d != 1 for d in lhs_dilation):
@@ -478,7 +470,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          "this op. Please either exactly specify the required padding or use "
                          "conv_transpose.")
     rhs_dilation = (1,) * nspatial if rhs_dilation is None else rhs_dilation
-    rhs_dilation = _int_tuple("rhs_dilation", rhs_dilation)
+    rhs_dilation = int_tuple("conv_general_dilated", "rhs_dilation", rhs_dilation)
     if isinstance(padding, str):
         in_shape = [lhs_shape[d] for d in dnums.lhs_spec[2:]]
         window = [dilate_dim(rhs_shape[d], r) for d, r in zip(dnums.rhs_spec[2:], rhs_dilation)]
@@ -493,7 +485,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                                                           "conv_general_dilated"))
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=window_strides, padding=padding,
-        lhs_dilation=_int_tuple("lhs_dilation", lhs_dilation), rhs_dilation=rhs_dilation,
+        lhs_dilation=int_tuple("conv_general_dilated", "lhs_dilation", lhs_dilation),
+        rhs_dilation=rhs_dilation,
         dimension_numbers=dnums, feature_group_count=operator.index(feature_group_count),
         batch_group_count=operator.index(batch_group_count),
         precision=canonicalize_precision(precision), preferred_element_type=preferred,

@@ -30,7 +30,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from didax._src import core, tree_util
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import defjvp, deflinear
-from didax._src.lax.base import bool_, check_dtype, float_, int_, num
+from didax._src.lax.base import bool_, check_dtype, float_, int_, int_tuple, num
 from didax._src.lax.conv import _vjp_lhs_padding, dilate_dim, padtype_to_pads
 from didax._src.lax.elementwise import (
     add, convert_element_type, ge_p, le_p, select_n,
@@ -455,14 +455,6 @@ select_and_scatter_add_p.def_batch(_pair_batch(select_and_scatter_add_p))
 # lax.reduce_window
 
 
-def _int_tuple(name, values) -> tuple:
-    try:
-        return tuple(operator.index(v) for v in values)
-    except TypeError:
-        raise TypeError(f"reduce_window {name} must be a sequence of integers, got "
-                        f"{values!r}") from None
-
-
 _MONOIDS = {add: (reduce_window_sum_p, lambda dtype: 0),
             lax_max: (reduce_window_max_p, _max_identity),
             lax_min: (reduce_window_min_p, _min_identity)}
@@ -502,14 +494,12 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
                          f"vs. {init_tree}")
     if not operands:
         raise ValueError("reduce_window must have at least one operand.")
-    window_dimensions = _int_tuple("window_dimensions", window_dimensions)
+    window_dimensions = int_tuple("reduce_window", "window_dimensions", window_dimensions)
     ndim = len(window_dimensions)
-    window_strides = (1,) * ndim if window_strides is None else _int_tuple(
-        "window_strides", window_strides)
-    base_dilation = (1,) * ndim if base_dilation is None else _int_tuple("base_dilation",
-                                                                         base_dilation)
-    window_dilation = (1,) * ndim if window_dilation is None else _int_tuple(
-        "window_dilation", window_dilation)
+    window_strides, base_dilation, window_dilation = (
+        (1,) * ndim if v is None else int_tuple("reduce_window", name, v)
+        for name, v in (("window_strides", window_strides), ("base_dilation", base_dilation),
+                        ("window_dilation", window_dilation)))
     _check_positive("reduce_window", window_dimensions, "window_dimensions")
     _check_positive("reduce_window", window_strides, "window_strides")
     if isinstance(padding, str):
