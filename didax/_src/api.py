@@ -10,6 +10,7 @@ import functools
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.base_prims import instantiate, zeros_like_aval
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import trace_to_jaxpr
@@ -106,7 +107,7 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
     flat_fun = _FlatFun(fun, tree_p, has_aux)
     out_p, out_t = jvp_interp.jvp_flat(lambda *a: flat_fun(*a), flat_p, in_tangents)
     out_p = [asarray_value(p) for p in out_p]
-    out_t = [jvp_interp.instantiate(t) if type(t) is Zero else asarray_value(t) for t in out_t]
+    out_t = [instantiate(t) if type(t) is Zero else asarray_value(t) for t in out_t]
     primals_out = tree_unflatten(flat_fun.out_tree, out_p)
     tangents_out = tree_unflatten(flat_fun.out_tree, out_t)
     if has_aux:
@@ -271,7 +272,7 @@ def vjp(fun, *primals, has_aux: bool = False):
         for d, aval in zip(differentiable, in_avals):
             if d:
                 ct_in = next(cts_in)
-                ct_in = (jvp_interp.instantiate(ct_in) if type(ct_in) is Zero
+                ct_in = (instantiate(ct_in) if type(ct_in) is Zero
                          else asarray_value(ct_in))
                 result.append(ct_in)
             else:
@@ -305,7 +306,7 @@ def linearize(fun, *primals):
             _check_tangent(p, t, i)
         ins = [t for t, d in zip(flat_t, differentiable) if d]
         outs = iter(eval_jaxpr(lin.jaxpr.jaxpr, lin.jaxpr.consts, *ins))
-        flat_out = [jvp_interp.zeros_like_aval(a) if z else asarray_value(next(outs))
+        flat_out = [zeros_like_aval(a) if z else asarray_value(next(outs))
                     for z, a in zip(lin.zero_outputs, lin.out_avals)]
         return tree_unflatten(out_tree, flat_out)
 
@@ -336,7 +337,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         for i, (c, a) in enumerate(zip(flat_ct, out_avals)):
             _check_cotangent(c, a, i)
         cts_in = backward_pass(closed.jaxpr, closed.consts, flat_ct)
-        return tree_unflatten(in_tree, [jvp_interp.instantiate(c) if type(c) is Zero
+        return tree_unflatten(in_tree, [instantiate(c) if type(c) is Zero
                                         else asarray_value(c) for c in cts_in])
 
     return transposed

@@ -14,12 +14,13 @@ import functools
 import numpy as np
 
 from didax._src import core
+from didax._src.base_prims import instantiate
 from didax._src.core import Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.jvp import JVPInterpreter
-from didax._src.interpreters.transpose import is_undefined
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter
+from didax._src.interpreters.transpose import is_undefined
 from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
@@ -87,7 +88,7 @@ remat = checkpoint
 def _tangent_of(call, primals, tangents):
     """The output tangents of `call` at `primals` along `tangents` (zeros materialised)."""
     _, t_out = jvp_interp.jvp_flat(call, list(primals), list(tangents))
-    return [jvp_interp.instantiate(t) for t in t_out]
+    return [instantiate(t) for t in t_out]
 
 
 def _jvp_checkpoint(self: JVPInterpreter, fn, args):
@@ -103,7 +104,7 @@ def _jvp_checkpoint(self: JVPInterpreter, fn, args):
     with core.interpreter_context(self.parent):
         outs = fn.call(*primals)
         out_avals = tuple(get_aval(o).to_tangent_aval() for o in outs)
-        t_out = remat_jvp_p.bind(*primals, *[jvp_interp.instantiate(t) for t in tangents],
+        t_out = remat_jvp_p.bind(*primals, *[instantiate(t) for t in tangents],
                                  call=fn.call, name=fn.name, num_primals=len(primals),
                                  out_avals=out_avals)
     return [self.pack(p, t) for p, t in zip(outs, t_out)]
@@ -144,7 +145,7 @@ def _remat_transpose(cts, *args, call, name, num_primals, out_avals):
         return _tangent_of(call, primals, full)
 
     examples = [np.zeros(tangents[i].aval.shape, tangents[i].aval.dtype) for i in undefined]
-    cts_in = linear_transpose(tangent_map, *examples)([jvp_interp.instantiate(c) for c in cts])
+    cts_in = linear_transpose(tangent_map, *examples)([instantiate(c) for c in cts])
     out = [None] * len(args)
     for i, ct in zip(undefined, cts_in):
         out[num_primals + i] = ct
@@ -159,9 +160,8 @@ remat_jvp_p.def_transpose(_remat_transpose)
 
 def saved_residuals(fun, *args, **kwargs) -> list[tuple[core.ShapedArray, str]]:
     """What reverse mode stores for `fun(*args)`: each residual's type and origin."""
-    from didax._src.interpreters.partial_eval import linearize_flat
-
     from didax._src.api import asarray_value
+    from didax._src.interpreters.partial_eval import linearize_flat
 
     flat, in_tree = tree_flatten((args, kwargs))
     flat = [asarray_value(x) for x in flat]  # residuals are recognised by identity

@@ -18,9 +18,10 @@ import inspect
 import numpy as np
 
 from didax._src import core
+from didax._src.base_prims import instantiate, zeros_like_aval
 from didax._src.core import Zero, get_aval
-from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters import batching
+from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.batching import BatchInterpreter, moveaxis
 from didax._src.interpreters.jvp import JVPInterpreter
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
@@ -74,7 +75,7 @@ def _merge(static, dyn, n):
 
 def _zeros_like(x):
     aval = get_aval(x)
-    return jvp_interp.zeros_like_aval(aval.to_tangent_aval())
+    return zeros_like_aval(aval.to_tangent_aval())
 
 
 # --------------------------------------------------------------------------------------
@@ -166,7 +167,7 @@ def _jvp_custom_jvp(self: JVPInterpreter, fn, args):
     primals, tangents = _unpack_duals(self, args)
     if all(type(t) is Zero for t in tangents):
         return self.run_in_parent("process_custom_jvp", fn, primals)
-    tangents = [jvp_interp.instantiate(t) for t in tangents]
+    tangents = [instantiate(t) for t in tangents]
     with core.interpreter_context(self.parent):
         p_out, t_out = fn.jvp(primals, tangents)
     return [self.pack(p, t) for p, t in zip(p_out, t_out)]
@@ -354,7 +355,7 @@ def _jvp_custom_vjp(self: JVPInterpreter, fn, args):
         outs, res = fn.fwd(*primals)
         in_avals = [get_aval(p).to_tangent_aval() for p in primals]
         out_avals = [get_aval(o).to_tangent_aval() for o in outs]
-        t_out = custom_lin_p.bind(*res, *[jvp_interp.instantiate(t) for t in tangents],
+        t_out = custom_lin_p.bind(*res, *[instantiate(t) for t in tangents],
                                   num_res=len(res), bwd=fn.bwd, in_avals=tuple(in_avals),
                                   out_avals=tuple(out_avals))
     return [self.pack(p, t) for p, t in zip(outs, t_out)]
@@ -405,7 +406,7 @@ def _custom_lin_jvp(primals, tangents, *, num_res, bwd, in_avals, out_avals):
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, in_avals, out_avals):
     res = args[:num_res]
-    cts = [jvp_interp.instantiate(c) for c in cts]
+    cts = [instantiate(c) for c in cts]
     cts_in = bwd(list(res), cts)
     return [None] * num_res + list(cts_in)
 

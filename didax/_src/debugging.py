@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
+from didax._src.config import config
 from didax._src.interpreters import batching
 from didax._src.jit.passes import EFFECTFUL
 from didax._src.tree_util import tree_flatten, tree_unflatten
@@ -103,7 +104,6 @@ def _on_config_change(name, value):
         core.EvalInterpreter.process_primitive = _checking_process if value else _plain_process
 
 
-from didax._src.config import config  # noqa: E402
 
 config.on_change(_on_config_change)
 _on_config_change("jax_debug_nans", config.jax_debug_nans)

@@ -17,7 +17,7 @@ from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import defjvp_zero
 from didax._src.lax import elementwise as lax_elem
 from didax._src.lax import shape as lax_shape
-from didax._src.lax.base import broadcast_shapes
+from didax._src.typecheck import broadcast_shapes
 
 _U32 = np.dtype(np.uint32)
 _KEY_PARITY = np.uint32(0x1BD11BDA)

@@ -12,7 +12,7 @@ from didax._src.config import enable_x64
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
-from didax._src.lax.base import check_shape, naryop_aval, num
+from didax._src.typecheck import check_shape, naryop_aval, num
 from didax._src.numpy.util import promote_dtypes, promote_shapes
 
 

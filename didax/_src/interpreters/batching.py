@@ -15,7 +15,10 @@ from __future__ import annotations
 import threading
 
 from didax._src import core
+from didax._src.base_prims import broadcast, broadcast_in_dim, broadcast_to_rank, reshape, transpose
 from didax._src.core import Tracer, get_aval
+from didax._src.interpreters.staging import trace_to_jaxpr
+from didax._src.ir import eval_jaxpr, subjaxprs
 
 not_mapped = None
 
@@ -131,8 +134,6 @@ def uses_axis_name(prim, params, name) -> bool:
     if key is not None:
         names = params[key]
         return name in names if type(names) is tuple else names == name
-    from didax._src.ir import subjaxprs
-
     return any(_jaxpr_uses_axis_name(j, name) for j in subjaxprs(params))
 
 
@@ -158,8 +159,6 @@ def axis_frames():
 
 def moveaxis(x, src: int, dst: int):
     """`x` with dimension `src` moved to position `dst` (a transpose, or nothing)."""
-    from didax._src.lax.shape import transpose
-
     ndim = get_aval(x).ndim
     src, dst = src % ndim, dst % ndim
     if src == dst:
@@ -171,8 +170,6 @@ def moveaxis(x, src: int, dst: int):
 
 def bdim_at_front(x, bdim, size):
     """`x` with its batch dimension first, broadcasting unbatched values to `size`."""
-    from didax._src.lax.shape import broadcast
-
     if bdim is None:
         return broadcast(x, (size,))
     return moveaxis(x, bdim, 0)
@@ -180,15 +177,11 @@ def bdim_at_front(x, bdim, size):
 
 def broadcast_front(x, shape):
     """A per-example value (shape (size,)) broadcast along a batch-first `shape`."""
-    from didax._src.lax.shape import broadcast_in_dim
-
     return broadcast_in_dim(x, shape, (0,))
 
 
 def matchaxis(x, src, dst, size):
     """`x` with its batch dimension at `dst` (broadcast there if `x` is unbatched)."""
-    from didax._src.lax.shape import broadcast_in_dim
-
     if src is None:
         aval = get_aval(x)
         shape = list(aval.shape)
@@ -241,14 +234,10 @@ def defbroadcasting(prim):
 
 
 def _expand_to_rank(v, rank):
-    from didax._src.lax.shape import broadcast_to_rank
-
     return broadcast_to_rank(v, rank)
 
 
 def _insert_unit_dim(v, pos):
-    from didax._src.lax.shape import reshape
-
     shape = list(get_aval(v).shape)
     shape.insert(pos, 1)
     return reshape(v, shape)
@@ -256,8 +245,6 @@ def _insert_unit_dim(v, pos):
 
 def _expand_batched(v, d, rank, target):
     """A batched operand of lower (nonzero) rank: leading unit dims, batch dim at target."""
-    from didax._src.lax.shape import reshape
-
     v = moveaxis(v, d, 0)
     shape = get_aval(v).shape
     return moveaxis(reshape(v, (shape[0],) + (1,) * (rank - len(shape) + 1) + shape[1:]), 0,
@@ -289,9 +276,6 @@ def batch_jaxpr_outs(closed, axis_size: int, in_dims, force_out=False):
     unless forced (`force_out`: a bool, or one per output). Returns the jaxpr and which
     outputs are batched (along axis 0). Called from a batch rule, the jaxpr is batched
     under that vmap's axis name."""
-    from didax._src.interpreters.staging import trace_to_jaxpr
-    from didax._src.ir import eval_jaxpr
-
     in_avals = []
     for a, d in zip(closed.in_avals, in_dims):
         shape = list(a.shape)

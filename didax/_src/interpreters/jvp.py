@@ -7,10 +7,11 @@ interpreted by it: nesting gives higher-order derivatives.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from didax._src import core, dtypes
+from didax._src import core
+from didax._src.base_prims import add_tangents, broadcast_in_dim, instantiate, reshape
 from didax._src.core import Tracer, Zero, get_aval, is_zero
+from didax._src.interpreters.staging import trace_to_jaxpr
+from didax._src.ir import eval_jaxpr
 
 
 class JVPTracer(Tracer):
@@ -104,51 +105,6 @@ def jvp_flat(fun, primals, tangents):
 # --------------------------------------------------------------------------------------
 # Tangent arithmetic
 
-add_any_p = core.primitive("add_any", linear=True)
-add_any_p.def_impl(np.add)
-
-
-def _add_any_aval(x, y):
-    if x.shape != y.shape or x.dtype != y.dtype:
-        raise TypeError(f"add_any: tangents must have equal types, got {x.str_short()} and "
-                        f"{y.str_short()}")
-    return x
-
-
-add_any_p.def_abstract_eval(_add_any_aval)
-
-
-def _add_any_jvp(primals, tangents):
-    return add_tangents(*primals), add_tangents(*tangents)
-
-
-add_any_p.def_jvp(_add_any_jvp)
-
-
-def add_tangents(x, y):
-    if is_zero(x):
-        return y
-    if is_zero(y):
-        return x
-    return add_any_p.bind(x, y)
-
-
-def instantiate(t):
-    """A materialised array for a possibly-symbolic zero tangent."""
-    if not is_zero(t):
-        return t
-    from didax._src.lax import lax
-
-    aval = t.aval
-    if aval.dtype == dtypes.float0:
-        return core.Array(np.zeros(aval.shape, dtypes.float0))
-    return lax.full(aval.shape, 0, aval.dtype)
-
-
-def zeros_like_aval(aval):
-    return instantiate(Zero(aval))
-
-
 # --------------------------------------------------------------------------------------
 # Helpers that keep a typical primitive's JVP rule to one line
 
@@ -159,8 +115,6 @@ def _to_shape(t, shape):
     t_shape = get_aval(t).shape
     if t_shape == shape:
         return t
-    from didax._src.lax.shape import broadcast_in_dim, reshape
-
     kept = [i for i, d in enumerate(t_shape) if d == shape[i]] if t_shape else []
     if len(kept) != len(t_shape):
         t = reshape(t, [t_shape[i] for i in kept])
@@ -259,27 +213,10 @@ def deflinear(prim):
 
     prim.def_jvp(rule)
     prim.linear = True
-add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
-
-
-def _add_any_batch(size, vals, dims):
-    from didax._src.interpreters.batching import matchaxis
-
-    (x, y), (dx, dy) = vals, dims
-    d = dx if dx is not None else dy
-    return add_any_p.bind(matchaxis(x, dx, d, size), matchaxis(y, dy, d, size)), d
-
-
-add_any_p.def_batch(_add_any_batch)
-
-
 def jvp_jaxpr(closed, nonzeros, instantiate_out: bool = False):
     """A jaxpr for the JVP of `closed`: it takes the primals, then the tangents of the inputs
     marked in `nonzeros`, and returns the primal outputs, then the tangents that are not
     known to be zero (all of them with `instantiate_out`). Returns (jaxpr, out_nonzeros)."""
-    from didax._src.interpreters.staging import trace_to_jaxpr
-    from didax._src.ir import eval_jaxpr
-
     avals = closed.in_avals
     n = len(avals)
     t_avals = [a.to_tangent_aval() for a, nz in zip(avals, nonzeros) if nz]

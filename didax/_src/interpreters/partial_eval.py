@@ -13,6 +13,7 @@ from didax._src import core
 from didax._src.core import Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
+from didax._src.ir import eval_jaxpr, hoist_consts
 
 
 class PartialEvalInterpreter(StagingInterpreter):
@@ -94,8 +95,6 @@ def partial_eval_jaxpr(closed, unknowns, instantiate=False):
     interpreter records the known part and a partial evaluator under it the unknown part,
     so residuals are exactly the known values the unknown part reads.
     """
-    from didax._src.ir import eval_jaxpr, hoist_consts
-
     avals = closed.in_avals
     known_interp = core.new_level(StagingInterpreter())
     with core.transformation(known_interp):

@@ -10,8 +10,11 @@ differentiated, staged or evaluated.
 """
 from __future__ import annotations
 
+from didax._src.base_prims import (
+    add_tangents, convert_element_type, instantiate, reduce_sum, reshape,
+)
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
-from didax._src.interpreters.jvp import add_tangents, instantiate
+from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, literal_value
 
 
@@ -100,8 +103,6 @@ def _eval_known_equations(eqns, known: dict) -> list:
 def transpose_jaxpr(closed: ClosedJaxpr, linear: list[bool]) -> ClosedJaxpr:
     """A jaxpr for the transpose of `closed` in its `linear` inputs: it takes the other
     inputs, then one cotangent per output, and returns the linear inputs' cotangents."""
-    from didax._src.interpreters.staging import trace_to_jaxpr
-
     jaxpr = closed.jaxpr
     nonlin_vars = [v for v, lin in zip(jaxpr.invars, linear) if not lin]
     lin_vars = [v for v, lin in zip(jaxpr.invars, linear) if lin]
@@ -131,10 +132,6 @@ def deflinear_transpose(prim, fn):
     prim.def_transpose(rule)
 
 
-def zeros_like_aval(aval: ShapedArray):
-    return instantiate(Zero(aval))
-
-
 def unbroadcast(ct, aval: ShapedArray):
     """The cotangent of an operand that an elementwise primitive broadcast to `ct`'s
     shape: summed over the broadcast dimensions, in the operand's shape and dtype."""
@@ -143,17 +140,14 @@ def unbroadcast(ct, aval: ShapedArray):
     ct_aval = get_aval(ct)
     if ct_aval.shape == aval.shape and ct_aval.dtype == aval.dtype:
         return ct
-    from didax._src.lax import elementwise as lax_ew
-    from didax._src.lax import reduction, shape as lax_shape
-
     if ct_aval.shape != aval.shape:
         if not aval.shape:
-            ct = reduction.reduce_sum(ct, tuple(range(ct_aval.ndim)))
+            ct = reduce_sum(ct, tuple(range(ct_aval.ndim)))
         else:
             dims = tuple(i for i, (a, b) in enumerate(zip(aval.shape, ct_aval.shape))
                          if a != b)
-            ct = reduction.reduce_sum(ct, dims)
-            ct = lax_shape.reshape(ct, aval.shape)
+            ct = reduce_sum(ct, dims)
+            ct = reshape(ct, aval.shape)
     if get_aval(ct).dtype != aval.dtype:
-        ct = lax_ew.convert_element_type(ct, aval.dtype, aval.weak_type)
+        ct = convert_element_type(ct, aval.dtype, aval.weak_type)
     return ct

@@ -11,6 +11,7 @@ derivative once, not on every call.
 from __future__ import annotations
 
 from didax._src import core
+from didax._src.base_prims import instantiate
 from didax._src.core import Zero
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
@@ -93,7 +94,7 @@ jit_p.def_rule("partial_eval", _call_partial_eval)
 def _call_transpose(cts, *args, jaxpr, name, donated_invars):
     linear = tuple(is_undefined(x) for x in args)
     new = derived(jaxpr, ("transpose", linear), lambda: transpose_jaxpr(jaxpr, list(linear)))
-    cts = [jvp_interp.instantiate(c) for c in cts]
+    cts = [instantiate(c) for c in cts]
     outs = iter(bind_call([x for x in args if not is_undefined(x)] + cts, jaxpr=new,
                           name=name))
     return [next(outs) if lin else None for lin in linear]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
-from didax._src.lax import lax as _lax  # noqa: F401  (every primitive is registered)
 from didax._src.ir import ClosedJaxpr, Literal
 from didax._src.jit.compiler import emit_impl_call
+from didax._src.lax import lax as _lax  # noqa: F401  (every primitive is registered)
 
 
 def _always(eqn) -> bool:

@@ -18,10 +18,11 @@ from numpy.lib.stride_tricks import as_strided
 
 from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval
-from didax._src.lax.base import any_, check_dtype, int_tuple
+from didax._src.interpreters.transpose import is_undefined
+from didax._src.lax.dot import canonicalize_precision, defbilinear
 from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.shape import full, reshape, rev, transpose
-from didax._src.lax.dot import canonicalize_precision, defbilinear
+from didax._src.typecheck import any_, check_dtype, int_tuple
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -322,7 +323,6 @@ defbilinear(conv_general_dilated_p)
 # Transpose rules (reverse mode): JAX's formulas. The cotangent of either operand is itself
 # a convolution, with the roles of strides and dilations exchanged.
 
-from didax._src.interpreters.transpose import is_undefined  # noqa: E402
 
 
 def _reshape_axis_into(src: int, dst: int, x):

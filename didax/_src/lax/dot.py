@@ -16,12 +16,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.base_prims import add_tangents
 from didax._src.config import config
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
-from didax._src.interpreters.jvp import add_tangents
-from didax._src.lax.base import any_, check_dtype
+from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.shape import transpose
+from didax._src.typecheck import any_, check_dtype
 
 # --------------------------------------------------------------------------------------
 # Precision: accepted for API compatibility, printed in jaxprs, ignored by NumPy.
@@ -250,7 +251,6 @@ defbilinear(dot_general_p)
 # --------------------------------------------------------------------------------------
 # Transpose rules (reverse mode): dot_general is linear in whichever operand is undefined.
 
-from didax._src.interpreters.transpose import is_undefined  # noqa: E402
 
 
 def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision=None,

@@ -9,14 +9,17 @@ import math
 
 import numpy as np
 
-from didax._src import core, dtypes
-from didax._src.core import ShapedArray, Zero, get_aval
-from didax._src.interpreters.jvp import (
-    defjvp, defjvp2, defjvp_zero, deflinear, instantiate,
+from didax._src import core
+from didax._src.base_prims import (
+    add_any_p, add_tangents, convert_element_type, convert_element_type_p,
 )
-from didax._src.lax.base import (
-    any_, binop, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool,
-    naryop_aval, num, unop,
+from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.interpreters import batching
+from didax._src.interpreters.jvp import defjvp, defjvp2, defjvp_zero, deflinear, instantiate
+from didax._src.interpreters.transpose import is_undefined, unbroadcast
+from didax._src.lax.base import binop, unop
+from didax._src.typecheck import (
+    any_, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool, naryop_aval, num,
 )
 
 
@@ -282,6 +285,23 @@ defjvp_zero(clz_p)
 add_p = binop("add", num, np.add)
 defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
 add_p.linear = True
+
+
+def _add_any_jvp(primals, tangents):
+    return add_tangents(*primals), add_tangents(*tangents)
+
+
+def _add_any_batch(size, vals, dims):
+    (x, y), (dx, dy) = vals, dims
+    d = dx if dx is not None else dy
+    return add_any_p.bind(batching.matchaxis(x, dx, d, size),
+                          batching.matchaxis(y, dy, d, size)), d
+
+
+# add_any (declared in base_prims: the interpreters sum tangents and cotangents with it)
+add_any_p.def_jvp(_add_any_jvp)
+add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
+add_any_p.def_batch(_add_any_batch)
 sub_p = binop("sub", num, np.subtract)
 defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
 sub_p.linear = True
@@ -484,29 +504,6 @@ defjvp(
     lambda g, lo, x, hi: select_n(gt(x, hi), zeros_like(mul(g, x)), mul(g, full_like(x, 1))),
 )
 
-convert_element_type_p = core.primitive("convert_element_type")
-
-
-def _convert_impl(x, *, new_dtype, weak_type):
-    src, dst = x.dtype.kind, np.dtype(new_dtype).kind
-    if src == "c" and dst != "c":
-        x = np.real(x)
-        src = x.dtype.kind
-    if src == "f" and dst in "iu":
-        # XLA saturates and maps NaN to 0
-        info = np.iinfo(new_dtype)
-        x = np.where(np.isnan(x), 0, np.clip(np.trunc(x), info.min, info.max))
-    if new_dtype == np.bool_:
-        return x != 0
-    return x.astype(new_dtype)
-
-
-def _convert_aval(x, *, new_dtype, weak_type):
-    return ShapedArray(x.shape, new_dtype, weak_type)
-
-
-convert_element_type_p.def_impl(_convert_impl)
-convert_element_type_p.def_abstract_eval(_convert_aval)
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
@@ -637,23 +634,6 @@ def clamp(min, x, max):  # noqa: A002 - mirrors lax.clamp
     return clamp_p.bind(lo, x, hi)
 
 
-def convert_element_type(x, new_dtype, weak_type: bool = False):
-    new_dtype = dtypes.canonicalize_dtype(np.dtype(new_dtype))
-    aval = get_aval(x)
-    if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(x, core.ArrayBase):
-        return x
-    if type(x) in _SCALAR_TYPES or type(x) is bool:  # a Python scalar: convert now
-        if new_dtype.kind in "fc":  # exact for any Python scalar (ints may overflow)
-            return core.Array.from_numpy(np.asarray(x, new_dtype),
-                                         ShapedArray((), new_dtype, weak_type))
-    if not isinstance(x, core.ArrayBase):  # a constant: convert now, no equation
-        val = core.concrete_value(x)
-        if val is not None and not isinstance(x, core.Tracer):
-            return core.Array(_convert_impl(np.asarray(val, aval.dtype), new_dtype=new_dtype,
-                                            weak_type=weak_type), weak_type)
-    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
-
-
 def stop_gradient(x):
     """Identity whose derivative is zero (maps over pytrees)."""
     from didax._src import tree_util
@@ -701,7 +681,6 @@ def _broadcast_like(x, ref):
 # --------------------------------------------------------------------------------------
 # Transpose rules of the linear primitives (reverse mode)
 
-from didax._src.interpreters.transpose import is_undefined, unbroadcast  # noqa: E402
 
 
 def _linear_in(name, args, *positions):
@@ -771,7 +750,6 @@ complex_p.def_transpose(_complex_transpose)
 # --------------------------------------------------------------------------------------
 # Batching rules (vmap)
 
-from didax._src.interpreters import batching  # noqa: E402
 
 for _p in (neg_p, sign_p, floor_p, ceil_p, round_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p,
            expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p,

@@ -20,17 +20,19 @@ from typing import NamedTuple
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.base_prims import instantiate, zeros_like_aval
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
-from didax._src.interpreters.jvp import defjvp, instantiate
+from didax._src.interpreters import batching
+from didax._src.interpreters.jvp import defjvp
 from didax._src.interpreters.staging import trace_to_jaxpr
-from didax._src.lax.base import canonical_axes
-from didax._src.lax.elementwise import (
-    add, div, eq, full_like, lt, mul, select_n, sub, zeros_like,
-)
-from didax._src.lax.elementwise import max as max_, min as min_
+from didax._src.interpreters.transpose import is_undefined
+from didax._src.lax.elementwise import add, div, eq, full_like, lt, mul, select_n, sub, zeros_like
+from didax._src.lax.elementwise import max as max_
+from didax._src.lax.elementwise import min as min_
 from didax._src.lax.shape import (
-    broadcast_in_dim, expand_dims, full, index_in_dim, iota, reshape, squeeze,
+    broadcast_in_dim, concatenate, expand_dims, full, index_in_dim, iota, reshape, squeeze,
 )
+from didax._src.typecheck import canonical_axes
 
 # --------------------------------------------------------------------------------------
 # Dimension numbers and out-of-bounds modes (the same classes as JAX's)
@@ -940,7 +942,6 @@ scatter_max_p.def_jvp(functools.partial(_scatter_extremal_jvp, scatter_max_p))
 # each rule is an exact adjoint. This only departs from JAX for PROMISE_IN_BOUNDS with
 # indices out of bounds (undefined behaviour there): gathers clamp but scatters drop.
 
-from didax._src.interpreters.transpose import is_undefined, zeros_like_aval  # noqa: E402
 
 
 def _aval_of(x):
@@ -1068,8 +1069,6 @@ scatter_mul_p.def_transpose(_scatter_mul_transpose)
 # and indices (batched indices), so a single op serves the whole batch. Modes, fill values
 # and the index clamping of dynamic slices apply per example exactly as without vmap.
 
-from didax._src.interpreters import batching  # noqa: E402
-from didax._src.lax.shape import concatenate  # noqa: E402
 
 
 def _shift(dims, by=1):

@@ -22,9 +22,9 @@ from didax._src.interpreters.jvp import defjvp2, defjvp_zero
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax import elementwise as ew
 from didax._src.lax import shape as lax_shape
-from didax._src.lax.base import check_dtype, check_same_dtypes, inexact, sint
 from didax._src.lax.dot import Precision, dot_general
 from didax._src.lax.indexing import GatherDimensionNumbers, gather
+from didax._src.typecheck import check_dtype, check_same_dtypes, inexact, sint
 
 # --------------------------------------------------------------------------------------
 # Matrix helpers (lax only), on the last two dimensions

@@ -14,35 +14,22 @@ import operator
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.base_prims import reduce_sum, reduce_sum_p, reducer, where_text
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import defjvp2, defjvp_zero, deflinear, jvp_flat
-from didax._src.lax.base import (
-    any_, bool_, canonical_axes, check_dtype, dtype_in, float_, int_, int_or_bool, num,
-)
 from didax._src.lax.elementwise import (
-    abs, add, convert_element_type, div, eq, exp, log1p, mul, ne, neg, select_n, sub,
-    zeros_like,
+    abs, add, convert_element_type, div, eq, exp, log1p, mul, ne, neg, select_n, sub, zeros_like,
 )
 from didax._src.lax.elementwise import max as lax_max
 from didax._src.lax.elementwise import min as lax_min
 from didax._src.lax.shape import (
-    broadcast_in_dim, broadcasted_iota, concatenate, full, pad, reshape, rev, slice_in_dim,
-    squeeze,
+    broadcast_in_dim, broadcasted_iota, concatenate, full, pad, reshape, rev, slice_in_dim, squeeze,
 )
-
-
-def _where(x: ShapedArray) -> str:
-    return f" (operand {x.str_short()})"
-
-
-def _check_axes(name: str, x: ShapedArray, axes) -> None:
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {axes}{_where(x)}")
-    if not all(0 <= a < x.ndim for a in axes):
-        raise ValueError(f"{name}: reduction axes {axes} contain out-of-bounds indices for an "
-                         f"operand of shape {x.shape}; lax axes must lie in [0, {x.ndim}) "
-                         "(negative axes are not allowed)")
-
+from didax._src.interpreters.batching import defreducer, moveaxis
+from didax._src.interpreters.transpose import is_undefined
+from didax._src.typecheck import (
+    any_, bool_, canonical_axes, check_dtype, float_, int_, int_or_bool, num,
+)
 
 # --------------------------------------------------------------------------------------
 # reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor
@@ -64,41 +51,20 @@ def _min_identity(dtype):
     return np.inf
 
 
-def _reducer(name: str, accepted, impl, keep_weak: bool = True) -> core.Primitive:
-    """A reduction primitive `name[axes=...]` with its impl and type rule."""
-    p = core.primitive(name)
-
-    def abstract_eval(x, *, axes, **_):
-        if not dtype_in(x.dtype, accepted):  # the message is only built for an error
-            check_dtype(name, x, accepted, _where(x))
-        _check_axes(name, x, axes)
-        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-        return ShapedArray(shape, x.dtype, keep_weak and x.weak_type)
-
-    def impl_or_identity(x, *, axes, **params):  # over no axes: the operand itself
-        return impl(x, axes=axes, **params) if axes else x
-
-    p.def_impl(impl_or_identity)
-    p.def_abstract_eval(abstract_eval)
-    return p
-
-
 def _bitwise_reduce(ufunc):
     return lambda x, *, axes: ufunc.reduce(x, axis=axes, dtype=x.dtype)
 
 
-reduce_sum_p = _reducer("reduce_sum", num, lambda x, *, axes, out_sharding=None: np.add.reduce(
-    x, axis=axes, dtype=x.dtype))
 deflinear(reduce_sum_p)
-reduce_prod_p = _reducer("reduce_prod", num, lambda x, *, axes: np.multiply.reduce(
+reduce_prod_p = reducer("reduce_prod", num, lambda x, *, axes: np.multiply.reduce(
     x, axis=axes, dtype=x.dtype))
-reduce_max_p = _reducer("reduce_max", any_, lambda x, *, axes: np.max(
+reduce_max_p = reducer("reduce_max", any_, lambda x, *, axes: np.max(
     x, axis=axes, initial=_max_identity(x.dtype)))
-reduce_min_p = _reducer("reduce_min", any_, lambda x, *, axes: np.min(
+reduce_min_p = reducer("reduce_min", any_, lambda x, *, axes: np.min(
     x, axis=axes, initial=_min_identity(x.dtype)))
-reduce_and_p = _reducer("reduce_and", int_or_bool, _bitwise_reduce(np.bitwise_and), False)
-reduce_or_p = _reducer("reduce_or", int_or_bool, _bitwise_reduce(np.bitwise_or), False)
-reduce_xor_p = _reducer("reduce_xor", int_or_bool, _bitwise_reduce(np.bitwise_xor), False)
+reduce_and_p = reducer("reduce_and", int_or_bool, _bitwise_reduce(np.bitwise_and), False)
+reduce_or_p = reducer("reduce_or", int_or_bool, _bitwise_reduce(np.bitwise_or), False)
+reduce_xor_p = reducer("reduce_xor", int_or_bool, _bitwise_reduce(np.bitwise_xor), False)
 for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
     defjvp_zero(_p)
 
@@ -145,11 +111,6 @@ defjvp2(reduce_max_p, _reduce_chooser_jvp)
 defjvp2(reduce_min_p, _reduce_chooser_jvp)
 
 
-def reduce_sum(operand, axes, *, out_sharding=None):
-    """Sum over `axes` (non-negative, distinct); integers keep their dtype (and wrap)."""
-    return reduce_sum_p.bind(operand, axes=tuple(map(int, axes)), out_sharding=out_sharding)
-
-
 def reduce_prod(operand, axes):
     return reduce_prod_p.bind(operand, axes=tuple(int(a) for a in axes))
 
@@ -188,7 +149,7 @@ def _argminmax(name: str, np_fn) -> core.Primitive:
         return np_fn(x, axis=axes[0]).astype(index_dtype)  # the first NaN wins, as in JAX
 
     def abstract_eval(x, *, axes, index_dtype):
-        check_dtype(name, x, bool_ + int_ + float_, _where(x))
+        check_dtype(name, x, bool_ + int_ + float_, where_text(x))
         if len(axes) != 1:
             raise ValueError(f"{name}: axes must hold exactly one axis, got {axes}")
         axis, = axes
@@ -238,7 +199,7 @@ def _cumulative(name: str, accepted, accumulate) -> core.Primitive:
         return accumulate(x, axis)
 
     def abstract_eval(x, *, axis, reverse):
-        check_dtype(name, x, accepted, _where(x))
+        check_dtype(name, x, accepted, where_text(x))
         if axis < 0:
             raise ValueError(f"{name}: axis {axis} is negative; lax axes must be non-negative")
         if axis >= x.ndim:
@@ -405,7 +366,7 @@ def _sort_aval(*avals, dimension, is_stable, num_keys):
         raise ValueError(f"sort: dimension {dimension} is out of bounds for operands of shape "
                          f"{shapes[0]}")
     for a in avals:
-        check_dtype("sort", a, any_, _where(a))
+        check_dtype("sort", a, any_, where_text(a))
     return list(avals)
 
 
@@ -479,7 +440,7 @@ def _top_k_impl(x, *, k, axis):
 
 
 def _top_k_aval(x, *, k, axis):
-    check_dtype("top_k", x, bool_ + int_ + float_, _where(x))
+    check_dtype("top_k", x, bool_ + int_ + float_, where_text(x))
     if not 0 <= axis < x.ndim:
         raise ValueError(f"top_k: axis {axis} is out of bounds for an operand of shape {x.shape}")
     if k < 0:
@@ -530,7 +491,6 @@ def top_k(operand, k, *, axis=-1):
 # --------------------------------------------------------------------------------------
 # Transpose rules (reverse mode)
 
-from didax._src.interpreters.transpose import is_undefined  # noqa: E402
 
 
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
@@ -574,7 +534,6 @@ sort_p.def_transpose(_sort_transpose)
 # Batching rules (vmap): the batch dimension stays where it is and the reduced, scanned or
 # sorted axes shift past it.
 
-from didax._src.interpreters.batching import defreducer, moveaxis  # noqa: E402
 
 for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
            reduce_xor_p, argmax_p, argmin_p):

@@ -10,9 +10,22 @@ import math
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.base_prims import (  # declared below the interpreters; rules added here
+    broadcast,
+    broadcast_in_dim,
+    broadcast_in_dim_p,
+    broadcast_to_rank,
+    full,
+    reshape,
+    reshape_p,
+    transpose,
+    transpose_p,
+)
 from didax._src.core import ShapedArray, get_aval
+from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import deflinear
-from didax._src.lax.base import as_dtype, canonical_axes, check_shape
+from didax._src.interpreters.transpose import is_undefined
+from didax._src.typecheck import as_dtype, canonical_axes, check_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
 _py_slice = slice  # `slice` is redefined below as lax.slice
@@ -20,119 +33,13 @@ _py_slice = slice  # `slice` is redefined below as lax.slice
 # --------------------------------------------------------------------------------------
 # broadcast_in_dim
 
-broadcast_in_dim_p = core.primitive("broadcast_in_dim")
-broadcast_in_dim_p.pp_hidden = {"shape": ALWAYS, "sharding": None, "broadcast_dimensions": ()}
-
-
-_SMALL = 4096  # outputs up to this size are copied: np.broadcast_to costs ~7 us per call
-
-
-def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
-    expanded = [1] * len(shape)
-    for d, size in zip(broadcast_dimensions, x.shape):
-        expanded[d] = size
-    if math.prod(shape) <= _SMALL:
-        out = np.empty(shape, x.dtype)
-        np.copyto(out, x.reshape(expanded))
-        return out
-    return np.broadcast_to(x.reshape(expanded), shape)
-
-
-def _broadcast_in_dim_aval(x, *, shape, broadcast_dimensions, sharding=None):
-    shape = check_shape("broadcast_in_dim", shape)
-    dims = tuple(broadcast_dimensions)
-    if len(dims) != x.ndim:
-        raise TypeError(f"broadcast_in_dim: broadcast_dimensions {dims} must have one entry per "
-                        f"operand dimension; operand shape {x.shape}")
-    prev = -1
-    for d in dims:  # strictly increasing, within the output's rank
-        if not prev < d < len(shape):
-            raise TypeError(f"broadcast_in_dim: broadcast_dimensions {dims} must be strictly "
-                            f"increasing dimensions of the output shape {shape}")
-        prev = d
-    for i, d in enumerate(dims):
-        if x.shape[i] not in (1, shape[d]):
-            raise TypeError(f"broadcast_in_dim: operand dimension {i} of size {x.shape[i]} "
-                            f"cannot broadcast to output dimension {d} of size {shape[d]} "
-                            f"(operand shape {x.shape}, target shape {shape})")
-    return ShapedArray(shape, x.dtype, x.weak_type)
-
-
-broadcast_in_dim_p.def_impl(_broadcast_in_dim_impl)
-broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_aval)
 deflinear(broadcast_in_dim_p)
-
-
-def broadcast_in_dim(operand, shape, broadcast_dimensions, sharding=None):
-    shape = tuple(map(int, shape))
-    dims = tuple(map(int, broadcast_dimensions))
-    aval = get_aval(operand)
-    if aval.shape == shape and dims == tuple(range(len(shape))) and isinstance(operand,
-                                                                               core.ArrayBase):
-        return operand
-    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims,
-                                   sharding=sharding)
-
-
-def broadcast(operand, sizes):
-    """Adds leading dimensions of the given sizes."""
-    aval = get_aval(operand)
-    shape = tuple(sizes) + aval.shape
-    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(shape))))
-
-
-def broadcast_to_rank(x, rank):
-    aval = get_aval(x)
-    if aval.ndim == rank:
-        return x
-    return broadcast(x, (1,) * (rank - aval.ndim))
-
-
-def full(shape, fill_value, dtype=None, sharding=None):
-    """An array of `shape` filled with `fill_value` (a broadcast of a scalar)."""
-    from didax._src.lax.elementwise import convert_element_type
-
-    shape = check_shape("full", shape)
-    weak = dtype is None and isinstance(fill_value, (int, float, complex)) and not isinstance(
-        fill_value, bool)
-    dtype = as_dtype(dtype) if dtype is not None else get_aval(fill_value).dtype
-    fill = convert_element_type(fill_value, dtype, weak_type=weak)
-    if get_aval(fill).shape != ():
-        raise TypeError(f"full: fill_value must be a scalar, got shape {get_aval(fill).shape}")
-    return broadcast_in_dim(fill, shape, ())
 
 
 # --------------------------------------------------------------------------------------
 # reshape, squeeze, expand_dims, transpose, rev
 
-reshape_p = core.primitive("reshape")
-reshape_p.def_impl(lambda x, *, new_sizes, dimensions=None, sharding=None: (
-    (x if dimensions is None else np.transpose(x, dimensions)).reshape(new_sizes)))
-
-
-def _reshape_aval(x, *, new_sizes, dimensions=None, sharding=None):
-    new_sizes = check_shape("reshape", new_sizes)
-    if math.prod(new_sizes) != math.prod(x.shape):  # (np.prod costs microseconds)
-        raise TypeError(f"reshape: cannot reshape an array of shape {x.shape} ({x.size} "
-                        f"elements) into shape {new_sizes}")
-    if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
-        raise TypeError(f"reshape: dimensions {dimensions} must be a permutation of "
-                        f"range({x.ndim})")
-    return ShapedArray(new_sizes, x.dtype, x.weak_type)
-
-
-reshape_p.def_abstract_eval(_reshape_aval)
 deflinear(reshape_p)
-
-
-def reshape(operand, new_sizes, dimensions=None, sharding=None):
-    new_sizes = tuple(map(int, new_sizes))
-    aval = get_aval(operand)
-    if aval.shape == new_sizes and dimensions is None and isinstance(operand, core.ArrayBase):
-        return operand
-    dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) else tuple(
-        dimensions)
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=sharding)
 
 
 squeeze_p = core.primitive("squeeze")
@@ -198,26 +105,7 @@ def expand_dims(array, dimensions):
     return expand_dims_p.bind(array, dimensions=dims)
 
 
-transpose_p = core.primitive("transpose")
-transpose_p.def_impl(lambda x, *, permutation: np.transpose(x, permutation))
-
-
-def _transpose_aval(x, *, permutation):
-    if sorted(permutation) != list(range(x.ndim)):
-        raise TypeError(f"transpose: permutation {permutation} is not a permutation of the "
-                        f"dimensions of an array of shape {x.shape}")
-    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
-
-
-transpose_p.def_abstract_eval(_transpose_aval)
 deflinear(transpose_p)
-
-
-def transpose(operand, permutation):
-    perm = tuple(map(int, permutation))
-    if perm == tuple(range(len(perm))) and isinstance(operand, core.ArrayBase):
-        return operand
-    return transpose_p.bind(operand, permutation=perm)
 
 
 rev_p = core.primitive("rev")
@@ -535,7 +423,6 @@ def broadcasted_iota(dtype, shape, dimension, sharding=None):
 # --------------------------------------------------------------------------------------
 # Transpose rules (reverse mode): each shape primitive is linear in its array operands.
 
-from didax._src.interpreters.transpose import is_undefined  # noqa: E402
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
@@ -618,7 +505,6 @@ split_p.def_transpose(_split_transpose)
 # --------------------------------------------------------------------------------------
 # Batching rules (vmap): the batch dimension goes first, or stays put where that is free.
 
-from didax._src.interpreters import batching  # noqa: E402
 
 
 def _front(vals, dims, size):

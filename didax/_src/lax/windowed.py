@@ -30,14 +30,14 @@ from numpy.lib.stride_tricks import sliding_window_view
 from didax._src import core, tree_util
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import defjvp, deflinear
-from didax._src.lax.base import bool_, check_dtype, float_, int_, int_tuple, num
+from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.conv import _vjp_lhs_padding, dilate_dim, padtype_to_pads
-from didax._src.lax.elementwise import (
-    add, convert_element_type, ge_p, le_p, select_n,
-)
+from didax._src.lax.elementwise import add, convert_element_type, ge_p, le_p, select_n
 from didax._src.lax.elementwise import max as lax_max
 from didax._src.lax.elementwise import min as lax_min
-from didax._src.lax.shape import broadcast_in_dim, pad, slice as lax_slice
+from didax._src.lax.shape import broadcast_in_dim, pad
+from didax._src.lax.shape import slice as lax_slice
+from didax._src.typecheck import bool_, check_dtype, float_, int_, int_tuple, num
 
 _ORDERED = bool_ + int_ + float_  # max and min need an order: complex values have none
 
@@ -335,7 +335,6 @@ select_and_scatter_add_p.def_jvp(_linear_in_first_jvp(select_and_scatter_add_p))
 # --------------------------------------------------------------------------------------
 # Transpose rules (reverse mode)
 
-from didax._src.interpreters.transpose import is_undefined  # noqa: E402
 
 
 def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, padding,

@@ -15,12 +15,12 @@ import numpy as np
 from didax._src import core, dtypes
 from didax._src.core import Array, get_aval
 from didax._src.lax import elementwise as lax
-from didax._src.lax.base import const_like
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy.util import (
     asarray, broadcast_arrays, check_arraylike, promote_args, promote_args_inexact,
     promote_args_numeric, promote_dtypes, promote_dtypes_inexact, promote_shapes,
 )
+from didax._src.typecheck import const_like
 
 _ctx = core._ctx
 _eval = core.eval_interpreter

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
+from didax._src.base_prims import instantiate, zeros_like_aval
 from didax._src.core import Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
@@ -114,7 +115,7 @@ def _pe_cond(self, args, params):
             slots = []
             for j, avals in enumerate(res_avals):
                 slots += (outs[num_known_out:] if j == i else
-                          [jvp_interp.zeros_like_aval(a) for a in avals])
+                          [zeros_like_aval(a) for a in avals])
             return outs[:num_known_out] + slots
 
         return trace_to_jaxpr(fun, [get_aval(x) for x in known_ops])[0]
@@ -147,7 +148,7 @@ def _cond_transpose(cts, index, *ops, branches):
     if is_undefined(index):
         raise NotImplementedError("transpose of cond: the index must be known")
     linear = [is_undefined(x) for x in ops]
-    cts = [jvp_interp.instantiate(c) for c in cts]
+    cts = [instantiate(c) for c in cts]
     known_ops = [x for x in ops if not is_undefined(x)]
     new, consts = _uniform([transpose_jaxpr(b, linear) for b in branches])
     outs = iter(_bind_cond(index, new, consts + known_ops + cts))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
+from didax._src.base_prims import add_tangents, instantiate, zeros_like_aval
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
@@ -139,7 +140,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
     avals = jvp_closed.in_avals
     body = _reordered(jvp_closed, in_order, out_order, [avals[i] for i in in_order])
     new_consts = consts + [t for t in t_consts if type(t) is not Zero]
-    new_carry = carry + [jvp_interp.instantiate(t) for t in t_carry]
+    new_carry = carry + [instantiate(t) for t in t_carry]
     new_xs = xs + [t for t in t_xs if type(t) is not Zero]
     outs = _bind_scan(body, new_consts, new_carry, new_xs, length, reverse)
     c_out, tc_out = outs[:num_carry], outs[num_carry:2 * num_carry]
@@ -278,8 +279,8 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
     # loop linearly; its constant start has no cotangent.
     lin_consts = [is_undefined(c) for c in consts]
     lin_xs = [is_undefined(x) for x in xs]
-    ct_carry = [jvp_interp.instantiate(c) for c in cts[:num_carry]]
-    ct_ys = [jvp_interp.instantiate(c) for c in cts[num_carry:]]
+    ct_carry = [instantiate(c) for c in cts[:num_carry]]
+    ct_ys = [instantiate(c) for c in cts[num_carry:]]
     linear = lin_consts + [True] * num_carry + lin_xs
     body_t = transpose_jaxpr(jaxpr, linear)
     # body_t: (known consts, known xs, ct_carry, ct_ys) -> (ct lin consts, ct carry, ct lin xs)
@@ -298,7 +299,7 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
         cty = a[n_kc + n_lc + num_carry + n_kx:]
         outs = eval_jaxpr(body_t.jaxpr, body_t.consts, *kc, *kx, *ctc, *cty)
         d_consts, d_carry, d_xs = outs[:n_lc], outs[n_lc:n_lc + num_carry], outs[n_lc + num_carry:]
-        return ([jvp_interp.add_tangents(s, d) for s, d in zip(acc, d_consts)] + list(d_carry)
+        return ([add_tangents(s, d) for s, d in zip(acc, d_consts)] + list(d_carry)
                 + list(d_xs))
 
     x_avals = [get_aval(x) for x in k_xs]
@@ -306,7 +307,7 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
                 + [ShapedArray(a.shape[1:], a.dtype) for a in x_avals]
                 + [ShapedArray(get_aval(c).shape[1:], get_aval(c).dtype) for c in ct_ys])
     body = _no_consts(trace_to_jaxpr(step, in_avals)[0])
-    zeros = [jvp_interp.zeros_like_aval(a) for a in lc_avals]
+    zeros = [zeros_like_aval(a) for a in lc_avals]
     outs = _bind_scan(body, k_consts, zeros + ct_carry, k_xs + ct_ys, length, not reverse)
     ct_lin_consts, ct_init = outs[:n_lc], outs[n_lc:n_lc + num_carry]
     ct_lin_xs = iter(outs[n_lc + num_carry:])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
+from didax._src.base_prims import instantiate, zeros_like_aval
 from didax._src.core import Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
@@ -91,7 +92,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
                                                      body_jaxpr.out_avals])[0]
     outs = _bind_while(new_cond, new_body, cc,
                        list(bc) + [t for t in t_bc if type(t) is not Zero],
-                       list(carry) + [jvp_interp.instantiate(t) for t in t_carry])
+                       list(carry) + [instantiate(t) for t in t_carry])
     return outs[:n_c], outs[n_c:]
 
 
@@ -183,13 +184,13 @@ def _pe_while(self, args, params):
             "linearization time (eager differentiation); inside a staged function use "
             "lax.scan or lax.fori_loop with static bounds")
     unknown_idx = [i for i, u in enumerate(u_carry) if u]
-    zeros = {i: jvp_interp.zeros_like_aval(get_aval(carry[i])) for i in unknown_idx}
+    zeros = {i: zeros_like_aval(get_aval(carry[i])) for i in unknown_idx}
     ctx = core._ctx
     prev, ctx.interp = ctx.interp, self.parent
     try:  # the known loop, now, recording its iterates (unknown carries stand in as zeros)
         iterates = []
         state = [zeros.get(i, c) for i, c in enumerate(carry)]
-        known_bc = [jvp_interp.zeros_like_aval(get_aval(x)) if u else x
+        known_bc = [zeros_like_aval(get_aval(x)) if u else x
                     for x, u in zip(bc, u_bc)]
         while bool(eval_jaxpr(cond_j.jaxpr, cond_j.consts, *cc, *state)[0]):
             iterates.append([state[i] for i in known_idx])

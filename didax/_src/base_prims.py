@@ -1,0 +1,282 @@
+"""The array primitives the interpreters bind themselves.
+
+Interpreters need a few array operations of their own: zeros for symbolic-zero tangents,
+`add_any` to sum tangents and cotangents, broadcasts, reshapes and transposes to move batch
+dimensions, sums and conversions to unbroadcast cotangents. Those primitives are declared
+here, below the interpreters, with their impl and type rule; their other rules (JVP,
+transpose, batching, codegen) are registered by the family modules that own them
+(`lax/shape.py`, `lax/reduction.py`, `lax/elementwise.py`), so the interpreters never import
+`lax`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from didax._src import core, dtypes
+from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.typecheck import as_dtype, check_dtype, check_shape, dtype_in, num
+
+ALWAYS = core.PP_ALWAYS_HIDE
+_SCALAR_TYPES = (int, float, complex)
+
+# --------------------------------------------------------------------------------------
+# broadcast_in_dim, reshape, transpose
+
+broadcast_in_dim_p = core.primitive("broadcast_in_dim")
+broadcast_in_dim_p.pp_hidden = {"shape": ALWAYS, "sharding": None, "broadcast_dimensions": ()}
+
+
+_SMALL = 4096  # outputs up to this size are copied: np.broadcast_to costs ~7 us per call
+
+
+def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
+    expanded = [1] * len(shape)
+    for d, size in zip(broadcast_dimensions, x.shape):
+        expanded[d] = size
+    if math.prod(shape) <= _SMALL:
+        out = np.empty(shape, x.dtype)
+        np.copyto(out, x.reshape(expanded))
+        return out
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+def _broadcast_in_dim_aval(x, *, shape, broadcast_dimensions, sharding=None):
+    shape = check_shape("broadcast_in_dim", shape)
+    dims = tuple(broadcast_dimensions)
+    if len(dims) != x.ndim:
+        raise TypeError(f"broadcast_in_dim: broadcast_dimensions {dims} must have one entry per "
+                        f"operand dimension; operand shape {x.shape}")
+    prev = -1
+    for d in dims:  # strictly increasing, within the output's rank
+        if not prev < d < len(shape):
+            raise TypeError(f"broadcast_in_dim: broadcast_dimensions {dims} must be strictly "
+                            f"increasing dimensions of the output shape {shape}")
+        prev = d
+    for i, d in enumerate(dims):
+        if x.shape[i] not in (1, shape[d]):
+            raise TypeError(f"broadcast_in_dim: operand dimension {i} of size {x.shape[i]} "
+                            f"cannot broadcast to output dimension {d} of size {shape[d]} "
+                            f"(operand shape {x.shape}, target shape {shape})")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+broadcast_in_dim_p.def_impl(_broadcast_in_dim_impl)
+broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_aval)
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions, sharding=None):
+    shape = tuple(map(int, shape))
+    dims = tuple(map(int, broadcast_dimensions))
+    aval = get_aval(operand)
+    if aval.shape == shape and dims == tuple(range(len(shape))) and isinstance(operand,
+                                                                               core.ArrayBase):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims,
+                                   sharding=sharding)
+
+
+def broadcast(operand, sizes):
+    """Adds leading dimensions of the given sizes."""
+    aval = get_aval(operand)
+    shape = tuple(sizes) + aval.shape
+    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(shape))))
+
+
+def broadcast_to_rank(x, rank):
+    aval = get_aval(x)
+    if aval.ndim == rank:
+        return x
+    return broadcast(x, (1,) * (rank - aval.ndim))
+
+
+def full(shape, fill_value, dtype=None, sharding=None):
+    """An array of `shape` filled with `fill_value` (a broadcast of a scalar)."""
+    shape = check_shape("full", shape)
+    weak = dtype is None and isinstance(fill_value, (int, float, complex)) and not isinstance(
+        fill_value, bool)
+    dtype = as_dtype(dtype) if dtype is not None else get_aval(fill_value).dtype
+    fill = convert_element_type(fill_value, dtype, weak_type=weak)
+    if get_aval(fill).shape != ():
+        raise TypeError(f"full: fill_value must be a scalar, got shape {get_aval(fill).shape}")
+    return broadcast_in_dim(fill, shape, ())
+
+
+reshape_p = core.primitive("reshape")
+reshape_p.def_impl(lambda x, *, new_sizes, dimensions=None, sharding=None: (
+    (x if dimensions is None else np.transpose(x, dimensions)).reshape(new_sizes)))
+
+
+def _reshape_aval(x, *, new_sizes, dimensions=None, sharding=None):
+    new_sizes = check_shape("reshape", new_sizes)
+    if math.prod(new_sizes) != math.prod(x.shape):  # (np.prod costs microseconds)
+        raise TypeError(f"reshape: cannot reshape an array of shape {x.shape} ({x.size} "
+                        f"elements) into shape {new_sizes}")
+    if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
+        raise TypeError(f"reshape: dimensions {dimensions} must be a permutation of "
+                        f"range({x.ndim})")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+reshape_p.def_abstract_eval(_reshape_aval)
+
+
+def reshape(operand, new_sizes, dimensions=None, sharding=None):
+    new_sizes = tuple(map(int, new_sizes))
+    aval = get_aval(operand)
+    if aval.shape == new_sizes and dimensions is None and isinstance(operand, core.ArrayBase):
+        return operand
+    dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) else tuple(
+        dimensions)
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=sharding)
+
+
+transpose_p = core.primitive("transpose")
+transpose_p.def_impl(lambda x, *, permutation: np.transpose(x, permutation))
+
+
+def _transpose_aval(x, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise TypeError(f"transpose: permutation {permutation} is not a permutation of the "
+                        f"dimensions of an array of shape {x.shape}")
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+transpose_p.def_abstract_eval(_transpose_aval)
+
+
+def transpose(operand, permutation):
+    perm = tuple(map(int, permutation))
+    if perm == tuple(range(len(perm))) and isinstance(operand, core.ArrayBase):
+        return operand
+    return transpose_p.bind(operand, permutation=perm)
+
+
+# --------------------------------------------------------------------------------------
+# Reductions: the shared declaration, and reduce_sum
+
+
+def where_text(x: ShapedArray) -> str:
+    return f" (operand {x.str_short()})"
+
+
+def check_axes(name: str, x: ShapedArray, axes) -> None:
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {axes}{where_text(x)}")
+    if not all(0 <= a < x.ndim for a in axes):
+        raise ValueError(f"{name}: reduction axes {axes} contain out-of-bounds indices for an "
+                         f"operand of shape {x.shape}; lax axes must lie in [0, {x.ndim}) "
+                         "(negative axes are not allowed)")
+
+
+def reducer(name: str, accepted, impl, keep_weak: bool = True) -> core.Primitive:
+    """A reduction primitive `name[axes=...]` with its impl and type rule."""
+    p = core.primitive(name)
+
+    def abstract_eval(x, *, axes, **_):
+        if not dtype_in(x.dtype, accepted):  # the message is only built for an error
+            check_dtype(name, x, accepted, where_text(x))
+        check_axes(name, x, axes)
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        return ShapedArray(shape, x.dtype, keep_weak and x.weak_type)
+
+    def impl_or_identity(x, *, axes, **params):  # over no axes: the operand itself
+        return impl(x, axes=axes, **params) if axes else x
+
+    p.def_impl(impl_or_identity)
+    p.def_abstract_eval(abstract_eval)
+    return p
+
+
+reduce_sum_p = reducer("reduce_sum", num, lambda x, *, axes, out_sharding=None: np.add.reduce(
+    x, axis=axes, dtype=x.dtype))
+
+
+def reduce_sum(operand, axes, *, out_sharding=None):
+    """Sum over `axes` (non-negative, distinct); integers keep their dtype (and wrap)."""
+    return reduce_sum_p.bind(operand, axes=tuple(map(int, axes)), out_sharding=out_sharding)
+
+
+# --------------------------------------------------------------------------------------
+# convert_element_type
+
+convert_element_type_p = core.primitive("convert_element_type")
+
+
+def _convert_impl(x, *, new_dtype, weak_type):
+    src, dst = x.dtype.kind, np.dtype(new_dtype).kind
+    if src == "c" and dst != "c":
+        x = np.real(x)
+        src = x.dtype.kind
+    if src == "f" and dst in "iu":
+        # XLA saturates and maps NaN to 0
+        info = np.iinfo(new_dtype)
+        x = np.where(np.isnan(x), 0, np.clip(np.trunc(x), info.min, info.max))
+    if new_dtype == np.bool_:
+        return x != 0
+    return x.astype(new_dtype)
+
+
+def _convert_aval(x, *, new_dtype, weak_type):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+convert_element_type_p.def_impl(_convert_impl)
+convert_element_type_p.def_abstract_eval(_convert_aval)
+
+
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    new_dtype = dtypes.canonicalize_dtype(np.dtype(new_dtype))
+    aval = get_aval(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(x, core.ArrayBase):
+        return x
+    if type(x) in _SCALAR_TYPES or type(x) is bool:  # a Python scalar: convert now
+        if new_dtype.kind in "fc":  # exact for any Python scalar (ints may overflow)
+            return core.Array.from_numpy(np.asarray(x, new_dtype),
+                                         ShapedArray((), new_dtype, weak_type))
+    if not isinstance(x, core.ArrayBase):  # a constant: convert now, no equation
+        val = core.concrete_value(x)
+        if val is not None and not isinstance(x, core.Tracer):
+            return core.Array(_convert_impl(np.asarray(val, aval.dtype), new_dtype=new_dtype,
+                                            weak_type=weak_type), weak_type)
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+# --------------------------------------------------------------------------------------
+# Tangent arithmetic: add_any and materialised zeros
+
+add_any_p = core.primitive("add_any", linear=True)
+add_any_p.def_impl(np.add)
+
+
+def _add_any_aval(x, y):
+    if x.shape != y.shape or x.dtype != y.dtype:
+        raise TypeError(f"add_any: tangents must have equal types, got {x.str_short()} and "
+                        f"{y.str_short()}")
+    return x
+
+
+add_any_p.def_abstract_eval(_add_any_aval)
+
+
+def add_tangents(x, y):
+    if is_zero(x):
+        return y
+    if is_zero(y):
+        return x
+    return add_any_p.bind(x, y)
+
+
+def instantiate(t):
+    """A materialised array for a possibly-symbolic zero tangent."""
+    if not is_zero(t):
+        return t
+    aval = t.aval
+    if aval.dtype == dtypes.float0:
+        return core.Array(np.zeros(aval.shape, dtypes.float0))
+    return full(aval.shape, 0, aval.dtype)
+
+
+def zeros_like_aval(aval):
+    return instantiate(Zero(aval))
