@@ -10,19 +10,19 @@ import functools
 import numpy as np
 
 from didax._src import core, dtypes
-from didax._src.base_prims import instantiate, zeros_like_aval
-from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.base_prims import convert_element_type, instantiate, reshape, zeros_like_aval
+from didax._src.core import ShapedArray, Zero, asarray_value, get_aval
+from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters.partial_eval import linearize_flat
 from didax._src.interpreters.staging import trace_to_jaxpr
-from didax._src.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
-
-
-def asarray_value(x):
-    """Outputs of transformations are Arrays (or tracers), never bare Python scalars."""
-    if isinstance(x, core.ArrayBase):
-        return x
-    aval = get_aval(x)
-    return core.Array(np.asarray(x, aval.dtype), aval.weak_type)
+from didax._src.interpreters.transpose import backward_pass, linear_transpose_flat
+from didax._src.ir import eval_jaxpr
+from didax._src.lax.shape import slice_in_dim
+from didax._src.tree_util import (
+    broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure,
+    tree_unflatten,
+)
 
 
 def _check_valid_leaf(x, what: str):
@@ -43,7 +43,6 @@ def _strip_current_jvp(x):
 
 class _FlatFun:
     """Wraps `fun` to take and return flat lists; records the output tree structure."""
-
     def __init__(self, fun, in_tree, has_aux=False):
         self.fun = fun
         self.in_tree = in_tree
@@ -121,7 +120,6 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
 
 class ShapeDtypeStruct:
     """A shape and dtype standing in for an array (as in `jax.ShapeDtypeStruct`)."""
-
     __slots__ = ("shape", "dtype", "weak_type")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
@@ -241,9 +239,6 @@ def _check_cotangent(ct, aval, i):
 def vjp(fun, *primals, has_aux: bool = False):
     """Reverse mode: `(fun(*primals), vjp_fun)` where `vjp_fun(ct)` pulls a cotangent of the
     output back to a tuple of cotangents, one per primal."""
-    from didax._src.interpreters.partial_eval import linearize_flat
-    from didax._src.interpreters.transpose import backward_pass
-
     flat_p, in_tree = tree_flatten(primals)
     for x in flat_p:
         _check_valid_leaf(x, "vjp")
@@ -287,9 +282,6 @@ def vjp(fun, *primals, has_aux: bool = False):
 def linearize(fun, *primals):
     """`(fun(*primals), f_jvp)`: `f_jvp(*tangents)` evaluates the JVP at `primals` without
     re-running the primal computation (it replays the staged linear jaxpr)."""
-    from didax._src.interpreters.partial_eval import linearize_flat
-    from didax._src.ir import eval_jaxpr
-
     flat_p, in_tree = tree_flatten(primals)
     differentiable = [_is_differentiable(x) for x in flat_p]
     flat_fun = _FlatFun(fun, in_tree)
@@ -315,19 +307,10 @@ def linearize(fun, *primals):
 
 def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of a linear function, traced at the shapes and dtypes of `primals`."""
-    from didax._src.interpreters.partial_eval import PartialEvalInterpreter
-    from didax._src.interpreters.transpose import backward_pass
-
     flat_p, in_tree = tree_flatten(primals)
-    in_avals = [_abstractify(x) for x in flat_p]
     flat_fun = _FlatFun(fun, in_tree)
-    pe = core.new_level(PartialEvalInterpreter())
-    with core.transformation(pe):
-        args = [pe.new_arg(a) for a in in_avals]
-        outs = flat_fun(*args)
+    out_avals, transpose_flat = linear_transpose_flat(flat_fun, [_abstractify(x) for x in flat_p])
     out_tree = flat_fun.out_tree
-    out_avals = [get_aval(o) for o in outs]
-    closed = pe.build(outs)
 
     def transposed(*cts):
         flat_ct, ct_tree = tree_flatten(cts[0] if len(cts) == 1 else cts)
@@ -336,9 +319,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
                             f"output, {out_tree}; got {ct_tree}")
         for i, (c, a) in enumerate(zip(flat_ct, out_avals)):
             _check_cotangent(c, a, i)
-        cts_in = backward_pass(closed.jaxpr, closed.consts, flat_ct)
-        return tree_unflatten(in_tree, [instantiate(c) if type(c) is Zero
-                                        else asarray_value(c) for c in cts_in])
+        return tree_unflatten(in_tree, transpose_flat(flat_ct))
 
     return transposed
 
@@ -374,7 +355,6 @@ def _check_scalar_output(name, out, holomorphic):
 def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False, reduce_axes=()):
     """`(fun(*args), gradient of fun with respect to args[argnums])`."""
-
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "grad")
@@ -419,8 +399,6 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
 
 def _axes_for_leaves(name, axes, tree, what):
     """`axes` (an int, None, or a pytree prefix of `tree`) broadcast to `tree`'s leaves."""
-    from didax._src.tree_util import broadcast_prefix
-
     try:
         return broadcast_prefix(axes, tree, is_leaf=lambda x: x is None)
     except ValueError as e:
@@ -450,10 +428,6 @@ def _argument_name(path, keystr) -> str:
 
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """Vectorizes `fun` over a leading (or `in_axes`) dimension of its arguments."""
-    from didax._src.interpreters import batching
-    from didax._src.lax.elementwise import convert_element_type
-    from didax._src.tree_util import keystr, tree_flatten_with_path
-
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     if not (in_axes is None or isinstance(in_axes, (int, tuple, dict)) or
@@ -551,8 +525,6 @@ def _basis(avals):
 
 def _split_last(leaf, sizes, shapes, lead_shape):
     """Columns of `leaf` (..., n) split per input leaf and reshaped to lead + input shape."""
-    from didax._src.lax.shape import reshape, slice_in_dim
-
     out, offset = [], 0
     for size, shape in zip(sizes, shapes):
         block = slice_in_dim(leaf, offset, offset + size, axis=-1)
@@ -577,7 +549,6 @@ def _jac_args(name, fun, argnums, args, kwargs, holomorphic, allow_int):
 
 def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """Jacobian by forward mode: one batched JVP over the input basis."""
-
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         dyn, f_partial = _jac_args("jacfwd", fun, argnums, args, kwargs, holomorphic, False)
@@ -608,8 +579,6 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
 def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
            allow_int: bool = False):
     """Jacobian by reverse mode: one batched VJP over the output basis."""
-    from didax._src.lax.shape import reshape
-
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         dyn, f_partial = _jac_args("jacrev", fun, argnums, args, kwargs, holomorphic, allow_int)

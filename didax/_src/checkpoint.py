@@ -15,12 +15,13 @@ import numpy as np
 
 from didax._src import core
 from didax._src.base_prims import instantiate
-from didax._src.core import Zero, get_aval
+from didax._src.core import Zero, asarray_value, get_aval
+from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.jvp import JVPInterpreter
-from didax._src.interpreters.partial_eval import PartialEvalInterpreter
-from didax._src.interpreters.staging import StagingInterpreter
-from didax._src.interpreters.transpose import is_undefined
+from didax._src.interpreters.partial_eval import PartialEvalInterpreter, linearize_flat
+from didax._src.interpreters.staging import StagingInterpreter, trace_to_jaxpr
+from didax._src.interpreters.transpose import is_undefined, linear_transpose_flat
 from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
@@ -130,8 +131,6 @@ def _remat_jvp(primals, tangents, *, call, name, num_primals, out_avals):
 
 
 def _remat_transpose(cts, *args, call, name, num_primals, out_avals):
-    from didax._src.api import linear_transpose
-
     primals = list(args[:num_primals])
     tangents = list(args[num_primals:])
     undefined = [i for i, t in enumerate(tangents) if is_undefined(t)]
@@ -144,8 +143,8 @@ def _remat_transpose(cts, *args, call, name, num_primals, out_avals):
             full[i] = t
         return _tangent_of(call, primals, full)
 
-    examples = [np.zeros(tangents[i].aval.shape, tangents[i].aval.dtype) for i in undefined]
-    cts_in = linear_transpose(tangent_map, *examples)([instantiate(c) for c in cts])
+    _, transposed = linear_transpose_flat(tangent_map, [tangents[i].aval.strip_weak_type() for i in undefined])
+    cts_in = transposed([instantiate(c) for c in cts])
     out = [None] * len(args)
     for i, ct in zip(undefined, cts_in):
         out[num_primals + i] = ct
@@ -160,9 +159,6 @@ remat_jvp_p.def_transpose(_remat_transpose)
 
 def saved_residuals(fun, *args, **kwargs) -> list[tuple[core.ShapedArray, str]]:
     """What reverse mode stores for `fun(*args)`: each residual's type and origin."""
-    from didax._src.api import asarray_value
-    from didax._src.interpreters.partial_eval import linearize_flat
-
     flat, in_tree = tree_flatten((args, kwargs))
     flat = [asarray_value(x) for x in flat]  # residuals are recognised by identity
     differentiable = [get_aval(x).dtype.kind in "fc" for x in flat]
@@ -181,11 +177,8 @@ def saved_residuals(fun, *args, **kwargs) -> list[tuple[core.ShapedArray, str]]:
 
 
 def _remat_batch(size, vals, dims, *, call, name, num_primals, out_avals):
-    from didax._src.api import vmap
-    from didax._src.interpreters.batching import rule_axis_name
-
-    outs = vmap(lambda *a: _tangent_of(call, a[:num_primals], a[num_primals:]),
-                in_axes=tuple(dims), axis_size=size, axis_name=rule_axis_name())(*vals)
+    outs = batching.vmap_flat(lambda *a: _tangent_of(call, a[:num_primals], a[num_primals:]),
+                              vals, dims, size, batching.rule_axis_name())
     return outs, [0] * len(outs)
 
 
@@ -222,8 +215,6 @@ class _PolicyName:
 
 
 def _staging_checkpoint(self, fn, args):
-    from didax._src.interpreters.staging import trace_to_jaxpr
-
     jaxpr, consts = hoist_consts(trace_to_jaxpr(fn.call, [get_aval(a) for a in args])[0])
     ctx = core._ctx
     prev, ctx.interp = ctx.interp, self

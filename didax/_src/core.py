@@ -617,3 +617,11 @@ class Zero:
 
 def is_zero(x) -> bool:
     return type(x) is Zero
+
+
+def asarray_value(x):
+    """Outputs of transformations are Arrays (or tracers), never bare Python scalars."""
+    if isinstance(x, ArrayBase):
+        return x
+    aval = get_aval(x)
+    return Array(np.asarray(x, aval.dtype), aval.weak_type)

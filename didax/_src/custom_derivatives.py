@@ -18,7 +18,7 @@ import inspect
 import numpy as np
 
 from didax._src import core
-from didax._src.base_prims import instantiate, zeros_like_aval
+from didax._src.base_prims import instantiate, reduce_sum, zeros_like_aval
 from didax._src.core import Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
@@ -26,6 +26,7 @@ from didax._src.interpreters.batching import BatchInterpreter, moveaxis
 from didax._src.interpreters.jvp import JVPInterpreter
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
+from didax._src.interpreters.transpose import linear_transpose_flat
 from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
@@ -382,11 +383,9 @@ custom_lin_p.pp_hidden = {"in_avals": core.PP_ALWAYS_HIDE, "out_avals": core.PP_
 
 def _custom_lin_forward(res, tangents, *, bwd, in_avals, out_avals):
     """J t from bwd = (ct -> J^T ct): transpose bwd, which is linear in ct."""
-    from didax._src.api import linear_transpose
-
-    cts_example = [np.zeros(a.shape, a.dtype) for a in out_avals]
-    transposed = linear_transpose(lambda *cts: bwd(list(res), list(cts)), *cts_example)
-    return list(transposed(list(tangents)))
+    _, transposed = linear_transpose_flat(lambda *cts: bwd(list(res), list(cts)),
+                                          [a.strip_weak_type() for a in out_avals])
+    return transposed(tangents)
 
 
 def _custom_lin_impl(*vals, num_res, bwd, in_avals, out_avals):
@@ -432,14 +431,11 @@ PartialEvalInterpreter.process_custom_vjp = _pe_custom("process_custom_vjp",
 
 
 def _custom_lin_batch(size, vals, dims, *, num_res, bwd, in_avals, out_avals):
-    from didax._src.api import vmap
-
     def forward(*args):
         return _custom_lin_forward(args[:num_res], args[num_res:], bwd=bwd, in_avals=in_avals,
                                    out_avals=out_avals)
 
-    outs = vmap(forward, in_axes=tuple(dims), axis_size=size,
-                axis_name=batching.rule_axis_name())(*vals)
+    outs = batching.vmap_flat(forward, vals, dims, size, batching.rule_axis_name())
     return outs, [0] * len(outs)
 
 
@@ -451,21 +447,24 @@ custom_lin_p.def_batch(_custom_lin_batch)
 
 
 def _batch_custom_jvp(self: BatchInterpreter, fn, args):
-    from didax._src.api import vmap
-
     vals, dims = zip(*[self.unpack(x) for x in args]) if args else ((), ())
     if all(d is None for d in dims) and self.axis_name is None:  # (else: collectives inside)
         return self.run_in_parent("process_custom_jvp", fn, list(vals))
     size, name = self.axis_size, self.axis_name  # (a named axis: its collectives resolve)
 
     def call(*xs):
-        return vmap(fn.call, in_axes=dims, axis_size=size, axis_name=name)(*xs)
+        return batching.vmap_flat(fn.call, xs, dims, size, name)
 
     def jvp(primals, tangents):
-        p_out, t_out = vmap(lambda p, t: tuple(map(list, fn.jvp(p, t))),
-                            in_axes=(list(dims), list(dims)), axis_size=size, axis_name=name)(
-            list(primals), list(tangents))
-        return p_out, t_out
+        n = len(primals)
+
+        def both(*a):
+            p_out, t_out = fn.jvp(list(a[:n]), list(a[n:]))
+            return list(p_out) + list(t_out)
+
+        outs = batching.vmap_flat(both, list(primals) + list(tangents), list(dims) * 2, size,
+                                  name)
+        return outs[:len(outs) // 2], outs[len(outs) // 2:]
 
     batched = FlatCustomJVP(fn.name, call, _Named(jvp, str(fn.jvp)))
     outs = self.run_in_parent("process_custom_jvp", batched, list(vals))
@@ -473,25 +472,29 @@ def _batch_custom_jvp(self: BatchInterpreter, fn, args):
 
 
 def _batch_custom_vjp(self: BatchInterpreter, fn, args):
-    from didax._src.api import vmap
-    from didax._src.lax.reduction import reduce_sum
-
     vals, dims = zip(*[self.unpack(x) for x in args]) if args else ((), ())
     if all(d is None for d in dims) and self.axis_name is None:  # (else: collectives inside)
         return self.run_in_parent("process_custom_vjp", fn, list(vals))
     size, name = self.axis_size, self.axis_name  # (a named axis: its collectives resolve)
 
     def call(*xs):
-        return vmap(fn.call, in_axes=dims, axis_size=size, axis_name=name)(*xs)
+        return batching.vmap_flat(fn.call, xs, dims, size, name)
 
     def fwd(*xs):
-        outs, res = vmap(lambda *a: tuple(map(list, fn.fwd(*a))), in_axes=dims,
-                         axis_size=size, axis_name=name)(*xs)
-        return outs, res
+        n_out = []
+
+        def both(*a):
+            outs, res = fn.fwd(*a)
+            n_out[:] = [len(outs)]
+            return list(outs) + list(res)
+
+        flat = batching.vmap_flat(both, xs, dims, size, name)
+        return flat[:n_out[0]], flat[n_out[0]:]
 
     def bwd(res, cts):
-        cts_in = vmap(lambda r, c: fn.bwd(r, c), axis_size=size, axis_name=name)(
-            list(res), list(cts))
+        nr = len(res)
+        cts_in = batching.vmap_flat(lambda *a: fn.bwd(list(a[:nr]), list(a[nr:])),
+                                    list(res) + list(cts), [0] * (nr + len(cts)), size, name)
         # Cotangents take their inputs' layout: summed where an input was not batched.
         return [reduce_sum(c, (0,)) if d is None else moveaxis(c, 0, d)
                 for c, d in zip(cts_in, dims)]

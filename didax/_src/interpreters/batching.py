@@ -15,7 +15,9 @@ from __future__ import annotations
 import threading
 
 from didax._src import core
-from didax._src.base_prims import broadcast, broadcast_in_dim, broadcast_to_rank, reshape, transpose
+from didax._src.base_prims import (
+    broadcast, broadcast_in_dim, broadcast_to_rank, convert_element_type, reshape, transpose,
+)
 from didax._src.core import Tracer, get_aval
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import eval_jaxpr, subjaxprs
@@ -298,3 +300,21 @@ def batch_jaxpr_outs(closed, axis_size: int, in_dims, force_out=False):
                 for (v, d), b in zip(outs, out_batched)]
 
     return trace_to_jaxpr(fun, in_avals)[0], list(out_batched)
+
+
+def vmap_flat(fun, args, in_dims, axis_size: int, axis_name=None) -> list:
+    """`fun` (flat arguments in, a flat list out) over `axis_size` examples: `args` batched
+    along `in_dims` (None: not batched). Outputs come batched along axis 0 and strongly
+    typed, as `vmap`'s; rules that batch a function they hold (custom rules, remat) use it."""
+    interp = core.new_level(BatchInterpreter(axis_size, axis_name))
+    with core.transformation(interp):
+        outs = fun(*[interp.pack(x, d) for x, d in zip(args, in_dims)])
+        outs = [interp.unpack(o) for o in outs]
+    results = []
+    for val, bdim in outs:
+        val = matchaxis(core.asarray_value(val), bdim, 0, axis_size)
+        if get_aval(val).weak_type:
+            val = convert_element_type(val, get_aval(val).dtype, False)
+        results.append(val)
+    return results
+

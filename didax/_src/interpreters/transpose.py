@@ -13,7 +13,9 @@ from __future__ import annotations
 from didax._src.base_prims import (
     add_tangents, convert_element_type, instantiate, reduce_sum, reshape,
 )
+from didax._src import core
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, literal_value
 
@@ -115,6 +117,23 @@ def transpose_jaxpr(closed: ClosedJaxpr, linear: list[bool]) -> ClosedJaxpr:
 
     in_avals = [v.aval for v in nonlin_vars] + [v.aval for v in jaxpr.outvars]
     return trace_to_jaxpr(transposed, in_avals)[0]
+
+
+def linear_transpose_flat(fun, in_avals):
+    """Traces `fun` (flat, linear in all its arguments) at `in_avals`. Returns the output
+    types and the transposed map: flat cotangents of the outputs -> of the inputs."""
+    pe = core.new_level(PartialEvalInterpreter())
+    with core.transformation(pe):
+        args = [pe.new_arg(a) for a in in_avals]
+        outs = fun(*args)
+    out_avals = [get_aval(o) for o in outs]
+    closed = pe.build(outs)
+
+    def transposed(cts):
+        cts_in = backward_pass(closed.jaxpr, closed.consts, list(cts))
+        return [instantiate(c) if type(c) is Zero else core.asarray_value(c) for c in cts_in]
+
+    return out_avals, transposed
 
 
 # --------------------------------------------------------------------------------------

@@ -26,9 +26,11 @@ from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import defjvp
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined
+from didax._src.lax.control_flow.while_loop import while_loop
 from didax._src.lax.elementwise import add, div, eq, full_like, lt, mul, select_n, sub, zeros_like
 from didax._src.lax.elementwise import max as max_
 from didax._src.lax.elementwise import min as min_
+from didax._src.lax.reduction import reduce_max
 from didax._src.lax.shape import (
     broadcast_in_dim, concatenate, expand_dims, full, index_in_dim, iota, reshape, squeeze,
 )
@@ -707,10 +709,6 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
     it sees scalars as in JAX) and scattered back, repeated while some element has updates
     left; so unlike JAX's it can be differentiated.
     """
-    from didax._src.api import vmap
-    from didax._src.lax.control_flow.while_loop import while_loop
-    from didax._src.lax.reduction import reduce_max
-
     dn = _canonical_dnums(ScatterDimensionNumbers, dimension_numbers)
     mode = GatherScatterMode.from_any(mode)
     update_shape = tuple(int(d) for d in update_shape)
@@ -726,8 +724,10 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
 
     def apply_once(i, x):
         values = _inverse_gather(x, scatter_indices, dn, update_shape, mode=mode)
-        flat = reshape(values, (math.prod(update_shape),))
-        applied = reshape(vmap(func)(flat), update_shape)
+        size = math.prod(update_shape)
+        flat = reshape(values, (size,))
+        applied = reshape(batching.vmap_flat(lambda v: [func(v)], [flat], [0], size)[0],
+                          update_shape)
         if get_aval(applied).dtype != aval.dtype:
             raise TypeError(f"scatter_apply: func must return values of the operand's dtype "
                             f"{aval.dtype.name}, got {get_aval(applied).dtype.name}")

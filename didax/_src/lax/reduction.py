@@ -225,7 +225,7 @@ cummin_p = _cumulative("cummin", num, np.minimum.accumulate)
 cumlogsumexp_p = _cumulative("cumlogsumexp", float_, _quiet_logaddexp_accumulate)
 
 
-def _associative_scan(fn, elems, axis: int, reverse: bool):
+def associative_scan_flat(fn, elems, axis: int, reverse: bool):
     """Inclusive prefix combination of `elems` (a list of arrays) along `axis` by `fn`.
 
     JAX's parallel scan: combine adjacent pairs, scan the half-size result recursively (the
@@ -270,7 +270,7 @@ def _scan_jvp(combine):
 
     def rule(primals, tangents, *, axis, reverse):
         def scan(x):
-            return _associative_scan(lambda a, b: [combine(a[0], b[0])], [x], axis, reverse)
+            return associative_scan_flat(lambda a, b: [combine(a[0], b[0])], [x], axis, reverse)
 
         (out,), (t_out,) = jvp_flat(scan, primals, tangents)
         return out, t_out
@@ -305,7 +305,7 @@ def _logaddexp_with_tangent(a, b):
 
 
 def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
-    out, t_out = _associative_scan(_logaddexp_with_tangent, [primals[0], tangents[0]], axis,
+    out, t_out = associative_scan_flat(_logaddexp_with_tangent, [primals[0], tangents[0]], axis,
                                    reverse)
     return out, t_out
 

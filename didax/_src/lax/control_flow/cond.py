@@ -18,6 +18,7 @@ from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
+from didax._src.lax.elementwise import clamp, convert_element_type, ne, select_n
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 cond_p = core.primitive("cond", multiple_results=True)
@@ -171,8 +172,6 @@ def _cond_batch(size, vals, dims, *, branches):
         outs = _bind_cond(index, new, ops)
         return outs, [0 if b else None for b in out_b]
     # A batched index: every branch runs on every example, then a select picks per example.
-    from didax._src.lax.elementwise import clamp, convert_element_type, select_n
-
     results = [batching_outs(b, size, ops, d_ops) for b in branches]
     idx = batching.moveaxis(index, d_index, 0)
     idx = clamp(np.int32(0), convert_element_type(idx, np.int32), np.int32(len(branches) - 1))
@@ -197,8 +196,6 @@ cond_p.def_batch(_cond_batch)
 
 def switch(index, branches, *operands, _clamp=True):
     """`branches[index](*operands)`, the index clamped into range (as in JAX)."""
-    from didax._src.lax.elementwise import clamp, convert_element_type
-
     branches = list(branches)
     if not branches:
         raise ValueError("switch: at least one branch is needed")
@@ -239,8 +236,6 @@ def cond(pred, true_fun, false_fun, *operands, operand=None):
     if aval.dtype != np.bool_ and aval.dtype.kind not in "iu":
         raise TypeError(f"cond: the predicate must be a boolean or integer scalar, got "
                         f"{aval.dtype.name}")
-    from didax._src.lax.elementwise import convert_element_type, ne
-
     if aval.dtype != np.bool_:
         pred = ne(pred, np.asarray(0, aval.dtype))
     return switch(convert_element_type(pred, np.int32), [false_fun, true_fun], *operands,

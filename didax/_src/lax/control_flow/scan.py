@@ -18,7 +18,7 @@ from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter, partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
-from didax._src.ir import eval_jaxpr, hoist_consts
+from didax._src.ir import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 scan_p = core.primitive("scan", multiple_results=True)
@@ -222,8 +222,6 @@ def _forward_xs_residuals(known, num_res, invariant, num_leading, known_xs):
     """Residuals that are just the known body's per-iteration inputs (its xs) are not
     stacked again: the unknown scan reads the original xs. Returns the known body without
     those outputs and {residual index: xs value}."""
-    from didax._src.ir import ClosedJaxpr, Jaxpr
-
     j = known.jaxpr
     # the residual outputs still present (invariant ones were removed), in order
     remaining = [i for i in range(num_res) if i not in invariant]
@@ -247,8 +245,6 @@ def _hoist_invariant_residuals(known, num_res, known_consts):
     iteration: they are computed once, outside the loop, and passed to the unknown scan as
     constants instead of being stacked `length` times. Returns the known body without those
     outputs and {residual index: value}; runs under the interpreter the known scan runs in."""
-    from didax._src.ir import ClosedJaxpr, Jaxpr, Literal
-
     j = known.jaxpr
     n_out = len(j.outvars) - num_res
     const_vars = list(j.constvars) + list(j.invars[:len(known_consts)])
@@ -401,69 +397,3 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     carry = tree_unflatten(init_tree, outs[:len(flat_init)])
     ys = tree_unflatten(out_tree_box[-1], outs[len(flat_init):])
     return carry, ys
-
-
-
-
-def map(f, xs, *, batch_size=None):  # noqa: A001 - mirrors lax.map
-    """`f` applied to each slice of `xs` along its leading axis (a scan with no carry)."""
-    if batch_size is not None:
-        raise NotImplementedError("lax.map: batch_size is not supported yet")
-    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
-    return ys
-
-
-def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
-    """`body_fun(i, val)` for i in [lower, upper). With bounds known at trace time (Python
-    ints or concrete arrays) this is a scan over the indices, reverse-differentiable as in
-    JAX; with traced bounds, a while loop."""
-    from didax._src.lax.elementwise import add, convert_element_type, lt
-
-    lo, hi = core.concrete_value(lower), core.concrete_value(upper)
-    if lo is None or hi is None:  # a trip count known only at run time: a while loop
-        from didax._src.lax.control_flow.while_loop import while_loop
-
-        i0 = convert_element_type(lower, np.int32)
-        n = convert_element_type(upper, np.int32)
-        _, val = while_loop(lambda s: lt(s[0], n),
-                            lambda s: (add(s[0], np.int32(1)), body_fun(s[0], s[1])),
-                            (i0, init_val))
-        return val
-    lo, hi = int(lo), int(hi)
-
-    dtype = np.result_type(*[np.asarray(b).dtype for b in (lower, upper)
-                             if not isinstance(b, int)] or [np.int32])
-
-    def step(carry, _):
-        i, val = carry
-        return (add(i, np.asarray(1, i.dtype)), body_fun(i, val)), None
-
-    start = core.Array(np.asarray(lo, dtype if np.issubdtype(dtype, np.integer) else np.int32))
-    (_, val), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0))
-    return val
-
-
-def associative_scan(fn, elems, reverse=False, axis=0):
-    """Inclusive prefix combination of `elems` (a pytree of arrays) by the associative `fn`,
-    in logarithmic depth (the parallel scan of JAX's `lax.associative_scan`)."""
-    from didax._src.lax.reduction import _associative_scan
-
-    flat, tree = tree_flatten(elems)
-    if not flat:
-        return elems
-    ndim = get_aval(flat[0]).ndim
-    axis = axis % ndim if ndim else 0
-    sizes = {get_aval(x).shape[axis] for x in flat}
-    if len(sizes) != 1:
-        raise ValueError(f"associative_scan: every array needs the same length along axis "
-                         f"{axis}, got {sorted(sizes)}")
-
-    def combine(a, b):
-        out = fn(tree_unflatten(tree, a), tree_unflatten(tree, b))
-        leaves, out_tree = tree_flatten(out)
-        if out_tree != tree:
-            raise TypeError(f"associative_scan: fn must return the structure of elems, {tree}; "
-                            f"got {out_tree}")
-        return leaves
-
-    return tree_unflatten(tree, _associative_scan(combine, flat, axis, bool(reverse)))

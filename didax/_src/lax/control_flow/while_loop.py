@@ -17,11 +17,16 @@ import numpy as np
 
 from didax._src import core
 from didax._src.base_prims import instantiate, zeros_like_aval
-from didax._src.core import Zero, get_aval
+from didax._src.core import Zero, asarray_value, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
+from didax._src.lax.control_flow.scan import scan
+from didax._src.lax.elementwise import select_n
+from didax._src.lax.reduction import reduce_or
+from didax._src.lax.shape import concatenate, expand_dims
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 while_p = core.primitive("while", multiple_results=True)
@@ -100,9 +105,6 @@ while_p.def_jvp(_while_jvp)
 
 
 def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    from didax._src.lax.elementwise import select_n
-    from didax._src.lax.reduction import reduce_or
-
     cc, bc, carry = _split(vals, cond_nconsts, body_nconsts)
     d_cc, d_bc, d_carry = _split(dims, cond_nconsts, body_nconsts)
     carry_b = [d is not None for d in d_carry]
@@ -157,11 +159,6 @@ while_p.def_batch(_while_batch)
 def _pe_while(self, args, params):
     """Reverse mode of a while loop whose known part can run now: run it, record the
     iterates, and express the unknown (tangent) recurrence as a scan over them."""
-    from didax._src.interpreters.partial_eval import partial_eval_jaxpr
-    from didax._src.lax.control_flow.scan import scan
-    from didax._src.lax.shape import concatenate, expand_dims
-    from didax._src.numpy.util import asarray
-
     cond_j, body_j = params["cond_jaxpr"], params["body_jaxpr"]
     cn, bn = params["cond_nconsts"], params["body_nconsts"]
     own = [type(x) is StagingTracer and x._interp is self for x in args]
@@ -199,7 +196,7 @@ def _pe_while(self, args, params):
         ctx.interp = prev
     if not iterates:
         return list(carry)
-    stacked = [concatenate([expand_dims(asarray(it[k]), (0,)) for it in iterates], 0)
+    stacked = [concatenate([expand_dims(asarray_value(it[k]), (0,)) for it in iterates], 0)
                for k in range(len(known_idx))]
 
     def step(unknown_state, known_state):
