@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import didax.numpy as jnp
-from didax._src import core, dtypes, prng, special
+from didax._src import core, dtypes, prng, special_algorithms
 from didax._src.core import Tracer, get_aval
 from didax._src.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
@@ -238,7 +238,7 @@ class _NumpyOps:
     shift_right_logical = np.right_shift
     convert_element_type = staticmethod(lambda x, dtype: x.astype(dtype))
     select_n = staticmethod(lambda which, if_false, if_true: np.where(which, if_true, if_false))
-    erf_inv = staticmethod(special.erf_inv)
+    erf_inv = staticmethod(special_algorithms.erf_inv)
 
 
 def _ops(*args):

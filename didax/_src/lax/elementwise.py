@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, special_algorithms
 from didax._src.base_prims import (
     add_any_p, add_tangents, convert_element_type, convert_element_type_p,
 )
@@ -24,12 +24,9 @@ from didax._src.typecheck import (
 
 
 def _special(name):
-    """Impl from didax._src.special (imported on first use: it is only needed then)."""
-
+    """The impl of a special-function primitive: NumPy algorithms (SciPy's when present)."""
     def impl(*args):
-        from didax._src import special
-
-        return getattr(special, name)(*args)
+        return getattr(special_algorithms, name)(*args)
 
     impl.__name__ = name
     return impl
@@ -614,17 +611,6 @@ def select(pred, on_true, on_false):
 def reciprocal(x):
     """1 / x, as x ** -1 (so integers are rejected, as in JAX)."""
     return integer_pow(x, -1)
-
-
-def zeta(x, q):
-    """The Hurwitz zeta function sum_k (q + k) ** -x, elementwise on floats of one dtype
-    (scipy.special.zeta's series, which unlike JAX's is differentiable)."""
-    from didax._src.scipy.special import zeta as hurwitz_zeta
-
-    if type(x) in _SCALAR_TYPES or type(q) in _SCALAR_TYPES:
-        x, q = _lift_scalars(x, q)
-    naryop_aval("zeta", (get_aval(x), get_aval(q)), float_)
-    return hurwitz_zeta(x, q)
 
 
 def clamp(min, x, max):  # noqa: A002 - mirrors lax.clamp

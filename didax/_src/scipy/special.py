@@ -18,6 +18,7 @@ from didax._src.core import get_aval
 from didax._src.custom_derivatives import custom_jvp
 from didax._src.lax import lax
 from didax._src.lax.elementwise import convert_element_type
+from didax._src.lax.zeta import hurwitz_zeta, zeta_series
 from didax._src.nn.functions import log_softmax as _nn_log_softmax
 from didax._src.nn.functions import logsumexp
 from didax._src.nn.functions import softmax as _nn_softmax
@@ -188,37 +189,6 @@ poch.defjvps(
 )
 
 
-# Hurwitz zeta, Euler-Maclaurin: zeta(s, a) = sum_{k<N} (a + k)^-s + (a + N)^(1-s) / (s - 1)
-#   + (a + N)^-s (1/2 + sum_{j<M} B_2j / (2j)! (s)_{2j-1} / (a + N)^(2j-1)).
-# (2j)! / B_2j for j = 1..16:
-_BERNOULLI_COEFS = np.array([
-    12, -720, 30240, -1209600, 47900160, -1307674368000 / 691, 74724249600,
-    -10670622842880000 / 3617, 5109094217170944000 / 43867,
-    -802857662698291200000 / 174611, 14101100039391805440000 / 77683,
-    -1693824136731743669452800000 / 236364091, 186134520519971831808000000 / 657931,
-    -37893265687455865519472640000000 / 3392780147,
-    759790291646040068357842010112000000 / 1723168255201,
-    -134196726836183700385281186201600000000 / 7709321041217,
-])
-
-
-def _zeta_series(s, a):
-    dtype = get_aval(a).dtype.type
-    terms = dtype(8) if get_aval(a).dtype == np.float32 else dtype(16)
-    s_, a_ = jnp.expand_dims(s, -1), jnp.expand_dims(a, -1)
-    lead = tuple(range(get_aval(a).ndim))
-    k = jnp.expand_dims(np.arange(terms, dtype=dtype), lead)
-    head = jnp.sum((a_ + k) ** -s_, -1)
-    integral = lax.div((a + terms) ** (dtype(1) - s), s - dtype(1))
-    t0 = (a + terms) ** -s
-    m = jnp.expand_dims(np.arange(2 * terms, dtype=dtype), lead)
-    ratios = jnp.cumprod((s_ + m) / (a_ + terms), -1)[..., ::2]
-    ratios = jnp.clip(ratios, max=np.finfo(dtype).max)
-    coefs = jnp.expand_dims(np.array(_BERNOULLI_COEFS[:int(terms)], dtype=dtype), lead)
-    tail = t0 * (dtype(0.5) + jnp.sum(ratios / coefs, -1))
-    return head + integral + tail
-
-
 def zeta(x, q=None):
     """Hurwitz zeta sum_k (q + k)^-x, for x > 1 (nan for x < 1, inf at x = 1); q <= 0 is
     inf at the poles (non-positive integer q), nan elsewhere, as SciPy."""
@@ -227,10 +197,7 @@ def zeta(x, q=None):
                                   "compute the Hurwitz Zeta function.")
     x, q = promote_args_inexact("zeta", x, q)
     x, q = jnp.broadcast_arrays(x, q)
-    domain = (x > 1) & (q > 0)
-    value = _zeta_series(jnp.where(domain, x, 2), jnp.where(domain, q, 1))
-    pole = (x == 1) | ((q <= 0) & (q == lax.floor(q)) & (x > 1))
-    out = jnp.where(domain, value, jnp.where(pole, np.inf, np.nan))
+    out = hurwitz_zeta(x, q)
     aval = get_aval(x)
     return convert_element_type(out, aval.dtype, aval.weak_type)  # weak as lax.zeta's
 
@@ -520,5 +487,5 @@ def bernoulli(n: int):
     dtype = get_aval(bn).dtype
     m = jnp.arange(4, n + 1, 2, dtype=dtype)
     q1 = (1. / np.pi ** 2) * jnp.cumprod(-(m - 1) * m / 4 / np.pi ** 2)
-    return bn.at[4::2].set(q1 * _zeta_series(m, jnp.ones_like(m)))
+    return bn.at[4::2].set(q1 * zeta_series(m, jnp.ones_like(m)))
 

@@ -1,4 +1,4 @@
-"""Tests for didax._src.special: the NumPy-only kernels are what is checked.
+"""Tests for didax._src.special_algorithms: the NumPy-only kernels are what is checked.
 
 Literal reference values (computed with mpmath at 50 digits) make the file meaningful without
 SciPy; random-range comparisons against scipy.special and mpmath run when those are installed.
@@ -6,7 +6,7 @@ SciPy; random-range comparisons against scipy.special and mpmath run when those 
 import numpy as np
 import pytest
 
-from didax._src import special as sp
+from didax._src import special_algorithms as sp
 
 pytestmark = pytest.mark.filterwarnings("error")  # no NumPy RuntimeWarning may escape
 

@@ -1,0 +1,75 @@
+"""The Hurwitz zeta function, composed from lax primitives (so it differentiates).
+
+`lax.zeta` and `scipy.special.zeta` both evaluate it here, by the Euler-Maclaurin formula
+zeta(s, a) = sum_{k<N} (a + k)^-s + (a + N)^(1-s) / (s - 1)
+             + (a + N)^-s (1/2 + sum_{j<M} B_2j / (2j)! (s)_{2j-1} / (a + N)^(2j-1)).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src.core import get_aval
+from didax._src.base_prims import broadcast_in_dim
+from didax._src.lax.elementwise import (
+    _SCALAR_TYPES, _lift_scalars, add, bitwise_and, bitwise_or, div, eq, floor, full_like, gt, le,
+    min, mul, neg, pow, select, sub,
+)
+from didax._src.lax.reduction import cumprod, reduce_sum
+from didax._src.lax.shape import expand_dims, slice
+from didax._src.typecheck import float_, naryop_aval
+
+# (2j)! / B_2j for j = 1..16
+_BERNOULLI_COEFS = np.array([
+    12, -720, 30240, -1209600, 47900160, -1307674368000 / 691, 74724249600,
+    -10670622842880000 / 3617, 5109094217170944000 / 43867,
+    -802857662698291200000 / 174611, 14101100039391805440000 / 77683,
+    -1693824136731743669452800000 / 236364091, 186134520519971831808000000 / 657931,
+    -37893265687455865519472640000000 / 3392780147,
+    759790291646040068357842010112000000 / 1723168255201,
+    -134196726836183700385281186201600000000 / 7709321041217,
+])
+
+
+def zeta(x, q):
+    """`lax.zeta`: the Hurwitz zeta function sum_k (q + k) ** -x, elementwise on floats of one
+    dtype (scipy.special.zeta's series, which unlike JAX's is differentiable)."""
+    if type(x) in _SCALAR_TYPES or type(q) in _SCALAR_TYPES:
+        x, q = _lift_scalars(x, q)
+    out = naryop_aval("zeta", (get_aval(x), get_aval(q)), float_)
+    x, q = (v if get_aval(v).shape == out.shape else
+            broadcast_in_dim(v, out.shape, tuple(range(out.ndim)) if get_aval(v).ndim else ())
+            for v in (x, q))
+    return hurwitz_zeta(x, q)
+
+
+def hurwitz_zeta(x, q):
+    """zeta(x, q) for floating x and q of one dtype and shape: for x > 1 and q > 0; inf at
+    x = 1 and at the poles (q a non-positive integer), nan elsewhere, as SciPy."""
+    one = full_like(x, 1)
+    domain = bitwise_and(gt(x, one), gt(q, full_like(q, 0)))
+    value = zeta_series(select(domain, x, full_like(x, 2)), select(domain, q, full_like(q, 1)))
+    pole = bitwise_or(eq(x, one), bitwise_and(bitwise_and(le(q, full_like(q, 0)), eq(q, floor(q))), gt(x, one)))
+    return select(domain, value, select(pole, full_like(x, np.inf), full_like(x, np.nan)))
+
+
+def zeta_series(s, a):
+    """The series alone, for s > 1 and a > 0 (of one dtype and shape)."""
+    aval = get_aval(a)
+    dtype, nd = aval.dtype.type, aval.ndim
+    terms = 8 if aval.dtype == np.float32 else 16
+    last = (1,) * nd  # constants along a new last axis, broadcast against (..., 1)
+
+    def along_last(values):
+        return np.asarray(values, dtype).reshape(last + (len(values),))
+
+    s_, a_ = expand_dims(s, (nd,)), expand_dims(a, (nd,))
+    a_n = add(a, dtype(terms))
+    head = reduce_sum(pow(add(a_, along_last(np.arange(terms))), neg(s_)), (nd,))
+    integral = div(pow(a_n, sub(dtype(1), s)), sub(s, dtype(1)))
+    t0 = pow(a_n, neg(s))
+    ratios = cumprod(div(add(s_, along_last(np.arange(2 * terms))), add(a_, dtype(terms))), nd)
+    ratios = slice(ratios, (0,) * (nd + 1), aval.shape + (2 * terms,), (1,) * nd + (2,))
+    ratios = min(ratios, dtype(np.finfo(dtype).max))
+    tail = mul(t0, add(dtype(0.5), reduce_sum(div(ratios, along_last(_BERNOULLI_COEFS[:terms])),
+                                              (nd,))))
+    return add(add(head, integral), tail)
