@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.core import ShapedArray
 from didax._src.interpreters import batching
+from didax._src.lax.shape import concatenate, expand_dims
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 pure_callback_p = core.primitive("pure_callback", multiple_results=True)
@@ -44,8 +45,6 @@ def _batch(size, vals, dims, *, callback, in_tree, out_tree, result_avals, vmap_
         if vmap_method == "broadcast_all":
             vals = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
         else:
-            from didax._src.lax.shape import expand_dims
-
             vals = [expand_dims(v, (0,)) if d is None else batching.moveaxis(v, d, 0)
                     for v, d in zip(vals, dims)]
         avals = tuple(ShapedArray((size, *a.shape), a.dtype) for a in result_avals)
@@ -56,8 +55,6 @@ def _batch(size, vals, dims, *, callback, in_tree, out_tree, result_avals, vmap_
     if vmap_method not in (None, "sequential"):
         raise NotImplementedError(f"pure_callback: vmap_method={vmap_method!r} is not supported; "
                                   "use 'sequential', 'expand_dims' or 'broadcast_all'")
-    from didax._src.lax.shape import concatenate, expand_dims
-
     per_example = []
     for i in range(size):
         args = [v if d is None else batching.moveaxis(v, d, 0)[i] for v, d in zip(vals, dims)]
@@ -85,8 +82,6 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
     the shapes and dtypes of `result_shape_dtypes` (a pytree of objects with .shape/.dtype)."""
     if not callable(callback):
         raise TypeError(f"pure_callback: expected a function, got {callback!r}")
-    from didax._src import dtypes
-
     shapes, out_tree = tree_flatten(result_shape_dtypes)
     result_avals = tuple(ShapedArray(s.shape, dtypes.canonicalize_dtype(np.dtype(s.dtype)))
                          for s in shapes)

@@ -11,6 +11,7 @@ import numpy as np
 
 from didax._src import core
 from didax._src.config import config
+from didax._src.errors import user_location
 from didax._src.interpreters import batching
 from didax._src.jit.passes import EFFECTFUL
 from didax._src.tree_util import tree_flatten, tree_unflatten
@@ -91,8 +92,6 @@ def _checking_process(self, prim, args, params):
             if any(isinstance(a, core.Array) and a._value.dtype.kind in "fc"
                    and np.isnan(a._value).any() for a in args):
                 continue  # NaN in, NaN out: the first NaN was reported where it appeared
-            from didax._src.errors import user_location
-
             raise FloatingPointError(
                 f"invalid value (nan) encountered in {prim.name} at {user_location(3)} "
                 "(jax_debug_nans is on)")

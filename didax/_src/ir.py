@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from types import FunctionType
 from typing import Any
 
 import numpy as np
 
-from didax._src.core import ShapedArray
+from didax._src import dtypes
+from didax._src.core import PP_ALWAYS_HIDE, Array, ShapedArray
+from didax._src.pretty import Brk, Concat, Doc, Group, Nest, Text, encode_name, format_doc, join
 
 _var_ids = itertools.count()
 
@@ -61,8 +64,6 @@ class JaxprEqn:
         self.source_info = source_info
 
     def __repr__(self):
-        from didax._src.pretty import pp_eqn_str
-
         return pp_eqn_str(self)
 
 
@@ -84,15 +85,11 @@ class Jaxpr:
         return [v.aval for v in self.outvars]
 
     def __str__(self):
-        from didax._src.pretty import pp_jaxpr_str
-
         return pp_jaxpr_str(self)
 
     __repr__ = __str__
 
     def pretty_print(self, width: int = 80) -> str:
-        from didax._src.pretty import pp_jaxpr_str
-
         return pp_jaxpr_str(self, width)
 
 
@@ -176,8 +173,6 @@ def literal_value(v: Literal):
         return v.val
     value = v._weak_value
     if value is None:  # made once per literal: arrays are immutable
-        from didax._src.core import Array
-
         value = v._weak_value = Array.from_numpy(np.asarray(v.val, v.aval.dtype), v.aval)
     return value
 
@@ -256,3 +251,149 @@ def subjaxprs(params: dict):
                     yield x
                 elif isinstance(x, ClosedJaxpr):
                     yield x.jaxpr
+
+
+# --------------------------------------------------------------------------------------
+# Printing, in JAX's text format
+
+
+class _Names:
+    """One naming context for a jaxpr and all its sub-jaxprs."""
+
+    def __init__(self):
+        self.names = {}
+        self.count = 0
+
+    def __call__(self, v) -> str:
+        if type(v) is Literal:
+            return f"{_literal_str(v.val)}:{pp_aval(v.aval)}"
+        if type(v) is DropVar:
+            return "_"
+        name = self.names.get(v)
+        if name is None:
+            name = self.names[v] = encode_name(self.count)
+            self.count += 1
+        return name
+
+    def suggest(self, for_vars, like_vars):
+        """Names `for_vars` (a sub-jaxpr's binders) after the `like_vars` bound to them."""
+        if len(for_vars) != len(like_vars):
+            return
+        used = set()
+        for f, like in zip(for_vars, like_vars):
+            if (type(like) is not Literal and like not in used and type(f) is not Literal
+                    and f not in self.names):
+                used.add(like)
+                self.names[f] = self(like)
+
+
+def _literal_str(val) -> str:
+    return str(val.item() if hasattr(val, "item") else val)
+
+
+def pp_aval(aval) -> str:
+    return f"{dtypes.short_name(aval.dtype)}[{','.join(map(str, aval.shape))}]"
+
+
+def _pp_vars(vs, names, separator="", shapes=False) -> Doc:
+    items = []
+    for v in vs:
+        s = names(v)
+        if shapes and type(v) is not Literal:
+            s = f"{s}:{pp_aval(v.aval)}"
+        items.append(Text(s))
+    return Nest(2, Group(join(Concat([Text(separator), Group(Brk())]), items)))
+
+
+def _param_str(v) -> str:
+    if isinstance(v, type):
+        return v.__name__
+    return str(v)
+
+
+def _pp_param(k, v, names) -> Doc:
+    if type(v) is tuple and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
+        body = Group(Concat([
+            Nest(2, Concat([Text("("), Brk(""), join(Brk(), [_pp_jaxpr(j, names) for j in v])])),
+            Brk(""), Text(")"),
+        ]))
+    elif isinstance(v, (Jaxpr, ClosedJaxpr)):
+        body = _pp_jaxpr(v, names)
+    else:
+        body = Text(_param_str(v))
+    return Concat([Text(f"{k}="), body])
+
+
+_SHOWN = object()
+
+
+def _visible_params(eqn):
+    prim = eqn.primitive
+    hidden = prim.pp_hidden
+    fmt = getattr(prim, "pp_format", None)
+    out = []
+    first = prim.pp_first
+    for k in [*first, *sorted(k for k in eqn.params if k not in first)]:
+        v = eqn.params[k]
+        h = hidden.get(k, _SHOWN)
+        if h is PP_ALWAYS_HIDE or (type(h) is FunctionType and h(v)) or _same(h, v):
+            continue
+        if fmt is not None and k in fmt:
+            v = fmt[k](v)
+        out.append((k, v))
+    return out
+
+
+def _same(a, b) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+def _pp_eqn(eqn, names) -> Doc:
+    same = eqn.primitive.pp_same_names
+    if same is not None:
+        inner = eqn.params[same]
+        inner = getattr(inner, "jaxpr", inner)
+        names.suggest(inner.invars, eqn.invars)
+        names.suggest(inner.outvars, eqn.outvars)
+    lhs = _pp_vars(eqn.outvars, names, shapes=True)
+    params = _visible_params(eqn)
+    rhs = [Text(eqn.primitive.name)]
+    if params:
+        rhs.append(Group(Concat([
+            Nest(2, Concat([Text("["), Brk(""), join(Brk(), [_pp_param(k, v, names)
+                                                             for k, v in params])])),
+            Brk(""), Text("]"),
+        ])))
+    rhs.append(Concat([Text(" "), _pp_vars(eqn.invars, names)]))
+    if eqn.outvars:
+        return Concat([lhs, Text(" = "), *rhs])
+    return Concat(rhs)
+
+
+def _pp_jaxpr(jaxpr, names) -> Doc:
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    constvars = _pp_vars(jaxpr.constvars, names, shapes=True)
+    invars = _pp_vars(jaxpr.invars, names, shapes=True)
+    eqns = join(Brk("; "), [_pp_eqn(e, names) for e in jaxpr.eqns])
+    n_out = len(jaxpr.outvars)
+    outvars = Concat([Text("("), _pp_vars(jaxpr.outvars, names, separator=","),
+                      Text(",)" if n_out == 1 else ")")])
+    return Group(Concat([
+        Nest(2, Concat([
+            Text("{ "), Text("lambda "), constvars, Text("; "), invars, Text(". "), Text("let"),
+            Nest(2, Concat([Brk(), eqns])), Brk(), Text("in "), outvars,
+        ])),
+        Text(" }"),
+    ]))
+
+
+def pp_jaxpr_str(jaxpr, width: int = 80) -> str:
+    return format_doc(_pp_jaxpr(jaxpr, _Names()), width)
+
+
+def pp_eqn_str(eqn, width: int = 80) -> str:
+    return format_doc(_pp_eqn(eqn, _Names()), width)

@@ -17,6 +17,7 @@ from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import defjvp_zero
 from didax._src.lax import elementwise as lax_elem
 from didax._src.lax import shape as lax_shape
+from didax._src.lax.reduction import reduce_and
 from didax._src.typecheck import broadcast_shapes
 
 _U32 = np.dtype(np.uint32)
@@ -383,8 +384,6 @@ class PRNGKeyArray:
     def __eq__(self, other):
         if not isinstance(other, PRNGKeyArray):
             return NotImplemented
-        from didax._src.lax.reduction import reduce_and
-
         a, b = self._base_array, other._base_array
         shape = np.broadcast_shapes(core.get_aval(a).shape, core.get_aval(b).shape)
         same = lax_elem.eq(_broadcast_to(a, shape), _broadcast_to(b, shape))

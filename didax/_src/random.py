@@ -18,14 +18,18 @@ import numpy as np
 
 import didax.numpy as jnp
 from didax._src import core, dtypes, prng, special_algorithms
+from didax._src.api import vmap
 from didax._src.core import Tracer, get_aval
 from didax._src.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
+from didax._src.lax.control_flow.scan import scan
+from didax._src.lax.control_flow.while_loop import while_loop
 from didax._src.numpy._helpers import _canonical_shape
 from didax._src.numpy.util import concrete_or_error, promote_dtypes_inexact
 from didax._src.prng import PRNGKeyArray
+from didax.numpy import linalg
 
 _IMPL_NAME = "threefry2x32"
 
@@ -604,8 +608,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
 
 
 def _covariance_factor(cov, method):
-    from didax.numpy import linalg
-
     name = {"cholesky": "cholesky", "svd": "svd", "eigh": "eigh"}[method]
     fn = getattr(linalg, name, None)
     if fn is None:
@@ -871,8 +873,6 @@ def _gamma_one(data, alpha, log_space: bool):
     """One Gamma(alpha) sample by Marsaglia and Tsang's rejection method, as JAX draws it
     (the same key splits, the same acceptance test); alpha < 1 is boosted to alpha + 1 and
     scaled by u**(1/alpha) (in log space: log u / alpha)."""
-    from didax._src.lax.control_flow.while_loop import while_loop
-
     dtype = get_aval(alpha).dtype
     zero, one = _const(0, dtype), _const(1, dtype)
     minus_one, two = _const(-1, dtype), _const(2, dtype)
@@ -912,8 +912,6 @@ def _gamma_one(data, alpha, log_space: bool):
 
 
 def _gamma_samples_impl(data, a, log_space):
-    from didax._src.api import vmap
-
     shape = get_aval(a).shape
     size = math.prod(shape)
     keys = prng.split_key_data(data, (size,))
@@ -1093,8 +1091,6 @@ def ball(key, d: int, p=2, shape=(), dtype=None):
 
 def _poisson_knuth(data, lam, shape, dtype, max_iters):
     """Knuth's method: count uniforms until their product drops below exp(-lam)."""
-    from didax._src.lax.control_flow.while_loop import while_loop
-
     def body(carry):
         i, k, rng, log_prod = carry
         rng, sub = _split(rng)
@@ -1112,8 +1108,6 @@ def _poisson_knuth(data, lam, shape, dtype, max_iters):
 
 def _poisson_rejection(data, lam, shape, dtype, max_iters):
     """Hormann's transformed rejection (PTRS), for lam >= 10."""
-    from didax._src.lax.control_flow.while_loop import while_loop
-
     log_lam = lax.log(lam)
     b = 0.931 + 2.53 * lax.sqrt(lam)
     a = -0.059 + 0.02483 * b
@@ -1179,8 +1173,6 @@ def _stirling_approx_tail(k):
 
 def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
     """Counts successes by summing geometric waiting times until they pass `count`."""
-    from didax._src.lax.control_flow.while_loop import while_loop
-
     log1minusprob = jnp.log1p(-prob)
 
     def body(carry):
@@ -1202,8 +1194,6 @@ def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
 
 def _btrs(data, count, prob, shape, dtype, max_iters):
     """Hormann's transformed rejection with squeeze (BTRS), for count * prob > 10."""
-    from didax._src.lax.control_flow.while_loop import while_loop
-
     stddev = jnp.sqrt(count * prob * (1 - prob))
     b = 1.15 + 2.53 * stddev
     a = -0.0873 + 0.0248 * b + 0.01 * prob
@@ -1282,8 +1272,6 @@ def _binomial(data, count, prob, shape, dtype):
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     """Multinomial(n, p) counts over the last axis of p: a scan of binomial draws of each
     outcome's share of the trials left."""
-    from didax._src.lax.control_flow.scan import scan
-
     data, _ = _key_data_of("multinomial", key)
     dtype = _float_dtype("multinomial", dtype)
     n, p = promote_dtypes_inexact(n, p)

@@ -23,7 +23,7 @@ from didax._src.config import config
 from didax._src.errors import format_source_info
 from didax._src.ir import ClosedJaxpr, DropVar, Literal, derived
 from didax._src.jit.passes import optimize
-from didax._src.pretty import _encode_name
+from didax._src.pretty import encode_name
 
 
 class Executable:
@@ -128,7 +128,7 @@ class FunctionBuilder:
 
     def _fresh(self) -> str:
         while True:
-            name = _encode_name(self._count)
+            name = encode_name(self._count)
             self._count += 1
             if not keyword.iskeyword(name) and name not in _RESERVED:
                 return name

@@ -9,9 +9,10 @@ import math
 
 import numpy as np
 
-from didax._src import core, special_algorithms
+from didax._src import core, special_algorithms, tree_util
 from didax._src.base_prims import (
-    add_any_p, add_tangents, convert_element_type, convert_element_type_p,
+    add_any_p, add_tangents, broadcast_in_dim, convert_element_type, convert_element_type_p,
+    reshape,
 )
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
@@ -622,8 +623,6 @@ def clamp(min, x, max):  # noqa: A002 - mirrors lax.clamp
 
 def stop_gradient(x):
     """Identity whose derivative is zero (maps over pytrees)."""
-    from didax._src import tree_util
-
     def stop(v):
         if np.issubdtype(get_aval(v).dtype, np.inexact):
             return stop_gradient_p.bind(v)
@@ -638,8 +637,6 @@ def stop_gradient(x):
 
 def full_like(x, value):
     """`value` broadcast to `x`'s shape and dtype, keeping `x`'s weak type."""
-    from didax._src.lax.shape import broadcast_in_dim
-
     aval = get_aval(x)
     fill = const_like(x, value) if aval.weak_type else np.asarray(value, aval.dtype)
     return broadcast_in_dim(fill, aval.shape, ())
@@ -651,15 +648,11 @@ def zeros_like(x):
 
 def _broadcast_like(x, ref):
     """Broadcasts `x` (same rank with size-1 dims, or rank 0) to the shape of `ref`."""
-    from didax._src.lax.shape import broadcast_in_dim
-
     shape, ref_shape = get_aval(x).shape, get_aval(ref).shape
     if shape == ref_shape:
         return x
     if not shape:
         return broadcast_in_dim(x, ref_shape, ())
-    from didax._src.lax.shape import reshape
-
     kept = [i for i, d in enumerate(shape) if d == ref_shape[i]]
     return broadcast_in_dim(reshape(x, [shape[i] for i in kept]), ref_shape, tuple(kept))
 
@@ -751,8 +744,6 @@ for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, next
 
 def _to_full_front(v, d, size, shape):
     """An operand as a (size, *shape) array: batch dimension first, broadcast if needed."""
-    from didax._src.lax.shape import broadcast_in_dim
-
     if d is None:
         return broadcast_in_dim(v, (size,) + tuple(shape),
                                 tuple(range(1 + len(shape) - get_aval(v).ndim, 1 + len(shape))))

@@ -27,7 +27,9 @@ from didax._src.interpreters.jvp import defjvp
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.control_flow.while_loop import while_loop
-from didax._src.lax.elementwise import add, div, eq, full_like, lt, mul, select_n, sub, zeros_like
+from didax._src.lax.elementwise import (
+    add, div, eq, full_like, lt, mul, neg, rem, select_n, sub, zeros_like,
+)
 from didax._src.lax.elementwise import max as max_
 from didax._src.lax.elementwise import min as min_
 from didax._src.lax.reduction import reduce_max
@@ -746,8 +748,6 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
 def index_take(src, idxs, axes):
     """src[idxs[0], idxs[1], ...] along `axes` (indices wrap around, Python-style), the
     indexed dimensions replaced by one leading dimension."""
-    from didax._src.lax.elementwise import rem
-
     axes = tuple(int(a) for a in axes)
     shape = get_aval(src).shape
     indices = concatenate([expand_dims(i, (1,)) for i in idxs], 1)
@@ -1004,8 +1004,6 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, 
 
 
 def _scatter_sub_transpose(ct, operand, indices, updates, *, dimension_numbers, mode, **_):
-    from didax._src.lax.elementwise import neg
-
     operand_t = ct if is_undefined(operand) else None
     update_t = None
     if is_undefined(updates):

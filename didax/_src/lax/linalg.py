@@ -24,6 +24,7 @@ from didax._src.lax import elementwise as ew
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.dot import Precision, dot_general
 from didax._src.lax.indexing import GatherDimensionNumbers, gather
+from didax._src.lax.reduction import sort_key_val
 from didax._src.typecheck import check_dtype, check_same_dtypes, inexact, sint
 
 # --------------------------------------------------------------------------------------
@@ -480,8 +481,6 @@ def lu_solve(lu, permutation, b, trans: int = 0):
 
 
 def _inverse_permutation(perm):
-    from didax._src.lax.reduction import sort_key_val
-
     aval = get_aval(perm)
     iota = lax_shape.broadcasted_iota(aval.dtype, aval.shape, aval.ndim - 1)
     return sort_key_val(perm, iota, dimension=aval.ndim - 1)[1]

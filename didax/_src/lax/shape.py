@@ -16,6 +16,7 @@ from didax._src.base_prims import (  # declared below the interpreters; rules ad
     broadcast_in_dim_p,
     broadcast_to_rank,
     full,
+    reduce_sum,
     reshape,
     reshape_p,
     transpose,
@@ -25,6 +26,7 @@ from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
+from didax._src.lax.elementwise import select_n, sub
 from didax._src.typecheck import as_dtype, canonical_axes, check_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
@@ -426,8 +428,6 @@ def broadcasted_iota(dtype, shape, dimension, sharding=None):
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
-    from didax._src.lax.reduction import reduce_sum
-
     in_shape = x.aval.shape
     # New dimensions of size 1 need no sum: the reshape drops them.
     summed = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions and shape[i] != 1)
@@ -438,9 +438,6 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=
 
 
 def _pad_transpose(ct, x, pv, *, padding_config):
-    from didax._src.lax.elementwise import sub
-    from didax._src.lax.reduction import reduce_sum
-
     unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
     t = pad(ct, np.zeros((), get_aval(ct).dtype), unpad)
     strides = tuple(i + 1 for _, _, i in padding_config)
@@ -549,8 +546,6 @@ def _rev_batch(size, vals, dims, *, dimensions):
 
 
 def _pad_batch(size, vals, dims, *, padding_config):
-    from didax._src.lax.elementwise import select_n
-
     (x, pv), (dx, dpv) = vals, dims
     x = batching.bdim_at_front(x, dx, size)
     config = ((0, 0, 0),) + tuple(padding_config)

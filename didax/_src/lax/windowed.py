@@ -29,6 +29,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from didax._src import core, tree_util
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.interpreters.batching import bdim_at_front
 from didax._src.interpreters.jvp import defjvp, deflinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.conv import _vjp_lhs_padding, dilate_dim, padtype_to_pads
@@ -436,8 +437,6 @@ for _p in (reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p):
 
 def _pair_batch(prim):
     """Both operands with the batch dimension first (broadcast if unbatched)."""
-    from didax._src.interpreters.batching import bdim_at_front
-
     def rule(size, vals, dims, **params):
         args = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
         names = [n for n in _WINDOW_PARAMS if n in params]

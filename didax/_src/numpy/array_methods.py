@@ -9,6 +9,7 @@ import numpy as np
 
 from didax._src import core
 from didax._src.core import ArrayBase, get_aval
+from didax._src.numpy.indexing import IndexUpdateHelper, rewriting_take
 
 
 def _reflected(fn):
@@ -30,14 +31,10 @@ def _astype(self, dtype, copy=False, device=None):
 
 
 def _at(self):
-    from didax._src.numpy.indexing import IndexUpdateHelper
-
     return IndexUpdateHelper(self)
 
 
 def _getitem(self, idx):
-    from didax._src.numpy.indexing import rewriting_take
-
     return rewriting_take(self, idx)
 
 

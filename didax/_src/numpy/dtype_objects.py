@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import dtypes
+from didax._src.numpy.util import asarray
 
 
 class _ScalarType:
@@ -22,8 +23,6 @@ class _ScalarType:
         return f"<class 'didax.numpy.{self.__name__}'>"
 
     def __call__(self, x):
-        from didax._src.numpy.util import asarray
-
         return asarray(x, dtype=self.dtype)
 
     def __eq__(self, other):

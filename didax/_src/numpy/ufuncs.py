@@ -14,8 +14,10 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import Array, get_aval
+from didax._src.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
+from didax._src.numpy.searching import nonzero
 from didax._src.numpy.util import (
     asarray, broadcast_arrays, check_arraylike, promote_args, promote_args_inexact,
     promote_args_numeric, promote_dtypes, promote_dtypes_inexact, promote_shapes,
@@ -414,8 +416,6 @@ def _logaddexp_jvp(primals, tangents):
 
 
 def _make_logaddexp():
-    from didax._src.custom_derivatives import custom_jvp
-
     _logaddexp.__name__ = "logaddexp"  # the name its staged call prints with, as in JAX
     fn = custom_jvp(_logaddexp)
     fn.defjvp(_logaddexp_jvp)
@@ -699,8 +699,6 @@ def iscomplexobj(x):
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """Chooses elementwise from `x` where `condition` holds, else from `y`."""
     if x is None and y is None:
-        from didax._src.numpy.searching import nonzero
-
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided "

@@ -9,6 +9,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import Array, ArrayBase, get_aval
+from didax._src.errors import concretization_error
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
 
@@ -237,7 +238,5 @@ def concrete_or_error(x, what: str):
     """A concrete value needed at trace time (e.g. a shape); a clear error otherwise."""
     v = core.concrete_value(x)
     if v is None:
-        from didax._src.errors import concretization_error
-
         raise concretization_error(x, what)
     return v
