@@ -33,6 +33,7 @@ from didax._src.numpy.ufuncs import *  # noqa: F401,F403
 from didax._src.numpy.ufuncs import (  # noqa: F401 - names shadowing builtins
     abs, divmod, pow, round,
 )
+from didax._src.numpy.searching import where  # noqa: F401 - both forms (ufuncs has three-argument)
 from didax._src.numpy.util import array, asarray, broadcast_arrays, broadcast_to  # noqa: F401
 from didax.numpy import linalg  # noqa: F401
 

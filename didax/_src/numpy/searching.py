@@ -22,7 +22,8 @@ from didax._src.numpy.shape_ops import atleast_1d, moveaxis, ravel, transpose
 from didax._src.numpy.sorting import argsort
 from didax._src.numpy.util import asarray, check_arraylike, concrete_or_error, promote_dtypes
 
-__all__ = ["searchsorted", "digitize", "nonzero", "flatnonzero", "argwhere", "compress", "extract"]
+__all__ = ["searchsorted", "digitize", "nonzero", "flatnonzero", "argwhere", "compress", "extract",
+           "where"]
 
 
 # --------------------------------------------------------------------------------------
@@ -196,6 +197,17 @@ def nonzero(a, *, size=None, fill_value=None):
         fill_mask = ufuncs.greater_equal(_iota(_default_int(), (size,)), _int_sum(mask))
         out = tuple(ufuncs.where(fill_mask, f, o) for f, o in zip(fills, out))
     return out
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """Chooses elementwise from `x` where `condition` holds, else from `y`; with `condition`
+    alone, `nonzero(condition)`."""
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided "
+                         "to jnp.where.")
+    return ufuncs.where(condition, x, y)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):

@@ -17,7 +17,6 @@ from didax._src.core import Array, get_aval
 from didax._src.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
-from didax._src.numpy.searching import nonzero
 from didax._src.numpy.util import (
     asarray, broadcast_arrays, check_arraylike, promote_args, promote_args_inexact,
     promote_args_numeric, promote_dtypes, promote_dtypes_inexact, promote_shapes,
@@ -696,13 +695,9 @@ def iscomplexobj(x):
 # where and clip
 
 
-def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
-    """Chooses elementwise from `x` where `condition` holds, else from `y`."""
-    if x is None and y is None:
-        return nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ValueError("Either both or neither of the x and y arguments should be provided "
-                         "to jnp.where.")
+def where(condition, x, y, /):
+    """Chooses elementwise from `x` where `condition` holds, else from `y` (the three-argument
+    form of `jnp.where`, which `searching.where` completes)."""
     check_arraylike("where", condition, x, y)
     cond = _to_bool(condition)
     x, y = promote_dtypes(x, y)
