@@ -593,8 +593,6 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
         for aval, size in zip(out_avals, sizes):
             blocks = []
             for leaf in flat_rows:
-                from didax._src.lax.shape import slice_in_dim
-
                 block = slice_in_dim(leaf, offset, offset + size, axis=0)
                 blocks.append(reshape(block, aval.shape + get_aval(leaf).shape[1:]))
             tree = tree_unflatten(in_tree, blocks)

@@ -21,7 +21,8 @@ import numpy as np
 
 from didax._src import core
 from didax._src.config import config, flag_context
-from didax._src.core import Tracer, get_aval
+from didax._src.api import ShapeDtypeStruct
+from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
@@ -346,8 +347,6 @@ class JitWrapped:
         return self.trace(*args, **kwargs).lower()
 
     def eval_shape(self, *args, **kwargs):
-        from didax._src.api import ShapeDtypeStruct
-
         entry, _ = self._trace(args, kwargs)
         return tree_unflatten(entry.out_tree, [ShapeDtypeStruct(a.shape, a.dtype)
                                                for a in entry.out_avals])
@@ -380,8 +379,6 @@ _ABSENT = _Absent()
 
 
 def _type_str(t):
-    from didax._src.core import ShapedArray
-
     shape, dtype, weak = t
     return ShapedArray(shape, dtype, weak).str_short() + (" (weak)" if weak else "")
 
