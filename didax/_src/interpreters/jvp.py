@@ -106,6 +106,7 @@ def jvp_flat(fun, primals, tangents):
 
 add_any_p = core.primitive("add_any", linear=True)
 add_any_p.def_impl(np.add)
+add_any_p.is_addition = True
 
 
 def _add_any_aval(x, y):
@@ -271,6 +272,10 @@ def _add_any_batch(size, vals, dims):
 
 
 add_any_p.def_batch(_add_any_batch)
+
+from didax._src.jit.codegen import codegen_rule, ufunc_rule  # noqa: E402
+
+codegen_rule(add_any_p, fresh=True)(ufunc_rule(np.add))
 
 
 def jvp_jaxpr(closed, nonzeros, instantiate_out: bool = False):

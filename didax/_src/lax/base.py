@@ -1,7 +1,8 @@
 """Shared pieces for declaring primitives: type checks and the elementwise helpers.
 
 `unop`/`binop`/`naryop` make an elementwise primitive with its NumPy impl and
-abstract eval in one line; the family module then adds the JVP rule beside it.
+abstract eval (and, when the impl is a NumPy ufunc, its codegen rule) in one line; the
+family module then adds the JVP rule beside it.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import ShapedArray
+from didax._src.jit.codegen import codegen_rule, ufunc_rule
 
 # Dtype classes accepted by primitives (checked by abstract eval).
 bool_ = (np.bool_,)
@@ -114,6 +116,12 @@ def naryop_aval(name, avals, accepted, out_dtype=None) -> ShapedArray:
     return ShapedArray(shape, dtype, weak)
 
 
+def _def_ufunc_codegen(p, impl):
+    """jit compiles a primitive computed by a ufunc to a call of it (or an operator)."""
+    if isinstance(impl, np.ufunc):
+        codegen_rule(p, fresh=True)(ufunc_rule(impl))
+
+
 def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
     """An elementwise one-argument primitive; `out_dtype(dtype)` if the dtype changes."""
     p = core.primitive(name)
@@ -131,6 +139,7 @@ def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
         return ShapedArray(x.shape, np.dtype(out_dtype(x.dtype)), x.weak_type)
 
     p.def_abstract_eval(abstract_eval)
+    _def_ufunc_codegen(p, impl)
     return p
 
 
@@ -153,6 +162,7 @@ def naryop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
         return naryop_aval(name, avals, accepted, out_dtype)
 
     p.def_abstract_eval(abstract_eval)
+    _def_ufunc_codegen(p, impl)
     return p
 
 

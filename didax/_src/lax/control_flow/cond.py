@@ -191,6 +191,34 @@ cond_p.def_batch(_cond_batch)
 
 
 # --------------------------------------------------------------------------------------
+# Code generation rule (jit): an if/elif chain over functions generated for the branches
+
+from didax._src.jit.codegen import codegen_rule, tuple_text  # noqa: E402
+
+
+@codegen_rule(cond_p)
+def _cond_codegen(fb, k, eqn, outs):
+    branches = eqn.params["branches"]
+    index, *ops = [fb.typed(a) for a in eqn.invars]
+    names = [fb.call_sub(b, f"{fb.fname}_branch{i}") for i, b in enumerate(branches)]
+    call = f"({', '.join(ops)})"
+    lhs = tuple_text(outs)
+    if len(names) == 1:
+        fb.line(f"{lhs} = {names[0]}{call}")
+        return
+    for i, n in enumerate(names):
+        if i == 0:
+            fb.line(f"if {index} <= 0:")
+        elif i == len(names) - 1:
+            fb.line("else:")
+        else:
+            fb.line(f"elif {index} == {i}:")
+        fb.indent += 1
+        fb.line(f"{lhs} = {n}{call}")
+        fb.indent -= 1
+
+
+# --------------------------------------------------------------------------------------
 # lax.cond and lax.switch
 
 
