@@ -126,7 +126,7 @@ def _reshape_aval(x, *, new_sizes, dimensions=None, sharding=None):
 
 reshape_p.def_abstract_eval(_reshape_aval)
 deflinear(reshape_p)
-reshape_p.returns_operand = lambda eqn: 0
+reshape_p.returns_operand = lambda eqn: 0 if eqn.params.get("dimensions") is None else None
 
 
 def reshape(operand, new_sizes, dimensions=None, sharding=None):
