@@ -202,6 +202,7 @@ checkpoint_p = _CheckpointPrimitive("checkpoint", multiple_results=True)
 core.all_primitives["checkpoint"] = checkpoint_p
 checkpoint_p.def_abstract_eval(lambda *avals, jaxpr, policy, prevent_cse: jaxpr.out_avals)
 checkpoint_p.pp_format = {"policy": lambda p: _PolicyName(p)}
+checkpoint_p.call_jaxpr_param = "jaxpr"
 for _kind in ("impl", "jvp", "batch"):
     checkpoint_p.mark_absent(_kind, "handled by the interpreter's process_checkpoint (see bind)")
 

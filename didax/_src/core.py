@@ -157,6 +157,17 @@ class Primitive:
         self.pp_first: tuple = ()  # params printed before the others (which are sorted)
         self.pp_same_names: str | None = None  # a sub-jaxpr param whose binders print with
         # the names of the equation's own variables (as JAX prints calls)
+        # Properties the jit passes and code generation read (they never compare names):
+        self.effectful = False  # has effects: never removed, merged or evaluated at compile time
+        self.call_jaxpr_param: str | None = None  # a call's param holding the jaxpr it applies
+        # to its operands (after that jaxpr's own constants): jit inlines the call
+        self.returns_operand: Callable | None = None  # eqn -> index of the operand it returns
+        # unchanged when that operand has the result's type, or None: jit forwards it
+        self.unit: Any = None  # u with op(x, u) == op(u, x) == x exactly: jit forwards x
+        self.involution = False  # op(op(x)) == x exactly: jit cancels the pair
+        self.is_addition = False  # x + y elementwise: jit sums a zero pad into its region in place
+        self.zero_pad_region: Callable | None = None  # eqn -> index text of where the operand
+        # lands in an otherwise zero result, or None: jit adds the operand there instead
 
     def __repr__(self):
         return self.name

@@ -13,13 +13,12 @@ from didax._src import core
 from didax._src.config import config
 from didax._src.errors import user_location
 from didax._src.interpreters import batching
-from didax._src.jit.passes import EFFECTFUL
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 
 def _make(name):
     p = core.primitive(name, multiple_results=True)
-    EFFECTFUL.add(name)
+    p.effectful = True
     p.def_abstract_eval(lambda *avals, **params: [])
     p.def_jvp(lambda primals, tangents, **params: (p.bind(*primals, **params), []))
 

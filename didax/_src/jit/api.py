@@ -26,14 +26,12 @@ from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
-from didax._src.jit import emitters
 from didax._src.jit.call import bind_call
 from didax._src.jit.compiler import compile_jaxpr, compiled_for
 from didax._src.jit.passes import optimize
 from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 logger = logging.getLogger("didax")
-emitters.install_ufunc_rules()
 
 
 # The settings that change what tracing or compiling produces, kept current for cheap keys:

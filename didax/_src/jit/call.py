@@ -19,11 +19,13 @@ from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import derived
+from didax._src.jit.compiler import compiled_for
 
 jit_p = core.primitive("jit", multiple_results=True)
 jit_p.pp_hidden = {"donated_invars": lambda d: not any(d)}
 jit_p.pp_first = ("name",)  # JAX prints `name=` first, then the other parameters sorted
 jit_p.pp_same_names = "jaxpr"  # inner variables take the names of the operands bound to them
+jit_p.call_jaxpr_param = "jaxpr"
 
 
 
@@ -37,8 +39,6 @@ def bind_call(args, *, jaxpr, name, donated_invars=None, stage_in=None):
 
 
 def _call_impl(*vals, jaxpr, name, donated_invars):
-    from didax._src.jit.compiler import compiled_for
-
     return compiled_for(jaxpr, name)(*vals)
 
 

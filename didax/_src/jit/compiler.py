@@ -2,11 +2,11 @@
 
 One function per jaxpr (control-flow bodies get their own), one statement per equation,
 named as the printed jaxpr names its variables, so the source reads like the jaxpr.
-Each primitive's statement comes from its `codegen` rule (`emitters.py`); a primitive
-without one calls its NumPy impl. Buffers are reused: an elementwise result is written
-`out=` into a buffer that is owned by this function (made by an earlier statement, never
-an input or a view) and dead after this statement, as NumPy's temporary elision does
-for expressions, but across statements.
+Each primitive's statement comes from its `codegen` rule (declared beside its other rules,
+written with codegen.py); a primitive without one calls its NumPy impl. Buffers are
+reused: an elementwise result is written `out=` into a buffer that is owned by this
+function (made by an earlier statement, never an input or a view) and dead after this
+statement, as NumPy's temporary elision does for expressions, but across statements.
 
 Every name in the generated source is one this module made: constants, impls and
 parameters are passed in as globals under generated names, never spelled in the text.
@@ -22,6 +22,7 @@ from didax._src import core
 from didax._src.config import config
 from didax._src.errors import format_source_info
 from didax._src.ir import ClosedJaxpr, DropVar, Literal, derived
+from didax._src.jit.codegen import as_dtype, emit_impl_call
 from didax._src.jit.passes import optimize
 from didax._src.pretty import encode_name
 
@@ -78,7 +79,7 @@ class Module:
     """The source of one compilation: functions and the globals they read."""
 
     def __init__(self, debug_nans: bool = False):
-        self.globals: dict = {"np": np, "_as_dtype": _as_dtype}
+        self.globals: dict = {"np": np, "_as_dtype": as_dtype}
         self.blocks: list[str] = []
         self.used_names: set[str] = set(self.globals)
         self.debug_nans = debug_nans
@@ -188,13 +189,12 @@ class FunctionBuilder:
     def _find_padded_adds(self):
         """Zero pads whose only use is a sum: `add(a, pad(x))` becomes `a[region] += x` (no
         zeros buffer, no full-size add). Transposed slices (e.g. of split gates) give these."""
-        from didax._src.jit.emitters import pad_region
-
         eqns = self.jaxpr.eqns
         outs = {a for a in self.jaxpr.outvars if type(a) is not Literal}
         self.deferred_pads: dict = {}  # pad output var -> (operand, region text)
         for k, eqn in enumerate(eqns):
-            region = pad_region(eqn)
+            zero_pad_region = eqn.primitive.zero_pad_region
+            region = None if zero_pad_region is None else zero_pad_region(eqn)
             if region is None:
                 continue
             v = eqn.outvars[0]
@@ -202,7 +202,7 @@ class FunctionBuilder:
             if v in outs or len(where) != 1:
                 continue
             user = eqns[where[0]]
-            if user.primitive.name not in ("add", "add_any") or user.invars[0] is user.invars[1]:
+            if not user.primitive.is_addition or user.invars[0] is user.invars[1]:
                 continue
             if any(a.aval.shape != v.aval.shape or a.aval.dtype != v.aval.dtype
                    for a in user.invars):
@@ -288,8 +288,7 @@ class FunctionBuilder:
             rule = eqn.primitive.rules.get("codegen")
             if eqn.outvars and eqn.outvars[0] in self.deferred_pads:
                 continue  # emitted where it is summed (see _find_padded_adds)
-            if eqn.primitive.name in ("add", "add_any") and self._emit_padded_add(k, eqn,
-                                                                                    outs[0]):
+            if eqn.primitive.is_addition and self._emit_padded_add(k, eqn, outs[0]):
                 self.fresh.add(eqn.outvars[0])
             elif rule is None:
                 emit_impl_call(self, k, eqn, outs)
@@ -319,8 +318,10 @@ class FunctionBuilder:
                                              "check_nan")
                 self.line(f"{fn}({n})")
 
-    def call_sub(self, closed: ClosedJaxpr, hint: str) -> str:
-        """Generates `closed` as its own function in this module; returns its name."""
+    def call_sub(self, jaxpr, hint: str) -> str:
+        """Generates `jaxpr` (closed or not) as its own function in this module; returns its
+        name."""
+        closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(jaxpr, [])
         return self.module.function(closed, hint)
 
 
@@ -340,43 +341,3 @@ def _nan_checker(prim_name: str, where):
                 "function; jax_debug_nans is on). Run without jit (didax.disable_jit()) to "
                 "debug it eagerly.")
     return check
-
-
-def emit_impl_call(fb: FunctionBuilder, k: int, eqn, outs):
-    """The default statement: the primitive's NumPy impl with its parameters bound."""
-    prim = eqn.primitive
-    impl = prim.get_rule("impl")
-    if eqn.params:
-        import functools
-
-        fn = functools.partial(impl, **eqn.params)
-    else:
-        fn = impl
-    name = fb.module.global_name(fn, prim.name)
-    args = ", ".join(fb.typed(a) for a in eqn.invars)
-    if prim.multiple_results and not outs:
-        fb.line(f"{name}({args})")
-    elif prim.multiple_results:
-        fixed = fb.module.global_name(_fix_many([v.aval.dtype for v in eqn.outvars]),
-                                      "as_dtypes")
-        lhs = ", ".join(outs) + ("," if len(outs) == 1 else "")
-        fb.line(f"{lhs} = {fixed}({name}({args}))")
-    else:
-        dtype = fb.module.global_name(eqn.outvars[0].aval.dtype, _dtype_hint(eqn.outvars[0]))
-        fb.line(f"{outs[0]} = _as_dtype({name}({args}), {dtype})")
-
-
-def _dtype_hint(v) -> str:
-    return v.aval.dtype.name
-
-
-def _as_dtype(x, dtype):
-    if type(x) is np.ndarray and x.dtype == dtype:
-        return x
-    return np.asarray(x, dtype)
-
-
-def _fix_many(dtypes_):
-    def fix(outs):
-        return tuple(_as_dtype(o, d) for o, d in zip(outs, dtypes_))
-    return fix

@@ -3,7 +3,9 @@
 Each pass takes a closed jaxpr and returns an equivalent one; `optimize` runs them in
 order: inline nested calls (so the others see one flat program), forward trivial
 equations, fold constants, eliminate common subexpressions, eliminate dead code.
-Sub-jaxprs of control flow are optimised when their own code is generated.
+Sub-jaxprs of control flow are optimised when their own code is generated. The passes
+know primitives only by the properties they declare (`effectful`, `call_jaxpr_param`,
+`returns_operand`, `unit`, `involution`; see core.Primitive), never by name.
 """
 from __future__ import annotations
 
@@ -11,14 +13,6 @@ import numpy as np
 
 from didax._src import core
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
-
-# Primitives whose sub-jaxpr is just called: (param holding the jaxpr). Their operands
-# bind the sub-jaxpr's inputs in order (after its own constants, if it has any).
-CALL_PARAMS = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr",
-               "custom_vjp_call": "call_jaxpr", "checkpoint": "jaxpr"}
-
-# Primitives with effects: never removed, merged or evaluated at compile time.
-EFFECTFUL: set[str] = {"debug_callback"}
 
 FOLD_MAX_SIZE = 1 << 16  # constants larger than this stay computed at run time
 
@@ -46,7 +40,7 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     fresh variables, recursively. After differentiation, custom rules have done their job:
     evaluating a custom call is evaluating its function."""
     j = closed.jaxpr
-    if not any(e.primitive.name in CALL_PARAMS for e in j.eqns):
+    if not any(e.primitive.call_jaxpr_param for e in j.eqns):
         return closed
     constvars, consts = list(j.constvars), list(closed.consts)
     eqns: list[JaxprEqn] = []
@@ -55,7 +49,7 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     def expand(eqn_list, local):
         for eqn in eqn_list:
             ins = [_subst(local, a) for a in eqn.invars]
-            key = CALL_PARAMS.get(eqn.primitive.name)
+            key = eqn.primitive.call_jaxpr_param
             if key is None:
                 outs = []
                 for v in eqn.outvars:
@@ -98,49 +92,39 @@ def _resolve(env, a):
 # Forwarding: equations that return their input unchanged
 
 
-_RETURNS_OPERAND = ("convert_element_type", "reshape", "squeeze", "copy", "copy_p",
-                    "optimization_barrier", "stop_gradient")
-
-
 def _identity_input(eqn) -> int | None:
     """Index of the operand `eqn` returns unchanged, or None."""
-    if len(eqn.invars) != 1 or len(eqn.outvars) != 1:
+    returns_operand = eqn.primitive.returns_operand
+    if returns_operand is None or len(eqn.invars) != 1 or len(eqn.outvars) != 1:
         return None
-    name, p = eqn.primitive.name, eqn.params
     x, out = eqn.invars[0].aval, eqn.outvars[0].aval
     if x.shape != out.shape or x.dtype != out.dtype:
         return None
-    identity = tuple(range(len(x.shape)))
-    if (name in _RETURNS_OPERAND
-            or (name == "broadcast_in_dim" and tuple(p["broadcast_dimensions"]) == identity)
-            or (name == "transpose" and tuple(p["permutation"]) == identity)
-            or (name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")
-                and not p["axes"])):
-        return 0
-    return None
+    return returns_operand(eqn)
 
 
 def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
     """Forwards equations that return an operand unchanged (identity reshapes, conversions
     to the same type, x * 1...) and cancels double negations."""
     env: dict = {}
-    negated: dict = {}  # the result of a neg -> its operand
+    applied: dict = {}  # (involution, its result) -> its operand
     eqns = []
     for eqn in closed.jaxpr.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
         i = _identity_input(eqn)
-        if i is not None and eqn.primitive.name not in EFFECTFUL:
+        if i is not None and not eqn.primitive.effectful:
             env[eqn.outvars[0]] = ins[i]
             continue
-        x = _times_one(eqn, ins, {})  # (so double negations around it cancel below)
+        x = _unit_operand(eqn, ins, {})  # (so double negations around it cancel below)
         if x is not None:
             env[eqn.outvars[0]] = x
             continue
-        if eqn.primitive.name == "neg":
-            if type(ins[0]) is not Literal and ins[0] in negated:
-                env[eqn.outvars[0]] = negated[ins[0]]
+        if eqn.primitive.involution:
+            key = (eqn.primitive, ins[0])
+            if type(ins[0]) is not Literal and key in applied:
+                env[eqn.outvars[0]] = applied[key]
                 continue
-            negated[eqn.outvars[0]] = ins[0]
+            applied[(eqn.primitive, eqn.outvars[0])] = ins[0]
         eqns.append(JaxprEqn(eqn.primitive, ins, eqn.outvars, eqn.params, eqn.source_info))
     j = closed.jaxpr
     outvars = [_subst(env, a) for a in j.outvars]
@@ -153,7 +137,7 @@ def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
     """Evaluates, at compile time, equations whose operands are all literals or constants,
-    and forwards products with constant arrays of ones."""
+    and forwards products with constant arrays of ones (and other units)."""
     j = closed.jaxpr
     known = {v: c for v, c in zip(j.constvars, closed.consts) if not isinstance(c, core.Tracer)}
     env: dict = {}
@@ -163,7 +147,7 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
     for eqn in j.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
         prim = eqn.primitive
-        if (prim.name not in EFFECTFUL and prim.impl is not None and ins
+        if (not prim.effectful and prim.impl is not None and ins
                 and all(type(a) is Literal or a in known for a in ins)
                 and all(v.aval.size <= FOLD_MAX_SIZE for v in eqn.outvars)):
             vals = [np.asarray(a.val, a.aval.dtype) if type(a) is Literal
@@ -189,7 +173,7 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
                     new_constvars.append(v)
                     new_consts.append(core.Array.from_numpy(o, v.aval))
                 continue
-        x = _times_one(eqn, ins, known)
+        x = _unit_operand(eqn, ins, known)
         if x is not None:
             env[eqn.outvars[0]] = x
             continue
@@ -198,17 +182,19 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
     return ClosedJaxpr(Jaxpr(new_constvars, j.invars, outvars, eqns), new_consts)
 
 
-def _times_one(eqn, ins, known):
-    """For `x * 1` (a literal one, or a constant array of ones, among `known`): x, which it
-    is exactly (NaN, inf and -0 too); otherwise None."""
-    if eqn.primitive.name != "mul":
+def _unit_operand(eqn, ins, known):
+    """For `op(x, u)` or `op(u, x)` with `u` the unit of `op` (a literal, or a constant array
+    of units among `known`), as `x * 1` is: x, which it is exactly (NaN, inf and -0 too);
+    otherwise None."""
+    unit = eqn.primitive.unit
+    if unit is None or len(ins) != 2:
         return None
     out = eqn.outvars[0].aval
-    for one, x in ((ins[0], ins[1]), (ins[1], ins[0])):
+    for u, x in ((ins[0], ins[1]), (ins[1], ins[0])):
         if (out.dtype.kind in "fc" and type(x) is not Literal
                 and x.aval.shape == out.shape and x.aval.dtype == out.dtype
-                and (one.val == 1 if type(one) is Literal else
-                     one in known and bool(np.all(np.asarray(known[one]) == 1)))):
+                and (u.val == unit if type(u) is Literal else
+                     u in known and bool(np.all(np.asarray(known[u]) == unit)))):
             return x
     return None
 
@@ -243,7 +229,7 @@ def cse(closed: ClosedJaxpr) -> ClosedJaxpr:
     eqns = []
     for eqn in closed.jaxpr.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
-        if eqn.primitive.name not in EFFECTFUL:
+        if not eqn.primitive.effectful:
             key = (eqn.primitive, tuple(_atom_key(a) for a in ins), _hashable(eqn.params))
             prev = seen.get(key)
             if prev is not None:
@@ -269,7 +255,7 @@ def dce(closed: ClosedJaxpr) -> ClosedJaxpr:
     kept = []
     for eqn in reversed(j.eqns):
         used = [v in live for v in eqn.outvars]
-        if not any(used) and eqn.primitive.name not in EFFECTFUL:
+        if not any(used) and not eqn.primitive.effectful:
             continue
         outs = [v if u or type(v) is DropVar else DropVar(v.aval)
                 for v, u in zip(eqn.outvars, used)]

@@ -1,5 +1,6 @@
 """Declaring elementwise primitives: `unop`/`naryop` make one with its NumPy impl and
-abstract eval in one line; the family module then adds the JVP rule beside it.
+abstract eval (and, when the impl is a NumPy ufunc, its codegen rule) in one line; the
+family module then adds the JVP rule beside it.
 """
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import numpy as np
 
 from didax._src import core
 from didax._src.core import ShapedArray
+from didax._src.jit.codegen import codegen_rule, ufunc_rule
 from didax._src.typecheck import check_dtype, dtype_in, naryop_aval
+
+
+def _def_ufunc_codegen(p, impl):
+    """jit compiles a primitive computed by a ufunc to a call of it (or an operator)."""
+    if isinstance(impl, np.ufunc):
+        codegen_rule(p, fresh=True)(ufunc_rule(impl))
 
 
 def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
@@ -27,6 +35,7 @@ def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
         return ShapedArray(x.shape, np.dtype(out_dtype(x.dtype)), x.weak_type)
 
     p.def_abstract_eval(abstract_eval)
+    _def_ufunc_codegen(p, impl)
     return p
 
 
@@ -49,6 +58,7 @@ def naryop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
         return naryop_aval(name, avals, accepted, out_dtype)
 
     p.def_abstract_eval(abstract_eval)
+    _def_ufunc_codegen(p, impl)
     return p
 
 

@@ -23,6 +23,7 @@ from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.shape import transpose
 from didax._src.typecheck import any_, check_dtype
+from didax._src.jit.codegen import codegen_rule
 
 # --------------------------------------------------------------------------------------
 # Precision: accepted for API compatibility, printed in jaxprs, ignored by NumPy.
@@ -396,6 +397,78 @@ def _dot_general_batch(size, vals, dims, *, dimension_numbers, **params):
 
 
 dot_general_p.def_batch(_dot_general_batch)
+
+
+# --------------------------------------------------------------------------------------
+# Code generation rule (jit)
+
+
+
+def _dot_as_product(eqn) -> bool:
+    """dot_generals written as `a @ b` (2-D or matrix-vector, either side transposed) or, without
+    contraction, as a broadcast product; in their operands' dtype, with a non-0-d result."""
+    if eqn.outvars[0].aval.shape == ():
+        return False
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    pet = eqn.params.get("preferred_element_type")
+    if lhs.aval.dtype != rhs.aval.dtype or (pet is not None and pet != lhs.aval.dtype):
+        return False
+    if not lc and not rc:
+        return True  # a broadcast product
+    if lb or rb:
+        return False
+    lc, rc = tuple(lc), tuple(rc)
+    if lhs.aval.ndim == 2 and rhs.aval.ndim == 2:
+        return len(lc) == 1 and len(rc) == 1
+    return rc == (0,) and lc == (lhs.aval.ndim - 1,) and rhs.aval.ndim <= 2
+
+
+def _matmul_operands(fb, eqn):
+    """`a`, `b` of `a @ b` for a dot_general `_dot_as_product` accepts, with contraction."""
+    (lc, rc), _ = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    a, b = fb.name(lhs), fb.name(rhs)
+    if lhs.aval.ndim == 2 and rhs.aval.ndim == 2:
+        return (a if tuple(lc) == (1,) else f"{a}.T", b if tuple(rc) == (0,) else f"{b}.T")
+    return a, b
+
+
+def _broadcast_operands(fb, eqn):
+    """The operands of a dot_general without contraction arranged for a broadcast product:
+    batch dimensions, then lhs free, then rhs free."""
+    _, (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    lf = [d for d in range(lhs.aval.ndim) if d not in lb]
+    rf = [d for d in range(rhs.aval.ndim) if d not in rb]
+
+    def arrange(x, batch, free, before, after):
+        name = fb.typed(x)
+        perm = tuple(batch) + tuple(free)
+        if perm != tuple(range(x.aval.ndim)):
+            name = f"{name}.transpose({perm})"
+        shape = ([x.aval.shape[d] for d in batch] + [1] * before
+                 + [x.aval.shape[d] for d in free] + [1] * after)
+        if tuple(shape) != tuple(x.aval.shape[d] for d in perm):
+            name = f"{name}.reshape({tuple(shape)})"
+        return name
+
+    return arrange(lhs, lb, lf, 0, len(rf)), arrange(rhs, rb, rf, len(lf), 0)
+
+
+@codegen_rule(dot_general_p, when=_dot_as_product, fresh=True)
+def _dot_general_codegen(fb, k, eqn, outs):
+    buf = fb.out_buffer(k, eqn, eqn.outvars[0].aval, allow_inputs=False)
+    (lc, rc), _ = eqn.params["dimension_numbers"]
+    if not lc and not rc:
+        a, b = _broadcast_operands(fb, eqn)
+        fb.line(f"{outs[0]} = np.multiply({a}, {b}{f', out={buf}' if buf else ''})")
+        return
+    a, b = _matmul_operands(fb, eqn)
+    if buf:
+        fb.line(f"{outs[0]} = np.matmul({a}, {b}, out={buf})")
+    else:
+        fb.line(f"{outs[0]} = {a} @ {b}")
 
 
 # `dimension_numbers` of dot_general: ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).

@@ -22,6 +22,7 @@ from didax._src.lax.base import binop, unop
 from didax._src.typecheck import (
     any_, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool, naryop_aval, num,
 )
+from didax._src.jit.codegen import codegen_rule, emit_impl_call, ufunc_rule
 
 
 def _special(name):
@@ -81,6 +82,7 @@ def _bind2(p):
 
 neg_p = unop("neg", num, np.negative)
 deflinear(neg_p)
+neg_p.involution = True
 sign_p = unop("sign", num, np.sign)
 defjvp_zero(sign_p)
 floor_p = unop("floor", float_, np.floor)
@@ -283,6 +285,7 @@ defjvp_zero(clz_p)
 add_p = binop("add", num, np.add)
 defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
 add_p.linear = True
+add_p.is_addition = True
 
 
 def _add_any_jvp(primals, tangents):
@@ -300,11 +303,13 @@ def _add_any_batch(size, vals, dims):
 add_any_p.def_jvp(_add_any_jvp)
 add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
 add_any_p.def_batch(_add_any_batch)
+codegen_rule(add_any_p, fresh=True)(ufunc_rule(np.add))
 sub_p = binop("sub", num, np.subtract)
 defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
 sub_p.linear = True
 mul_p = binop("mul", num, np.multiply)
 defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
+mul_p.unit = 1
 
 
 def _div_impl(x, y):
@@ -515,9 +520,11 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
 
 convert_element_type_p.def_jvp(_convert_jvp)
 convert_element_type_p.linear = True
+convert_element_type_p.returns_operand = lambda eqn: 0  # a conversion to its operand's type
 
 stop_gradient_p = unop("stop_gradient", any_, lambda x: x)
 defjvp_zero(stop_gradient_p)
+stop_gradient_p.returns_operand = lambda eqn: 0
 
 # --------------------------------------------------------------------------------------
 # lax wrappers
@@ -777,3 +784,52 @@ def _clamp_batch(size, vals, dims):
 
 select_n_p.def_batch(lambda size, vals, dims: _select_n_batch(size, vals, dims))
 clamp_p.def_batch(lambda size, vals, dims: _clamp_batch(size, vals, dims))
+
+
+# --------------------------------------------------------------------------------------
+# Code generation rules (jit); primitives computed by a ufunc got theirs from unop/binop
+
+
+
+def _inexact(eqn) -> bool:
+    return eqn.invars[0].aval.dtype.kind in "fc"
+
+
+# Primitives whose impl is this ufunc on floating-point and complex operands.
+codegen_rule(div_p, when=_inexact, fresh=True)(ufunc_rule(np.true_divide))
+codegen_rule(rem_p, when=_inexact, fresh=True)(ufunc_rule(np.fmod))
+codegen_rule(pow_p, when=_inexact, fresh=True)(ufunc_rule(np.power))
+# The impl, whose result is always a new buffer (see _logistic_impl).
+codegen_rule(logistic_p, fresh=True)(emit_impl_call)
+
+
+@codegen_rule(integer_pow_p, when=lambda eqn: eqn.params["y"] == 2, fresh=True)
+def _square_codegen(fb, k, eqn, outs):
+    x = fb.name(eqn.invars[0])
+    if eqn.invars[0].aval.shape == ():
+        fb.line(f"{outs[0]} = {x} * {x}")
+        return
+    buf = fb.out_buffer(k, eqn, eqn.outvars[0].aval)
+    out = f", out={buf}" if buf else ""
+    fb.line(f"{outs[0]} = np.multiply({x}, {x}{out})")
+
+
+def _plain_conversion(eqn) -> bool:
+    """Conversions `astype` does as the impl does (no complex parts dropped, no float to
+    integer saturation, no test against zero for bool)."""
+    src, dst = eqn.invars[0].aval.dtype, np.dtype(eqn.params["new_dtype"])
+    return (src.kind in "biuf" and dst.kind in "fc") or (src.kind in "biu" and dst.kind in "iu")
+
+
+@codegen_rule(convert_element_type_p, when=_plain_conversion)
+def _convert_codegen(fb, k, eqn, outs):
+    dst = np.dtype(eqn.params["new_dtype"])
+    dtype = fb.module.global_name(dst, dst.name)
+    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.astype({dtype})")
+
+
+@codegen_rule(select_n_p, fresh=True,
+              when=lambda eqn: len(eqn.invars) == 3 and eqn.invars[0].aval.dtype == np.bool_)
+def _select_n_codegen(fb, k, eqn, outs):
+    which, case0, case1 = eqn.invars
+    fb.line(f"{outs[0]} = np.where({fb.name(which)}, {fb.typed(case1)}, {fb.typed(case0)})")

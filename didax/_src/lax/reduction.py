@@ -30,6 +30,7 @@ from didax._src.interpreters.transpose import is_undefined
 from didax._src.typecheck import (
     any_, bool_, canonical_axes, check_dtype, float_, int_, int_or_bool, num,
 )
+from didax._src.jit.codegen import codegen_rule
 
 # --------------------------------------------------------------------------------------
 # reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor
@@ -67,6 +68,8 @@ reduce_or_p = reducer("reduce_or", int_or_bool, _bitwise_reduce(np.bitwise_or), 
 reduce_xor_p = reducer("reduce_xor", int_or_bool, _bitwise_reduce(np.bitwise_xor), False)
 for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
     defjvp_zero(_p)
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):  # over no axes: x
+    _p.returns_operand = lambda eqn: 0 if not eqn.params["axes"] else None
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
@@ -574,6 +577,35 @@ def _top_k_batch(size, vals, dims, *, k, axis):
 
 
 top_k_p.def_batch(_top_k_batch)
+
+
+# --------------------------------------------------------------------------------------
+# Code generation rules (jit)
+
+
+
+def _axes_text(axes) -> str:
+    axes = tuple(int(a) for a in axes)
+    return f"({axes[0]},)" if len(axes) == 1 else str(axes)
+
+
+def _reduce_codegen(prim, ufunc_name, empty_ok):
+    """`np.<ufunc>.reduce` over floating-point or complex operands (non-empty unless the
+    ufunc has an identity), to a non-0-d result."""
+    def applies(eqn):
+        x = eqn.invars[0]
+        return (x.aval.dtype.kind in "fc" and (empty_ok or x.aval.size != 0)
+                and eqn.outvars[0].aval.shape != () and bool(eqn.params["axes"]))
+
+    @codegen_rule(prim, when=applies, fresh=True)
+    def rule(fb, k, eqn, outs):
+        fb.line(f"{outs[0]} = np.{ufunc_name}.reduce({fb.name(eqn.invars[0])}, "
+                f"axis={_axes_text(eqn.params['axes'])})")
+
+
+_reduce_codegen(reduce_sum_p, "add", True)
+_reduce_codegen(reduce_max_p, "maximum", False)
+_reduce_codegen(reduce_min_p, "minimum", False)
 
 
 __all__ = [

@@ -11,18 +11,12 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import (  # declared below the interpreters; rules added here
-    broadcast,
-    broadcast_in_dim,
-    broadcast_in_dim_p,
-    broadcast_to_rank,
-    full,
-    reduce_sum,
-    reshape,
-    reshape_p,
-    transpose,
-    transpose_p,
+    broadcast, broadcast_in_dim, broadcast_in_dim_p, broadcast_to_rank, full, reduce_sum, reshape,
+    reshape_p, transpose, transpose_p,
 )
 from didax._src.core import ShapedArray, get_aval
+from didax._src.ir import Literal
+from didax._src.jit.codegen import codegen_rule, index_text, range_text
 from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
@@ -36,12 +30,16 @@ _py_slice = slice  # `slice` is redefined below as lax.slice
 # broadcast_in_dim
 
 deflinear(broadcast_in_dim_p)
+broadcast_in_dim_p.returns_operand = lambda eqn: (
+    0 if tuple(eqn.params["broadcast_dimensions"]) == tuple(range(len(eqn.params["shape"])))
+    else None)
 
 
 # --------------------------------------------------------------------------------------
 # reshape, squeeze, expand_dims, transpose, rev
 
 deflinear(reshape_p)
+reshape_p.returns_operand = lambda eqn: 0 if eqn.params.get("dimensions") is None else None
 
 
 squeeze_p = core.primitive("squeeze")
@@ -60,6 +58,7 @@ def _squeeze_aval(x, *, dimensions):
 
 squeeze_p.def_abstract_eval(_squeeze_aval)
 deflinear(squeeze_p)
+squeeze_p.returns_operand = lambda eqn: 0
 
 
 def squeeze(array, dimensions):
@@ -108,6 +107,9 @@ def expand_dims(array, dimensions):
 
 
 deflinear(transpose_p)
+transpose_p.returns_operand = lambda eqn: (
+    0 if tuple(eqn.params["permutation"]) == tuple(range(len(eqn.params["permutation"])))
+    else None)
 
 
 rev_p = core.primitive("rev")
@@ -593,6 +595,105 @@ def _split_batch(size, vals, dims, *, sizes, axis):
 
 
 split_p.def_batch(_split_batch)
+
+
+# --------------------------------------------------------------------------------------
+# Code generation rules (jit)
+
+
+
+@codegen_rule(broadcast_in_dim_p)
+def _broadcast_in_dim_codegen(fb, k, eqn, outs):
+    x = eqn.invars[0]
+    shape = tuple(eqn.params["shape"])
+    expanded = [1] * len(shape)
+    for d, size in zip(eqn.params["broadcast_dimensions"], x.aval.shape):
+        expanded[d] = size
+    src = fb.typed(x)
+    if tuple(expanded) != x.aval.shape and x.aval.shape != ():
+        src = f"{src}.reshape({tuple(expanded)})"
+        if tuple(expanded) == shape:  # only unit dimensions were added
+            fb.line(f"{outs[0]} = {src}")
+            return
+    fb.line(f"{outs[0]} = np.broadcast_to({src}, {shape})")
+
+
+@codegen_rule(reshape_p, when=lambda eqn: eqn.params.get("dimensions") is None)
+def _reshape_codegen(fb, k, eqn, outs):
+    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.reshape({tuple(eqn.params['new_sizes'])})")
+
+
+def _to_out_shape_codegen(fb, k, eqn, outs):
+    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.reshape({eqn.outvars[0].aval.shape})")
+
+
+codegen_rule(squeeze_p)(_to_out_shape_codegen)
+codegen_rule(expand_dims_p)(_to_out_shape_codegen)
+
+
+@codegen_rule(transpose_p)
+def _transpose_codegen(fb, k, eqn, outs):
+    perm = tuple(int(p) for p in eqn.params["permutation"])
+    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.transpose({perm})")
+
+
+@codegen_rule(slice_p)
+def _slice_codegen(fb, k, eqn, outs):
+    p = eqn.params
+    x = eqn.invars[0]
+    if x.aval.ndim == 0:
+        fb.line(f"{outs[0]} = {fb.typed(x)}")
+        return
+    strides = p.get("strides") or (1,) * x.aval.ndim
+    parts = [range_text(lo, hi, n, st) for lo, hi, n, st in
+             zip(p["start_indices"], p["limit_indices"], x.aval.shape, strides)]
+    fb.line(f"{outs[0]} = {fb.typed(x)}[{index_text(parts)}]")
+
+
+def _pad_simple(eqn) -> bool:
+    return (eqn.invars[0].aval.shape != ()
+            and all(i == 0 and lo >= 0 and hi >= 0 for lo, hi, i in eqn.params["padding_config"]))
+
+
+def _pad_index(eqn) -> str:
+    """Where the operand of a `_pad_simple` pad lands in its result."""
+    config, shape = eqn.params["padding_config"], eqn.invars[0].aval.shape
+    return index_text(range_text(lo, lo + n, n + lo + hi) for (lo, hi, _), n in
+                      zip(config, shape))
+
+
+def _zero_padding(eqn) -> bool:
+    value = eqn.invars[1]
+    return type(value) is Literal and value.val == 0
+
+
+def _zero_pad_region(eqn):
+    """For a zero pad without interior or negative padding: the index of where its operand
+    lands; otherwise None."""
+    if not _pad_simple(eqn) or not _zero_padding(eqn):
+        return None
+    return _pad_index(eqn)
+
+
+pad_p.zero_pad_region = _zero_pad_region
+
+
+@codegen_rule(pad_p, when=_pad_simple, fresh=True)
+def _pad_codegen(fb, k, eqn, outs):
+    x, value = eqn.invars
+    aval = eqn.outvars[0].aval
+    dtype = fb.module.global_name(aval.dtype, aval.dtype.name)
+    if _zero_padding(eqn):
+        fb.line(f"{outs[0]} = np.zeros({aval.shape}, {dtype})")
+    else:
+        fb.line(f"{outs[0]} = np.full({aval.shape}, {fb.typed(value)}, {dtype})")
+    fb.line(f"{outs[0]}[{_pad_index(eqn)}] = {fb.name(x)}")
+
+
+@codegen_rule(concatenate_p, fresh=True)
+def _concatenate_codegen(fb, k, eqn, outs):
+    args = ", ".join(fb.typed(a) for a in eqn.invars)
+    fb.line(f"{outs[0]} = np.concatenate(({args},), axis={int(eqn.params['dimension'])})")
 
 
 __all__ = [

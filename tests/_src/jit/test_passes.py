@@ -142,6 +142,18 @@ def test_forwarding_an_output_to_an_input():
     assert out.jaxpr.outvars[0] is out.jaxpr.invars[0]
 
 
+def test_a_reshape_that_permutes_to_the_same_shape_is_kept():
+    """reshape with `dimensions` transposes first: on a square matrix it keeps the shape
+    but is no identity."""
+    f = lambda x: lax.reshape(x, (2, 2), dimensions=(1, 0))  # noqa: E731
+    x = np.arange(4.0, dtype=np.float32).reshape(2, 2)
+    closed = jax.make_jaxpr(f)(x)
+    out = passes.forward_trivial(closed)
+    assert prims(out) == ["reshape"]
+    same_values(closed, out, x)
+    np.testing.assert_array_equal(jax.jit(f)(x), x.T)
+
+
 def test_optimize_runs_all_passes_and_stays_well_typed():
     inner = jax.jit(lambda x: jnp.sin(x) * 2.0)
 

@@ -20,6 +20,7 @@ from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.lax.elementwise import clamp, convert_element_type, ne, select_n
 from didax._src.tree_util import tree_flatten, tree_unflatten
+from didax._src.jit.codegen import codegen_rule, tuple_text
 
 cond_p = core.primitive("cond", multiple_results=True)
 
@@ -188,6 +189,33 @@ def batching_outs(branch, size, ops, dims):
 
 
 cond_p.def_batch(_cond_batch)
+
+
+# --------------------------------------------------------------------------------------
+# Code generation rule (jit): an if/elif chain over functions generated for the branches
+
+
+
+@codegen_rule(cond_p)
+def _cond_codegen(fb, k, eqn, outs):
+    branches = eqn.params["branches"]
+    index, *ops = [fb.typed(a) for a in eqn.invars]
+    names = [fb.call_sub(b, f"{fb.fname}_branch{i}") for i, b in enumerate(branches)]
+    call = f"({', '.join(ops)})"
+    lhs = tuple_text(outs)
+    if len(names) == 1:
+        fb.line(f"{lhs} = {names[0]}{call}")
+        return
+    for i, n in enumerate(names):
+        if i == 0:
+            fb.line(f"if {index} <= 0:")
+        elif i == len(names) - 1:
+            fb.line("else:")
+        else:
+            fb.line(f"elif {index} == {i}:")
+        fb.indent += 1
+        fb.line(f"{lhs} = {n}{call}")
+        fb.indent -= 1
 
 
 # --------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, t
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_unflatten
+from didax._src.jit.codegen import codegen_rule, tuple_text
 
 scan_p = core.primitive("scan", multiple_results=True)
 
@@ -345,6 +346,37 @@ def _scan_batch(size, vals, dims, *, jaxpr, length, reverse, num_consts, num_car
 
 
 scan_p.def_batch(_scan_batch)
+
+
+# --------------------------------------------------------------------------------------
+# Code generation rule (jit): a for loop over a function generated for the body
+
+
+
+@codegen_rule(scan_p)
+def _scan_codegen(fb, k, eqn, outs):
+    p = eqn.params
+    body = fb.call_sub(p["jaxpr"], f"{fb.fname}_scan_body")
+    nc, nk = p["num_consts"], p["num_carry"]
+    length, reverse = p["length"], p["reverse"]
+    args = [fb.typed(a) for a in eqn.invars]
+    consts, init, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
+    carry, ys = outs[:nk], outs[nk:]
+    if carry:
+        fb.line(f"{tuple_text(carry)} = {tuple_text(init)}")
+    y_vars = eqn.outvars[nk:]
+    for v, n in zip(y_vars, ys):
+        dtype = fb.module.global_name(v.aval.dtype, v.aval.dtype.name)
+        fb.line(f"{n} = np.empty({v.aval.shape}, {dtype})")
+    steps = f"range({length - 1}, -1, -1)" if reverse else f"range({length})"
+    fb.line(f"for i in {steps}:")
+    fb.indent += 1
+    y_tmp = [f"{n}_i" for n in ys]
+    call = f"{body}({', '.join(consts + carry + [f'{x}[i]' for x in xs])})"
+    fb.line(f"{tuple_text(carry + y_tmp)} = {call}" if carry or y_tmp else call)
+    for n, t in zip(ys, y_tmp):
+        fb.line(f"{n}[i] = {t}")
+    fb.indent -= 1
 
 
 # --------------------------------------------------------------------------------------

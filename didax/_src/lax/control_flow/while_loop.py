@@ -28,6 +28,7 @@ from didax._src.lax.elementwise import select_n
 from didax._src.lax.reduction import reduce_or
 from didax._src.lax.shape import concatenate, expand_dims
 from didax._src.tree_util import tree_flatten, tree_unflatten
+from didax._src.jit.codegen import codegen_rule, tuple_text
 
 while_p = core.primitive("while", multiple_results=True)
 
@@ -216,6 +217,26 @@ def _pe_while(self, args, params):
 
 
 while_p.def_rule("partial_eval", _pe_while)
+
+
+# --------------------------------------------------------------------------------------
+# Code generation rule (jit): a while loop over functions generated for cond and body
+
+
+
+@codegen_rule(while_p)
+def _while_codegen(fb, k, eqn, outs):
+    p = eqn.params
+    cond = fb.call_sub(p["cond_jaxpr"], f"{fb.fname}_while_cond")
+    body = fb.call_sub(p["body_jaxpr"], f"{fb.fname}_while_body")
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    args = [fb.typed(a) for a in eqn.invars]
+    cc, bc, init = args[:nc], args[nc:nc + nb], args[nc + nb:]
+    fb.line(f"{tuple_text(outs)} = {tuple_text(init)}")
+    fb.line(f"while {cond}({', '.join(cc + outs)})[0]:")
+    fb.indent += 1
+    fb.line(f"{tuple_text(outs)} = {body}({', '.join(bc + outs)})")
+    fb.indent -= 1
 
 
 def while_loop(cond_fun, body_fun, init_val):

@@ -1,0 +1,200 @@
+"""The package's layers import only downward, and its imports form no cycle.
+
+Read from the source with `ast`, imports inside functions included: an import moved into a
+function still ties the modules together, and hiding a cycle that way is what this guards
+against. Layers, bottom to top:
+
+  core          abstract values, the IR and its printer, dtypes, pytrees, and the primitives
+                the interpreters bind themselves (base_prims)
+  interpreters  JVP, staging, partial evaluation, transposition, batching; the jit compiler
+  primitives    lax families, control flow, custom rules, checkpoint, the jit call primitive
+  api           the user-facing transformations (grad, vmap, jit, ...)
+  libraries     numpy, nn, scipy, random, optim and the public `didax.*` modules
+"""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "didax"
+
+LAYERS = {
+    "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
+             "base_prims", "special_algorithms"],
+    "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen"],
+    "primitives": ["lax", "custom_derivatives", "checkpoint", "prng", "callback", "debugging",
+                   "jit.call", "device"],
+    "api": ["api", "jit.api", "public_test_util"],
+    "libraries": ["numpy", "nn", "scipy", "random", "optim"],
+}
+ORDER = list(LAYERS)
+
+# Imports inside functions that stay, each with its reason (none dodges a cycle).
+ALLOWED_IN_FUNCTION: dict[tuple[str, str], str] = {}
+
+LARGEST_CYCLE = 1  # no two modules import each other, directly or through others
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(name: str, modules) -> str | None:
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str, path: pathlib.Path, modules):
+    """(imported didax module, line, inside a function) for every import in `path`."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                      ast.Lambda))
+            targets = []
+            if isinstance(child, ast.Import):
+                targets = [a.name for a in child.names]
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    up = package.split(".")[:len(package.split(".")) - child.level + 1]
+                    base = ".".join(up + ([child.module] if child.module else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                           for a in child.names]
+            for t in targets:
+                if t.split(".")[0] == "didax":
+                    target = _resolve(t, modules)
+                    if target and target != module:
+                        found.append((target, child.lineno, in_function))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text()), False)
+    return found
+
+
+def _graph():
+    modules = _modules()
+    return modules, {m: _imports(m, p, modules) for m, p in modules.items()}
+
+
+def layer_of(module: str) -> str:
+    """The layer of a `didax._src` module; public `didax.*` modules are libraries."""
+    if not module.startswith("didax._src."):
+        return "libraries"
+    name = module[len("didax._src."):]
+    for layer, prefixes in LAYERS.items():
+        if any(name == p or name.startswith(p + ".") for p in prefixes):
+            return layer
+    raise AssertionError(f"module {module} has no layer: add it to LAYERS in {__file__}")
+
+
+def _cycles(edges) -> list[list[str]]:
+    """Strongly connected components (Tarjan), largest first."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def strong(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in {t for t, _, _ in edges[v]}:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            out.append(sorted(comp))
+
+    for v in edges:
+        if v not in index:
+            strong(v)
+    return sorted(out, key=len, reverse=True)
+
+
+def _empty_package(module: str, modules) -> bool:
+    """A package whose `__init__` holds no code: it belongs to no layer."""
+    path = modules[module]
+    body = ast.parse(path.read_text()).body
+    return path.name == "__init__.py" and all(
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in body)
+
+
+def _layered(modules):
+    return [m for m in modules
+            if m.startswith("didax._src.") and not _empty_package(m, modules)]
+
+
+def test_every_module_has_a_layer():
+    modules, _ = _graph()
+    for m in _layered(modules):
+        layer_of(m)
+
+
+def test_no_upward_imports():
+    modules, edges = _graph()
+    upward = []
+    for module in _layered(modules):
+        imports = edges[module]
+        here = ORDER.index(layer_of(module))
+        for target, line, _ in imports:
+            if target == "didax._src":
+                continue
+            there = ORDER.index(layer_of(target))
+            if there > here:
+                upward.append(f"{module}:{line} ({layer_of(module)}) imports {target} "
+                              f"({layer_of(target)})")
+    assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
+
+
+def test_no_import_cycles():
+    _, edges = _graph()
+    largest = _cycles(edges)[0]
+    assert len(largest) <= LARGEST_CYCLE, f"an import cycle of {len(largest)} modules: {largest}"
+
+
+def test_imports_inside_functions_have_a_reason():
+    _, edges = _graph()
+    hidden = [f"{m}:{line} imports {t}" for m, imports in edges.items()
+              for t, line, inside in imports if inside and (m, t) not in ALLOWED_IN_FUNCTION]
+    assert not hidden, ("imports inside functions (move them to the top, or add them with "
+                        "their reason to ALLOWED_IN_FUNCTION):\n" + "\n".join(hidden))
+
+
+def test_interpreters_and_compiler_import_no_lax():
+    """Interpreters bind the primitives of base_prims; they never reach up into lax."""
+    modules, edges = _graph()
+    for module in _layered(modules):
+        imports = edges[module]
+        if layer_of(module) in ("core", "interpreters"):
+            assert not [t for t, _, _ in imports if t.startswith("didax._src.lax")], module
+
+
+def test_the_checks_can_fail():
+    """The cycle finder and the layer map see what they are meant to see."""
+    edges = {"a": [("b", 1, False)], "b": [("c", 1, True)], "c": [("a", 1, False)],
+             "d": [("a", 1, False)]}
+    assert _cycles(edges)[0] == ["a", "b", "c"]
+    assert layer_of("didax._src.lax.shape") == "primitives"
+    assert layer_of("didax._src.interpreters.jvp") == "interpreters"
+    assert layer_of("didax.numpy") == "libraries"
+    with pytest.raises(AssertionError, match="has no layer"):
+        layer_of("didax._src.somewhere_new")
