@@ -1,6 +1,7 @@
-"""Declaring elementwise primitives: `unop`/`naryop` make one with its NumPy impl and
-abstract eval (and, when the impl is a NumPy ufunc, its codegen rule) in one line; the
-family module then adds the JVP rule beside it.
+"""Declaring elementwise primitives: `unop`/`naryop` make one in one line, with its NumPy
+impl, abstract eval, batching rule (elementwise: the batch dimension stays put, or operands
+are broadcast against each other) and, when the impl is a NumPy ufunc, its codegen rule;
+the family module then adds the JVP rule beside it.
 """
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 
 from didax._src import core
 from didax._src.core import ShapedArray
+from didax._src.interpreters import batching
 from didax._src.jit.codegen import codegen_rule, ufunc_rule
 from didax._src.typecheck import check_dtype, dtype_in, naryop_aval
 
@@ -35,6 +37,7 @@ def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
         return ShapedArray(x.shape, np.dtype(out_dtype(x.dtype)), x.weak_type)
 
     p.def_abstract_eval(abstract_eval)
+    batching.defvectorized(p)
     _def_ufunc_codegen(p, impl)
     return p
 
@@ -58,6 +61,7 @@ def naryop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
         return naryop_aval(name, avals, accepted, out_dtype)
 
     p.def_abstract_eval(abstract_eval)
+    batching.defbroadcasting(p)
     _def_ufunc_codegen(p, impl)
     return p
 

@@ -1,7 +1,8 @@
 """Elementwise primitives: unary math, binary arithmetic, comparisons, logic, select.
 
-Each primitive is declared once with its NumPy impl and type rule (`unop`/`binop`),
-followed by its JVP rule; the `lax` wrapper that binds it sits beside it.
+Each primitive is one block: its declaration (`unop`/`binop` give the NumPy impl, type rule,
+batching rule and, for a ufunc impl, the codegen rule), the `lax` wrapper that binds it, its
+JVP rule, and whatever transpose, batching or codegen rule it has of its own.
 """
 from __future__ import annotations
 
@@ -77,18 +78,31 @@ def _bind2(p):
     return wrapper
 
 
+def _inexact(eqn) -> bool:
+    """Whether an equation's operands are floating or complex (codegen rules' `when`)."""
+    return eqn.invars[0].aval.dtype.kind in "fc"
+
+
 # --------------------------------------------------------------------------------------
 # Unary primitives
 
 neg_p = unop("neg", num, np.negative)
 deflinear(neg_p)
 neg_p.involution = True
+neg = _bind1(neg_p)
+neg_p.def_transpose(lambda ct, x: [neg(ct)])
+
 sign_p = unop("sign", num, np.sign)
 defjvp_zero(sign_p)
+sign = _bind1(sign_p)
+
 floor_p = unop("floor", float_, np.floor)
 defjvp_zero(floor_p)
+floor = _bind1(floor_p)
+
 ceil_p = unop("ceil", float_, np.ceil)
 defjvp_zero(ceil_p)
+ceil = _bind1(ceil_p)
 
 
 def _round_impl(x, rounding_method=0):
@@ -99,21 +113,40 @@ def _round_impl(x, rounding_method=0):
 
 round_p = unop("round", float_, _round_impl)
 defjvp_zero(round_p)
+
+
+def round(x, rounding_method=0):  # noqa: A001 - mirrors lax.round
+    """Rounds to the nearest integer: 0 rounds halves away from zero, 1 to even."""
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
 is_finite_p = unop("is_finite", float_, np.isfinite, out_dtype=lambda d: np.bool_)
 defjvp_zero(is_finite_p)
+is_finite = _bind1(is_finite_p)
 
 exp_p = unop("exp", inexact, np.exp)
 defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+exp = _bind1(exp_p)
+
 exp2_p = unop("exp2", inexact, np.exp2)
 defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, const_like(x, math.log(2.0)))))
+exp2 = _bind1(exp2_p)
+
 log_p = unop("log", inexact, np.log)
 defjvp(log_p, lambda g, x: div(g, x))
+log = _bind1(log_p)
+
 log1p_p = unop("log1p", inexact, np.log1p)
 defjvp(log1p_p, lambda g, x: div(g, add(x, const_like(x, 1))))
+log1p = _bind1(log1p_p)
+
 expm1_p = unop("expm1", inexact, np.expm1)
 defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, const_like(x, 1))))
+expm1 = _bind1(expm1_p)
+
 tanh_p = unop("tanh", inexact, np.tanh)
 defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(const_like(x, 1), square(ans))))
+tanh = _bind1(tanh_p)
 
 
 def _logistic_impl(x):
@@ -134,36 +167,65 @@ def _logistic_impl(x):
 
 logistic_p = unop("logistic", inexact, _logistic_impl)
 defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(const_like(x, 1), ans))))
+logistic = _bind1(logistic_p)
+# The impl, whose result is always a new buffer (see _logistic_impl).
+codegen_rule(logistic_p, fresh=True)(emit_impl_call)
 
 sin_p = unop("sin", inexact, np.sin)
 defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+sin = _bind1(sin_p)
+
 cos_p = unop("cos", inexact, np.cos)
 defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+cos = _bind1(cos_p)
+
 tan_p = unop("tan", inexact, np.tan)
 defjvp2(tan_p, lambda g, ans, x: mul(g, add(const_like(x, 1), square(ans))))
+tan = _bind1(tan_p)
+
 asin_p = unop("asin", inexact, np.arcsin)
 defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(const_like(x, 1), square(x)))))
+asin = _bind1(asin_p)
+
 acos_p = unop("acos", inexact, np.arccos)
 defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(const_like(x, 1), square(x))))))
+acos = _bind1(acos_p)
+
 atan_p = unop("atan", inexact, np.arctan)
 defjvp(atan_p, lambda g, x: div(g, add(const_like(x, 1), square(x))))
+atan = _bind1(atan_p)
+
 sinh_p = unop("sinh", inexact, np.sinh)
 defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+sinh = _bind1(sinh_p)
+
 cosh_p = unop("cosh", inexact, np.cosh)
 defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+cosh = _bind1(cosh_p)
+
 asinh_p = unop("asinh", inexact, np.arcsinh)
 defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), const_like(x, 1)))))
+asinh = _bind1(asinh_p)
+
 acosh_p = unop("acosh", inexact, np.arccosh)
 defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, const_like(x, 1)), add(x, const_like(x, 1))))))
+acosh = _bind1(acosh_p)
+
 atanh_p = unop("atanh", inexact, np.arctanh)
 defjvp(atanh_p, lambda g, x: div(g, sub(const_like(x, 1), square(x))))
+atanh = _bind1(atanh_p)
 
 sqrt_p = unop("sqrt", inexact, np.sqrt)
 defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(const_like(x, 2), ans)))
+sqrt = _bind1(sqrt_p)
+
 rsqrt_p = unop("rsqrt", inexact, lambda x: (1 / np.sqrt(x)).astype(x.dtype))
 defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(const_like(x, -0.5), div(ans, x))))
+rsqrt = _bind1(rsqrt_p)
+
 cbrt_p = unop("cbrt", float_, np.cbrt)
 defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(const_like(x, 1 / 3), integer_pow(ans, -2))))
+cbrt = _bind1(cbrt_p)
 
 
 def _abs_out_dtype(d):
@@ -182,21 +244,33 @@ def _abs_jvp(primals, tangents):
 
 
 abs_p.def_jvp(_abs_jvp)
+abs = _bind1(abs_p)  # noqa: A001 - mirrors lax.abs
 
 erf_p = unop("erf", float_, _special("erf"))
 defjvp(erf_p, lambda g, x: mul(g, mul(const_like(x, 2 / math.sqrt(math.pi)), exp(neg(square(x))))))
+erf = _bind1(erf_p)
+
 erfc_p = unop("erfc", float_, _special("erfc"))
 defjvp(erfc_p, lambda g, x: mul(g, mul(const_like(x, -2 / math.sqrt(math.pi)),
                                        exp(neg(square(x))))))
+erfc = _bind1(erfc_p)
+
 erf_inv_p = unop("erf_inv", float_, _special("erf_inv"))
 defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(const_like(x, math.sqrt(math.pi) / 2),
                                                 exp(square(ans)))))
+erf_inv = _bind1(erf_inv_p)
+
 lgamma_p = unop("lgamma", float_, _special("lgamma"))
 defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
+lgamma = _bind1(lgamma_p)
+
 digamma_p = unop("digamma", float_, _special("digamma"))
 defjvp(digamma_p, lambda g, x: mul(g, polygamma(const_like(x, 1), x)))
+digamma = _bind1(digamma_p)
+
 polygamma_p = binop("polygamma", float_, _special("polygamma"))
 defjvp(polygamma_p, None, lambda g, m, x: mul(g, polygamma(add(m, const_like(m, 1)), x)))
+polygamma = _bind2(polygamma_p)
 
 
 def _integer_pow_impl(x, *, y):
@@ -240,24 +314,63 @@ def _integer_pow_jvp(g, x, *, y):
 
 
 defjvp(integer_pow_p, _integer_pow_jvp)
+batching.defvectorized(integer_pow_p)
+
+
+def integer_pow(x, y: int):
+    return integer_pow_p.bind(x, y=int(y))
+
+
+@codegen_rule(integer_pow_p, when=lambda eqn: eqn.params["y"] == 2, fresh=True)
+def _square_codegen(fb, k, eqn, outs):
+    x = fb.name(eqn.invars[0])
+    if eqn.invars[0].aval.shape == ():
+        fb.line(f"{outs[0]} = {x} * {x}")
+        return
+    buf = fb.out_buffer(k, eqn, eqn.outvars[0].aval)
+    out = f", out={buf}" if buf else ""
+    fb.line(f"{outs[0]} = np.multiply({x}, {x}{out})")
+
 
 square_p = unop("square", num, np.square)
 defjvp(square_p, lambda g, x: mul(g, mul(const_like(x, 2), x)))
+square = _bind1(square_p)
 
 complex_p = binop("complex", float_, lambda x, y: x + 1j * y,
                   out_dtype=lambda d: np.result_type(d, np.complex64))
 deflinear(complex_p)
+complex = _bind2(complex_p)  # noqa: A001 - mirrors lax.complex
+
+
+def _complex_transpose(ct, x, y):
+    return [real(ct) if is_undefined(x) else None,
+            neg(imag(ct)) if is_undefined(y) else None]
+
+
+complex_p.def_transpose(_complex_transpose)
+
 real_p = unop("real", complex_, np.real, out_dtype=lambda d: np.finfo(d).dtype)
 deflinear(real_p)
+real = _bind1(real_p)
+real_p.def_transpose(lambda ct, x: [complex(ct, full_like(ct, 0))])
+
 imag_p = unop("imag", complex_, np.imag, out_dtype=lambda d: np.finfo(d).dtype)
 deflinear(imag_p)
+imag = _bind1(imag_p)
+imag_p.def_transpose(lambda ct, x: [complex(full_like(ct, 0), neg(ct))])
+
 conj_p = unop("conj", inexact, np.conj)
 deflinear(conj_p)
+conj = _bind1(conj_p)
+conj_p.def_transpose(lambda ct, x: [conj(ct)])
 
 not_p = unop("not", int_or_bool, lambda x: np.invert(x))
 defjvp_zero(not_p)
+bitwise_not = _bind1(not_p)
+
 population_count_p = unop("population_count", int_, lambda x: np.bitwise_count(x).astype(x.dtype))
 defjvp_zero(population_count_p)
+population_count = _bind1(population_count_p)
 
 
 def _clz_impl(x):
@@ -278,6 +391,8 @@ def _clz_impl(x):
 
 clz_p = unop("clz", int_, _clz_impl)
 defjvp_zero(clz_p)
+clz = _bind1(clz_p)
+
 
 # --------------------------------------------------------------------------------------
 # Binary primitives
@@ -286,6 +401,15 @@ add_p = binop("add", num, np.add)
 defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
 add_p.linear = True
 add_p.is_addition = True
+add = _bind2(add_p)
+
+
+def _add_transpose(ct, x, y):
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(ct, y.aval) if is_undefined(y) else None]
+
+
+add_p.def_transpose(_add_transpose)
 
 
 def _add_any_jvp(primals, tangents):
@@ -304,12 +428,36 @@ add_any_p.def_jvp(_add_any_jvp)
 add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
 add_any_p.def_batch(_add_any_batch)
 codegen_rule(add_any_p, fresh=True)(ufunc_rule(np.add))
+
 sub_p = binop("sub", num, np.subtract)
 defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
 sub_p.linear = True
+sub = _bind2(sub_p)
+
+
+def _sub_transpose(ct, x, y):
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(neg(ct), y.aval) if is_undefined(y) else None]
+
+
+sub_p.def_transpose(_sub_transpose)
+
 mul_p = binop("mul", num, np.multiply)
 defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 mul_p.unit = 1
+mul = _bind2(mul_p)
+
+
+def _mul_transpose(ct, x, y):
+    if is_undefined(x) and is_undefined(y):
+        raise NotImplementedError("transpose of 'mul': the product of two linear values is "
+                                  "not linear")
+    if is_undefined(x):
+        return [unbroadcast(mul(ct, y), x.aval), None]
+    return [None, unbroadcast(mul(x, ct), y.aval)]
+
+
+mul_p.def_transpose(_mul_transpose)
 
 
 def _div_impl(x, y):
@@ -322,6 +470,17 @@ def _div_impl(x, y):
 div_p = binop("div", num, _div_impl)
 defjvp(div_p, lambda g, x, y: div(g, y),
        lambda g, x, y: mul(neg(g), div(x, square(y))))
+div = _bind2(div_p)
+
+
+def _div_transpose(ct, x, y):
+    _linear_in("div", (x, y), 0)
+    return [unbroadcast(div(ct, y), x.aval), None]
+
+
+div_p.def_transpose(_div_transpose)
+# Primitives whose impl is this ufunc on floating-point and complex operands.
+codegen_rule(div_p, when=_inexact, fresh=True)(ufunc_rule(np.true_divide))
 
 
 def _rem_impl(x, y):
@@ -333,6 +492,8 @@ def _rem_impl(x, y):
 rem_p = binop("rem", num, _rem_impl)
 defjvp(rem_p, lambda g, x, y: g,
        lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
+rem = _bind2(rem_p)
+codegen_rule(rem_p, when=_inexact, fresh=True)(ufunc_rule(np.fmod))
 
 
 def _pow_impl(x, y):
@@ -354,9 +515,18 @@ def _pow_jvp_y(g, x, y):
 
 
 defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+pow = _bind2(pow_p)  # noqa: A001 - mirrors lax.pow
+codegen_rule(pow_p, when=_inexact, fresh=True)(ufunc_rule(np.power))
 
 max_p = binop("max", any_, np.maximum)
+defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+        lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+max = _bind2(max_p)  # noqa: A001
+
 min_p = binop("min", any_, np.minimum)
+defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+        lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+min = _bind2(min_p)  # noqa: A001
 
 
 def _balanced_eq(x, z, y):
@@ -367,16 +537,14 @@ def _balanced_eq(x, z, y):
     return div(x_eq, add(const_like(z, 1), y_eq))
 
 
-defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
-        lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
-defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
-        lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
-
 atan2_p = binop("atan2", float_, np.arctan2)
 defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
        lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
+atan2 = _bind2(atan2_p)
+
 nextafter_p = binop("nextafter", float_, np.nextafter)
 defjvp_zero(nextafter_p)
+nextafter = _bind2(nextafter_p)
 
 
 def _mulhi_impl(x, y):
@@ -402,17 +570,34 @@ def _mulhi_impl(x, y):
 
 mulhi_p = binop("mulhi", int_, _mulhi_impl)
 defjvp_zero(mulhi_p)
-
+mulhi = _bind2(mulhi_p)
 # Comparisons and logic: boolean or integer outputs, no derivative.
 eq_p = binop("eq", any_, np.equal, out_dtype=np.bool_)
+eq = _bind2(eq_p)
+
 ne_p = binop("ne", any_, np.not_equal, out_dtype=np.bool_)
+ne = _bind2(ne_p)
+
 lt_p = binop("lt", any_, np.less, out_dtype=np.bool_)
+lt = _bind2(lt_p)
+
 le_p = binop("le", any_, np.less_equal, out_dtype=np.bool_)
+le = _bind2(le_p)
+
 gt_p = binop("gt", any_, np.greater, out_dtype=np.bool_)
+gt = _bind2(gt_p)
+
 ge_p = binop("ge", any_, np.greater_equal, out_dtype=np.bool_)
+ge = _bind2(ge_p)
+
 and_p = binop("and", int_or_bool, np.bitwise_and)
+bitwise_and = _bind2(and_p)
+
 or_p = binop("or", int_or_bool, np.bitwise_or)
+bitwise_or = _bind2(or_p)
+
 xor_p = binop("xor", int_or_bool, np.bitwise_xor)
+bitwise_xor = _bind2(xor_p)
 
 
 def _shift_impl(fn):
@@ -430,8 +615,13 @@ def _shift_right_logical(x, y):
 
 
 shift_left_p = binop("shift_left", int_, _shift_impl(np.left_shift))
+shift_left = _bind2(shift_left_p)
+
 shift_right_arithmetic_p = binop("shift_right_arithmetic", int_, _shift_impl(np.right_shift))
+shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
+
 shift_right_logical_p = binop("shift_right_logical", int_, _shift_impl(_shift_right_logical))
+shift_right_logical = _bind2(shift_right_logical_p)
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, shift_left_p,
            shift_right_arithmetic_p, shift_right_logical_p):
     defjvp_zero(_p)
@@ -486,6 +676,52 @@ def _select_n_jvp(primals, tangents):
 
 select_n_p.def_jvp(_select_n_jvp)
 
+
+def select_n(which, *cases):
+    """`cases[which]` elementwise; a bool `which` picks cases[1] where True."""
+    return select_n_p.bind(which, *cases)
+
+
+def select(pred, on_true, on_false):
+    """`on_true` where `pred`, else `on_false`: select_n with its cases the other way round."""
+    return select_n_p.bind(pred, on_false, on_true)
+
+
+def _select_n_transpose(ct, which, *cases):
+    _linear_in("select_n", (which,) + cases, *range(1, len(cases) + 1))
+    zeros = full_like(ct, 0)
+    if get_aval(which).shape != get_aval(ct).shape:
+        which = _broadcast_like(which, ct)
+    return [None] + [
+        select_n(which, *[ct if j == i else zeros for j in range(len(cases))])
+        if is_undefined(c) else None
+        for i, c in enumerate(cases)]
+
+
+select_n_p.def_transpose(_select_n_transpose)
+
+
+def _select_n_batch(size, vals, dims):
+    which, *cases = vals
+    case_shape = next(get_aval(c).shape[:d] + get_aval(c).shape[d + 1:] if d is not None
+                      else get_aval(c).shape for c, d in zip(cases, dims[1:]))
+    cases = [_to_full_front(c, d, size, case_shape) for c, d in zip(cases, dims[1:])]
+    which_rank = get_aval(which).ndim - (dims[0] is not None)
+    if dims[0] is None and which_rank == 0:
+        return select_n(which, *cases), 0
+    return select_n(_to_full_front(which, dims[0], size, case_shape), *cases), 0
+
+
+select_n_p.def_batch(lambda size, vals, dims: _select_n_batch(size, vals, dims))
+
+
+@codegen_rule(select_n_p, fresh=True,
+              when=lambda eqn: len(eqn.invars) == 3 and eqn.invars[0].aval.dtype == np.bool_)
+def _select_n_codegen(fb, k, eqn, outs):
+    which, case0, case1 = eqn.invars
+    fb.line(f"{outs[0]} = np.where({fb.name(which)}, {fb.typed(case1)}, {fb.typed(case0)})")
+
+
 clamp_p = core.primitive("clamp")
 clamp_p.def_impl(lambda lo, x, hi: np.clip(x, lo, hi).astype(x.dtype))
 
@@ -508,6 +744,29 @@ defjvp(
 )
 
 
+def clamp(min, x, max):  # noqa: A002 - mirrors lax.clamp
+    x_aval = get_aval(x)
+    lo, hi = (np.asarray(v, x_aval.dtype) if isinstance(v, (int, float)) else v
+              for v in (min, max))
+    return clamp_p.bind(lo, x, hi)
+
+
+def _clamp_batch(size, vals, dims):
+    lo, x, hi = vals
+    _, dx, _ = dims
+    x_shape = get_aval(x).shape if dx is None else (
+        get_aval(x).shape[:dx] + get_aval(x).shape[dx + 1:])
+    x = _to_full_front(x, dx, size, x_shape)
+    bounds = [b if d is None and get_aval(b).ndim == 0 else _to_full_front(b, d, size, x_shape)
+              for b, d in ((lo, dims[0]), (hi, dims[2]))]
+    return clamp_p.bind(bounds[0], x, bounds[1]), 0
+
+
+clamp_p.def_batch(lambda size, vals, dims: _clamp_batch(size, vals, dims))
+
+
+# convert_element_type (declared in base_prims: the interpreters convert cotangents with it)
+
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
     (x,), (t,) = primals, tangents
@@ -519,113 +778,36 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
 
 
 convert_element_type_p.def_jvp(_convert_jvp)
+batching.defvectorized(convert_element_type_p)
 convert_element_type_p.linear = True
 convert_element_type_p.returns_operand = lambda eqn: 0  # a conversion to its operand's type
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type):
+    return [convert_element_type(ct, x.aval.dtype, x.aval.weak_type)]
+
+
+convert_element_type_p.def_transpose(_convert_transpose)
+
+
+def _plain_conversion(eqn) -> bool:
+    """Conversions `astype` does as the impl does (no complex parts dropped, no float to
+    integer saturation, no test against zero for bool)."""
+    src, dst = eqn.invars[0].aval.dtype, np.dtype(eqn.params["new_dtype"])
+    return (src.kind in "biuf" and dst.kind in "fc") or (src.kind in "biu" and dst.kind in "iu")
+
+
+@codegen_rule(convert_element_type_p, when=_plain_conversion)
+def _convert_codegen(fb, k, eqn, outs):
+    dst = np.dtype(eqn.params["new_dtype"])
+    dtype = fb.module.global_name(dst, dst.name)
+    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.astype({dtype})")
+
 
 stop_gradient_p = unop("stop_gradient", any_, lambda x: x)
 defjvp_zero(stop_gradient_p)
 stop_gradient_p.returns_operand = lambda eqn: 0
-
-# --------------------------------------------------------------------------------------
-# lax wrappers
-
-neg = _bind1(neg_p)
-sign = _bind1(sign_p)
-floor = _bind1(floor_p)
-ceil = _bind1(ceil_p)
-is_finite = _bind1(is_finite_p)
-exp = _bind1(exp_p)
-exp2 = _bind1(exp2_p)
-log = _bind1(log_p)
-log1p = _bind1(log1p_p)
-expm1 = _bind1(expm1_p)
-tanh = _bind1(tanh_p)
-logistic = _bind1(logistic_p)
-sin = _bind1(sin_p)
-cos = _bind1(cos_p)
-tan = _bind1(tan_p)
-asin = _bind1(asin_p)
-acos = _bind1(acos_p)
-atan = _bind1(atan_p)
-sinh = _bind1(sinh_p)
-cosh = _bind1(cosh_p)
-asinh = _bind1(asinh_p)
-acosh = _bind1(acosh_p)
-atanh = _bind1(atanh_p)
-sqrt = _bind1(sqrt_p)
-rsqrt = _bind1(rsqrt_p)
-cbrt = _bind1(cbrt_p)
-abs = _bind1(abs_p)  # noqa: A001 - mirrors lax.abs
-erf = _bind1(erf_p)
-erfc = _bind1(erfc_p)
-erf_inv = _bind1(erf_inv_p)
-lgamma = _bind1(lgamma_p)
-digamma = _bind1(digamma_p)
-square = _bind1(square_p)
-real = _bind1(real_p)
-imag = _bind1(imag_p)
-conj = _bind1(conj_p)
-bitwise_not = _bind1(not_p)
-population_count = _bind1(population_count_p)
-clz = _bind1(clz_p)
 stop_gradient_prim = _bind1(stop_gradient_p)
-
-add = _bind2(add_p)
-sub = _bind2(sub_p)
-mul = _bind2(mul_p)
-div = _bind2(div_p)
-rem = _bind2(rem_p)
-pow = _bind2(pow_p)  # noqa: A001 - mirrors lax.pow
-max = _bind2(max_p)  # noqa: A001
-min = _bind2(min_p)  # noqa: A001
-atan2 = _bind2(atan2_p)
-nextafter = _bind2(nextafter_p)
-mulhi = _bind2(mulhi_p)
-polygamma = _bind2(polygamma_p)
-eq = _bind2(eq_p)
-ne = _bind2(ne_p)
-lt = _bind2(lt_p)
-le = _bind2(le_p)
-gt = _bind2(gt_p)
-ge = _bind2(ge_p)
-complex = _bind2(complex_p)  # noqa: A001 - mirrors lax.complex
-bitwise_and = _bind2(and_p)
-bitwise_or = _bind2(or_p)
-bitwise_xor = _bind2(xor_p)
-shift_left = _bind2(shift_left_p)
-shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
-shift_right_logical = _bind2(shift_right_logical_p)
-
-
-def round(x, rounding_method=0):  # noqa: A001 - mirrors lax.round
-    """Rounds to the nearest integer: 0 rounds halves away from zero, 1 to even."""
-    return round_p.bind(x, rounding_method=int(rounding_method))
-
-
-def integer_pow(x, y: int):
-    return integer_pow_p.bind(x, y=int(y))
-
-
-def select_n(which, *cases):
-    """`cases[which]` elementwise; a bool `which` picks cases[1] where True."""
-    return select_n_p.bind(which, *cases)
-
-
-def select(pred, on_true, on_false):
-    """`on_true` where `pred`, else `on_false`: select_n with its cases the other way round."""
-    return select_n_p.bind(pred, on_false, on_true)
-
-
-def reciprocal(x):
-    """1 / x, as x ** -1 (so integers are rejected, as in JAX)."""
-    return integer_pow(x, -1)
-
-
-def clamp(min, x, max):  # noqa: A002 - mirrors lax.clamp
-    x_aval = get_aval(x)
-    lo, hi = (np.asarray(v, x_aval.dtype) if isinstance(v, (int, float)) else v
-              for v in (min, max))
-    return clamp_p.bind(lo, x, hi)
 
 
 def stop_gradient(x):
@@ -639,7 +821,12 @@ def stop_gradient(x):
 
 
 # --------------------------------------------------------------------------------------
-# Small helpers used by the rules above
+# Compositions of the primitives above, and helpers their rules share
+
+
+def reciprocal(x):
+    """1 / x, as x ** -1 (so integers are rejected, as in JAX)."""
+    return integer_pow(x, -1)
 
 
 def full_like(x, value):
@@ -664,89 +851,11 @@ def _broadcast_like(x, ref):
     return broadcast_in_dim(reshape(x, [shape[i] for i in kept]), ref_shape, tuple(kept))
 
 
-# --------------------------------------------------------------------------------------
-# Transpose rules of the linear primitives (reverse mode)
-
-
-
 def _linear_in(name, args, *positions):
     for i, a in enumerate(args):
         if is_undefined(a) and i not in positions:
             raise NotImplementedError(f"transpose of '{name}': the operation is not linear in "
                                       f"argument {i}")
-
-
-def _add_transpose(ct, x, y):
-    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
-            unbroadcast(ct, y.aval) if is_undefined(y) else None]
-
-
-def _sub_transpose(ct, x, y):
-    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
-            unbroadcast(neg(ct), y.aval) if is_undefined(y) else None]
-
-
-def _mul_transpose(ct, x, y):
-    if is_undefined(x) and is_undefined(y):
-        raise NotImplementedError("transpose of 'mul': the product of two linear values is "
-                                  "not linear")
-    if is_undefined(x):
-        return [unbroadcast(mul(ct, y), x.aval), None]
-    return [None, unbroadcast(mul(x, ct), y.aval)]
-
-
-def _div_transpose(ct, x, y):
-    _linear_in("div", (x, y), 0)
-    return [unbroadcast(div(ct, y), x.aval), None]
-
-
-def _select_n_transpose(ct, which, *cases):
-    _linear_in("select_n", (which,) + cases, *range(1, len(cases) + 1))
-    zeros = full_like(ct, 0)
-    if get_aval(which).shape != get_aval(ct).shape:
-        which = _broadcast_like(which, ct)
-    return [None] + [
-        select_n(which, *[ct if j == i else zeros for j in range(len(cases))])
-        if is_undefined(c) else None
-        for i, c in enumerate(cases)]
-
-
-def _convert_transpose(ct, x, *, new_dtype, weak_type):
-    return [convert_element_type(ct, x.aval.dtype, x.aval.weak_type)]
-
-
-def _complex_transpose(ct, x, y):
-    return [real(ct) if is_undefined(x) else None,
-            neg(imag(ct)) if is_undefined(y) else None]
-
-
-neg_p.def_transpose(lambda ct, x: [neg(ct)])
-add_p.def_transpose(_add_transpose)
-sub_p.def_transpose(_sub_transpose)
-mul_p.def_transpose(_mul_transpose)
-div_p.def_transpose(_div_transpose)
-select_n_p.def_transpose(_select_n_transpose)
-convert_element_type_p.def_transpose(_convert_transpose)
-real_p.def_transpose(lambda ct, x: [complex(ct, full_like(ct, 0))])
-imag_p.def_transpose(lambda ct, x: [complex(full_like(ct, 0), neg(ct))])
-conj_p.def_transpose(lambda ct, x: [conj(ct)])
-complex_p.def_transpose(_complex_transpose)
-
-
-# --------------------------------------------------------------------------------------
-# Batching rules (vmap)
-
-
-for _p in (neg_p, sign_p, floor_p, ceil_p, round_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p,
-           expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p,
-           cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, abs_p, erf_p, erfc_p,
-           erf_inv_p, lgamma_p, digamma_p, integer_pow_p, square_p, real_p, imag_p, conj_p,
-           not_p, population_count_p, clz_p, convert_element_type_p, stop_gradient_p):
-    batching.defvectorized(_p)
-for _p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, mulhi_p,
-           polygamma_p, complex_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p,
-           shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
-    batching.defbroadcasting(_p)
 
 
 def _to_full_front(v, d, size, shape):
@@ -758,78 +867,3 @@ def _to_full_front(v, d, size, shape):
     if get_aval(v).shape[1:] != tuple(shape):
         v = broadcast_in_dim(v, (size,) + tuple(shape), tuple(range(get_aval(v).ndim)))
     return v
-
-
-def _select_n_batch(size, vals, dims):
-    which, *cases = vals
-    case_shape = next(get_aval(c).shape[:d] + get_aval(c).shape[d + 1:] if d is not None
-                      else get_aval(c).shape for c, d in zip(cases, dims[1:]))
-    cases = [_to_full_front(c, d, size, case_shape) for c, d in zip(cases, dims[1:])]
-    which_rank = get_aval(which).ndim - (dims[0] is not None)
-    if dims[0] is None and which_rank == 0:
-        return select_n(which, *cases), 0
-    return select_n(_to_full_front(which, dims[0], size, case_shape), *cases), 0
-
-
-def _clamp_batch(size, vals, dims):
-    lo, x, hi = vals
-    _, dx, _ = dims
-    x_shape = get_aval(x).shape if dx is None else (
-        get_aval(x).shape[:dx] + get_aval(x).shape[dx + 1:])
-    x = _to_full_front(x, dx, size, x_shape)
-    bounds = [b if d is None and get_aval(b).ndim == 0 else _to_full_front(b, d, size, x_shape)
-              for b, d in ((lo, dims[0]), (hi, dims[2]))]
-    return clamp_p.bind(bounds[0], x, bounds[1]), 0
-
-
-select_n_p.def_batch(lambda size, vals, dims: _select_n_batch(size, vals, dims))
-clamp_p.def_batch(lambda size, vals, dims: _clamp_batch(size, vals, dims))
-
-
-# --------------------------------------------------------------------------------------
-# Code generation rules (jit); primitives computed by a ufunc got theirs from unop/binop
-
-
-
-def _inexact(eqn) -> bool:
-    return eqn.invars[0].aval.dtype.kind in "fc"
-
-
-# Primitives whose impl is this ufunc on floating-point and complex operands.
-codegen_rule(div_p, when=_inexact, fresh=True)(ufunc_rule(np.true_divide))
-codegen_rule(rem_p, when=_inexact, fresh=True)(ufunc_rule(np.fmod))
-codegen_rule(pow_p, when=_inexact, fresh=True)(ufunc_rule(np.power))
-# The impl, whose result is always a new buffer (see _logistic_impl).
-codegen_rule(logistic_p, fresh=True)(emit_impl_call)
-
-
-@codegen_rule(integer_pow_p, when=lambda eqn: eqn.params["y"] == 2, fresh=True)
-def _square_codegen(fb, k, eqn, outs):
-    x = fb.name(eqn.invars[0])
-    if eqn.invars[0].aval.shape == ():
-        fb.line(f"{outs[0]} = {x} * {x}")
-        return
-    buf = fb.out_buffer(k, eqn, eqn.outvars[0].aval)
-    out = f", out={buf}" if buf else ""
-    fb.line(f"{outs[0]} = np.multiply({x}, {x}{out})")
-
-
-def _plain_conversion(eqn) -> bool:
-    """Conversions `astype` does as the impl does (no complex parts dropped, no float to
-    integer saturation, no test against zero for bool)."""
-    src, dst = eqn.invars[0].aval.dtype, np.dtype(eqn.params["new_dtype"])
-    return (src.kind in "biuf" and dst.kind in "fc") or (src.kind in "biu" and dst.kind in "iu")
-
-
-@codegen_rule(convert_element_type_p, when=_plain_conversion)
-def _convert_codegen(fb, k, eqn, outs):
-    dst = np.dtype(eqn.params["new_dtype"])
-    dtype = fb.module.global_name(dst, dst.name)
-    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.astype({dtype})")
-
-
-@codegen_rule(select_n_p, fresh=True,
-              when=lambda eqn: len(eqn.invars) == 3 and eqn.invars[0].aval.dtype == np.bool_)
-def _select_n_codegen(fb, k, eqn, outs):
-    which, case0, case1 = eqn.invars
-    fb.line(f"{outs[0]} = np.where({fb.name(which)}, {fb.typed(case1)}, {fb.typed(case0)})")
