@@ -324,7 +324,6 @@ defbilinear(conv_general_dilated_p)
 # a convolution, with the roles of strides and dilations exchanged.
 
 
-
 def _reshape_axis_into(src: int, dst: int, x):
     """Merges axis `src` into axis `dst` (numbered after removing `src`), as its major part."""
     shape = get_aval(x).shape
@@ -499,6 +498,55 @@ def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_ty
                                 preferred_element_type=preferred_element_type)
 
 
+def _conv_batch(size, vals, dims, **params):
+    (lhs, rhs), (lbd, rbd) = vals, dims
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    feature_groups, batch_groups = params["feature_group_count"], params["batch_group_count"]
+    if size == 0:  # nothing to fold into: group counts would become 0
+        avals = [get_aval(v) for v in vals]
+        unbatched = [a if d is None else ShapedArray(a.shape[:d] + a.shape[d + 1:], a.dtype)
+                     for a, d in zip(avals, dims)]
+        out = _conv_aval(*unbatched, **params)
+        return full((0,) + out.shape, 0, out.dtype), 0
+
+    def conv(x, w, **changes):
+        return conv_general_dilated_p.bind(x, w, **{**params, **changes})
+
+    if lbd is not None and rbd is not None:
+        if batch_groups > 1:
+            new_lhs = _reshape_axis_into(lbd, lhs_spec[0], lhs)
+            groups = {"batch_group_count": batch_groups * size}
+        else:
+            new_lhs = _reshape_axis_into(lbd, lhs_spec[1], lhs)
+            groups = {"feature_group_count": feature_groups * size}
+        out = conv(new_lhs, _reshape_axis_into(rbd, rhs_spec[0], rhs), **groups)
+        return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+    if lbd is not None:
+        if batch_groups == 1:
+            new_lhs = _reshape_axis_into(lbd, lhs_spec[0], lhs)
+        else:  # batch (groups, n) becomes (groups, size * n)
+            new_lhs = _reshape_axis_out_of(lhs_spec[0] + (lbd <= lhs_spec[0]), batch_groups, lhs)
+            new_lhs = _reshape_axis_into(lbd + (lhs_spec[0] < lbd), lhs_spec[0] + 1, new_lhs)
+            new_lhs = _reshape_axis_into(lhs_spec[0], lhs_spec[0], new_lhs)
+        out = conv(new_lhs, rhs)
+        return _reshape_axis_out_of(out_spec[0], size, out), out_spec[0]
+    if feature_groups == 1 and batch_groups == 1:
+        out = conv(lhs, _reshape_axis_into(rbd, rhs_spec[0], rhs))
+        return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+    # Output features (groups, o) become (groups, size * o), and come out as size, groups * o.
+    groups = max(feature_groups, batch_groups)
+    new_rhs = _reshape_axis_out_of(rhs_spec[0] + (rbd <= rhs_spec[0]), groups, rhs)
+    new_rhs = _reshape_axis_into(rbd + (rhs_spec[0] < rbd), rhs_spec[0] + 1, new_rhs)
+    new_rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[0], new_rhs)
+    out = conv(lhs, new_rhs)
+    out = _reshape_axis_out_of(out_spec[1], groups, out)
+    out = _reshape_axis_out_of(out_spec[1] + 1, size, out)
+    return _reshape_axis_into(out_spec[1], out_spec[1] + 1, out), out_spec[1]
+
+
+conv_general_dilated_p.def_batch(_conv_batch)
+
+
 def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
                               precision=None, preferred_element_type=None):
     """Convolution in the NCHW/OIHW layout, with dilation."""
@@ -592,63 +640,6 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
                                 rhs_dilation=rhs_dilation, dimension_numbers=dn,
                                 precision=precision,
                                 preferred_element_type=preferred_element_type)
-
-
-# --------------------------------------------------------------------------------------
-# Batching rules (vmap): JAX's `_conv_general_dilated_batch_rule`. The vmapped dimension is
-# reshaped into the batch dimension (lhs batched), the output features (rhs batched), or the
-# feature or batch groups (both batched), so a batched convolution stays one convolution.
-# Groups must stay the major part of the dimension they live in, so the vmapped dimension
-# goes inside them.
-
-
-def _conv_batch(size, vals, dims, **params):
-    (lhs, rhs), (lbd, rbd) = vals, dims
-    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
-    feature_groups, batch_groups = params["feature_group_count"], params["batch_group_count"]
-    if size == 0:  # nothing to fold into: group counts would become 0
-        avals = [get_aval(v) for v in vals]
-        unbatched = [a if d is None else ShapedArray(a.shape[:d] + a.shape[d + 1:], a.dtype)
-                     for a, d in zip(avals, dims)]
-        out = _conv_aval(*unbatched, **params)
-        return full((0,) + out.shape, 0, out.dtype), 0
-
-    def conv(x, w, **changes):
-        return conv_general_dilated_p.bind(x, w, **{**params, **changes})
-
-    if lbd is not None and rbd is not None:
-        if batch_groups > 1:
-            new_lhs = _reshape_axis_into(lbd, lhs_spec[0], lhs)
-            groups = {"batch_group_count": batch_groups * size}
-        else:
-            new_lhs = _reshape_axis_into(lbd, lhs_spec[1], lhs)
-            groups = {"feature_group_count": feature_groups * size}
-        out = conv(new_lhs, _reshape_axis_into(rbd, rhs_spec[0], rhs), **groups)
-        return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
-    if lbd is not None:
-        if batch_groups == 1:
-            new_lhs = _reshape_axis_into(lbd, lhs_spec[0], lhs)
-        else:  # batch (groups, n) becomes (groups, size * n)
-            new_lhs = _reshape_axis_out_of(lhs_spec[0] + (lbd <= lhs_spec[0]), batch_groups, lhs)
-            new_lhs = _reshape_axis_into(lbd + (lhs_spec[0] < lbd), lhs_spec[0] + 1, new_lhs)
-            new_lhs = _reshape_axis_into(lhs_spec[0], lhs_spec[0], new_lhs)
-        out = conv(new_lhs, rhs)
-        return _reshape_axis_out_of(out_spec[0], size, out), out_spec[0]
-    if feature_groups == 1 and batch_groups == 1:
-        out = conv(lhs, _reshape_axis_into(rbd, rhs_spec[0], rhs))
-        return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
-    # Output features (groups, o) become (groups, size * o), and come out as size, groups * o.
-    groups = max(feature_groups, batch_groups)
-    new_rhs = _reshape_axis_out_of(rhs_spec[0] + (rbd <= rhs_spec[0]), groups, rhs)
-    new_rhs = _reshape_axis_into(rbd + (rhs_spec[0] < rbd), rhs_spec[0] + 1, new_rhs)
-    new_rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[0], new_rhs)
-    out = conv(lhs, new_rhs)
-    out = _reshape_axis_out_of(out_spec[1], groups, out)
-    out = _reshape_axis_out_of(out_spec[1] + 1, size, out)
-    return _reshape_axis_into(out_spec[1], out_spec[1] + 1, out), out_spec[1]
-
-
-conv_general_dilated_p.def_batch(_conv_batch)
 
 
 __all__ = [

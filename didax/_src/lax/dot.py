@@ -253,7 +253,6 @@ defbilinear(dot_general_p)
 # Transpose rules (reverse mode): dot_general is linear in whichever operand is undefined.
 
 
-
 def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision=None,
                                preferred_element_type=None, out_sharding=None,
                                swap_ans=False):
@@ -333,37 +332,6 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
                               preferred_element_type=preferred, out_sharding=out_sharding)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None,
-        out_sharding=None):
-    """Vector/matrix products (contracts lhs's last dimension with rhs's first)."""
-    if dimension_numbers is None:
-        lshape, rshape = np.shape(lhs), np.shape(rhs)
-        if not (1 <= len(lshape) <= 2 and 1 <= len(rshape) <= 2 and lshape[-1] == rshape[0]):
-            raise ValueError("jax.lax.dot: dimension_numbers must be specified when not "
-                             "performing simple un-batched matrix-matrix, matrix-vector, or "
-                             f"vector-vector products; got lhs_shape={lshape} "
-                             f"rhs_shape={rshape}")
-        dimension_numbers = (((len(lshape) - 1,), (0,)), ((), ()))
-    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
-                       out_sharding=out_sharding)
-
-
-def batch_matmul(lhs, rhs, precision=None):
-    """Matrix products batched over all leading dimensions (which must match)."""
-    lnd, rnd = np.ndim(lhs), np.ndim(rhs)
-    if min(lnd, rnd) < 2:
-        raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lnd}, {rnd}")
-    if lnd != rnd:
-        raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lnd}, {rnd}")
-    batch = tuple(range(lnd - 2))
-    return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)), precision)
-
-
-# --------------------------------------------------------------------------------------
-# Batching rules (vmap): JAX's `_dot_general_batch_rule`. The vmapped dimension is folded
-# into the dimension numbers, so a batched contraction stays one dot_general.
-
-
 def _bump(dims, bdim) -> tuple:
     """Logical dimension numbers renumbered for an operand with its batch dimension at bdim."""
     return tuple(d + (d >= bdim) for d in dims)
@@ -401,7 +369,6 @@ dot_general_p.def_batch(_dot_general_batch)
 
 # --------------------------------------------------------------------------------------
 # Code generation rule (jit)
-
 
 
 def _dot_as_product(eqn) -> bool:
@@ -469,6 +436,32 @@ def _dot_general_codegen(fb, k, eqn, outs):
         fb.line(f"{outs[0]} = np.matmul({a}, {b}, out={buf})")
     else:
         fb.line(f"{outs[0]} = {a} @ {b}")
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None,
+        out_sharding=None):
+    """Vector/matrix products (contracts lhs's last dimension with rhs's first)."""
+    if dimension_numbers is None:
+        lshape, rshape = np.shape(lhs), np.shape(rhs)
+        if not (1 <= len(lshape) <= 2 and 1 <= len(rshape) <= 2 and lshape[-1] == rshape[0]):
+            raise ValueError("jax.lax.dot: dimension_numbers must be specified when not "
+                             "performing simple un-batched matrix-matrix, matrix-vector, or "
+                             f"vector-vector products; got lhs_shape={lshape} "
+                             f"rhs_shape={rshape}")
+        dimension_numbers = (((len(lshape) - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                       out_sharding=out_sharding)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products batched over all leading dimensions (which must match)."""
+    lnd, rnd = np.ndim(lhs), np.ndim(rhs)
+    if min(lnd, rnd) < 2:
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lnd}, {rnd}")
+    if lnd != rnd:
+        raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lnd}, {rnd}")
+    batch = tuple(range(lnd - 2))
+    return dot_general(lhs, rhs, (((lnd - 1,), (rnd - 2,)), (batch, batch)), precision)
 
 
 # `dimension_numbers` of dot_general: ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)).

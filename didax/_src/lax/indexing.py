@@ -185,8 +185,45 @@ dynamic_slice_p.def_abstract_eval(_dynamic_slice_aval)
 dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
 
 
-# --------------------------------------------------------------------------------------
-# dynamic_update_slice
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """`operand[s0:s0+k0, s1:s1+k1, ...]` with traced starts, clamped to fit in bounds."""
+    starts = _dynamic_slice_indices("dynamic_slice", operand, start_indices,
+                                    allow_negative_indices)
+    return dynamic_slice_p.bind(operand, *starts,
+                                slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def _dynamic_slice_transpose(ct, operand, *start_indices, slice_sizes):
+    # The primitives, not the wrappers: the indices are already normalised.
+    zeros = zeros_like_aval(operand.aval)
+    return [dynamic_update_slice_p.bind(zeros, ct, *start_indices)] + [None] * len(
+        start_indices)
+
+
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
+
+
+def _dynamic_slice_batch(size, vals, dims, *, slice_sizes):
+    """Unbatched starts: still a dynamic slice, starting at 0 along the whole batch
+    dimension. Batched starts: a clamping gather, as JAX does."""
+    operand, *indices = vals
+    operand_bdim, *index_bdims = dims
+    if all(d is None for d in index_bdims):
+        indices.insert(operand_bdim, _zero_index(indices))
+        sizes = list(slice_sizes)
+        sizes.insert(operand_bdim, size)
+        return dynamic_slice_p.bind(operand, *indices, slice_sizes=tuple(sizes)), operand_bdim
+    ndim = len(slice_sizes)
+    dn = GatherDimensionNumbers(offset_dims=tuple(range(ndim)), collapsed_slice_dims=(),
+                                start_index_map=tuple(range(ndim)))
+    index = _batch_dynamic_slice_indices(size, indices, index_bdims)
+    return _gather_batch(size, [operand, index], [operand_bdim, 0], dimension_numbers=dn,
+                         slice_sizes=slice_sizes, unique_indices=True,
+                         indices_are_sorted=True, mode=GatherScatterMode.CLIP,
+                         fill_value=None)
+
+
+dynamic_slice_p.def_batch(_dynamic_slice_batch)
 
 dynamic_update_slice_p = core.primitive("dynamic_update_slice", linear=True)
 
@@ -227,9 +264,50 @@ dynamic_update_slice_p.def_abstract_eval(_dynamic_update_slice_aval)
 dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
 
 
-# --------------------------------------------------------------------------------------
-# dynamic slice wrappers: start indices are normalised here, as in JAX (negative ones
-# count from the end, Python ints take the dtype of the array indices beside them).
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    """`operand` with the block at the (clamped) starts replaced by `update`."""
+    starts = _dynamic_slice_indices("dynamic_update_slice", operand, start_indices,
+                                    allow_negative_indices)
+    return dynamic_update_slice_p.bind(operand, update, *starts)
+
+
+def _dynamic_update_slice_transpose(ct, operand, update, *start_indices):
+    update_aval = _aval_of(update)
+    operand_t = update_t = None
+    if is_undefined(operand):
+        operand_t = dynamic_update_slice_p.bind(ct, zeros_like_aval(update_aval),
+                                                *start_indices)
+    if is_undefined(update):
+        update_t = dynamic_slice_p.bind(ct, *start_indices, slice_sizes=update_aval.shape)
+    return [operand_t, update_t] + [None] * len(start_indices)
+
+
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
+
+
+def _dynamic_update_slice_batch(size, vals, dims):
+    """Unbatched starts: still a dynamic update slice, covering the whole batch dimension.
+    Batched starts: a clamping scatter, as JAX does."""
+    operand, update, *indices = vals
+    operand_bdim, update_bdim, *index_bdims = dims
+    if all(d is None for d in index_bdims):
+        bdim = operand_bdim if operand_bdim is not None else update_bdim
+        operand = batching.matchaxis(operand, operand_bdim, bdim, size)
+        update = batching.matchaxis(update, update_bdim, bdim, size)
+        indices.insert(bdim, _zero_index(indices))
+        return dynamic_update_slice_p.bind(operand, update, *indices), bdim
+    ndim = len(indices)
+    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(ndim)),
+                                 inserted_window_dims=(),
+                                 scatter_dims_to_operand_dims=tuple(range(ndim)))
+    index = _batch_dynamic_slice_indices(size, indices, index_bdims)
+    return _scatter_batch(scatter_p, size, [operand, index, update],
+                          [operand_bdim, 0, update_bdim], update_jaxpr=None, update_consts=(),
+                          dimension_numbers=dn, indices_are_sorted=True, unique_indices=True,
+                          mode=GatherScatterMode.CLIP)
+
+
+dynamic_update_slice_p.def_batch(_dynamic_update_slice_batch)
 
 
 def _index_dtype(indices):
@@ -282,21 +360,6 @@ def _dynamic_slice_indices(name, operand, start_indices, allow_negative_indices)
     allow = [allow] * len(shape) if isinstance(allow, bool) else list(allow)
     dtype = _index_dtype(start_indices)
     return [_normalize_index(i, n, dtype, a) for i, n, a in zip(start_indices, shape, allow)]
-
-
-def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
-    """`operand[s0:s0+k0, s1:s1+k1, ...]` with traced starts, clamped to fit in bounds."""
-    starts = _dynamic_slice_indices("dynamic_slice", operand, start_indices,
-                                    allow_negative_indices)
-    return dynamic_slice_p.bind(operand, *starts,
-                                slice_sizes=tuple(int(s) for s in slice_sizes))
-
-
-def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
-    """`operand` with the block at the (clamped) starts replaced by `update`."""
-    starts = _dynamic_slice_indices("dynamic_update_slice", operand, start_indices,
-                                    allow_negative_indices)
-    return dynamic_update_slice_p.bind(operand, update, *starts)
 
 
 def _in_dim_indices(name, operand, index, axis, allow_negative_indices):
@@ -546,8 +609,65 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
         indices_are_sorted=bool(indices_are_sorted), mode=parsed, fill_value=fill_value)
 
 
-# --------------------------------------------------------------------------------------
-# The scatter family: scatter (replace), scatter-add, scatter-mul, scatter-min, scatter-max
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
+                      unique_indices, indices_are_sorted, mode, fill_value):
+    """Scatter-add of the cotangent windows back where the gather read them."""
+    dn = dimension_numbers
+    aval = operand.aval
+    dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    if get_aval(ct).size == 0 or any(slice_sizes[d] == 0 for d in dropped):
+        return [zeros_like_aval(aval), None]  # the gather read nothing
+    sdn = ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims)
+    clamps = mode is not GatherScatterMode.FILL_OR_DROP  # PROMISE_IN_BOUNDS clamps here
+    return [scatter_add(zeros_like_aval(aval), indices, ct, sdn,
+                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                        mode=GatherScatterMode.CLIP if clamps else mode), None]
+
+
+gather_p.def_transpose(_gather_transpose)
+
+
+def _gather_batch(size, vals, dims, *, dimension_numbers, slice_sizes, unique_indices,
+                  indices_are_sorted, mode, fill_value):
+    operand, indices = vals
+    operand_bdim, indices_bdim = dims
+    dn = dimension_numbers
+    params = dict(unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                  mode=mode, fill_value=fill_value)
+    if indices_bdim is None:  # the batch dimension is read whole, as one more window dim
+        operand = batching.moveaxis(operand, operand_bdim, 0)
+        bdn = GatherDimensionNumbers(
+            offset_dims=(0,) + _shift(dn.offset_dims),
+            collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+            start_index_map=_shift(dn.start_index_map),
+            operand_batching_dims=_shift(dn.operand_batching_dims),
+            start_indices_batching_dims=dn.start_indices_batching_dims)
+        return gather_p.bind(operand, indices, dimension_numbers=bdn,
+                             slice_sizes=(size,) + slice_sizes, **params), 0
+    indices = batching.moveaxis(indices, indices_bdim, 0)
+    if operand_bdim is None:  # each index batch reads the same operand
+        bdn = dn._replace(offset_dims=_shift(dn.offset_dims),
+                          start_indices_batching_dims=_shift(dn.start_indices_batching_dims))
+        # Batched reads of one array may repeat or be out of order.
+        params.update(unique_indices=False, indices_are_sorted=False)
+        return gather_p.bind(operand, indices, dimension_numbers=bdn,
+                             slice_sizes=slice_sizes, **params), 0
+    operand = batching.moveaxis(operand, operand_bdim, 0)
+    bdn = GatherDimensionNumbers(
+        offset_dims=_shift(dn.offset_dims),
+        collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+        start_index_map=_shift(dn.start_index_map),
+        operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
+        start_indices_batching_dims=(0,) + _shift(dn.start_indices_batching_dims))
+    return gather_p.bind(operand, indices, dimension_numbers=bdn,
+                         slice_sizes=(min(size, 1),) + slice_sizes, **params), 0
+
+
+gather_p.def_batch(_gather_batch)
 
 
 def _window_sizes(operand_shape, updates_shape, dn):
@@ -655,11 +775,258 @@ def _scatter_primitive(name, combine, linear=False):
 
 
 scatter_p = _scatter_primitive("scatter", _replace, linear=True)
+
+
+def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+            unique_indices=False, mode=None):
+    """XLA's scatter: `updates` replace windows of `operand` at the index vectors."""
+    return _bind_scatter(scatter_p, None, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode)
+
+
+def _scatter_jvp(primals, tangents, *, update_jaxpr, update_consts, dimension_numbers,
+                 indices_are_sorted, unique_indices, mode):
+    """Which of several updates to one place wins is up to the impl, so (as JAX does) the
+    scatter is redone on update ids; gathering the ids back tells which update, or the
+    operand, each output element came from, and both outputs are rebuilt by scatter-add
+    of the masked values."""
+    operand, indices, updates = primals
+    g_operand, _, g_updates = tangents
+    dn = dimension_numbers
+    params = dict(update_jaxpr=update_jaxpr, update_consts=update_consts,
+                  dimension_numbers=dn, indices_are_sorted=indices_are_sorted,
+                  unique_indices=unique_indices, mode=mode)
+    if is_zero(g_operand) and is_zero(g_updates):
+        out = scatter_p.bind(operand, indices, updates, **params)
+        return out, _zero_tangent_of(out)
+    g_operand, g_updates = instantiate(g_operand), instantiate(g_updates)
+    if unique_indices:
+        return (scatter_p.bind(operand, indices, updates, **params),
+                scatter_p.bind(g_operand, indices, g_updates, **params))
+
+    updates_shape = get_aval(updates).shape
+    ids_shape = [1 if d in dn.update_window_dims else n for d, n in enumerate(updates_shape)]
+    ids = reshape(iota(np.int32, math.prod(ids_shape)), ids_shape)
+    update_ids = add(broadcast_in_dim(ids, updates_shape, range(len(updates_shape))),
+                     np.int32(1))
+    scattered_ids = scatter_p.bind(full(get_aval(operand).shape, 0, np.int32), indices,
+                                   update_ids, **params)
+    gathered_ids = _inverse_gather(scattered_ids, indices, dn, updates_shape)
+    kept = eq(scattered_ids, np.int32(0))
+    won = eq(update_ids, gathered_ids)
+    add_params = dict(dimension_numbers=dn, indices_are_sorted=indices_are_sorted,
+                      unique_indices=unique_indices, mode=mode)
+
+    def rebuild(x, u):
+        return scatter_add(_select(kept, x, zeros_like(x)), indices,
+                           _select(won, u, zeros_like(u)), **add_params)
+
+    return rebuild(operand, updates), rebuild(g_operand, g_updates)
+
+
+scatter_p.def_jvp(_scatter_jvp)
+
+
+def _scatter_transpose(ct, operand, indices, updates, *, update_jaxpr, update_consts,
+                       dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """Only with unique indices (as in JAX) is it known which update each place keeps;
+    the JVP of a scatter emits this primitive only then."""
+    if not unique_indices:
+        raise NotImplementedError("scatter transpose is only implemented where "
+                                  "unique_indices=True")
+    operand_t = update_t = None
+    if is_undefined(operand):  # the places written over get no cotangent
+        operand_t = scatter_p.bind(ct, indices, zeros_like_aval(_aval_of(updates)),
+                                   update_jaxpr=update_jaxpr, update_consts=update_consts,
+                                   dimension_numbers=dimension_numbers,
+                                   indices_are_sorted=indices_are_sorted,
+                                   unique_indices=True, mode=mode)
+    if is_undefined(updates):
+        update_t = _scatter_updates_transpose(ct, indices, updates.aval, dimension_numbers,
+                                              mode)
+    return [operand_t, None, update_t]
+
+
+scatter_p.def_transpose(_scatter_transpose)
+
 scatter_add_p = _scatter_primitive("scatter-add", np.add.at, linear=True)
+
+
+def scatter_add(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Like `scatter`, but updates are added (duplicates accumulate)."""
+    return _bind_scatter(scatter_add_p, add, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode)
+
+
+def _scatter_add_jvp(primals, tangents, **params):
+    operand, indices, updates = primals
+    out = scatter_add_p.bind(operand, indices, updates, **params)
+    g_operand, _, g_updates = tangents
+    if is_zero(g_operand) and is_zero(g_updates):
+        return out, _zero_tangent_of(out)
+    return out, scatter_add_p.bind(instantiate(g_operand), indices, instantiate(g_updates),
+                                   **params)
+
+
+scatter_add_p.def_jvp(_scatter_add_jvp)
+
+
+def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, mode, **_):
+    operand_t = ct if is_undefined(operand) else None
+    update_t = None
+    if is_undefined(updates):
+        update_t = _scatter_updates_transpose(ct, indices, updates.aval, dimension_numbers,
+                                              mode)
+    return [operand_t, None, update_t]
+
+
+scatter_add_p.def_transpose(_scatter_add_transpose)
+
 scatter_sub_p = _scatter_primitive("scatter-sub", np.subtract.at, linear=True)
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Like `scatter`, but updates are subtracted (duplicates accumulate)."""
+    return _bind_scatter(scatter_sub_p, sub, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode)
+
+
+def _scatter_sub_jvp(primals, tangents, **params):
+    operand, indices, updates = primals
+    out = scatter_sub_p.bind(operand, indices, updates, **params)
+    g_operand, _, g_updates = tangents
+    if is_zero(g_operand) and is_zero(g_updates):
+        return out, _zero_tangent_of(out)
+    return out, scatter_sub_p.bind(instantiate(g_operand), indices, instantiate(g_updates),
+                                   **params)
+
+
+scatter_sub_p.def_jvp(_scatter_sub_jvp)
+
+
+def _scatter_sub_transpose(ct, operand, indices, updates, *, dimension_numbers, mode, **_):
+    operand_t = ct if is_undefined(operand) else None
+    update_t = None
+    if is_undefined(updates):
+        update_t = neg(_scatter_updates_transpose(ct, indices, updates.aval, dimension_numbers,
+                                                  mode))
+    return [operand_t, None, update_t]
+
+
+scatter_sub_p.def_transpose(_scatter_sub_transpose)
+
 scatter_mul_p = _scatter_primitive("scatter-mul", np.multiply.at)
+
+
+def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Like `scatter`, but the operand is multiplied by the updates."""
+    return _bind_scatter(scatter_mul_p, mul, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode)
+
+
+def _scatter_mul_jvp_updates(g, x, indices, y, *, dimension_numbers, indices_are_sorted,
+                             unique_indices, mode, **_):
+    if not unique_indices:
+        raise NotImplementedError(
+            "scatter_mul gradients are only implemented if `unique_indices=True`")
+    return mul(x, scatter_add(zeros_like(x), indices, g, dimension_numbers,
+                              indices_are_sorted=indices_are_sorted,
+                              unique_indices=unique_indices, mode=mode))
+
+
+defjvp(scatter_mul_p, lambda g, x, indices, y, **params: scatter_mul_p.bind(
+    g, indices, y, **params), None, _scatter_mul_jvp_updates)
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers,
+                           indices_are_sorted, unique_indices, mode, **params):
+    """Linear in the operand (known updates), or, with unique indices, in the updates
+    (known operand); never in both at once."""
+    if is_undefined(operand) and is_undefined(updates):
+        raise NotImplementedError("transpose of 'scatter-mul': the product of the operand "
+                                  "and the updates is not linear")
+    if is_undefined(operand):
+        return [scatter_mul_p.bind(ct, indices, updates, dimension_numbers=dimension_numbers,
+                                   indices_are_sorted=indices_are_sorted,
+                                   unique_indices=unique_indices, mode=mode, **params),
+                None, None]
+    if not unique_indices:
+        raise NotImplementedError(
+            "scatter_mul gradients are only implemented if `unique_indices=True`")
+    return [None, None, _scatter_updates_transpose(mul(ct, operand), indices, updates.aval,
+                                                   dimension_numbers, mode)]
+
+
+scatter_mul_p.def_transpose(_scatter_mul_transpose)
+
 scatter_min_p = _scatter_primitive("scatter-min", np.minimum.at)
+
+
+def scatter_min(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Like `scatter`, keeping the minimum of operand and updates."""
+    return _bind_scatter(scatter_min_p, min_, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode)
+
+
+def _scatter_extremal_jvp(prim, primals, tangents, *, update_jaxpr, update_consts,
+                          dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """JAX's rule: tangents flow from the values that attain the result; ties (between
+    updates, or with the operand) share the tangent equally. Out-of-bounds updates are
+    read back from clamped places but are dropped (or clamped) by the final scatter."""
+    operand, indices, updates = primals
+    g_operand, _, g_updates = tangents
+    dn = dimension_numbers
+    out = prim.bind(operand, indices, updates, update_jaxpr=update_jaxpr,
+                    update_consts=update_consts, dimension_numbers=dn,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                    mode=mode)
+    if is_zero(g_operand) and is_zero(g_updates):
+        return out, _zero_tangent_of(out)
+    g_operand, g_updates = instantiate(g_operand), instantiate(g_updates)
+    shape = get_aval(updates).shape
+
+    def gathered(x):
+        return _inverse_gather(x, indices, dn, shape)
+
+    initial_vals = gathered(operand)
+    target_vals = gathered(out)
+    successful = eq(updates, target_vals)
+    retained = eq(initial_vals, target_vals)
+    ones, zeros = full_like(updates, 1), zeros_like(updates)
+    # JAX counts with the default mode (FILL_OR_DROP): under CLIP clamped updates then go
+    # uncounted and the tangent is NaN. Counting with the scatter's own mode fixes that.
+    num_updates = gathered(scatter_add(zeros_like(operand), indices,
+                                       _select(successful, ones, zeros), dn, mode=mode))
+    num_refs = gathered(scatter_add(zeros_like(operand), indices, ones, dn, mode=mode))
+    updates_normalizer = _select(retained, div(ones, add(num_updates, ones)),
+                                 div(ones, num_updates))
+    updates_coef = _select(successful, updates_normalizer, zeros)
+    operand_normalizer = _select(retained, div(ones, add(num_updates, ones)), zeros)
+    # Every applied update counts itself; only dropped ones can see 0 (and need no coef).
+    operand_coef = div(sub(operand_normalizer, ones), max_(num_refs, ones))
+    tangent_updates = add(mul(gathered(g_operand), operand_coef), mul(g_updates, updates_coef))
+    return out, scatter_add(g_operand, indices, tangent_updates, dn,
+                            indices_are_sorted=indices_are_sorted,
+                            unique_indices=unique_indices, mode=mode)
+
+
+scatter_min_p.def_jvp(functools.partial(_scatter_extremal_jvp, scatter_min_p))
+
 scatter_max_p = _scatter_primitive("scatter-max", np.maximum.at)
+
+
+def scatter_max(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Like `scatter`, keeping the maximum of operand and updates."""
+    return _bind_scatter(scatter_max_p, max_, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode)
+
+
+scatter_max_p.def_jvp(functools.partial(_scatter_extremal_jvp, scatter_max_p))
 
 
 @functools.lru_cache(maxsize=None)
@@ -679,27 +1046,6 @@ def _bind_scatter(p, combine, operand, indices, updates, dimension_numbers,
                                                      dimension_numbers),
                   indices_are_sorted=bool(indices_are_sorted),
                   unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode))
-
-
-def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
-            unique_indices=False, mode=None):
-    """XLA's scatter: `updates` replace windows of `operand` at the index vectors."""
-    return _bind_scatter(scatter_p, None, operand, scatter_indices, updates,
-                         dimension_numbers, indices_are_sorted, unique_indices, mode)
-
-
-def scatter_add(operand, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Like `scatter`, but updates are added (duplicates accumulate)."""
-    return _bind_scatter(scatter_add_p, add, operand, scatter_indices, updates,
-                         dimension_numbers, indices_are_sorted, unique_indices, mode)
-
-
-def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Like `scatter`, but updates are subtracted (duplicates accumulate)."""
-    return _bind_scatter(scatter_sub_p, sub, operand, scatter_indices, updates,
-                         dimension_numbers, indices_are_sorted, unique_indices, mode)
 
 
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
@@ -761,32 +1107,6 @@ def index_take(src, idxs, axes):
     return gather(src, indices, dnums, slice_sizes, mode=GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
-def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Like `scatter`, but the operand is multiplied by the updates."""
-    return _bind_scatter(scatter_mul_p, mul, operand, scatter_indices, updates,
-                         dimension_numbers, indices_are_sorted, unique_indices, mode)
-
-
-def scatter_min(operand, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Like `scatter`, keeping the minimum of operand and updates."""
-    return _bind_scatter(scatter_min_p, min_, operand, scatter_indices, updates,
-                         dimension_numbers, indices_are_sorted, unique_indices, mode)
-
-
-def scatter_max(operand, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Like `scatter`, keeping the maximum of operand and updates."""
-    return _bind_scatter(scatter_max_p, max_, operand, scatter_indices, updates,
-                         dimension_numbers, indices_are_sorted, unique_indices, mode)
-
-
-# --------------------------------------------------------------------------------------
-# Scatter JVP rules. Several gather back what a scatter wrote: the gather with the
-# "inverse" dimension numbers reads, for each update element, its target in the operand.
-
-
 def _inverse_gather(x, indices, dn, updates_shape, mode=None, fill_value=None):
     gdn = GatherDimensionNumbers(
         offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
@@ -805,184 +1125,8 @@ def _select(pred, on_true, on_false):
     return select_n(pred, on_false, on_true)
 
 
-def _scatter_add_jvp(primals, tangents, **params):
-    operand, indices, updates = primals
-    out = scatter_add_p.bind(operand, indices, updates, **params)
-    g_operand, _, g_updates = tangents
-    if is_zero(g_operand) and is_zero(g_updates):
-        return out, _zero_tangent_of(out)
-    return out, scatter_add_p.bind(instantiate(g_operand), indices, instantiate(g_updates),
-                                   **params)
-
-
-scatter_add_p.def_jvp(_scatter_add_jvp)
-
-
-def _scatter_sub_jvp(primals, tangents, **params):
-    operand, indices, updates = primals
-    out = scatter_sub_p.bind(operand, indices, updates, **params)
-    g_operand, _, g_updates = tangents
-    if is_zero(g_operand) and is_zero(g_updates):
-        return out, _zero_tangent_of(out)
-    return out, scatter_sub_p.bind(instantiate(g_operand), indices, instantiate(g_updates),
-                                   **params)
-
-
-scatter_sub_p.def_jvp(_scatter_sub_jvp)
-
-
-def _scatter_jvp(primals, tangents, *, update_jaxpr, update_consts, dimension_numbers,
-                 indices_are_sorted, unique_indices, mode):
-    """Which of several updates to one place wins is up to the impl, so (as JAX does) the
-    scatter is redone on update ids; gathering the ids back tells which update, or the
-    operand, each output element came from, and both outputs are rebuilt by scatter-add
-    of the masked values."""
-    operand, indices, updates = primals
-    g_operand, _, g_updates = tangents
-    dn = dimension_numbers
-    params = dict(update_jaxpr=update_jaxpr, update_consts=update_consts,
-                  dimension_numbers=dn, indices_are_sorted=indices_are_sorted,
-                  unique_indices=unique_indices, mode=mode)
-    if is_zero(g_operand) and is_zero(g_updates):
-        out = scatter_p.bind(operand, indices, updates, **params)
-        return out, _zero_tangent_of(out)
-    g_operand, g_updates = instantiate(g_operand), instantiate(g_updates)
-    if unique_indices:
-        return (scatter_p.bind(operand, indices, updates, **params),
-                scatter_p.bind(g_operand, indices, g_updates, **params))
-
-    updates_shape = get_aval(updates).shape
-    ids_shape = [1 if d in dn.update_window_dims else n for d, n in enumerate(updates_shape)]
-    ids = reshape(iota(np.int32, math.prod(ids_shape)), ids_shape)
-    update_ids = add(broadcast_in_dim(ids, updates_shape, range(len(updates_shape))),
-                     np.int32(1))
-    scattered_ids = scatter_p.bind(full(get_aval(operand).shape, 0, np.int32), indices,
-                                   update_ids, **params)
-    gathered_ids = _inverse_gather(scattered_ids, indices, dn, updates_shape)
-    kept = eq(scattered_ids, np.int32(0))
-    won = eq(update_ids, gathered_ids)
-    add_params = dict(dimension_numbers=dn, indices_are_sorted=indices_are_sorted,
-                      unique_indices=unique_indices, mode=mode)
-
-    def rebuild(x, u):
-        return scatter_add(_select(kept, x, zeros_like(x)), indices,
-                           _select(won, u, zeros_like(u)), **add_params)
-
-    return rebuild(operand, updates), rebuild(g_operand, g_updates)
-
-
-scatter_p.def_jvp(_scatter_jvp)
-
-
-def _scatter_mul_jvp_updates(g, x, indices, y, *, dimension_numbers, indices_are_sorted,
-                             unique_indices, mode, **_):
-    if not unique_indices:
-        raise NotImplementedError(
-            "scatter_mul gradients are only implemented if `unique_indices=True`")
-    return mul(x, scatter_add(zeros_like(x), indices, g, dimension_numbers,
-                              indices_are_sorted=indices_are_sorted,
-                              unique_indices=unique_indices, mode=mode))
-
-
-defjvp(scatter_mul_p, lambda g, x, indices, y, **params: scatter_mul_p.bind(
-    g, indices, y, **params), None, _scatter_mul_jvp_updates)
-
-
-def _scatter_extremal_jvp(prim, primals, tangents, *, update_jaxpr, update_consts,
-                          dimension_numbers, indices_are_sorted, unique_indices, mode):
-    """JAX's rule: tangents flow from the values that attain the result; ties (between
-    updates, or with the operand) share the tangent equally. Out-of-bounds updates are
-    read back from clamped places but are dropped (or clamped) by the final scatter."""
-    operand, indices, updates = primals
-    g_operand, _, g_updates = tangents
-    dn = dimension_numbers
-    out = prim.bind(operand, indices, updates, update_jaxpr=update_jaxpr,
-                    update_consts=update_consts, dimension_numbers=dn,
-                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                    mode=mode)
-    if is_zero(g_operand) and is_zero(g_updates):
-        return out, _zero_tangent_of(out)
-    g_operand, g_updates = instantiate(g_operand), instantiate(g_updates)
-    shape = get_aval(updates).shape
-
-    def gathered(x):
-        return _inverse_gather(x, indices, dn, shape)
-
-    initial_vals = gathered(operand)
-    target_vals = gathered(out)
-    successful = eq(updates, target_vals)
-    retained = eq(initial_vals, target_vals)
-    ones, zeros = full_like(updates, 1), zeros_like(updates)
-    # JAX counts with the default mode (FILL_OR_DROP): under CLIP clamped updates then go
-    # uncounted and the tangent is NaN. Counting with the scatter's own mode fixes that.
-    num_updates = gathered(scatter_add(zeros_like(operand), indices,
-                                       _select(successful, ones, zeros), dn, mode=mode))
-    num_refs = gathered(scatter_add(zeros_like(operand), indices, ones, dn, mode=mode))
-    updates_normalizer = _select(retained, div(ones, add(num_updates, ones)),
-                                 div(ones, num_updates))
-    updates_coef = _select(successful, updates_normalizer, zeros)
-    operand_normalizer = _select(retained, div(ones, add(num_updates, ones)), zeros)
-    # Every applied update counts itself; only dropped ones can see 0 (and need no coef).
-    operand_coef = div(sub(operand_normalizer, ones), max_(num_refs, ones))
-    tangent_updates = add(mul(gathered(g_operand), operand_coef), mul(g_updates, updates_coef))
-    return out, scatter_add(g_operand, indices, tangent_updates, dn,
-                            indices_are_sorted=indices_are_sorted,
-                            unique_indices=unique_indices, mode=mode)
-
-
-scatter_min_p.def_jvp(functools.partial(_scatter_extremal_jvp, scatter_min_p))
-scatter_max_p.def_jvp(functools.partial(_scatter_extremal_jvp, scatter_max_p))
-
-
-
-# --------------------------------------------------------------------------------------
-# Transpose rules (reverse mode), after JAX's. Indices are never linear. Gathers and
-# scatters transpose into each other with the same dimension numbers; the mode of the
-# transposed op is the one that treats out-of-bounds windows as the primal impl does, so
-# each rule is an exact adjoint. This only departs from JAX for PROMISE_IN_BOUNDS with
-# indices out of bounds (undefined behaviour there): gathers clamp but scatters drop.
-
-
-
 def _aval_of(x):
     return x.aval if is_undefined(x) else get_aval(x)
-
-
-def _dynamic_slice_transpose(ct, operand, *start_indices, slice_sizes):
-    # The primitives, not the wrappers: the indices are already normalised.
-    zeros = zeros_like_aval(operand.aval)
-    return [dynamic_update_slice_p.bind(zeros, ct, *start_indices)] + [None] * len(
-        start_indices)
-
-
-def _dynamic_update_slice_transpose(ct, operand, update, *start_indices):
-    update_aval = _aval_of(update)
-    operand_t = update_t = None
-    if is_undefined(operand):
-        operand_t = dynamic_update_slice_p.bind(ct, zeros_like_aval(update_aval),
-                                                *start_indices)
-    if is_undefined(update):
-        update_t = dynamic_slice_p.bind(ct, *start_indices, slice_sizes=update_aval.shape)
-    return [operand_t, update_t] + [None] * len(start_indices)
-
-
-def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
-                      unique_indices, indices_are_sorted, mode, fill_value):
-    """Scatter-add of the cotangent windows back where the gather read them."""
-    dn = dimension_numbers
-    aval = operand.aval
-    dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
-    if get_aval(ct).size == 0 or any(slice_sizes[d] == 0 for d in dropped):
-        return [zeros_like_aval(aval), None]  # the gather read nothing
-    sdn = ScatterDimensionNumbers(
-        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
-        scatter_dims_to_operand_dims=dn.start_index_map,
-        operand_batching_dims=dn.operand_batching_dims,
-        scatter_indices_batching_dims=dn.start_indices_batching_dims)
-    clamps = mode is not GatherScatterMode.FILL_OR_DROP  # PROMISE_IN_BOUNDS clamps here
-    return [scatter_add(zeros_like_aval(aval), indices, ct, sdn,
-                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                        mode=GatherScatterMode.CLIP if clamps else mode), None]
 
 
 def _scatter_updates_transpose(ct, indices, updates_aval, dn, mode):
@@ -992,81 +1136,6 @@ def _scatter_updates_transpose(ct, indices, updates_aval, dn, mode):
     return _inverse_gather(ct, indices, dn, updates_aval.shape,
                            mode=GatherScatterMode.FILL_OR_DROP if drops else mode,
                            fill_value=0 if drops else None)
-
-
-def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, mode, **_):
-    operand_t = ct if is_undefined(operand) else None
-    update_t = None
-    if is_undefined(updates):
-        update_t = _scatter_updates_transpose(ct, indices, updates.aval, dimension_numbers,
-                                              mode)
-    return [operand_t, None, update_t]
-
-
-def _scatter_sub_transpose(ct, operand, indices, updates, *, dimension_numbers, mode, **_):
-    operand_t = ct if is_undefined(operand) else None
-    update_t = None
-    if is_undefined(updates):
-        update_t = neg(_scatter_updates_transpose(ct, indices, updates.aval, dimension_numbers,
-                                                  mode))
-    return [operand_t, None, update_t]
-
-
-def _scatter_transpose(ct, operand, indices, updates, *, update_jaxpr, update_consts,
-                       dimension_numbers, indices_are_sorted, unique_indices, mode):
-    """Only with unique indices (as in JAX) is it known which update each place keeps;
-    the JVP of a scatter emits this primitive only then."""
-    if not unique_indices:
-        raise NotImplementedError("scatter transpose is only implemented where "
-                                  "unique_indices=True")
-    operand_t = update_t = None
-    if is_undefined(operand):  # the places written over get no cotangent
-        operand_t = scatter_p.bind(ct, indices, zeros_like_aval(_aval_of(updates)),
-                                   update_jaxpr=update_jaxpr, update_consts=update_consts,
-                                   dimension_numbers=dimension_numbers,
-                                   indices_are_sorted=indices_are_sorted,
-                                   unique_indices=True, mode=mode)
-    if is_undefined(updates):
-        update_t = _scatter_updates_transpose(ct, indices, updates.aval, dimension_numbers,
-                                              mode)
-    return [operand_t, None, update_t]
-
-
-def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers,
-                           indices_are_sorted, unique_indices, mode, **params):
-    """Linear in the operand (known updates), or, with unique indices, in the updates
-    (known operand); never in both at once."""
-    if is_undefined(operand) and is_undefined(updates):
-        raise NotImplementedError("transpose of 'scatter-mul': the product of the operand "
-                                  "and the updates is not linear")
-    if is_undefined(operand):
-        return [scatter_mul_p.bind(ct, indices, updates, dimension_numbers=dimension_numbers,
-                                   indices_are_sorted=indices_are_sorted,
-                                   unique_indices=unique_indices, mode=mode, **params),
-                None, None]
-    if not unique_indices:
-        raise NotImplementedError(
-            "scatter_mul gradients are only implemented if `unique_indices=True`")
-    return [None, None, _scatter_updates_transpose(mul(ct, operand), indices, updates.aval,
-                                                   dimension_numbers, mode)]
-
-
-dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
-dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
-gather_p.def_transpose(_gather_transpose)
-scatter_add_p.def_transpose(_scatter_add_transpose)
-scatter_sub_p.def_transpose(_scatter_sub_transpose)
-scatter_p.def_transpose(_scatter_transpose)
-scatter_mul_p.def_transpose(_scatter_mul_transpose)
-
-
-
-# --------------------------------------------------------------------------------------
-# Batching rules (vmap), after JAX's. Gathers and scatters take the vmapped dimension as
-# one more window dimension (unbatched indices) or as a batching dimension of both operand
-# and indices (batched indices), so a single op serves the whole batch. Modes, fill values
-# and the index clamping of dynamic slices apply per example exactly as without vmap.
-
 
 
 def _shift(dims, by=1):
@@ -1081,84 +1150,6 @@ def _batch_dynamic_slice_indices(size, indices, dims):
 
 def _zero_index(indices):
     return np.zeros((), get_aval(indices[0]).dtype if indices else np.int32)
-
-
-def _dynamic_slice_batch(size, vals, dims, *, slice_sizes):
-    """Unbatched starts: still a dynamic slice, starting at 0 along the whole batch
-    dimension. Batched starts: a clamping gather, as JAX does."""
-    operand, *indices = vals
-    operand_bdim, *index_bdims = dims
-    if all(d is None for d in index_bdims):
-        indices.insert(operand_bdim, _zero_index(indices))
-        sizes = list(slice_sizes)
-        sizes.insert(operand_bdim, size)
-        return dynamic_slice_p.bind(operand, *indices, slice_sizes=tuple(sizes)), operand_bdim
-    ndim = len(slice_sizes)
-    dn = GatherDimensionNumbers(offset_dims=tuple(range(ndim)), collapsed_slice_dims=(),
-                                start_index_map=tuple(range(ndim)))
-    index = _batch_dynamic_slice_indices(size, indices, index_bdims)
-    return _gather_batch(size, [operand, index], [operand_bdim, 0], dimension_numbers=dn,
-                         slice_sizes=slice_sizes, unique_indices=True,
-                         indices_are_sorted=True, mode=GatherScatterMode.CLIP,
-                         fill_value=None)
-
-
-def _dynamic_update_slice_batch(size, vals, dims):
-    """Unbatched starts: still a dynamic update slice, covering the whole batch dimension.
-    Batched starts: a clamping scatter, as JAX does."""
-    operand, update, *indices = vals
-    operand_bdim, update_bdim, *index_bdims = dims
-    if all(d is None for d in index_bdims):
-        bdim = operand_bdim if operand_bdim is not None else update_bdim
-        operand = batching.matchaxis(operand, operand_bdim, bdim, size)
-        update = batching.matchaxis(update, update_bdim, bdim, size)
-        indices.insert(bdim, _zero_index(indices))
-        return dynamic_update_slice_p.bind(operand, update, *indices), bdim
-    ndim = len(indices)
-    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(ndim)),
-                                 inserted_window_dims=(),
-                                 scatter_dims_to_operand_dims=tuple(range(ndim)))
-    index = _batch_dynamic_slice_indices(size, indices, index_bdims)
-    return _scatter_batch(scatter_p, size, [operand, index, update],
-                          [operand_bdim, 0, update_bdim], update_jaxpr=None, update_consts=(),
-                          dimension_numbers=dn, indices_are_sorted=True, unique_indices=True,
-                          mode=GatherScatterMode.CLIP)
-
-
-def _gather_batch(size, vals, dims, *, dimension_numbers, slice_sizes, unique_indices,
-                  indices_are_sorted, mode, fill_value):
-    operand, indices = vals
-    operand_bdim, indices_bdim = dims
-    dn = dimension_numbers
-    params = dict(unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
-                  mode=mode, fill_value=fill_value)
-    if indices_bdim is None:  # the batch dimension is read whole, as one more window dim
-        operand = batching.moveaxis(operand, operand_bdim, 0)
-        bdn = GatherDimensionNumbers(
-            offset_dims=(0,) + _shift(dn.offset_dims),
-            collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
-            start_index_map=_shift(dn.start_index_map),
-            operand_batching_dims=_shift(dn.operand_batching_dims),
-            start_indices_batching_dims=dn.start_indices_batching_dims)
-        return gather_p.bind(operand, indices, dimension_numbers=bdn,
-                             slice_sizes=(size,) + slice_sizes, **params), 0
-    indices = batching.moveaxis(indices, indices_bdim, 0)
-    if operand_bdim is None:  # each index batch reads the same operand
-        bdn = dn._replace(offset_dims=_shift(dn.offset_dims),
-                          start_indices_batching_dims=_shift(dn.start_indices_batching_dims))
-        # Batched reads of one array may repeat or be out of order.
-        params.update(unique_indices=False, indices_are_sorted=False)
-        return gather_p.bind(operand, indices, dimension_numbers=bdn,
-                             slice_sizes=slice_sizes, **params), 0
-    operand = batching.moveaxis(operand, operand_bdim, 0)
-    bdn = GatherDimensionNumbers(
-        offset_dims=_shift(dn.offset_dims),
-        collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
-        start_index_map=_shift(dn.start_index_map),
-        operand_batching_dims=(0,) + _shift(dn.operand_batching_dims),
-        start_indices_batching_dims=(0,) + _shift(dn.start_indices_batching_dims))
-    return gather_p.bind(operand, indices, dimension_numbers=bdn,
-                         slice_sizes=(min(size, 1),) + slice_sizes, **params), 0
 
 
 def _scatter_batch(prim, size, vals, dims, *, dimension_numbers, **params):
@@ -1187,9 +1178,6 @@ def _scatter_batch(prim, size, vals, dims, *, dimension_numbers, **params):
     return prim.bind(operand, indices, updates, dimension_numbers=bdn, **params), 0
 
 
-dynamic_slice_p.def_batch(_dynamic_slice_batch)
-dynamic_update_slice_p.def_batch(_dynamic_update_slice_batch)
-gather_p.def_batch(_gather_batch)
 for _p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
            scatter_max_p):
     _p.def_batch(functools.partial(_scatter_batch, _p))

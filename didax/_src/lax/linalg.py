@@ -232,8 +232,6 @@ def cholesky(x, *, symmetrize_input: bool = True):
 
 triangular_solve_p = core.primitive("triangular_solve")
 
-_SUBSTITUTION_BLOCK = 32  # rows solved one by one between matrix-product updates
-
 
 def _forward_substitution(t, b, unit_diagonal):
     """X with T X = B, reading only the lower triangle of T: blocks of rows are updated by
@@ -381,8 +379,7 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
     return out
 
 
-# --------------------------------------------------------------------------------------
-# lu: P A = L U with partial pivoting, L and U packed in one matrix as LAPACK's getrf
+_SUBSTITUTION_BLOCK = 32  # rows solved one by one between matrix-product updates
 
 lu_p = core.primitive("lu", multiple_results=True)
 
@@ -628,12 +625,6 @@ class EighImplementation(enum.Enum):
 eigh_p = core.primitive("eigh", multiple_results=True)
 
 
-def _check_full_subset(name, n, subset_by_index):
-    if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
-        raise NotImplementedError(f"{name}: subset_by_index={subset_by_index} (a partial "
-                                  "decomposition) is not implemented in didax")
-
-
 def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
     _check_full_subset("eigh", x.shape[-1], subset_by_index)
     uplo = "L" if lower else "U"
@@ -702,8 +693,10 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
     return v, w
 
 
-# --------------------------------------------------------------------------------------
-# svd: A = U diag(s) V^H, singular values descending (LAPACK's gesdd, as JAX on CPU)
+def _check_full_subset(name, n, subset_by_index):
+    if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
+        raise NotImplementedError(f"{name}: subset_by_index={subset_by_index} (a partial "
+                                  "decomposition) is not implemented in didax")
 
 
 class SvdAlgorithm(enum.Enum):

@@ -126,9 +126,6 @@ def _allreduce(name: str, accepted) -> core.Primitive:
 
 
 psum_p = _allreduce("psum", num)
-pmax_p = _allreduce("pmax", any_)
-pmin_p = _allreduce("pmin", any_)
-
 deflinear(psum_p)
 deflinear_transpose(psum_p, lambda ct, aval, *, axes, axis_index_groups: psum_p.bind(
     ct, axes=axes, axis_index_groups=axis_index_groups))
@@ -149,10 +146,6 @@ def _pminmax_jvp(prim):
     prim.def_jvp(rule)
 
 
-_pminmax_jvp(pmax_p)
-_pminmax_jvp(pmin_p)
-
-
 def _allreduce_batch(prim, reduce, if_unmapped):
     def rule(size, vals, dims, *, axes, axis_index_groups):
         (x,), (d,) = vals, dims
@@ -169,21 +162,6 @@ def _allreduce_batch(prim, reduce, if_unmapped):
 
 
 _allreduce_batch(psum_p, reduce_sum, lambda x, size: mul(x, const_like(x, size)))
-_allreduce_batch(pmax_p, reduce_max, lambda x, size: x)
-_allreduce_batch(pmin_p, reduce_min, lambda x, size: x)
-
-
-def _split_positional(axis_name):
-    names = _as_names(axis_name)
-    positional = tuple(a for a in names if isinstance(a, int))
-    return tuple(a for a in names if not isinstance(a, int)), positional
-
-
-def _positional(reduce, x, axes):
-    if not axes:
-        return x
-    ndim = get_aval(x).ndim
-    return reduce(x, tuple(sorted(_canonical_axis(a, ndim, "psum") for a in axes)))
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
@@ -213,6 +191,39 @@ def _times(x, size: int):
     return mul(np.asarray(size, get_aval(x).dtype), x)
 
 
+pmax_p = _allreduce("pmax", any_)
+_pminmax_jvp(pmax_p)
+_allreduce_batch(pmax_p, reduce_max, lambda x, size: x)
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """The maximum of `x` (a pytree) over the examples of the named vmap(s)."""
+    return _pminmax(pmax_p, reduce_max, "pmax", x, axis_name, axis_index_groups)
+
+
+pmin_p = _allreduce("pmin", any_)
+_pminmax_jvp(pmin_p)
+_allreduce_batch(pmin_p, reduce_min, lambda x, size: x)
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """The minimum of `x` (a pytree) over the examples of the named vmap(s)."""
+    return _pminmax(pmin_p, reduce_min, "pmin", x, axis_name, axis_index_groups)
+
+
+def _split_positional(axis_name):
+    names = _as_names(axis_name)
+    positional = tuple(a for a in names if isinstance(a, int))
+    return tuple(a for a in names if not isinstance(a, int)), positional
+
+
+def _positional(reduce, x, axes):
+    if not axes:
+        return x
+    ndim = get_aval(x).ndim
+    return reduce(x, tuple(sorted(_canonical_axis(a, ndim, "psum") for a in axes)))
+
+
 def _bind_reduce(prim, x, names):
     return prim.bind(x, axes=names, axis_index_groups=None) if names else x
 
@@ -222,16 +233,6 @@ def _pminmax(prim, reduce, api, x, axis_name, axis_index_groups):
     _no_groups(axis_index_groups, api)
     _check_bound(named, api)
     return tree_map(lambda v: _bind_reduce(prim, _positional(reduce, v, positional), named), x)
-
-
-def pmax(x, axis_name, *, axis_index_groups=None):
-    """The maximum of `x` (a pytree) over the examples of the named vmap(s)."""
-    return _pminmax(pmax_p, reduce_max, "pmax", x, axis_name, axis_index_groups)
-
-
-def pmin(x, axis_name, *, axis_index_groups=None):
-    """The minimum of `x` (a pytree) over the examples of the named vmap(s)."""
-    return _pminmax(pmin_p, reduce_min, "pmin", x, axis_name, axis_index_groups)
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
@@ -308,32 +309,12 @@ def _all_gather_aval(x, *, all_gather_dimension, axis_name, axis_index_groups, a
 all_gather_p.def_abstract_eval(_all_gather_aval)
 deflinear(all_gather_p)
 
-reduce_scatter_p = _collective("reduce_scatter", "axis_name")
 
-
-def _reduce_scatter_aval(x, *, axis_name, scatter_dimension, axis_index_groups, axis_size,
-                         tiled):
-    check_dtype("psum_scatter", x, num)
-    sd = scatter_dimension
-    if not 0 <= sd < x.ndim:
-        raise ValueError(f"psum_scatter: scatter_dimension {sd} is out of bounds for an "
-                         f"operand of shape {x.shape}")
-    shape = list(x.shape)
-    if tiled:
-        if shape[sd] % axis_size:
-            raise ValueError(f"tiled reduce_scatter operand scatter dimension size {shape[sd]} "
-                             f"must be divisible by shard_count {axis_size}")
-        shape[sd] //= axis_size
-    else:
-        if shape[sd] != axis_size:
-            raise ValueError(f"reduce_scatter operand scatter dimension size {shape[sd]} must "
-                             f"match shard count {axis_size}")
-        del shape[sd]
-    return x.update(shape=tuple(shape))
-
-
-reduce_scatter_p.def_abstract_eval(_reduce_scatter_aval)
-deflinear(reduce_scatter_p)
+def _reduce_scatter_transpose(ct, aval, *, axis_name, scatter_dimension, axis_index_groups,
+                              axis_size, tiled):
+    return all_gather_p.bind(ct, all_gather_dimension=scatter_dimension, axis_name=axis_name,
+                             axis_index_groups=axis_index_groups, axis_size=axis_size,
+                             tiled=tiled)
 
 
 def _all_gather_transpose(ct, aval, *, all_gather_dimension, axis_name, axis_index_groups,
@@ -343,27 +324,7 @@ def _all_gather_transpose(ct, aval, *, all_gather_dimension, axis_name, axis_ind
                                  tiled=tiled)
 
 
-def _reduce_scatter_transpose(ct, aval, *, axis_name, scatter_dimension, axis_index_groups,
-                              axis_size, tiled):
-    return all_gather_p.bind(ct, all_gather_dimension=scatter_dimension, axis_name=axis_name,
-                             axis_index_groups=axis_index_groups, axis_size=axis_size,
-                             tiled=tiled)
-
-
 deflinear_transpose(all_gather_p, _all_gather_transpose)
-deflinear_transpose(reduce_scatter_p, _reduce_scatter_transpose)
-
-
-def _merge_dims(x, dim: int):
-    """`x` with dimensions `dim` and `dim + 1` merged into one (the first major)."""
-    shape = get_aval(x).shape
-    return reshape(x, shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:])
-
-
-def _split_dim(x, dim: int, factor: int):
-    """`x` with dimension `dim` split into (factor, rest)."""
-    shape = get_aval(x).shape
-    return reshape(x, shape[:dim] + (factor, shape[dim] // factor) + shape[dim + 1:])
 
 
 def _all_gather_batch(size, vals, dims, *, all_gather_dimension, axis_name, axis_index_groups,
@@ -397,6 +358,55 @@ def _all_gather_batch(size, vals, dims, *, all_gather_dimension, axis_name, axis
 all_gather_p.def_batch(_all_gather_batch)
 
 
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    """Every example's `x` (a pytree), stacked along a new `axis` (or concatenated along
+    `axis`, if tiled), the same in every example."""
+    names = _as_names(axis_name)
+    if not names:
+        return x
+    _no_groups(axis_index_groups, "all_gather")
+    size = math.prod(_axis_sizes(names, "all_gather"))
+
+    def bind(v):
+        ndim = get_aval(v).ndim
+        gd = _canonical_axis(axis, ndim if tiled else ndim + 1, "all_gather")
+        params = dict(all_gather_dimension=gd, axis_name=names, axis_index_groups=None,
+                      axis_size=size, tiled=bool(tiled))
+        _all_gather_aval(get_aval(v), **params)
+        return all_gather_p.bind(v, **params)
+
+    return tree_map(bind, x)
+
+
+reduce_scatter_p = _collective("reduce_scatter", "axis_name")
+
+
+def _reduce_scatter_aval(x, *, axis_name, scatter_dimension, axis_index_groups, axis_size,
+                         tiled):
+    check_dtype("psum_scatter", x, num)
+    sd = scatter_dimension
+    if not 0 <= sd < x.ndim:
+        raise ValueError(f"psum_scatter: scatter_dimension {sd} is out of bounds for an "
+                         f"operand of shape {x.shape}")
+    shape = list(x.shape)
+    if tiled:
+        if shape[sd] % axis_size:
+            raise ValueError(f"tiled reduce_scatter operand scatter dimension size {shape[sd]} "
+                             f"must be divisible by shard_count {axis_size}")
+        shape[sd] //= axis_size
+    else:
+        if shape[sd] != axis_size:
+            raise ValueError(f"reduce_scatter operand scatter dimension size {shape[sd]} must "
+                             f"match shard count {axis_size}")
+        del shape[sd]
+    return x.update(shape=tuple(shape))
+
+
+reduce_scatter_p.def_abstract_eval(_reduce_scatter_aval)
+deflinear(reduce_scatter_p)
+deflinear_transpose(reduce_scatter_p, _reduce_scatter_transpose)
+
+
 def _reduce_scatter_batch(size, vals, dims, *, axis_name, scatter_dimension, axis_index_groups,
                           axis_size, tiled):
     (x,), (d,) = vals, dims
@@ -420,26 +430,6 @@ def _reduce_scatter_batch(size, vals, dims, *, axis_name, scatter_dimension, axi
 reduce_scatter_p.def_batch(_reduce_scatter_batch)
 
 
-def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
-    """Every example's `x` (a pytree), stacked along a new `axis` (or concatenated along
-    `axis`, if tiled), the same in every example."""
-    names = _as_names(axis_name)
-    if not names:
-        return x
-    _no_groups(axis_index_groups, "all_gather")
-    size = math.prod(_axis_sizes(names, "all_gather"))
-
-    def bind(v):
-        ndim = get_aval(v).ndim
-        gd = _canonical_axis(axis, ndim if tiled else ndim + 1, "all_gather")
-        params = dict(all_gather_dimension=gd, axis_name=names, axis_index_groups=None,
-                      axis_size=size, tiled=bool(tiled))
-        _all_gather_aval(get_aval(v), **params)
-        return all_gather_p.bind(v, **params)
-
-    return tree_map(bind, x)
-
-
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """`psum(x)`, of which example k keeps only block k along `scatter_dimension` (that
     dimension is removed, or divided by the axis size if tiled)."""
@@ -459,8 +449,17 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     return tree_map(bind, x)
 
 
-# --------------------------------------------------------------------------------------
-# ppermute, pshuffle, pbroadcast
+def _merge_dims(x, dim: int):
+    """`x` with dimensions `dim` and `dim + 1` merged into one (the first major)."""
+    shape = get_aval(x).shape
+    return reshape(x, shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:])
+
+
+def _split_dim(x, dim: int, factor: int):
+    """`x` with dimension `dim` split into (factor, rest)."""
+    shape = get_aval(x).shape
+    return reshape(x, shape[:dim] + (factor, shape[dim] // factor) + shape[dim + 1:])
+
 
 ppermute_p = _collective("ppermute", "axis_name")
 ppermute_p.def_abstract_eval(lambda x, *, axis_name, perm: x)

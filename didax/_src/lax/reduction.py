@@ -5,6 +5,8 @@ reduce_prod differentiates a balanced product tree (right even with zeros), redu
 split the tangent evenly among tied extrema, and cumprod/cummax/cummin/cumlogsumexp
 differentiate a parallel prefix scan written with lax slicing ops (so the rules can be
 differentiated again). Sort permutes tangents by sorting them as extra operands.
+Each primitive's rules follow its declaration (reduce_sum's: it is declared in `base_prims`,
+where the interpreters bind it).
 """
 from __future__ import annotations
 
@@ -57,19 +59,35 @@ def _bitwise_reduce(ufunc):
 
 
 deflinear(reduce_sum_p)
+
+
+def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
+    shape = x.aval.shape
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return [broadcast_in_dim(ct, shape, kept)]
+
+
+reduce_sum_p.def_transpose(_reduce_sum_transpose)
+
+
+def _reduce_codegen(prim, ufunc_name, empty_ok):
+    """`np.<ufunc>.reduce` over floating-point or complex operands (non-empty unless the
+    ufunc has an identity), to a non-0-d result."""
+    def applies(eqn):
+        x = eqn.invars[0]
+        return (x.aval.dtype.kind in "fc" and (empty_ok or x.aval.size != 0)
+                and eqn.outvars[0].aval.shape != () and bool(eqn.params["axes"]))
+
+    @codegen_rule(prim, when=applies, fresh=True)
+    def rule(fb, k, eqn, outs):
+        fb.line(f"{outs[0]} = np.{ufunc_name}.reduce({fb.name(eqn.invars[0])}, "
+                f"axis={_axes_text(eqn.params['axes'])})")
+
+
+_reduce_codegen(reduce_sum_p, "add", True)
+
 reduce_prod_p = reducer("reduce_prod", num, lambda x, *, axes: np.multiply.reduce(
     x, axis=axes, dtype=x.dtype))
-reduce_max_p = reducer("reduce_max", any_, lambda x, *, axes: np.max(
-    x, axis=axes, initial=_max_identity(x.dtype)))
-reduce_min_p = reducer("reduce_min", any_, lambda x, *, axes: np.min(
-    x, axis=axes, initial=_min_identity(x.dtype)))
-reduce_and_p = reducer("reduce_and", int_or_bool, _bitwise_reduce(np.bitwise_and), False)
-reduce_or_p = reducer("reduce_or", int_or_bool, _bitwise_reduce(np.bitwise_or), False)
-reduce_xor_p = reducer("reduce_xor", int_or_bool, _bitwise_reduce(np.bitwise_xor), False)
-for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
-    defjvp_zero(_p)
-for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):  # over no axes: x
-    _p.returns_operand = lambda eqn: 0 if not eqn.params["axes"] else None
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
@@ -102,6 +120,14 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
 reduce_prod_p.def_jvp(_reduce_prod_jvp)
 
 
+def reduce_prod(operand, axes):
+    return reduce_prod_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+reduce_max_p = reducer("reduce_max", any_, lambda x, *, axes: np.max(
+    x, axis=axes, initial=_max_identity(x.dtype)))
+
+
 def _reduce_chooser_jvp(g, ans, x, *, axes):
     """The mean of the tangents at the locations attaining the extremum (JAX's tie rule)."""
     shape = tuple(1 if i in axes else d for i, d in enumerate(get_aval(x).shape))
@@ -111,11 +137,6 @@ def _reduce_chooser_jvp(g, ans, x, *, axes):
 
 
 defjvp2(reduce_max_p, _reduce_chooser_jvp)
-defjvp2(reduce_min_p, _reduce_chooser_jvp)
-
-
-def reduce_prod(operand, axes):
-    return reduce_prod_p.bind(operand, axes=tuple(int(a) for a in axes))
 
 
 def reduce_max(operand, axes):
@@ -124,8 +145,20 @@ def reduce_max(operand, axes):
     return reduce_max_p.bind(operand, axes=tuple(int(a) for a in axes))
 
 
+_reduce_codegen(reduce_max_p, "maximum", False)
+
+reduce_min_p = reducer("reduce_min", any_, lambda x, *, axes: np.min(
+    x, axis=axes, initial=_min_identity(x.dtype)))
+defjvp2(reduce_min_p, _reduce_chooser_jvp)
+
+
 def reduce_min(operand, axes):
     return reduce_min_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+_reduce_codegen(reduce_min_p, "minimum", False)
+
+reduce_and_p = reducer("reduce_and", int_or_bool, _bitwise_reduce(np.bitwise_and), False)
 
 
 def reduce_and(operand, axes):
@@ -133,16 +166,24 @@ def reduce_and(operand, axes):
     return reduce_and_p.bind(operand, axes=tuple(int(a) for a in axes))
 
 
+reduce_or_p = reducer("reduce_or", int_or_bool, _bitwise_reduce(np.bitwise_or), False)
+
+
 def reduce_or(operand, axes):
     return reduce_or_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+reduce_xor_p = reducer("reduce_xor", int_or_bool, _bitwise_reduce(np.bitwise_xor), False)
 
 
 def reduce_xor(operand, axes):
     return reduce_xor_p.bind(operand, axes=tuple(int(a) for a in axes))
 
 
-# --------------------------------------------------------------------------------------
-# argmax, argmin
+for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
+    defjvp_zero(_p)
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):  # over no axes: x
+    _p.returns_operand = lambda eqn: 0 if not eqn.params["axes"] else None
 
 
 def _argminmax(name: str, np_fn) -> core.Primitive:
@@ -174,13 +215,15 @@ def _argminmax(name: str, np_fn) -> core.Primitive:
 
 
 argmax_p = _argminmax("argmax", np.argmax)
-argmin_p = _argminmax("argmin", np.argmin)
 
 
 def argmax(operand, axis, index_dtype):
     """Index of the first maximum along `axis` (the first NaN, if there is one)."""
     index_dtype = dtypes.check_and_canonicalize_user_dtype(index_dtype, "argmax")
     return argmax_p.bind(operand, axes=(int(axis),), index_dtype=index_dtype)
+
+
+argmin_p = _argminmax("argmin", np.argmin)
 
 
 def argmin(operand, axis, index_dtype):
@@ -222,10 +265,90 @@ def _quiet_logaddexp_accumulate(x, axis):
 
 cumsum_p = _cumulative("cumsum", num, lambda x, axis: np.cumsum(x, axis, dtype=x.dtype))
 deflinear(cumsum_p)
+
+
+def cumsum(operand, axis=0, reverse=False):
+    """Inclusive cumulative sum along `axis` (non-negative); `reverse` sums from the end."""
+    return cumsum_p.bind(operand, axis=int(axis), reverse=bool(reverse))
+
+
+cumsum_p.def_transpose(lambda ct, x, *, axis, reverse: [
+    cumsum(ct, axis=axis, reverse=not reverse)])
+
 cumprod_p = _cumulative("cumprod", num, lambda x, axis: np.cumprod(x, axis, dtype=x.dtype))
+
+
+def _scan_jvp(combine):
+    """JVP of a cumulative reduction: the JVP of the prefix scan of the binary `combine`."""
+
+    def rule(primals, tangents, *, axis, reverse):
+        def scan(x):
+            return associative_scan_flat(lambda a, b: [combine(a[0], b[0])], [x], axis, reverse)
+
+        (out,), (t_out,) = jvp_flat(scan, primals, tangents)
+        return out, t_out
+
+    return rule
+
+
+cumprod_p.def_jvp(_scan_jvp(mul))
+
+
+def cumprod(operand, axis=0, reverse=False):
+    return cumprod_p.bind(operand, axis=int(axis), reverse=bool(reverse))
+
+
 cummax_p = _cumulative("cummax", num, np.maximum.accumulate)
+cummax_p.def_jvp(_scan_jvp(lax_max))
+
+
+def cummax(operand, axis=0, reverse=False):
+    return cummax_p.bind(operand, axis=int(axis), reverse=bool(reverse))
+
+
 cummin_p = _cumulative("cummin", num, np.minimum.accumulate)
+cummin_p.def_jvp(_scan_jvp(lax_min))
+
+
+def cummin(operand, axis=0, reverse=False):
+    return cummin_p.bind(operand, axis=int(axis), reverse=bool(reverse))
+
+
 cumlogsumexp_p = _cumulative("cumlogsumexp", float_, _quiet_logaddexp_accumulate)
+
+
+def _logaddexp(x, y):
+    """log(exp(x) + exp(y)) without overflow (JAX's formula, NaN/equal-infinity aware)."""
+    delta = sub(x, y)
+    stable = add(lax_max(x, y), log1p(exp(neg(abs(delta)))))
+    return select_n(ne(delta, delta), stable, add(x, y))
+
+
+def _replace_inf(x):
+    return select_n(eq(x, np.asarray(np.inf, get_aval(x).dtype)), x, zeros_like(x))
+
+
+def _logaddexp_with_tangent(a, b):
+    """Combines (value, tangent) pairs with JAX's custom logaddexp derivative: each tangent is
+    weighted by its softmax share, a formula that stays smooth where x == y."""
+    (x, tx), (y, ty) = a, b
+    out = _logaddexp(x, y)
+    r_out = _replace_inf(out)
+    t = add(mul(tx, exp(sub(_replace_inf(x), r_out))), mul(ty, exp(sub(_replace_inf(y), r_out))))
+    return [out, t]
+
+
+def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
+    out, t_out = associative_scan_flat(_logaddexp_with_tangent, [primals[0], tangents[0]], axis,
+                                   reverse)
+    return out, t_out
+
+
+cumlogsumexp_p.def_jvp(_cumlogsumexp_jvp)
+
+
+def cumlogsumexp(operand, axis=0, reverse=False):
+    return cumlogsumexp_p.bind(operand, axis=int(axis), reverse=bool(reverse))
 
 
 def associative_scan_flat(fn, elems, axis: int, reverse: bool):
@@ -267,78 +390,6 @@ def _interleave(a, b, axis: int):
     b_pad[axis] = (1, 0 if na == nb else 1, 1)
     return add(pad(a, 0, a_pad), pad(b, 0, b_pad))
 
-
-def _scan_jvp(combine):
-    """JVP of a cumulative reduction: the JVP of the prefix scan of the binary `combine`."""
-
-    def rule(primals, tangents, *, axis, reverse):
-        def scan(x):
-            return associative_scan_flat(lambda a, b: [combine(a[0], b[0])], [x], axis, reverse)
-
-        (out,), (t_out,) = jvp_flat(scan, primals, tangents)
-        return out, t_out
-
-    return rule
-
-
-cumprod_p.def_jvp(_scan_jvp(mul))
-cummax_p.def_jvp(_scan_jvp(lax_max))
-cummin_p.def_jvp(_scan_jvp(lax_min))
-
-
-def _logaddexp(x, y):
-    """log(exp(x) + exp(y)) without overflow (JAX's formula, NaN/equal-infinity aware)."""
-    delta = sub(x, y)
-    stable = add(lax_max(x, y), log1p(exp(neg(abs(delta)))))
-    return select_n(ne(delta, delta), stable, add(x, y))
-
-
-def _replace_inf(x):
-    return select_n(eq(x, np.asarray(np.inf, get_aval(x).dtype)), x, zeros_like(x))
-
-
-def _logaddexp_with_tangent(a, b):
-    """Combines (value, tangent) pairs with JAX's custom logaddexp derivative: each tangent is
-    weighted by its softmax share, a formula that stays smooth where x == y."""
-    (x, tx), (y, ty) = a, b
-    out = _logaddexp(x, y)
-    r_out = _replace_inf(out)
-    t = add(mul(tx, exp(sub(_replace_inf(x), r_out))), mul(ty, exp(sub(_replace_inf(y), r_out))))
-    return [out, t]
-
-
-def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
-    out, t_out = associative_scan_flat(_logaddexp_with_tangent, [primals[0], tangents[0]], axis,
-                                   reverse)
-    return out, t_out
-
-
-cumlogsumexp_p.def_jvp(_cumlogsumexp_jvp)
-
-
-def cumsum(operand, axis=0, reverse=False):
-    """Inclusive cumulative sum along `axis` (non-negative); `reverse` sums from the end."""
-    return cumsum_p.bind(operand, axis=int(axis), reverse=bool(reverse))
-
-
-def cumprod(operand, axis=0, reverse=False):
-    return cumprod_p.bind(operand, axis=int(axis), reverse=bool(reverse))
-
-
-def cummax(operand, axis=0, reverse=False):
-    return cummax_p.bind(operand, axis=int(axis), reverse=bool(reverse))
-
-
-def cummin(operand, axis=0, reverse=False):
-    return cummin_p.bind(operand, axis=int(axis), reverse=bool(reverse))
-
-
-def cumlogsumexp(operand, axis=0, reverse=False):
-    return cumlogsumexp_p.bind(operand, axis=int(axis), reverse=bool(reverse))
-
-
-# --------------------------------------------------------------------------------------
-# sort
 
 sort_p = core.primitive("sort", multiple_results=True)
 
@@ -419,8 +470,46 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
     return k, v
 
 
-# --------------------------------------------------------------------------------------
-# top_k
+def _sort_transpose(cts, *operands, dimension, is_stable, num_keys):
+    """Sort is linear in its non-key operands: it permutes them. The transpose sends each
+    cotangent back to where its element came from, ct_in[perm[i]] = ct_out[i], which is
+    sorting the cotangents by `perm` (the keys' sorting permutation): no gather needed."""
+    keys = operands[:num_keys]
+    if any(is_undefined(k) for k in keys):
+        raise NotImplementedError("transpose of 'sort': the operation is not linear in its "
+                                  f"keys (the first num_keys={num_keys} operands)")
+    linear = [i for i in range(num_keys, len(operands))
+              if is_undefined(operands[i]) and not is_zero(cts[i])]
+    result = [Zero(x.aval) if is_undefined(x) else None for x in operands]
+    if not linear:
+        return result
+    iota = broadcasted_iota(np.int32, get_aval(keys[0]).shape, dimension)
+    perm = sort_p.bind(*keys, iota, dimension=dimension, is_stable=is_stable,
+                       num_keys=num_keys)[-1]
+    back = sort_p.bind(perm, *[cts[i] for i in linear], dimension=dimension,
+                       is_stable=is_stable, num_keys=1)[1:]
+    for i, ct in zip(linear, back):
+        result[i] = ct
+    return result
+
+
+sort_p.def_transpose(_sort_transpose)
+
+
+def _sort_batch(size, vals, dims, *, dimension, is_stable, num_keys):
+    """All operands get the batch dimension of the first batched one (unbatched ones are
+    broadcast to it: sort needs equal shapes), and `dimension` shifts past it."""
+    bdim = next(d for d in dims if d is not None)
+    shape = next(get_aval(v).shape for v, d in zip(vals, dims) if d is not None)
+    kept = tuple(i for i in range(len(shape)) if i != bdim)
+    args = [broadcast_in_dim(v, shape, kept) if d is None else moveaxis(v, d, bdim)
+            for v, d in zip(vals, dims)]
+    outs = sort_p.bind(*args, dimension=dimension + (bdim <= dimension), is_stable=is_stable,
+                       num_keys=num_keys)
+    return outs, [bdim] * len(outs)
+
+
+sort_p.def_batch(_sort_batch)
 
 top_k_p = core.primitive("top_k", multiple_results=True)
 
@@ -491,53 +580,12 @@ def top_k(operand, k, *, axis=-1):
     return values, indices
 
 
-# --------------------------------------------------------------------------------------
-# Transpose rules (reverse mode)
+def _top_k_batch(size, vals, dims, *, k, axis):
+    (x,), (d,) = vals, dims
+    return top_k_p.bind(x, k=k, axis=axis + (d <= axis)), [d, d]
 
 
-
-def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
-    shape = x.aval.shape
-    kept = tuple(i for i in range(len(shape)) if i not in axes)
-    return [broadcast_in_dim(ct, shape, kept)]
-
-
-reduce_sum_p.def_transpose(_reduce_sum_transpose)
-cumsum_p.def_transpose(lambda ct, x, *, axis, reverse: [
-    cumsum(ct, axis=axis, reverse=not reverse)])
-
-
-def _sort_transpose(cts, *operands, dimension, is_stable, num_keys):
-    """Sort is linear in its non-key operands: it permutes them. The transpose sends each
-    cotangent back to where its element came from, ct_in[perm[i]] = ct_out[i], which is
-    sorting the cotangents by `perm` (the keys' sorting permutation): no gather needed."""
-    keys = operands[:num_keys]
-    if any(is_undefined(k) for k in keys):
-        raise NotImplementedError("transpose of 'sort': the operation is not linear in its "
-                                  f"keys (the first num_keys={num_keys} operands)")
-    linear = [i for i in range(num_keys, len(operands))
-              if is_undefined(operands[i]) and not is_zero(cts[i])]
-    result = [Zero(x.aval) if is_undefined(x) else None for x in operands]
-    if not linear:
-        return result
-    iota = broadcasted_iota(np.int32, get_aval(keys[0]).shape, dimension)
-    perm = sort_p.bind(*keys, iota, dimension=dimension, is_stable=is_stable,
-                       num_keys=num_keys)[-1]
-    back = sort_p.bind(perm, *[cts[i] for i in linear], dimension=dimension,
-                       is_stable=is_stable, num_keys=1)[1:]
-    for i, ct in zip(linear, back):
-        result[i] = ct
-    return result
-
-
-sort_p.def_transpose(_sort_transpose)
-
-
-# --------------------------------------------------------------------------------------
-# Batching rules (vmap): the batch dimension stays where it is and the reduced, scanned or
-# sorted axes shift past it.
-
-
+top_k_p.def_batch(_top_k_batch)
 for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
            reduce_xor_p, argmax_p, argmin_p):
     defreducer(_p)
@@ -555,57 +603,9 @@ for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
     _p.def_batch(_cumulative_batch(_p))
 
 
-def _sort_batch(size, vals, dims, *, dimension, is_stable, num_keys):
-    """All operands get the batch dimension of the first batched one (unbatched ones are
-    broadcast to it: sort needs equal shapes), and `dimension` shifts past it."""
-    bdim = next(d for d in dims if d is not None)
-    shape = next(get_aval(v).shape for v, d in zip(vals, dims) if d is not None)
-    kept = tuple(i for i in range(len(shape)) if i != bdim)
-    args = [broadcast_in_dim(v, shape, kept) if d is None else moveaxis(v, d, bdim)
-            for v, d in zip(vals, dims)]
-    outs = sort_p.bind(*args, dimension=dimension + (bdim <= dimension), is_stable=is_stable,
-                       num_keys=num_keys)
-    return outs, [bdim] * len(outs)
-
-
-sort_p.def_batch(_sort_batch)
-
-
-def _top_k_batch(size, vals, dims, *, k, axis):
-    (x,), (d,) = vals, dims
-    return top_k_p.bind(x, k=k, axis=axis + (d <= axis)), [d, d]
-
-
-top_k_p.def_batch(_top_k_batch)
-
-
-# --------------------------------------------------------------------------------------
-# Code generation rules (jit)
-
-
-
 def _axes_text(axes) -> str:
     axes = tuple(int(a) for a in axes)
     return f"({axes[0]},)" if len(axes) == 1 else str(axes)
-
-
-def _reduce_codegen(prim, ufunc_name, empty_ok):
-    """`np.<ufunc>.reduce` over floating-point or complex operands (non-empty unless the
-    ufunc has an identity), to a non-0-d result."""
-    def applies(eqn):
-        x = eqn.invars[0]
-        return (x.aval.dtype.kind in "fc" and (empty_ok or x.aval.size != 0)
-                and eqn.outvars[0].aval.shape != () and bool(eqn.params["axes"]))
-
-    @codegen_rule(prim, when=applies, fresh=True)
-    def rule(fb, k, eqn, outs):
-        fb.line(f"{outs[0]} = np.{ufunc_name}.reduce({fb.name(eqn.invars[0])}, "
-                f"axis={_axes_text(eqn.params['axes'])})")
-
-
-_reduce_codegen(reduce_sum_p, "add", True)
-_reduce_codegen(reduce_max_p, "maximum", False)
-_reduce_codegen(reduce_min_p, "minimum", False)
 
 
 __all__ = [

@@ -1,7 +1,9 @@
 """Shape primitives: broadcasting, reshaping, transposition, slicing, padding, iota.
 
 All of them are linear in their array operands, so each JVP is the primitive applied
-to the tangents (`deflinear`).
+to the tangents (`deflinear`). Each primitive's rules follow its declaration; broadcast_in_dim,
+reshape and transpose are declared in `base_prims` (the interpreters bind them) and get their
+rules here.
 """
 from __future__ import annotations
 
@@ -35,11 +37,65 @@ broadcast_in_dim_p.returns_operand = lambda eqn: (
     else None)
 
 
-# --------------------------------------------------------------------------------------
-# reshape, squeeze, expand_dims, transpose, rev
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
+    in_shape = x.aval.shape
+    # New dimensions of size 1 need no sum: the reshape drops them.
+    summed = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions and shape[i] != 1)
+    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
+                      if in_shape[i] == 1 and shape[d] != 1)
+    out = reduce_sum(ct, tuple(sorted(summed + stretched))) if summed or stretched else ct
+    return [reshape(out, in_shape)]
+
+
+broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
+
+
+def _broadcast_in_dim_batch(size, vals, dims, *, shape, broadcast_dimensions, sharding=None):
+    (x,), (d,) = vals, dims
+    x = batching.moveaxis(x, d, 0)
+    return broadcast_in_dim(x, (size,) + tuple(shape),
+                            (0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
+
+
+broadcast_in_dim_p.def_batch(_broadcast_in_dim_batch)
+
+
+@codegen_rule(broadcast_in_dim_p)
+def _broadcast_in_dim_codegen(fb, k, eqn, outs):
+    x = eqn.invars[0]
+    shape = tuple(eqn.params["shape"])
+    expanded = [1] * len(shape)
+    for d, size in zip(eqn.params["broadcast_dimensions"], x.aval.shape):
+        expanded[d] = size
+    src = fb.typed(x)
+    if tuple(expanded) != x.aval.shape and x.aval.shape != ():
+        src = f"{src}.reshape({tuple(expanded)})"
+        if tuple(expanded) == shape:  # only unit dimensions were added
+            fb.line(f"{outs[0]} = {src}")
+            return
+    fb.line(f"{outs[0]} = np.broadcast_to({src}, {shape})")
+
 
 deflinear(reshape_p)
 reshape_p.returns_operand = lambda eqn: 0 if eqn.params.get("dimensions") is None else None
+reshape_p.def_transpose(lambda ct, x, *, new_sizes, dimensions=None, sharding=None: [
+    reshape(ct, x.aval.shape) if dimensions is None else transpose(
+        reshape(ct, [x.aval.shape[d] for d in dimensions]), np.argsort(dimensions))])
+
+
+def _reshape_batch(size, vals, dims, *, new_sizes, dimensions=None, sharding=None):
+    (x,), (d,) = vals, dims
+    x = batching.moveaxis(x, d, 0)
+    perm = None if dimensions is None else (0,) + tuple(i + 1 for i in dimensions)
+    return reshape(x, (size,) + tuple(new_sizes), perm), 0
+
+
+reshape_p.def_batch(_reshape_batch)
+
+
+@codegen_rule(reshape_p, when=lambda eqn: eqn.params.get("dimensions") is None)
+def _reshape_codegen(fb, k, eqn, outs):
+    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.reshape({tuple(eqn.params['new_sizes'])})")
 
 
 squeeze_p = core.primitive("squeeze")
@@ -68,6 +124,24 @@ def squeeze(array, dimensions):
         return array
     return squeeze_p.bind(array, dimensions=dims)
 
+
+squeeze_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+
+
+def _squeeze_batch(size, vals, dims, *, dimensions):
+    (x,), (d,) = vals, dims
+    return (squeeze_p.bind(x, dimensions=tuple(a + (a >= d) for a in dimensions)),
+            d - sum(a < d for a in dimensions))
+
+
+squeeze_p.def_batch(_squeeze_batch)
+
+
+def _to_out_shape_codegen(fb, k, eqn, outs):
+    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.reshape({eqn.outvars[0].aval.shape})")
+
+
+codegen_rule(squeeze_p)(_to_out_shape_codegen)
 
 expand_dims_p = core.primitive("expand_dims")
 
@@ -106,10 +180,38 @@ def expand_dims(array, dimensions):
     return expand_dims_p.bind(array, dimensions=dims)
 
 
+expand_dims_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+
+
+def _expand_dims_batch(size, vals, dims, *, dimensions):
+    (x,), (d,) = vals, dims
+    x = batching.moveaxis(x, d, 0)
+    return expand_dims_p.bind(x, dimensions=tuple(a + 1 for a in dimensions)), 0
+
+
+expand_dims_p.def_batch(_expand_dims_batch)
+codegen_rule(expand_dims_p)(_to_out_shape_codegen)
 deflinear(transpose_p)
 transpose_p.returns_operand = lambda eqn: (
     0 if tuple(eqn.params["permutation"]) == tuple(range(len(eqn.params["permutation"])))
     else None)
+transpose_p.def_transpose(lambda ct, x, *, permutation: [
+    transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
+
+
+def _transpose_batch(size, vals, dims, *, permutation):
+    (x,), (d,) = vals, dims
+    perm = (d,) + tuple(p + (p >= d) for p in permutation)
+    return transpose(x, perm), 0
+
+
+transpose_p.def_batch(_transpose_batch)
+
+
+@codegen_rule(transpose_p)
+def _transpose_codegen(fb, k, eqn, outs):
+    perm = tuple(int(p) for p in eqn.params["permutation"])
+    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.transpose({perm})")
 
 
 rev_p = core.primitive("rev")
@@ -131,8 +233,15 @@ def rev(operand, dimensions):
     return rev_p.bind(operand, dimensions=tuple(int(d) for d in dimensions))
 
 
-# --------------------------------------------------------------------------------------
-# pad, concatenate, slice
+rev_p.def_transpose(lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+
+def _rev_batch(size, vals, dims, *, dimensions):
+    (x,), (d,) = vals, dims
+    return rev(x, tuple(a + (a >= d) for a in dimensions)), d
+
+
+rev_p.def_batch(_rev_batch)
 
 pad_p = core.primitive("pad")
 
@@ -192,6 +301,78 @@ def pad(operand, padding_value, padding_config):
     return pad_p.bind(operand, padding_value, padding_config=config)
 
 
+def _pad_transpose(ct, x, pv, *, padding_config):
+    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    t = pad(ct, np.zeros((), get_aval(ct).dtype), unpad)
+    strides = tuple(i + 1 for _, _, i in padding_config)
+    t_operand = slice(t, (0,) * len(strides), get_aval(t).shape, strides)
+    t_pv = None
+    if is_undefined(pv):  # every output element not taken from the operand is padding
+        every = tuple(range(get_aval(ct).ndim))
+        t_pv = sub(reduce_sum(ct, every), reduce_sum(t_operand, every))
+    return [t_operand if is_undefined(x) else None, t_pv]
+
+
+pad_p.def_transpose(_pad_transpose)
+
+
+def _pad_batch(size, vals, dims, *, padding_config):
+    (x, pv), (dx, dpv) = vals, dims
+    x = batching.bdim_at_front(x, dx, size)
+    config = ((0, 0, 0),) + tuple(padding_config)
+    if dpv is None:
+        return pad(x, pv, config), 0
+    # A padding value per example: pad with zeros, then select it where the padding is.
+    mask = pad(full(get_aval(x).shape, True, np.bool_), np.zeros((), np.bool_), config)
+    padded = pad(x, np.zeros((), get_aval(x).dtype), config)
+    out_shape = get_aval(padded).shape
+    values = broadcast_in_dim(batching.moveaxis(pv, dpv, 0), out_shape, (0,))
+    return select_n(mask, values, padded), 0
+
+
+pad_p.def_batch(_pad_batch)
+
+
+def _pad_simple(eqn) -> bool:
+    return (eqn.invars[0].aval.shape != ()
+            and all(i == 0 and lo >= 0 and hi >= 0 for lo, hi, i in eqn.params["padding_config"]))
+
+
+def _pad_index(eqn) -> str:
+    """Where the operand of a `_pad_simple` pad lands in its result."""
+    config, shape = eqn.params["padding_config"], eqn.invars[0].aval.shape
+    return index_text(range_text(lo, lo + n, n + lo + hi) for (lo, hi, _), n in
+                      zip(config, shape))
+
+
+def _zero_padding(eqn) -> bool:
+    value = eqn.invars[1]
+    return type(value) is Literal and value.val == 0
+
+
+def _zero_pad_region(eqn):
+    """For a zero pad without interior or negative padding: the index of where its operand
+    lands; otherwise None."""
+    if not _pad_simple(eqn) or not _zero_padding(eqn):
+        return None
+    return _pad_index(eqn)
+
+
+pad_p.zero_pad_region = _zero_pad_region
+
+
+@codegen_rule(pad_p, when=_pad_simple, fresh=True)
+def _pad_codegen(fb, k, eqn, outs):
+    x, value = eqn.invars
+    aval = eqn.outvars[0].aval
+    dtype = fb.module.global_name(aval.dtype, aval.dtype.name)
+    if _zero_padding(eqn):
+        fb.line(f"{outs[0]} = np.zeros({aval.shape}, {dtype})")
+    else:
+        fb.line(f"{outs[0]} = np.full({aval.shape}, {fb.typed(value)}, {dtype})")
+    fb.line(f"{outs[0]}[{_pad_index(eqn)}] = {fb.name(x)}")
+
+
 concatenate_p = core.primitive("concatenate")
 concatenate_p.def_impl(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
 
@@ -225,6 +406,43 @@ def concatenate(operands, dimension):
     if len(operands) == 1 and isinstance(operands[0], core.ArrayBase):
         return operands[0]
     return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def _concatenate_transpose(ct, *xs, dimension):
+    out = []
+    offset = 0
+    ct_shape = get_aval(ct).shape
+    for x in xs:
+        size = (x.aval if is_undefined(x) else get_aval(x)).shape[dimension]
+        if is_undefined(x):
+            start = [0] * len(ct_shape)
+            limit = list(ct_shape)
+            start[dimension], limit[dimension] = offset, offset + size
+            out.append(slice(ct, start, limit))
+        else:
+            out.append(None)
+        offset += size
+    return out
+
+
+concatenate_p.def_transpose(_concatenate_transpose)
+
+
+def _front(vals, dims, size):
+    return [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+
+
+def _concatenate_batch(size, vals, dims, *, dimension):
+    return concatenate(_front(vals, dims, size), dimension + 1), 0
+
+
+concatenate_p.def_batch(_concatenate_batch)
+
+
+@codegen_rule(concatenate_p, fresh=True)
+def _concatenate_codegen(fb, k, eqn, outs):
+    args = ", ".join(fb.typed(a) for a in eqn.invars)
+    fb.line(f"{outs[0]} = np.concatenate(({args},), axis={int(eqn.params['dimension'])})")
 
 
 slice_p = core.primitive("slice")
@@ -261,6 +479,48 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
     st = None if strides is None or all(s == 1 for s in strides) else tuple(int(s)
                                                                            for s in strides)
     return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=st)
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
+    in_shape = x.aval.shape
+    strides = strides or (1,) * len(in_shape)
+    ct_shape = get_aval(ct).shape
+    config = []
+    for n, s, st, m in zip(in_shape, start_indices, strides, ct_shape):
+        real_limit = s + (m - 1) * st + 1 if m else s
+        config.append((s, n - real_limit, st - 1 if m else 0))
+    return [pad(ct, np.zeros((), get_aval(ct).dtype), config)]
+
+
+slice_p.def_transpose(_slice_transpose)
+
+
+def _slice_batch(size, vals, dims, *, start_indices, limit_indices, strides=None):
+    (x,), (d,) = vals, dims
+    strides = strides or (1,) * len(start_indices)
+    start = list(start_indices)
+    limit = list(limit_indices)
+    st = list(strides)
+    start.insert(d, 0)
+    limit.insert(d, size)
+    st.insert(d, 1)
+    return slice(x, start, limit, st), d
+
+
+slice_p.def_batch(_slice_batch)
+
+
+@codegen_rule(slice_p)
+def _slice_codegen(fb, k, eqn, outs):
+    p = eqn.params
+    x = eqn.invars[0]
+    if x.aval.ndim == 0:
+        fb.line(f"{outs[0]} = {fb.typed(x)}")
+        return
+    strides = p.get("strides") or (1,) * x.aval.ndim
+    parts = [range_text(lo, hi, n, st) for lo, hi, n, st in
+             zip(p["start_indices"], p["limit_indices"], x.aval.shape, strides)]
+    fb.line(f"{outs[0]} = {fb.typed(x)}[{index_text(parts)}]")
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
@@ -318,8 +578,20 @@ def split(operand, sizes, axis=0):
     return split_p.bind(operand, sizes=tuple(int(s) for s in sizes), axis=axis)
 
 
-# --------------------------------------------------------------------------------------
-# Compositions: collapse, stack, unstack, tile, broadcast_like, broadcast_shapes, empty
+def _split_transpose(cts, x, *, sizes, axis):
+    pieces = [full(ct.aval.shape, 0, ct.aval.dtype) if core.is_zero(ct) else ct for ct in cts]
+    return [concatenate(pieces, axis)]
+
+
+split_p.def_transpose(_split_transpose)
+
+
+def _split_batch(size, vals, dims, *, sizes, axis):
+    (x,), (d,) = vals, dims
+    return split_p.bind(x, sizes=sizes, axis=axis + (d <= axis)), [d] * len(sizes)
+
+
+split_p.def_batch(_split_batch)
 
 
 def collapse(operand, start_dimension, stop_dimension=None):
@@ -414,286 +686,17 @@ iota_p.def_jvp(lambda primals, tangents, **params: (
         np.dtype(params["dtype"]))))))
 
 
-def iota(dtype, size):
-    return broadcasted_iota(dtype, (size,), 0)
-
-
 def broadcasted_iota(dtype, shape, dimension, sharding=None):
     shape = tuple(int(d) for d in shape)
     return iota_p.bind(dtype=as_dtype(dtype), shape=shape, dimension=int(dimension),
                        sharding=sharding)
 
 
-# --------------------------------------------------------------------------------------
-# Transpose rules (reverse mode): each shape primitive is linear in its array operands.
-
-
-
-def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
-    in_shape = x.aval.shape
-    # New dimensions of size 1 need no sum: the reshape drops them.
-    summed = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions and shape[i] != 1)
-    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
-                      if in_shape[i] == 1 and shape[d] != 1)
-    out = reduce_sum(ct, tuple(sorted(summed + stretched))) if summed or stretched else ct
-    return [reshape(out, in_shape)]
-
-
-def _pad_transpose(ct, x, pv, *, padding_config):
-    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
-    t = pad(ct, np.zeros((), get_aval(ct).dtype), unpad)
-    strides = tuple(i + 1 for _, _, i in padding_config)
-    t_operand = slice(t, (0,) * len(strides), get_aval(t).shape, strides)
-    t_pv = None
-    if is_undefined(pv):  # every output element not taken from the operand is padding
-        every = tuple(range(get_aval(ct).ndim))
-        t_pv = sub(reduce_sum(ct, every), reduce_sum(t_operand, every))
-    return [t_operand if is_undefined(x) else None, t_pv]
-
-
-def _concatenate_transpose(ct, *xs, dimension):
-    out = []
-    offset = 0
-    ct_shape = get_aval(ct).shape
-    for x in xs:
-        size = (x.aval if is_undefined(x) else get_aval(x)).shape[dimension]
-        if is_undefined(x):
-            start = [0] * len(ct_shape)
-            limit = list(ct_shape)
-            start[dimension], limit[dimension] = offset, offset + size
-            out.append(slice(ct, start, limit))
-        else:
-            out.append(None)
-        offset += size
-    return out
-
-
-def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
-    in_shape = x.aval.shape
-    strides = strides or (1,) * len(in_shape)
-    ct_shape = get_aval(ct).shape
-    config = []
-    for n, s, st, m in zip(in_shape, start_indices, strides, ct_shape):
-        real_limit = s + (m - 1) * st + 1 if m else s
-        config.append((s, n - real_limit, st - 1 if m else 0))
-    return [pad(ct, np.zeros((), get_aval(ct).dtype), config)]
-
-
-broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
-reshape_p.def_transpose(lambda ct, x, *, new_sizes, dimensions=None, sharding=None: [
-    reshape(ct, x.aval.shape) if dimensions is None else transpose(
-        reshape(ct, [x.aval.shape[d] for d in dimensions]), np.argsort(dimensions))])
-squeeze_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
-expand_dims_p.def_transpose(lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
-transpose_p.def_transpose(lambda ct, x, *, permutation: [
-    transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
-rev_p.def_transpose(lambda ct, x, *, dimensions: [rev(ct, dimensions)])
-pad_p.def_transpose(_pad_transpose)
-concatenate_p.def_transpose(_concatenate_transpose)
-slice_p.def_transpose(_slice_transpose)
-
-
-def _split_transpose(cts, x, *, sizes, axis):
-    pieces = [full(ct.aval.shape, 0, ct.aval.dtype) if core.is_zero(ct) else ct for ct in cts]
-    return [concatenate(pieces, axis)]
-
-
-split_p.def_transpose(_split_transpose)
-
-
-# --------------------------------------------------------------------------------------
-# Batching rules (vmap): the batch dimension goes first, or stays put where that is free.
-
-
-
-def _front(vals, dims, size):
-    return [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
-
-
-def _broadcast_in_dim_batch(size, vals, dims, *, shape, broadcast_dimensions, sharding=None):
-    (x,), (d,) = vals, dims
-    x = batching.moveaxis(x, d, 0)
-    return broadcast_in_dim(x, (size,) + tuple(shape),
-                            (0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
-
-
-def _reshape_batch(size, vals, dims, *, new_sizes, dimensions=None, sharding=None):
-    (x,), (d,) = vals, dims
-    x = batching.moveaxis(x, d, 0)
-    perm = None if dimensions is None else (0,) + tuple(i + 1 for i in dimensions)
-    return reshape(x, (size,) + tuple(new_sizes), perm), 0
-
-
-def _squeeze_batch(size, vals, dims, *, dimensions):
-    (x,), (d,) = vals, dims
-    return (squeeze_p.bind(x, dimensions=tuple(a + (a >= d) for a in dimensions)),
-            d - sum(a < d for a in dimensions))
-
-
-def _expand_dims_batch(size, vals, dims, *, dimensions):
-    (x,), (d,) = vals, dims
-    x = batching.moveaxis(x, d, 0)
-    return expand_dims_p.bind(x, dimensions=tuple(a + 1 for a in dimensions)), 0
-
-
-def _transpose_batch(size, vals, dims, *, permutation):
-    (x,), (d,) = vals, dims
-    perm = (d,) + tuple(p + (p >= d) for p in permutation)
-    return transpose(x, perm), 0
-
-
-def _rev_batch(size, vals, dims, *, dimensions):
-    (x,), (d,) = vals, dims
-    return rev(x, tuple(a + (a >= d) for a in dimensions)), d
-
-
-def _pad_batch(size, vals, dims, *, padding_config):
-    (x, pv), (dx, dpv) = vals, dims
-    x = batching.bdim_at_front(x, dx, size)
-    config = ((0, 0, 0),) + tuple(padding_config)
-    if dpv is None:
-        return pad(x, pv, config), 0
-    # A padding value per example: pad with zeros, then select it where the padding is.
-    mask = pad(full(get_aval(x).shape, True, np.bool_), np.zeros((), np.bool_), config)
-    padded = pad(x, np.zeros((), get_aval(x).dtype), config)
-    out_shape = get_aval(padded).shape
-    values = broadcast_in_dim(batching.moveaxis(pv, dpv, 0), out_shape, (0,))
-    return select_n(mask, values, padded), 0
-
-
-def _concatenate_batch(size, vals, dims, *, dimension):
-    return concatenate(_front(vals, dims, size), dimension + 1), 0
-
-
-def _slice_batch(size, vals, dims, *, start_indices, limit_indices, strides=None):
-    (x,), (d,) = vals, dims
-    strides = strides or (1,) * len(start_indices)
-    start = list(start_indices)
-    limit = list(limit_indices)
-    st = list(strides)
-    start.insert(d, 0)
-    limit.insert(d, size)
-    st.insert(d, 1)
-    return slice(x, start, limit, st), d
-
-
-broadcast_in_dim_p.def_batch(_broadcast_in_dim_batch)
-reshape_p.def_batch(_reshape_batch)
-squeeze_p.def_batch(_squeeze_batch)
-expand_dims_p.def_batch(_expand_dims_batch)
-transpose_p.def_batch(_transpose_batch)
-rev_p.def_batch(_rev_batch)
-pad_p.def_batch(_pad_batch)
-concatenate_p.def_batch(_concatenate_batch)
-slice_p.def_batch(_slice_batch)
 iota_p.mark_absent("batch", "iota has no operands, so it is never batched")
 
 
-def _split_batch(size, vals, dims, *, sizes, axis):
-    (x,), (d,) = vals, dims
-    return split_p.bind(x, sizes=sizes, axis=axis + (d <= axis)), [d] * len(sizes)
-
-
-split_p.def_batch(_split_batch)
-
-
-# --------------------------------------------------------------------------------------
-# Code generation rules (jit)
-
-
-
-@codegen_rule(broadcast_in_dim_p)
-def _broadcast_in_dim_codegen(fb, k, eqn, outs):
-    x = eqn.invars[0]
-    shape = tuple(eqn.params["shape"])
-    expanded = [1] * len(shape)
-    for d, size in zip(eqn.params["broadcast_dimensions"], x.aval.shape):
-        expanded[d] = size
-    src = fb.typed(x)
-    if tuple(expanded) != x.aval.shape and x.aval.shape != ():
-        src = f"{src}.reshape({tuple(expanded)})"
-        if tuple(expanded) == shape:  # only unit dimensions were added
-            fb.line(f"{outs[0]} = {src}")
-            return
-    fb.line(f"{outs[0]} = np.broadcast_to({src}, {shape})")
-
-
-@codegen_rule(reshape_p, when=lambda eqn: eqn.params.get("dimensions") is None)
-def _reshape_codegen(fb, k, eqn, outs):
-    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.reshape({tuple(eqn.params['new_sizes'])})")
-
-
-def _to_out_shape_codegen(fb, k, eqn, outs):
-    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.reshape({eqn.outvars[0].aval.shape})")
-
-
-codegen_rule(squeeze_p)(_to_out_shape_codegen)
-codegen_rule(expand_dims_p)(_to_out_shape_codegen)
-
-
-@codegen_rule(transpose_p)
-def _transpose_codegen(fb, k, eqn, outs):
-    perm = tuple(int(p) for p in eqn.params["permutation"])
-    fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.transpose({perm})")
-
-
-@codegen_rule(slice_p)
-def _slice_codegen(fb, k, eqn, outs):
-    p = eqn.params
-    x = eqn.invars[0]
-    if x.aval.ndim == 0:
-        fb.line(f"{outs[0]} = {fb.typed(x)}")
-        return
-    strides = p.get("strides") or (1,) * x.aval.ndim
-    parts = [range_text(lo, hi, n, st) for lo, hi, n, st in
-             zip(p["start_indices"], p["limit_indices"], x.aval.shape, strides)]
-    fb.line(f"{outs[0]} = {fb.typed(x)}[{index_text(parts)}]")
-
-
-def _pad_simple(eqn) -> bool:
-    return (eqn.invars[0].aval.shape != ()
-            and all(i == 0 and lo >= 0 and hi >= 0 for lo, hi, i in eqn.params["padding_config"]))
-
-
-def _pad_index(eqn) -> str:
-    """Where the operand of a `_pad_simple` pad lands in its result."""
-    config, shape = eqn.params["padding_config"], eqn.invars[0].aval.shape
-    return index_text(range_text(lo, lo + n, n + lo + hi) for (lo, hi, _), n in
-                      zip(config, shape))
-
-
-def _zero_padding(eqn) -> bool:
-    value = eqn.invars[1]
-    return type(value) is Literal and value.val == 0
-
-
-def _zero_pad_region(eqn):
-    """For a zero pad without interior or negative padding: the index of where its operand
-    lands; otherwise None."""
-    if not _pad_simple(eqn) or not _zero_padding(eqn):
-        return None
-    return _pad_index(eqn)
-
-
-pad_p.zero_pad_region = _zero_pad_region
-
-
-@codegen_rule(pad_p, when=_pad_simple, fresh=True)
-def _pad_codegen(fb, k, eqn, outs):
-    x, value = eqn.invars
-    aval = eqn.outvars[0].aval
-    dtype = fb.module.global_name(aval.dtype, aval.dtype.name)
-    if _zero_padding(eqn):
-        fb.line(f"{outs[0]} = np.zeros({aval.shape}, {dtype})")
-    else:
-        fb.line(f"{outs[0]} = np.full({aval.shape}, {fb.typed(value)}, {dtype})")
-    fb.line(f"{outs[0]}[{_pad_index(eqn)}] = {fb.name(x)}")
-
-
-@codegen_rule(concatenate_p, fresh=True)
-def _concatenate_codegen(fb, k, eqn, outs):
-    args = ", ".join(fb.typed(a) for a in eqn.invars)
-    fb.line(f"{outs[0]} = np.concatenate(({args},), axis={int(eqn.params['dimension'])})")
+def iota(dtype, size):
+    return broadcasted_iota(dtype, (size,), 0)
 
 
 __all__ = [

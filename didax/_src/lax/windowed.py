@@ -183,13 +183,44 @@ def _reducer(name, ufunc, identity, accepted) -> core.Primitive:
 
 
 reduce_window_sum_p = _reducer("reduce_window_sum", np.add, lambda dtype: 0, num)
-reduce_window_max_p = _reducer("reduce_window_max", np.maximum, _max_identity, _ORDERED)
-reduce_window_min_p = _reducer("reduce_window_min", np.minimum, _min_identity, _ORDERED)
 deflinear(reduce_window_sum_p)
 
 
-# --------------------------------------------------------------------------------------
-# select_and_gather_add: per window, the tangent of the element a max (min) selects
+def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, padding,
+                                 base_dilation, window_dilation):
+    """JAX's rule: the cotangent, spread out by the strides and padded as for a
+    convolution's input gradient, summed over the same windows (strided by the base
+    dilation, which the result undoes)."""
+    in_shape = x.aval.shape
+    pads = _vjp_lhs_padding(in_shape, window_dimensions, window_strides, get_aval(ct).shape,
+                            padding, base_dilation, window_dilation)
+    config = [(lo, hi, s - 1) for (lo, hi), s in zip(pads, window_strides)]
+    spread = pad(ct, np.zeros((), get_aval(ct).dtype), config)
+    ones = (1,) * len(in_shape)
+    out = reduce_window_sum_p.bind(spread, window_dimensions=window_dimensions,
+                                   window_strides=base_dilation,
+                                   padding=((0, 0),) * len(in_shape), base_dilation=ones,
+                                   window_dilation=window_dilation)
+    assert get_aval(out).shape == in_shape, (get_aval(out).shape, in_shape)
+    return [out]
+
+
+reduce_window_sum_p.def_transpose(_reduce_window_sum_transpose)
+
+reduce_window_max_p = _reducer("reduce_window_max", np.maximum, _max_identity, _ORDERED)
+
+
+def _chooser_jvp(select_prim):
+    def rule(g, x, **params):
+        return select_and_gather_add_p.bind(g, x, select_prim=select_prim, **params)
+
+    return rule
+
+
+defjvp(reduce_window_max_p, _chooser_jvp(ge_p))
+
+reduce_window_min_p = _reducer("reduce_window_min", np.minimum, _min_identity, _ORDERED)
+defjvp(reduce_window_min_p, _chooser_jvp(le_p))
 
 
 def _selects(select_prim, acc, key):
@@ -243,8 +274,72 @@ select_and_gather_add_p.def_impl(_select_and_gather_add_impl)
 select_and_gather_add_p.def_abstract_eval(_select_and_gather_add_aval)
 
 
-# --------------------------------------------------------------------------------------
-# select_and_scatter_add: each source value added to the element its window selects
+def _linear_in_first_jvp(prim):
+    def rule(primals, tangents, **params):
+        (values, operand), (t_values, _) = primals, tangents
+        out = prim.bind(values, operand, **params)
+        if is_zero(t_values):
+            return out, Zero(get_aval(out).to_tangent_aval())
+        return out, prim.bind(t_values, operand, **params)
+
+    return rule
+
+
+select_and_gather_add_p.def_jvp(_linear_in_first_jvp(select_and_gather_add_p))
+
+
+def _select_and_gather_add_transpose(ct, tangents, operand, *, select_prim,
+                                     window_dimensions, window_strides, padding,
+                                     base_dilation, window_dilation):
+    """Scatters the cotangents back to the selected elements. Base dilation becomes holes of
+    identity in the operand (never selected over a real element), dropped afterwards."""
+    if is_undefined(operand):
+        raise NotImplementedError("transpose of 'select_and_gather_add': the operation is "
+                                  "not linear in its operand")
+    aval = tangents.aval
+    if is_zero(ct):
+        return [Zero(aval), None]
+    dilated = any(d != 1 for d in base_dilation)
+    if dilated:
+        dtype = get_aval(operand).dtype
+        identity = (_max_identity if select_prim is ge_p else _min_identity)(dtype)
+        operand = pad(operand, np.asarray(identity, dtype),
+                      tuple((0, 0, d - 1) for d in base_dilation))
+    out = select_and_scatter_add_p.bind(
+        ct, operand, select_prim=select_prim, window_dimensions=window_dimensions,
+        window_strides=window_strides, padding=padding,
+        window_dilation=None if all(d == 1 for d in window_dilation) else window_dilation)
+    if dilated:
+        out = lax_slice(out, (0,) * aval.ndim, get_aval(out).shape, base_dilation)
+    return [out, None]
+
+
+def _pair_batch(prim):
+    """Both operands with the batch dimension first (broadcast if unbatched)."""
+    def rule(size, vals, dims, **params):
+        args = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+        names = [n for n in _WINDOW_PARAMS if n in params]
+        return prim.bind(*args, **_insert_unit(params, 0, names)), 0
+
+    return rule
+
+
+def _select_and_scatter_add_transpose(ct, source, operand, *, select_prim, window_dimensions,
+                                      window_strides, padding, window_dilation=None):
+    if is_undefined(operand):
+        raise NotImplementedError("transpose of 'select_and_scatter_add': the operation is "
+                                  "not linear in its operand")
+    if is_zero(ct):
+        return [Zero(source.aval), None]
+    ones = (1,) * len(window_dimensions)
+    return [select_and_gather_add_p.bind(
+        ct, operand, select_prim=select_prim, window_dimensions=window_dimensions,
+        window_strides=window_strides, padding=padding, base_dilation=ones,
+        window_dilation=window_dilation or ones), None]
+
+
+select_and_gather_add_p.def_transpose(_select_and_gather_add_transpose)
+select_and_gather_add_p.def_batch(_pair_batch(select_and_gather_add_p))
 
 
 def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensions,
@@ -301,111 +396,9 @@ select_and_scatter_add_p.def_abstract_eval(_select_and_scatter_add_aval)
 # raises): printed only when used, so jaxprs read as JAX's.
 select_and_scatter_add_p.pp_hidden = {
     "window_dilation": lambda d: d is None or all(v == 1 for v in d)}
-
-
-# --------------------------------------------------------------------------------------
-# JVP rules: the operand of a gather or scatter only decides where values go
-
-
-def _chooser_jvp(select_prim):
-    def rule(g, x, **params):
-        return select_and_gather_add_p.bind(g, x, select_prim=select_prim, **params)
-
-    return rule
-
-
-defjvp(reduce_window_max_p, _chooser_jvp(ge_p))
-defjvp(reduce_window_min_p, _chooser_jvp(le_p))
-
-
-def _linear_in_first_jvp(prim):
-    def rule(primals, tangents, **params):
-        (values, operand), (t_values, _) = primals, tangents
-        out = prim.bind(values, operand, **params)
-        if is_zero(t_values):
-            return out, Zero(get_aval(out).to_tangent_aval())
-        return out, prim.bind(t_values, operand, **params)
-
-    return rule
-
-
-select_and_gather_add_p.def_jvp(_linear_in_first_jvp(select_and_gather_add_p))
 select_and_scatter_add_p.def_jvp(_linear_in_first_jvp(select_and_scatter_add_p))
-
-
-# --------------------------------------------------------------------------------------
-# Transpose rules (reverse mode)
-
-
-
-def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, padding,
-                                 base_dilation, window_dilation):
-    """JAX's rule: the cotangent, spread out by the strides and padded as for a
-    convolution's input gradient, summed over the same windows (strided by the base
-    dilation, which the result undoes)."""
-    in_shape = x.aval.shape
-    pads = _vjp_lhs_padding(in_shape, window_dimensions, window_strides, get_aval(ct).shape,
-                            padding, base_dilation, window_dilation)
-    config = [(lo, hi, s - 1) for (lo, hi), s in zip(pads, window_strides)]
-    spread = pad(ct, np.zeros((), get_aval(ct).dtype), config)
-    ones = (1,) * len(in_shape)
-    out = reduce_window_sum_p.bind(spread, window_dimensions=window_dimensions,
-                                   window_strides=base_dilation,
-                                   padding=((0, 0),) * len(in_shape), base_dilation=ones,
-                                   window_dilation=window_dilation)
-    assert get_aval(out).shape == in_shape, (get_aval(out).shape, in_shape)
-    return [out]
-
-
-reduce_window_sum_p.def_transpose(_reduce_window_sum_transpose)
-
-
-def _select_and_gather_add_transpose(ct, tangents, operand, *, select_prim,
-                                     window_dimensions, window_strides, padding,
-                                     base_dilation, window_dilation):
-    """Scatters the cotangents back to the selected elements. Base dilation becomes holes of
-    identity in the operand (never selected over a real element), dropped afterwards."""
-    if is_undefined(operand):
-        raise NotImplementedError("transpose of 'select_and_gather_add': the operation is "
-                                  "not linear in its operand")
-    aval = tangents.aval
-    if is_zero(ct):
-        return [Zero(aval), None]
-    dilated = any(d != 1 for d in base_dilation)
-    if dilated:
-        dtype = get_aval(operand).dtype
-        identity = (_max_identity if select_prim is ge_p else _min_identity)(dtype)
-        operand = pad(operand, np.asarray(identity, dtype),
-                      tuple((0, 0, d - 1) for d in base_dilation))
-    out = select_and_scatter_add_p.bind(
-        ct, operand, select_prim=select_prim, window_dimensions=window_dimensions,
-        window_strides=window_strides, padding=padding,
-        window_dilation=None if all(d == 1 for d in window_dilation) else window_dilation)
-    if dilated:
-        out = lax_slice(out, (0,) * aval.ndim, get_aval(out).shape, base_dilation)
-    return [out, None]
-
-
-def _select_and_scatter_add_transpose(ct, source, operand, *, select_prim, window_dimensions,
-                                      window_strides, padding, window_dilation=None):
-    if is_undefined(operand):
-        raise NotImplementedError("transpose of 'select_and_scatter_add': the operation is "
-                                  "not linear in its operand")
-    if is_zero(ct):
-        return [Zero(source.aval), None]
-    ones = (1,) * len(window_dimensions)
-    return [select_and_gather_add_p.bind(
-        ct, operand, select_prim=select_prim, window_dimensions=window_dimensions,
-        window_strides=window_strides, padding=padding, base_dilation=ones,
-        window_dilation=window_dilation or ones), None]
-
-
-select_and_gather_add_p.def_transpose(_select_and_gather_add_transpose)
 select_and_scatter_add_p.def_transpose(_select_and_scatter_add_transpose)
-
-
-# --------------------------------------------------------------------------------------
-# Batching rules (vmap): the batch dimension becomes one more window dimension, of size 1
+select_and_scatter_add_p.def_batch(_pair_batch(select_and_scatter_add_p))
 
 
 def _insert_unit(params: dict, at: int, names) -> dict:
@@ -433,26 +426,6 @@ def _reducer_batch(prim):
 
 for _p in (reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p):
     _p.def_batch(_reducer_batch(_p))
-
-
-def _pair_batch(prim):
-    """Both operands with the batch dimension first (broadcast if unbatched)."""
-    def rule(size, vals, dims, **params):
-        args = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
-        names = [n for n in _WINDOW_PARAMS if n in params]
-        return prim.bind(*args, **_insert_unit(params, 0, names)), 0
-
-    return rule
-
-
-select_and_gather_add_p.def_batch(_pair_batch(select_and_gather_add_p))
-select_and_scatter_add_p.def_batch(_pair_batch(select_and_scatter_add_p))
-
-
-# --------------------------------------------------------------------------------------
-# lax.reduce_window
-
-
 _MONOIDS = {add: (reduce_window_sum_p, lambda dtype: 0),
             lax_max: (reduce_window_max_p, _max_identity),
             lax_min: (reduce_window_min_p, _min_identity)}

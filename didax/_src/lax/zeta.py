@@ -48,7 +48,8 @@ def hurwitz_zeta(x, q):
     one = full_like(x, 1)
     domain = bitwise_and(gt(x, one), gt(q, full_like(q, 0)))
     value = zeta_series(select(domain, x, full_like(x, 2)), select(domain, q, full_like(q, 1)))
-    pole = bitwise_or(eq(x, one), bitwise_and(bitwise_and(le(q, full_like(q, 0)), eq(q, floor(q))), gt(x, one)))
+    at_pole = bitwise_and(le(q, full_like(q, 0)), eq(q, floor(q)))  # q = 0, -1, -2, ...
+    pole = bitwise_or(eq(x, one), bitwise_and(at_pole, gt(x, one)))
     return select(domain, value, select(pole, full_like(x, np.inf), full_like(x, np.nan)))
 
 
