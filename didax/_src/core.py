@@ -168,6 +168,8 @@ class Primitive:
         self.is_addition = False  # x + y elementwise: jit sums a zero pad into its region in place
         self.zero_pad_region: Callable | None = None  # eqn -> index text of where the operand
         # lands in an otherwise zero result, or None: jit adds the operand there instead
+        self.axis_name_param: str | None = None  # a collective's param naming the vmap axes
+        # (a name or a tuple of names) it acts over: vmap batches it even when unbatched
 
     def __repr__(self):
         return self.name

@@ -124,15 +124,10 @@ def rule_axis_name():
     return _rule_axis.name
 
 
-# Collective primitives -> the parameter holding the axis names they act over (a name or
-# a tuple of names); filled in by didax._src.lax.parallel.
-collective_axes: dict = {}
-
-
 def uses_axis_name(prim, params, name) -> bool:
     """Whether an application of `prim` acts over the named axis `name`, itself or in a
     sub-jaxpr (a jit call or loop body whose collectives must meet this vmap)."""
-    key = collective_axes.get(prim)
+    key = prim.axis_name_param
     if key is not None:
         names = params[key]
         return name in names if type(names) is tuple else names == name

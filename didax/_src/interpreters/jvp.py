@@ -7,7 +7,7 @@ interpreted by it: nesting gives higher-order derivatives.
 """
 from __future__ import annotations
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.base_prims import add_tangents, broadcast_in_dim, instantiate, reshape
 from didax._src.core import Tracer, Zero, get_aval, is_zero
 from didax._src.interpreters.staging import trace_to_jaxpr
@@ -213,6 +213,24 @@ def deflinear(prim):
 
     prim.def_jvp(rule)
     prim.linear = True
+def defbilinear(prim):
+    """JVP of a product-like primitive: d prim(x, y) = prim(dx, y) + prim(x, dy)."""
+
+    def rule(primals, tangents, **params):
+        (x, y), (tx, ty) = primals, tangents
+        out = prim.bind(x, y, **params)
+        t_out = Zero(get_aval(out).to_tangent_aval())
+        if t_out.aval.dtype == dtypes.float0:  # integer or boolean output
+            return out, t_out
+        if not is_zero(tx):
+            t_out = add_tangents(t_out, prim.bind(tx, y, **params))
+        if not is_zero(ty):
+            t_out = add_tangents(t_out, prim.bind(x, ty, **params))
+        return out, t_out
+
+    prim.def_jvp(rule)
+
+
 def jvp_jaxpr(closed, nonzeros, instantiate_out: bool = False):
     """A jaxpr for the JVP of `closed`: it takes the primals, then the tangents of the inputs
     marked in `nonzeros`, and returns the primal outputs, then the tangents that are not

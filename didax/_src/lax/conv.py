@@ -18,8 +18,9 @@ from numpy.lib.stride_tricks import as_strided
 
 from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.interpreters.jvp import defbilinear
 from didax._src.interpreters.transpose import is_undefined
-from didax._src.lax.dot import canonicalize_precision, defbilinear
+from didax._src.lax.dot import canonicalize_precision
 from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.shape import full, reshape, rev, transpose
 from didax._src.typecheck import any_, check_dtype, int_tuple

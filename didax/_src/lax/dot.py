@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from didax._src import core, dtypes
-from didax._src.base_prims import add_tangents
 from didax._src.config import config
-from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.core import ShapedArray, get_aval
+from didax._src.interpreters.jvp import defbilinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.shape import transpose
@@ -224,24 +224,6 @@ def _dot_general_aval(lhs, rhs, *, dimension_numbers, precision=None,
     dtype = dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
     shape = dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
     return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
-
-
-def defbilinear(prim):
-    """JVP of a product-like primitive: d prim(x, y) = prim(dx, y) + prim(x, dy)."""
-
-    def rule(primals, tangents, **params):
-        (x, y), (tx, ty) = primals, tangents
-        out = prim.bind(x, y, **params)
-        t_out = Zero(get_aval(out).to_tangent_aval())
-        if t_out.aval.dtype == dtypes.float0:  # integer or boolean output
-            return out, t_out
-        if not is_zero(tx):
-            t_out = add_tangents(t_out, prim.bind(tx, y, **params))
-        if not is_zero(ty):
-            t_out = add_tangents(t_out, prim.bind(x, ty, **params))
-        return out, t_out
-
-    prim.def_jvp(rule)
 
 
 dot_general_p.def_impl(_dot_general_impl)

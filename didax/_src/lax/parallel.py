@@ -100,7 +100,7 @@ def _unbound_impl(param: str):
 def _collective(name: str, axes_param: str, **kwargs) -> core.Primitive:
     p = core.primitive(name, **kwargs)
     p.def_impl(_unbound_impl(axes_param))
-    batching.collective_axes[p] = axes_param
+    p.axis_name_param = axes_param
     return p
 
 
