@@ -54,6 +54,10 @@ def test_properties_the_passes_read():
     assert set(with_property("involution")) == {"neg"}
     assert set(with_property("is_addition")) == {"add", "add_any"}
     assert set(with_property("zero_pad_region")) == {"pad"}
+    assert with_property("axis_name_param") == {  # (read by vmap: collectives)
+        "psum": "axes", "pmax": "axes", "pmin": "axes", "axis_index": "axis_name",
+        "all_gather": "axis_name", "all_to_all": "axis_name", "ppermute": "axis_name",
+        "reduce_scatter": "axis_name"}
 
 
 def _imported_modules(tree):
@@ -91,8 +95,10 @@ def test_the_compiler_imports_without_any_primitive_family():
     assert out.stdout.strip() == "[]"
 
 
-def test_the_compiler_layer_compares_no_primitive_name():
-    for path in sorted(JIT_DIR.glob("*.py")):
+def test_the_compiler_and_interpreters_compare_no_primitive_name():
+    interpreters = sorted((JIT_DIR.parent / "interpreters").glob("*.py"))
+    assert interpreters
+    for path in sorted(JIT_DIR.glob("*.py")) + interpreters:
         if path.name in ("api.py", "call.py"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
