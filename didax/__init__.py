@@ -15,6 +15,7 @@ from didax._src.config import config  # noqa: F401
 from didax._src.core import Array  # noqa: F401
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
 from didax._src.jit.api import disable_jit, jit, named_call  # noqa: F401
+from didax._src.visualize import visualize  # noqa: F401
 from didax._src.device import (  # noqa: F401
     block_until_ready, device_get, device_put, devices, typeof,
 )

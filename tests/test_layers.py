@@ -26,7 +26,7 @@ LAYERS = {
     "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen"],
     "primitives": ["lax", "custom_derivatives", "checkpoint", "prng", "callback", "debugging",
                    "jit.call", "device"],
-    "api": ["api", "jit.api", "public_test_util"],
+    "api": ["api", "jit.api", "public_test_util", "visualize"],
     "libraries": ["numpy", "nn", "scipy", "random", "optim"],
 }
 ORDER = list(LAYERS)

@@ -287,6 +287,8 @@ def escaped_tracer_error(x: Tracer) -> UnexpectedTracerError:
 class _Context(threading.local):
     def __init__(self):
         self.interp: Interpreter = eval_interpreter
+        self.phase: str | None = None  # "backward" while a backward pass runs: staged
+        # equations record it, so a picture of a gradient tells its two passes apart
 
 
 class EvalInterpreter(Interpreter):

@@ -54,14 +54,15 @@ class Literal:
 
 
 class JaxprEqn:
-    __slots__ = ("primitive", "invars", "outvars", "params", "source_info")
+    __slots__ = ("primitive", "invars", "outvars", "params", "source_info", "phase")
 
-    def __init__(self, primitive, invars, outvars, params, source_info=None):
+    def __init__(self, primitive, invars, outvars, params, source_info=None, phase=None):
         self.primitive = primitive
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.params = params
         self.source_info = source_info
+        self.phase = phase  # "backward" if staged by a backward pass
 
     def __repr__(self):
         return pp_eqn_str(self)

@@ -88,10 +88,10 @@ class StagingInterpreter(core.Interpreter):
         src = user_source_info(2) if self.record_source else None
         if prim.multiple_results:
             outvars = [Var(a) for a in out_aval]
-            self.eqns.append(JaxprEqn(prim, in_atoms, outvars, params, src))
+            self.eqns.append(JaxprEqn(prim, in_atoms, outvars, params, src, core._ctx.phase))
             return [StagingTracer(self, v.aval, v, src) for v in outvars]
         outvar = Var(out_aval)
-        self.eqns.append(JaxprEqn(prim, in_atoms, [outvar], params, src))
+        self.eqns.append(JaxprEqn(prim, in_atoms, [outvar], params, src, core._ctx.phase))
         return StagingTracer(self, out_aval, outvar, src)
 
     def build(self, outs) -> ClosedJaxpr:

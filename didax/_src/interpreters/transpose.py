@@ -37,6 +37,17 @@ def is_undefined(x) -> bool:
 
 
 def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
+    """Cotangents of `jaxpr`'s inputs, given cotangents (or Zeros) of its outputs; what it
+    stages is marked as the backward pass."""
+    ctx = core._ctx
+    prev, ctx.phase = ctx.phase, "backward"
+    try:
+        return _backward_pass(jaxpr, consts, cts_out)
+    finally:
+        ctx.phase = prev
+
+
+def _backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     """Cotangents of `jaxpr`'s inputs, given cotangents (or Zeros) of its outputs.
 
     The inputs are the linear variables; constvars are known. Equations that read only
