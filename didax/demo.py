@@ -11,6 +11,8 @@ import statistics
 import sys
 import time
 
+import numpy as np
+
 import didax as jax
 import didax.numpy as jnp
 from didax import datasets, nn, optim, random
@@ -53,7 +55,28 @@ def loss_fn(params, images, labels):
 
 def progress_bar(step, steps, loss, width=30):
     done = width * step // steps
-    return f"\r  [{'#' * done}{'.' * (width - done)}] step {step}/{steps} loss {loss:.4f}"
+    return f"  [{'#' * done}{'.' * (width - done)}] step {step}/{steps} loss {loss:.4f}"
+
+
+class Progress:
+    """On a terminal, a bar redrawn in place; piped into a file or a CI log, one short line
+    every tenth of the run (a redrawn bar would become one very long line there)."""
+
+    def __init__(self, steps, stream=None):
+        self.steps, self.stream = steps, stream or sys.stdout
+        self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.every = max(1, steps // (100 if self.live else 10))
+
+    def update(self, step, loss):
+        if step % self.every and step != self.steps:
+            return
+        if self.live:
+            self.stream.write("\r" + progress_bar(step, self.steps, loss))
+            if step == self.steps:
+                self.stream.write("\n")
+        else:
+            self.stream.write(progress_bar(step, self.steps, loss) + "\n")
+        self.stream.flush()
 
 
 def save_loss_curve(losses, path):
@@ -96,9 +119,12 @@ def train_digits(steps=1000, batch_size=128, hidden=128, learning_rate=3e-3, see
     n = len(train.labels)
     batches_per_epoch = max(1, n // batch_size)
     losses, times, order = [], [], None
+    progress = Progress(steps)
     for i in range(steps):
         if i % batches_per_epoch == 0:
-            order = random.permutation(random.fold_in(key_data, i // batches_per_epoch), n)
+            # A shuffle per epoch, as NumPy indices: batches are then plain NumPy slices.
+            order = np.asarray(random.permutation(random.fold_in(key_data, i // batches_per_epoch),
+                                                  n))
         idx = order[(i % batches_per_epoch) * batch_size:][:batch_size]
         start = time.perf_counter()
         params, opt_state, loss = step(params, opt_state, train.images[idx], train.labels[idx])
@@ -106,24 +132,29 @@ def train_digits(steps=1000, batch_size=128, hidden=128, learning_rate=3e-3, see
         times.append(time.perf_counter() - start)
         if i == 0:
             loop_start = time.perf_counter()
-        if (i + 1) % max(1, steps // 100) == 0 or i + 1 == steps:
-            sys.stdout.write(progress_bar(i + 1, steps, losses[-1]))
-            sys.stdout.flush()
-    # Steady speed: every step after the first (which compiles), data shuffling included.
-    steps_per_second = (steps - 1) / (time.perf_counter() - loop_start) if steps > 1 else None
-    print()
+        progress.update(i + 1, losses[-1])
+    # The whole loop after the first step (which compiles): batching, shuffling, the step
+    # itself and reading back the loss.
+    loop_seconds = time.perf_counter() - loop_start if steps > 1 else None
 
     steady = statistics.median(times[1:]) if steps > 1 else times[0]
     compile_seconds = times[0] - steady
     accuracy = float(jnp.mean(jnp.argmax(predict(params, test.images), axis=1) == test.labels))
-    print(f"\n  compile time of the jitted step: {compile_seconds * 1e3:.1f} ms "
-          f"(first call {times[0] * 1e3:.1f} ms, steady step {steady * 1e3:.2f} ms)")
-    if steps_per_second:
-        print(f"  speed: {steps_per_second:.0f} steps/s")
+    print(f"\n  first call of the jitted step: {times[0] * 1e3:.1f} ms, of which compiling "
+          f"{compile_seconds * 1e3:.1f} ms")
+    print(f"  the jitted step alone: {steady * 1e3:.2f} ms ({1 / steady:.0f} steps/s; median "
+          "of the calls after the first)")
+    steps_per_second = None
+    if loop_seconds:
+        steps_per_second = (steps - 1) / loop_seconds
+        print(f"  the whole training loop: {1e3 / steps_per_second:.2f} ms a step "
+              f"({steps_per_second:.0f} steps/s; batching, shuffling and the step together)")
     print(f"  test accuracy: {accuracy:.2%}")
     saved = save_loss_curve(losses, plot_path) if plot_path else None
     if saved:
         print(f"  loss curve saved to {saved}")
+    elif plot_path:
+        print('  (a loss-curve plot comes with the plot extra: pip install "didax[plot]")')
     return {"test_accuracy": accuracy, "final_loss": losses[-1], "losses": losses,
             "compile_seconds": compile_seconds, "steps_per_second": steps_per_second,
             "plot": saved}

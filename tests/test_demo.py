@@ -20,13 +20,25 @@ def test_demo_prints_derivatives_jaxpr_and_trains_the_mlp(capsys, tmp_path):
 
     assert result["test_accuracy"] >= 0.95
     assert result["final_loss"] < 0.25 * result["losses"][0]
-    bars = re.findall(r"\r  \[([#.]{30})\] step (\d+)/300 loss (\d+\.\d+)", out)
-    assert [int(step) for _, step, _ in bars] == list(range(3, 301, 3))
-    assert bars[-1][0] == "#" * 30 and bars[0][0].startswith(".")
+    # Piped (not a terminal): one line every tenth of the run, and no carriage return.
+    assert "\r" not in out
+    bars = re.findall(r"^  \[([#.]{30})\] step (\d+)/300 loss (\d+\.\d+)$", out, re.M)
+    assert [int(step) for _, step, _ in bars] == list(range(30, 301, 30))
+    assert bars[-1][0] == "#" * 30 and bars[0][0].startswith("###.")
     assert float(bars[-1][2]) == round(result["final_loss"], 4)
-    compile_ms = float(re.search(r"compile time of the jitted step: (-?\d+\.\d) ms", out)[1])
-    assert compile_ms > 0 and abs(compile_ms - 1e3 * result["compile_seconds"]) < 0.06
-    assert int(re.search(r"speed: (\d+) steps/s", out)[1]) > 0
+    first_ms, compile_ms = map(float, re.search(
+        r"first call of the jitted step: (\d+\.\d) ms, of which compiling (-?\d+\.\d) ms",
+        out).groups())
+    assert 0 < compile_ms <= first_ms
+    assert abs(compile_ms - 1e3 * result["compile_seconds"]) < 0.06
+    # The two speeds agree with themselves: ms a step and steps/s are reciprocal.
+    step_ms, step_rate = re.search(r"the jitted step alone: (\d+\.\d\d) ms \((\d+) steps/s",
+                                   out).groups()
+    assert abs(float(step_rate) - 1e3 / float(step_ms)) <= 0.01 * float(step_rate) + 1
+    loop_ms, loop_rate = re.search(r"the whole training loop: (\d+\.\d\d) ms a step \((\d+) "
+                                   r"steps/s", out).groups()
+    assert abs(float(loop_rate) - 1e3 / float(loop_ms)) <= 0.01 * float(loop_rate) + 1
+    assert abs(float(loop_rate) - result["steps_per_second"]) <= 1
     printed_accuracy = re.search(r"test accuracy: (\d+\.\d\d)%", out)[1]
     assert printed_accuracy == f"{100 * result['test_accuracy']:.2f}"
     if result["plot"] is not None:  # matplotlib installed
@@ -34,12 +46,13 @@ def test_demo_prints_derivatives_jaxpr_and_trains_the_mlp(capsys, tmp_path):
         assert f"loss curve saved to {tmp_path / 'loss.png'}" in out
 
 
-def test_demo_skips_the_plot_silently_without_matplotlib(capsys, tmp_path, monkeypatch):
+def test_demo_names_the_plot_extra_without_matplotlib(capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
     result = demo.train_digits(steps=5, plot_path=str(tmp_path / "loss.png"))
     out = capsys.readouterr().out
     assert result["plot"] is None and not (tmp_path / "loss.png").exists()
-    assert "loss curve" not in out and "matplotlib" not in out
+    assert "loss curve saved" not in out
+    assert 'a loss-curve plot comes with the plot extra: pip install "didax[plot]"' in out
 
 
 def test_loss_curve_is_written_when_matplotlib_is_importable(tmp_path, monkeypatch):
@@ -69,3 +82,25 @@ def test_loss_curve_is_written_when_matplotlib_is_importable(tmp_path, monkeypat
     assert path == str(tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes() == b"png"
     assert drawn == {"xs": [1, 2, 3], "ys": [3.0, 2.0, 1.0]}
+
+
+def test_progress_redraws_in_place_on_a_terminal():
+    class Terminal:
+        def __init__(self):
+            self.text = ""
+
+        def isatty(self):
+            return True
+
+        def write(self, s):
+            self.text += s
+
+        def flush(self):
+            pass
+
+    term = Terminal()
+    progress = demo.Progress(200, term)
+    for step in range(1, 201):
+        progress.update(step, 1.0 / step)
+    assert term.text.count("\r") == 100 and term.text.endswith("loss 0.0050\n")
+    assert term.text.count("\n") == 1
