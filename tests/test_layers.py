@@ -7,6 +7,7 @@ against. Layers, bottom to top:
   core          abstract values, the IR and its printer, dtypes, pytrees, and the primitives
                 the interpreters bind themselves (base_prims)
   interpreters  JVP, staging, partial evaluation, transposition, batching; the jit compiler
+                and its native tier
   primitives    lax families, control flow, custom rules, checkpoint, the jit call primitive
   api           the user-facing transformations (grad, vmap, jit, ...)
   libraries     numpy, nn, scipy, random, optim and the public `didax.*` modules
@@ -23,7 +24,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "didax"
 LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
              "base_prims", "special_algorithms"],
-    "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen"],
+    "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen", "native"],
     "primitives": ["lax", "custom_derivatives", "checkpoint", "prng", "callback", "debugging",
                    "jit.call", "device"],
     "api": ["api", "jit.api", "public_test_util", "visualize"],

@@ -139,6 +139,10 @@ config.define(
     "jax_default_matmul_precision", None,
     _one_of("jax_default_matmul_precision", _MATMUL_PRECISIONS),
 )
+# jit's native tier (C): built in the "background" while the NumPy tier serves the first
+# calls, "sync" (before the first call returns), or "off".
+config.define("didax_native_tier", "background",
+              _one_of("didax_native_tier", ("background", "sync", "off")))
 # What to do when a 64-bit dtype is requested explicitly while x64 is off: "warn" and truncate
 # to 32 bits (JAX's default), "error", or "allow" it.
 config.define(

@@ -134,7 +134,8 @@ def concrete_value(x):
 
 # "partial_eval": a primitive's own split into known and unknown parts (control flow);
 # others are staged whole when an input is unknown.
-RULE_KINDS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "partial_eval", "codegen")
+RULE_KINDS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "partial_eval", "codegen",
+              "native")
 PP_ALWAYS_HIDE = object()  # a `pp_hidden` value: never print this parameter
 
 

@@ -88,3 +88,8 @@ def concretization_error(tracer, what: str, cls=ConcretizationTypeError):
         "argument static (`static_argnums`) if it is really a compile-time constant."
     )
     return cls(msg)
+
+
+class NativeTierWarning(RuntimeWarning):
+    """The native tier of `jit` is unavailable (no working C compiler, an unsafe cache
+    directory); jitted functions keep running on the NumPy tier."""

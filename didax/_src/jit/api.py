@@ -27,8 +27,10 @@ from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
 from didax._src.jit.call import bind_call
-from didax._src.jit.compiler import compile_jaxpr, compiled_for
+from didax._src.jit.compiler import compile_jaxpr
 from didax._src.jit.passes import optimize
+from didax._src.native import tier
+from didax._src.native.tier import compiled_for
 from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 logger = logging.getLogger("didax")
@@ -417,13 +419,19 @@ class Lowered:
         return str(self.jaxpr)
 
     def compile(self) -> Compiled:
-        exe = compile_jaxpr(self.jaxpr, self.name, bool(config.jax_debug_nans), optimized=True)
+        """Generates the NumPy-tier code and, unless the native tier is off, builds the
+        native code before returning (ahead-of-time compilation waits for it)."""
+        debug_nans = bool(config.jax_debug_nans)
+        exe = compile_jaxpr(self.jaxpr, self.name, debug_nans, optimized=True)
+        if config.read("didax_native_tier") != "off" and not debug_nans:
+            tier.attach(exe, "sync")
         return Compiled(exe, self.out_tree, self.out_avals)
 
 
 class Compiled:
     """Generated Python source and the function compiled from it (called with the
-    dynamic arguments, in the signature it was lowered for)."""
+    dynamic arguments, in the signature it was lowered for); and the native tier's C
+    source when it has one."""
 
     def __init__(self, executable, out_tree, out_avals):
         self.executable = executable
@@ -431,7 +439,10 @@ class Compiled:
         self.out_avals = out_avals
 
     def as_text(self) -> str:
-        return self.executable.source
+        native = self.executable.native
+        if native is None or native.source is None:
+            return self.executable.source
+        return (f"{self.executable.source}\n/* The native tier: */\n\n{native.source}")
 
     def __call__(self, *args, **kwargs):
         flat, _ = tree_flatten((args, kwargs))

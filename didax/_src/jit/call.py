@@ -19,7 +19,7 @@ from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import derived
-from didax._src.jit.compiler import compiled_for
+from didax._src.native.tier import compiled_for
 
 jit_p = core.primitive("jit", multiple_results=True)
 jit_p.pp_hidden = {"donated_invars": lambda d: not any(d)}

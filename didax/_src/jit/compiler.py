@@ -28,14 +28,17 @@ from didax._src.pretty import encode_name
 
 
 class Executable:
-    """A compiled jaxpr: `run(*numpy_values) -> tuple of numpy values`."""
+    """A compiled jaxpr: `run(*numpy_values) -> tuple of numpy values`. `native` is what
+    the native tier keeps about it (see didax/_src/native/tier.py); when its code is ready
+    it replaces `run`."""
 
-    __slots__ = ("jaxpr", "source", "run")
+    __slots__ = ("jaxpr", "source", "run", "native")
 
     def __init__(self, jaxpr, source, run):
         self.jaxpr = jaxpr
         self.source = source
         self.run = run
+        self.native = None
 
     def __call__(self, *vals):
         return self.run(*vals)

@@ -24,6 +24,7 @@ from didax._src.typecheck import (
     any_, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool, naryop_aval, num,
 )
 from didax._src.jit.codegen import codegen_rule, emit_impl_call, ufunc_rule
+from didax._src.native.rules import FLOATS, c_expr, c_function, native_rule
 
 
 def _special(name):
@@ -83,6 +84,11 @@ def _inexact(eqn) -> bool:
     return eqn.invars[0].aval.dtype.kind in "fc"
 
 
+def _float_operands(eqn) -> bool:
+    """Whether an equation's operands are float32 or float64 (native rules' `when`)."""
+    return all(a.aval.dtype in FLOATS for a in eqn.invars)
+
+
 # --------------------------------------------------------------------------------------
 # Unary primitives
 
@@ -90,6 +96,7 @@ neg_p = unop("neg", num, np.negative)
 deflinear(neg_p)
 neg_p.involution = True
 neg = _bind1(neg_p)
+native_rule(neg_p)(c_expr("(-{0})"))
 neg_p.def_transpose(lambda ct, x: [neg(ct)])
 
 sign_p = unop("sign", num, np.sign)
@@ -127,6 +134,7 @@ is_finite = _bind1(is_finite_p)
 exp_p = unop("exp", inexact, np.exp)
 defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
 exp = _bind1(exp_p)
+native_rule(exp_p)(c_function("exp"))
 
 exp2_p = unop("exp2", inexact, np.exp2)
 defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, const_like(x, math.log(2.0)))))
@@ -135,18 +143,22 @@ exp2 = _bind1(exp2_p)
 log_p = unop("log", inexact, np.log)
 defjvp(log_p, lambda g, x: div(g, x))
 log = _bind1(log_p)
+native_rule(log_p)(c_function("log"))
 
 log1p_p = unop("log1p", inexact, np.log1p)
 defjvp(log1p_p, lambda g, x: div(g, add(x, const_like(x, 1))))
 log1p = _bind1(log1p_p)
+native_rule(log1p_p)(c_function("log1p"))
 
 expm1_p = unop("expm1", inexact, np.expm1)
 defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, const_like(x, 1))))
 expm1 = _bind1(expm1_p)
+native_rule(expm1_p)(c_function("expm1"))
 
 tanh_p = unop("tanh", inexact, np.tanh)
 defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(const_like(x, 1), square(ans))))
 tanh = _bind1(tanh_p)
+native_rule(tanh_p)(c_function("tanh"))
 
 
 def _logistic_impl(x):
@@ -171,13 +183,26 @@ logistic = _bind1(logistic_p)
 # The impl, whose result is always a new buffer (see _logistic_impl).
 codegen_rule(logistic_p, fresh=True)(emit_impl_call)
 
+
+@native_rule(logistic_p)
+def _logistic_native(c, eqn, x):
+    """As the impl: 1 / (1 + exp(-x)), and exp(x) where exp(-x) overflows (both computed:
+    a libm call in one branch only would not vectorize)."""
+    big = -np.log(np.finfo(c.dtype).max)
+    head = c.let(f"{c.const(1)} / ({c.const(1)} + {c.call('exp', f'(-{x})')})")
+    tail = c.let(c.call("exp", x))
+    return f"({x} < {c.const(big)} ? {tail} : {head})"
+
+
 sin_p = unop("sin", inexact, np.sin)
 defjvp(sin_p, lambda g, x: mul(g, cos(x)))
 sin = _bind1(sin_p)
+native_rule(sin_p)(c_function("sin"))
 
 cos_p = unop("cos", inexact, np.cos)
 defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
 cos = _bind1(cos_p)
+native_rule(cos_p)(c_function("cos"))
 
 tan_p = unop("tan", inexact, np.tan)
 defjvp2(tan_p, lambda g, ans, x: mul(g, add(const_like(x, 1), square(ans))))
@@ -218,10 +243,17 @@ atanh = _bind1(atanh_p)
 sqrt_p = unop("sqrt", inexact, np.sqrt)
 defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(const_like(x, 2), ans)))
 sqrt = _bind1(sqrt_p)
+native_rule(sqrt_p)(c_function("sqrt"))
 
 rsqrt_p = unop("rsqrt", inexact, lambda x: (1 / np.sqrt(x)).astype(x.dtype))
 defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(const_like(x, -0.5), div(ans, x))))
 rsqrt = _bind1(rsqrt_p)
+
+
+@native_rule(rsqrt_p)
+def _rsqrt_native(c, eqn, x):
+    return f"({c.const(1)} / {c.call('sqrt', x)})"
+
 
 cbrt_p = unop("cbrt", float_, np.cbrt)
 defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(const_like(x, 1 / 3), integer_pow(ans, -2))))
@@ -245,6 +277,7 @@ def _abs_jvp(primals, tangents):
 
 abs_p.def_jvp(_abs_jvp)
 abs = _bind1(abs_p)  # noqa: A001 - mirrors lax.abs
+native_rule(abs_p)(c_function("fabs"))
 
 erf_p = unop("erf", float_, _special("erf"))
 defjvp(erf_p, lambda g, x: mul(g, mul(const_like(x, 2 / math.sqrt(math.pi)), exp(neg(square(x))))))
@@ -321,6 +354,22 @@ def integer_pow(x, y: int):
     return integer_pow_p.bind(x, y=int(y))
 
 
+@native_rule(integer_pow_p)
+def _integer_pow_native(c, eqn, x):
+    """Repeated squaring in the impl's order (so it rounds as the impl does)."""
+    y = eqn.params["y"]
+    n, acc = abs(y), None
+    while n:
+        if n & 1:
+            acc = x if acc is None else c.let(f"{acc} * {x}")
+        n >>= 1
+        if n:
+            x = c.let(f"{x} * {x}")
+    if acc is None:
+        return c.const(1)
+    return acc if y > 0 else f"({c.const(1)} / {acc})"
+
+
 @codegen_rule(integer_pow_p, when=lambda eqn: eqn.params["y"] == 2, fresh=True)
 def _square_codegen(fb, k, eqn, outs):
     x = fb.name(eqn.invars[0])
@@ -335,6 +384,7 @@ def _square_codegen(fb, k, eqn, outs):
 square_p = unop("square", num, np.square)
 defjvp(square_p, lambda g, x: mul(g, mul(const_like(x, 2), x)))
 square = _bind1(square_p)
+native_rule(square_p)(c_expr("({0} * {0})"))
 
 complex_p = binop("complex", float_, lambda x, y: x + 1j * y,
                   out_dtype=lambda d: np.result_type(d, np.complex64))
@@ -402,6 +452,7 @@ defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
 add_p.linear = True
 add_p.is_addition = True
 add = _bind2(add_p)
+native_rule(add_p)(c_expr("({0} + {1})"))
 
 
 def _add_transpose(ct, x, y):
@@ -433,6 +484,7 @@ sub_p = binop("sub", num, np.subtract)
 defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
 sub_p.linear = True
 sub = _bind2(sub_p)
+native_rule(sub_p)(c_expr("({0} - {1})"))
 
 
 def _sub_transpose(ct, x, y):
@@ -446,6 +498,7 @@ mul_p = binop("mul", num, np.multiply)
 defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 mul_p.unit = 1
 mul = _bind2(mul_p)
+native_rule(mul_p)(c_expr("({0} * {1})"))
 
 
 def _mul_transpose(ct, x, y):
@@ -471,6 +524,7 @@ div_p = binop("div", num, _div_impl)
 defjvp(div_p, lambda g, x, y: div(g, y),
        lambda g, x, y: mul(neg(g), div(x, square(y))))
 div = _bind2(div_p)
+native_rule(div_p)(c_expr("({0} / {1})"))
 
 
 def _div_transpose(ct, x, y):
@@ -516,17 +570,21 @@ def _pow_jvp_y(g, x, y):
 
 defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
 pow = _bind2(pow_p)  # noqa: A001 - mirrors lax.pow
+native_rule(pow_p)(c_function("pow"))
 codegen_rule(pow_p, when=_inexact, fresh=True)(ufunc_rule(np.power))
 
 max_p = binop("max", any_, np.maximum)
 defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
         lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 max = _bind2(max_p)  # noqa: A001
+# NaN from either operand; the second operand at ties (-0 and 0), as np.maximum.
+native_rule(max_p)(c_expr("(({0} > {1}) | ({0} != {0}) ? {0} : {1})"))
 
 min_p = binop("min", any_, np.minimum)
 defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
         lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 min = _bind2(min_p)  # noqa: A001
+native_rule(min_p)(c_expr("(({0} < {1}) | ({0} != {0}) ? {0} : {1})"))
 
 
 def _balanced_eq(x, z, y):
@@ -574,21 +632,27 @@ mulhi = _bind2(mulhi_p)
 # Comparisons and logic: boolean or integer outputs, no derivative.
 eq_p = binop("eq", any_, np.equal, out_dtype=np.bool_)
 eq = _bind2(eq_p)
+native_rule(eq_p, when=_float_operands)(c_expr("({0} == {1})"))
 
 ne_p = binop("ne", any_, np.not_equal, out_dtype=np.bool_)
 ne = _bind2(ne_p)
+native_rule(ne_p, when=_float_operands)(c_expr("({0} != {1})"))
 
 lt_p = binop("lt", any_, np.less, out_dtype=np.bool_)
 lt = _bind2(lt_p)
+native_rule(lt_p, when=_float_operands)(c_expr("({0} < {1})"))
 
 le_p = binop("le", any_, np.less_equal, out_dtype=np.bool_)
 le = _bind2(le_p)
+native_rule(le_p, when=_float_operands)(c_expr("({0} <= {1})"))
 
 gt_p = binop("gt", any_, np.greater, out_dtype=np.bool_)
 gt = _bind2(gt_p)
+native_rule(gt_p, when=_float_operands)(c_expr("({0} > {1})"))
 
 ge_p = binop("ge", any_, np.greater_equal, out_dtype=np.bool_)
 ge = _bind2(ge_p)
+native_rule(ge_p, when=_float_operands)(c_expr("({0} >= {1})"))
 
 and_p = binop("and", int_or_bool, np.bitwise_and)
 bitwise_and = _bind2(and_p)
@@ -722,6 +786,13 @@ def _select_n_codegen(fb, k, eqn, outs):
     fb.line(f"{outs[0]} = np.where({fb.name(which)}, {fb.typed(case1)}, {fb.typed(case0)})")
 
 
+@native_rule(select_n_p, when=lambda eqn: (len(eqn.invars) == 3
+                                          and eqn.invars[0].aval.dtype == np.bool_
+                                          and eqn.outvars[0].aval.dtype in FLOATS))
+def _select_n_native(c, eqn, which, case0, case1):
+    return f"({which} ? {case1} : {case0})"
+
+
 clamp_p = core.primitive("clamp")
 clamp_p.def_impl(lambda lo, x, hi: np.clip(x, lo, hi).astype(x.dtype))
 
@@ -802,6 +873,13 @@ def _convert_codegen(fb, k, eqn, outs):
     dst = np.dtype(eqn.params["new_dtype"])
     dtype = fb.module.global_name(dst, dst.name)
     fb.line(f"{outs[0]} = {fb.typed(eqn.invars[0])}.astype({dtype})")
+
+
+@native_rule(convert_element_type_p,
+             when=lambda eqn: (eqn.invars[0].aval.dtype in (*FLOATS, np.dtype(np.bool_))
+                               and eqn.outvars[0].aval.dtype in FLOATS))
+def _convert_native(c, eqn, x):
+    return f"(({c.ctype}){x})"
 
 
 stop_gradient_p = unop("stop_gradient", any_, lambda x: x)

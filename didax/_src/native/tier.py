@@ -1,0 +1,130 @@
+"""Tiering: the NumPy tier serves the first calls of a jitted function; its native code,
+built on a background thread, replaces it when ready (the `didax_native_tier` option:
+"background", "sync" to build before the first call returns, or "off").
+
+In the background mode only functions called a second time are built (most functions
+jit traces, such as derivatives of one call, run once). The swap is one assignment of the
+executable's `run`, so a call sees either tier whole, and both compute the same values.
+Nothing here ever fails a call: a build that cannot be done leaves the NumPy tier.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import warnings
+
+from didax._src.config import config
+from didax._src.errors import NativeTierWarning
+from didax._src.jit import compiler
+from didax._src.native import cache, emit, toolchain
+
+CALLS_BEFORE_BUILD = 2  # background mode: built when called this many times
+
+
+class Native:
+    """What the native tier knows about one executable."""
+
+    __slots__ = ("status", "source", "plan")
+
+    def __init__(self, status: str):
+        self.status = status  # "waiting" (for calls), "queued", "ready", "none", "failed"
+        self.source = None    # the C source, when built
+        self.plan = None
+
+
+def compiled_for(closed, name: str = "f") -> compiler.Executable:
+    """The NumPy-tier executable for `closed` (compiler.compiled_for), set up to swap in its
+    native code as the `didax_native_tier` option says."""
+    exe = compiler.compiled_for(closed, name)
+    if exe.native is None:
+        mode = config.read("didax_native_tier")
+        if mode != "off" and not config.read("jax_debug_nans"):
+            attach(exe, mode)
+    return exe
+
+
+def attach(exe: compiler.Executable, mode: str):
+    """Starts `exe`'s native tier: built now ("sync"), or after its second call."""
+    if mode == "sync":
+        exe.native = Native("queued")
+        build(exe)
+        return
+    exe.native = Native("waiting")
+    plain = exe.run
+    calls = [0]
+
+    def counting(*vals):
+        calls[0] += 1
+        if calls[0] == CALLS_BEFORE_BUILD and exe.native.status == "waiting":
+            exe.run = plain
+            exe.native.status = "queued"
+            _submit(exe)
+        return plain(*vals)
+
+    exe.run = counting
+
+
+def build(exe: compiler.Executable) -> bool:
+    """Builds and swaps in `exe`'s native code; whether it did."""
+    state = exe.native
+    tc = toolchain.toolchain()
+    directory = cache.cache_dir() if tc is not None else None
+    if tc is None or directory is None:
+        state.status = "none"
+        return False
+    try:
+        plan = emit.plan(exe.jaxpr, tc.vector_math)
+        if plan is None:
+            state.status = "none"
+            return False
+        module = cache.load_or_build(plan.source, tc, directory)
+        run = module.make((plan.python_segments, plan.consts))
+    except Exception as e:  # a bug in code generation: the NumPy tier stays
+        state.status = "failed"
+        _warn_failure(e)
+        return False
+    state.source, state.plan, state.status = plan.source, plan, "ready"
+    exe.run = run
+    return True
+
+
+_warned_failure = [False]
+
+
+def _warn_failure(e: Exception):
+    if not _warned_failure[0]:
+        _warned_failure[0] = True
+        warnings.warn(f"didax: building native code failed ({type(e).__name__}: "
+                      f"{str(e)[-500:]}); this function stays on the NumPy tier.",
+                      NativeTierWarning, stacklevel=2)
+
+
+# The background worker: one daemon thread, so builds never compete with each other.
+_queue: queue.Queue = queue.Queue()
+_worker: list = []
+_worker_lock = threading.Lock()
+
+
+def _submit(exe):
+    with _worker_lock:
+        if not _worker:
+            t = threading.Thread(target=_work, name="didax-native-tier", daemon=True)
+            _worker.append(t)
+            t.start()
+    _queue.put(exe)
+
+
+def _work():
+    while True:
+        exe = _queue.get()
+        try:
+            build(exe)
+        except BaseException:  # never let the worker die
+            exe.native.status = "failed"
+        finally:
+            _queue.task_done()
+
+
+def wait_for_builds():
+    """Blocks until every queued background build is done (for tests and benchmarks)."""
+    _queue.join()

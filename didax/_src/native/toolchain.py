@@ -1,0 +1,177 @@
+"""The C compiler the native tier builds with: found, probed once, and how it is run.
+
+The compiler is `$CC`, else `gcc`, else `cc`. Flags keep IEEE semantics (no fast-math, no
+FMA contraction, so results round as NumPy's do) while letting gcc vectorize libm calls
+through glibc's libmvec. A one-time probe builds and loads a tiny extension module with
+each candidate set of flags; if none works the tier is off, with one warning.
+"""
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from didax._src.errors import NativeTierWarning
+
+BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-fno-math-errno", "-ffp-contract=off",
+              "-fno-strict-aliasing", "-w")
+# Candidates, best first: vector math for this CPU, vector math, plain scalar code.
+CANDIDATES = ((("-march=native", "-fopenmp-simd"), ("-lmvec",), True),
+              (("-fopenmp-simd",), ("-lmvec",), True),
+              ((), (), False))
+BUILD_TIMEOUT = 120  # seconds
+# The libm functions glibc's libmvec has vector versions of (others, such as sqrt and fabs,
+# are instructions, or stay scalar calls).
+LIBMVEC = frozenset(f + s for f in ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos",
+                                    "pow", "exp2", "log2", "log10", "sinh", "cosh", "tan",
+                                    "asin", "acos", "atan", "cbrt")
+                    for s in ("", "f"))
+
+
+class Toolchain(NamedTuple):
+    cc: tuple          # the compiler command (path first)
+    version: str       # its `--version` first line
+    flags: tuple
+    libs: tuple
+    vector_math: bool  # whether libm functions are declared `omp declare simd`
+
+    def identity(self) -> str:
+        """What a built module depends on, besides its source (part of the cache key)."""
+        return "\n".join([" ".join(self.cc), self.version, " ".join(self.flags + self.libs)])
+
+
+_lock = threading.Lock()
+_probed: dict = {}  # the CC setting -> Toolchain or None
+
+
+def toolchain() -> Toolchain | None:
+    """The working toolchain for the current `$CC`, or None (after one warning)."""
+    setting = os.environ.get("CC")
+    with _lock:
+        if setting not in _probed:
+            _probed[setting] = _probe(setting)
+        return _probed[setting]
+
+
+def _find(setting) -> tuple | None:
+    if setting:
+        cmd = shlex.split(setting)
+        path = shutil.which(cmd[0]) if cmd else None
+        return (path, *cmd[1:]) if path else None
+    for name in ("gcc", "cc"):
+        path = shutil.which(name)
+        if path:
+            return (path,)
+    return None
+
+
+def _probe(setting) -> Toolchain | None:
+    cc = _find(setting)
+    if cc is None:
+        _warn(f"no C compiler found ({'CC=' + setting if setting else 'gcc, cc'})")
+        return None
+    try:
+        out = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=30)
+        version = (out.stdout.splitlines() or [""])[0]
+    except (OSError, subprocess.SubprocessError) as e:
+        _warn(f"the C compiler {cc[0]} does not run ({e})")
+        return None
+    errors = []
+    with tempfile.TemporaryDirectory(prefix="didax-probe-") as tmp:
+        for i, (flags, libs, vector_math) in enumerate(CANDIDATES):
+            tc = Toolchain(cc, version, BASE_FLAGS + flags, libs, vector_math)
+            name = f"didax_probe_{i}"
+            try:
+                path = build(tc, _probe_source(vector_math), tmp, name)
+                if load(name, path).check() == 3.0:
+                    return tc
+                errors.append("the probe module computed a wrong result")
+            except (OSError, RuntimeError, ImportError, subprocess.SubprocessError) as e:
+                errors.append(str(e).strip().splitlines()[-1] if str(e).strip() else repr(e))
+    _warn(f"the C compiler {cc[0]} cannot build extension modules ({errors[-1]})")
+    return None
+
+
+def _warn(what: str):
+    warnings.warn(f"didax: the native tier of jit is off: {what}; jitted functions run on "
+                  "the NumPy tier.", NativeTierWarning, stacklevel=3)
+
+
+def include_dirs() -> tuple:
+    return (sysconfig.get_paths()["include"], np.get_include())
+
+
+def build(tc: Toolchain, source: str, workdir: str, name: str) -> str:
+    """Compiles `source` in `workdir` (as `name`.c, so the build does not depend on where it
+    ran) to a shared library whose module is `name` (the macro DIDAX_MODULE); returns its
+    path. Raises RuntimeError with the compiler's message on failure."""
+    c_path = os.path.join(workdir, name + ".c")
+    so_path = os.path.join(workdir, name + ".so")
+    with open(c_path, "w") as f:
+        f.write(source)
+    cmd = [*tc.cc, *tc.flags, *(f"-I{d}" for d in include_dirs()), f"-DDIDAX_MODULE={name}",
+           name + ".c", "-o",
+           name + ".so", *tc.libs, "-lm"]
+    out = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True,
+                         timeout=BUILD_TIMEOUT)
+    if out.returncode != 0 or not os.path.exists(so_path):
+        raise RuntimeError(f"{tc.cc[0]} failed:\n{out.stderr[-2000:]}")
+    return so_path
+
+
+def load(name: str, path: str):
+    """Loads the extension module `name` (its init function is PyInit_<name>) from `path`."""
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def module_prelude(vector_math: bool, functions) -> str:
+    """The includes every module starts with, and the libm `functions` (C names) it calls,
+    declared vectorizable when the toolchain has vector math."""
+    lines = ["#define PY_SSIZE_T_CLEAN", "#include <Python.h>",
+             "#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION",
+             "#include <numpy/arrayobject.h>", "#include <math.h>",
+             "#define DIDAX_CAT_(a, b) a##b", "#define DIDAX_CAT(a, b) DIDAX_CAT_(a, b)",
+             "#define DIDAX_STR_(a) #a", "#define DIDAX_STR(a) DIDAX_STR_(a)", ""]
+    if vector_math:
+        for fn in sorted(set(functions) & LIBMVEC):
+            args = "float" if fn.endswith("f") else "double"
+            n = 2 if fn.startswith("pow") else 1
+            lines += ["#pragma omp declare simd notinbranch",
+                      f"{args} {fn}({', '.join([args] * n)});"]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _probe_source(vector_math: bool) -> str:
+    return module_prelude(vector_math, ["expf"]) + f"""
+static PyObject *check(PyObject *self, PyObject *unused) {{
+    float a[16], s = 0.0f;
+    for (int i = 0; i < 16; i++) a[i] = (float)(i % 2);
+#pragma omp simd
+    for (int i = 0; i < 16; i++) a[i] = expf(a[i] * 0.0f);
+    for (int i = 0; i < 16; i++) s += a[i];
+    return PyFloat_FromDouble((double)s / 16.0 * 3.0);
+}}
+static PyMethodDef methods[] = {{{{"check", check, METH_NOARGS, NULL}}, {{NULL, NULL, 0, NULL}}}};
+static struct PyModuleDef def = {{PyModuleDef_HEAD_INIT, DIDAX_STR(DIDAX_MODULE), NULL, -1,
+                                  methods}};
+PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {{
+    import_array();
+    return PyModule_Create(&def);
+}}
+"""

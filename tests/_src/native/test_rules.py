@@ -1,0 +1,102 @@
+"""Every primitive with a native rule: native tier == NumPy tier == eager, on float32 and
+float64, over drawn values (NaN, infinities, signed zeros included) and every broadcasting
+lax allows. One jitted function computes all of them, so each (dtype, operand shapes)
+builds one module and hypothesis examples reuse it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import didax
+import didax.numpy as jnp
+from didax._src.config import enable_x64
+from didax import lax
+from didax._src import core
+
+from .conftest import Tiers, assert_native, assert_same
+
+# Exactly rounded in C as in NumPy (IEEE operations): bitwise equal.
+UNARY_EXACT = {
+    "neg": lax.neg, "sqrt": lax.sqrt, "rsqrt": lax.rsqrt, "abs": lax.abs,
+    "square": lax.square,
+    "integer_pow": lambda x: [lax.integer_pow(x, y) for y in (0, 1, 2, 3, 5, -1, -2, -7)],
+    "convert_element_type": lambda x: lax.convert_element_type(
+        lax.convert_element_type(x, np.float32 if x.dtype == np.float64 else np.float64),
+        x.dtype),
+}
+BINARY_EXACT = {
+    "add": lax.add, "sub": lax.sub, "mul": lax.mul, "div": lax.div, "max": lax.max,
+    "min": lax.min, "eq": lax.eq, "ne": lax.ne, "lt": lax.lt, "le": lax.le, "gt": lax.gt,
+    "ge": lax.ge,
+    "select_n": lambda x, y: [  # a predicate of the cases' shape, and a rank-0 one
+        lax.select_n(lax.lt(x, y), lax.add(x, y), lax.sub(x, y)),
+        lax.select_n(jnp.max(x) > 0, lax.mul(x, y), lax.div(x, y))],
+}
+# libm functions: libmvec and NumPy's SIMD code are each within a few ulps.
+UNARY_LIBM = {"exp": lax.exp, "log": lax.log, "log1p": lax.log1p, "expm1": lax.expm1,
+              "tanh": lax.tanh, "logistic": lax.logistic, "sin": lax.sin, "cos": lax.cos}
+BINARY_LIBM = {"pow": lax.pow}
+MAXULP = 8
+
+
+def test_primitives_with_native_rules():
+    have = {n for n, p in core.all_primitives.items() if "native" in p.rules}
+    assert have == set(UNARY_EXACT) | set(BINARY_EXACT) | set(UNARY_LIBM) | set(BINARY_LIBM)
+
+
+def _unary(x):
+    return {k: f(x) for k, f in {**UNARY_EXACT, **UNARY_LIBM}.items()}
+
+
+def _binary(x, y):
+    return {k: f(x, y) for k, f in {**BINARY_EXACT, **BINARY_LIBM}.items()}
+
+
+_unary_tiers = Tiers(_unary)
+_binary_tiers = Tiers(_binary)
+
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 2.0, 100.0, -100.0, 1e-30]
+
+
+def _arrays(dtype, shape):
+    width = 32 if dtype == np.float32 else 64
+    elements = st.one_of(st.sampled_from(SPECIAL),
+                         st.floats(width=width, allow_nan=True, allow_infinity=True),
+                         st.floats(-30, 30, width=width))
+    return hnp.arrays(dtype, shape, elements=elements)
+
+
+def _compare(native, numpy_, eager, exact):
+    for k in native:
+        many = isinstance(native[k], list)
+        for n, m, e in zip(*((t[k] if many else [t[k]]) for t in (native, numpy_, eager))):
+            assert_same(m, e)  # the NumPy tier runs the impls
+            assert_same(n, m, 0 if k in exact else MAXULP)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@settings(max_examples=25)
+@given(data=st.data())
+def test_unary(dtype, data):
+    with enable_x64(dtype == np.float64):
+        x = data.draw(_arrays(dtype, (3, 5)))
+        native, numpy_, eager = _unary_tiers(x)
+        assert_native(_unary_tiers.native, x)
+        _compare(native, numpy_, eager, UNARY_EXACT)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("y_shape", [(3, 5), (1, 5), (3, 1), ()])
+@settings(max_examples=15)
+@given(data=st.data())
+def test_binary_broadcasting(dtype, y_shape, data):
+    with enable_x64(dtype == np.float64):
+        x = data.draw(_arrays(dtype, (3, 5)))
+        y = data.draw(_arrays(dtype, y_shape))
+        native, numpy_, eager = _binary_tiers(x, y)
+        _compare(native, numpy_, eager, BINARY_EXACT)
+        assert_native(_binary_tiers.native, x, y)
+        native, numpy_, eager = _binary_tiers(y, x)  # the broadcast operand first
+        _compare(native, numpy_, eager, BINARY_EXACT)
