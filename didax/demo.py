@@ -118,7 +118,7 @@ def train_digits(steps=1000, batch_size=128, hidden=128, learning_rate=3e-3, see
 
     n = len(train.labels)
     batches_per_epoch = max(1, n // batch_size)
-    losses, times, order = [], [], None
+    losses, times, order, tiers = [], [], None, []
     progress = Progress(steps)
     for i in range(steps):
         if i % batches_per_epoch == 0:
@@ -130,6 +130,7 @@ def train_digits(steps=1000, batch_size=128, hidden=128, learning_rate=3e-3, see
         params, opt_state, loss = step(params, opt_state, train.images[idx], train.labels[idx])
         losses.append(float(loss))
         times.append(time.perf_counter() - start)
+        tiers.append(step.tiers()[0])  # the tier that served this call
         if i == 0:
             loop_start = time.perf_counter()
         progress.update(i + 1, losses[-1])
@@ -144,6 +145,18 @@ def train_digits(steps=1000, batch_size=128, hidden=128, learning_rate=3e-3, see
           f"{compile_seconds * 1e3:.1f} ms")
     print(f"  the jitted step alone: {steady * 1e3:.2f} ms ({1 / steady:.0f} steps/s; median "
           "of the calls after the first)")
+    by_tier = {t: [s for s, u in zip(times[1:], tiers[1:]) if u == t] for t in set(tiers[1:])}
+    numpy_tier = by_tier.get("numpy", []) + by_tier.get("building", [])
+    if "native" in by_tier:
+        swap = tiers.index("native")
+        native_ms = statistics.median(by_tier["native"]) * 1e3
+        numpy_ms = statistics.median(numpy_tier) * 1e3 if numpy_tier else float("nan")
+        print(f"    on the NumPy tier (steps 2-{swap}): {numpy_ms:.2f} ms\n"
+              f"    on the native tier (C, built in the background, from step {swap + 1}): "
+              f"{native_ms:.2f} ms")
+    else:
+        print("    all on the NumPy tier (the native tier is off, has no C compiler, or was "
+              "still building)")
     steps_per_second = None
     if loop_seconds:
         steps_per_second = (steps - 1) / loop_seconds
@@ -155,7 +168,7 @@ def train_digits(steps=1000, batch_size=128, hidden=128, learning_rate=3e-3, see
         print(f"  loss curve saved to {saved}")
     elif plot_path:
         print('  (a loss-curve plot comes with the plot extra: pip install "didax[plot]")')
-    return {"test_accuracy": accuracy, "final_loss": losses[-1], "losses": losses,
+    return {"test_accuracy": accuracy, "final_loss": losses[-1], "losses": losses, "tiers": tiers,
             "compile_seconds": compile_seconds, "steps_per_second": steps_per_second,
             "plot": saved}
 

@@ -39,6 +39,9 @@ def test_demo_prints_derivatives_jaxpr_and_trains_the_mlp(capsys, tmp_path):
                                    r"steps/s", out).groups()
     assert abs(float(loop_rate) - 1e3 / float(loop_ms)) <= 0.01 * float(loop_rate) + 1
     assert abs(float(loop_rate) - result["steps_per_second"]) <= 1
+    # (the suite runs with the native tier off: every step is on the NumPy tier)
+    assert set(result["tiers"]) == {"numpy"}
+    assert "all on the NumPy tier (the native tier is off" in out
     printed_accuracy = re.search(r"test accuracy: (\d+\.\d\d)%", out)[1]
     assert printed_accuracy == f"{100 * result['test_accuracy']:.2f}"
     if result["plot"] is not None:  # matplotlib installed

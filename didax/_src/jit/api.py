@@ -354,6 +354,17 @@ class JitWrapped:
     def cache_info(self) -> CacheInfo:
         return CacheInfo(self._hits, self._misses, len(self._cache), self._last_miss)
 
+    def tiers(self) -> list[str]:
+        """The tier each cached signature runs on now: "native", "building" (the NumPy tier
+        while native code is built), or "numpy". (A didax extension.)"""
+        out = []
+        for entry in self._cache.values():
+            native = getattr(entry.executable, "native", None)
+            status = native.status if native is not None else None
+            out.append("native" if status == "ready" else
+                       "building" if status == "queued" else "numpy")
+        return out
+
     def _cache_size(self) -> int:
         return len(self._cache)
 

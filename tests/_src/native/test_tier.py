@@ -42,6 +42,22 @@ def test_background_swap_gives_identical_results():
         assert_same(results[0], np.asarray(_exact_chain(X, Y)))
 
 
+def test_tiers_say_which_tier_serves_each_signature():
+    with flag_context("didax_native_tier", "background"):
+        jf = didax.jit(_exact_chain)
+        assert jf.tiers() == []
+        jf(X, Y)
+        assert jf.tiers() == ["numpy"]
+        jf(X, Y)
+        assert jf.tiers()[0] in ("building", "native", "numpy")
+        tier.wait_for_builds()
+        assert jf.tiers() == ["native" if have_compiler() else "numpy"]
+    with flag_context("didax_native_tier", "off"):
+        jf = didax.jit(_exact_chain)
+        jf(X, Y), jf(X, Y)
+        assert jf.tiers() == ["numpy"]
+
+
 def test_background_builds_only_functions_called_again():
     with flag_context("didax_native_tier", "background"):
         jf = didax.jit(_exact_chain)
