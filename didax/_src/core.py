@@ -22,6 +22,7 @@ from didax._src.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
     concretization_error,
+    differentiated_value_error,
     format_source_info,
     user_location,
     user_source_info,
@@ -559,14 +560,30 @@ class Tracer(ArrayBase):
     def aval(self) -> ShapedArray:
         raise NotImplementedError
 
+    abstract_kind = "staged"  # why a value of this kind is unknown: a key of the messages
+    # in errors.py ("batched" for vmap)
+
     def to_concrete_value(self):
         """The concrete value, if this tracer has one (JVP of concrete values does)."""
         return None
 
+    def carries_tangent(self) -> bool:
+        """Whether converting this value to a Python or NumPy one would drop a derivative."""
+        return False
+
+    def abstract_source(self) -> Tracer:
+        """The tracer whose interpreter leaves this value unknown (self, or one it wraps)."""
+        return self
+
     def creation_site(self) -> str:
         return ""
 
-    def _concrete_or_raise(self, what, cls):
+    # Conversions to Python and NumPy values, as in JAX: shape and dtype errors first; then
+    # float(), complex(), tolist() and np.asarray() refuse a value carrying a tangent, whose
+    # derivative they would drop; bool(), int() and __index__ (piecewise constant: their
+    # derivative is zero) read the concrete primal if there is one.
+
+    def _concrete_or_raise(self, what, cls=ConcretizationTypeError):
         if not self._interp.active:
             raise escaped_tracer_error(self)
         v = self.to_concrete_value()
@@ -574,40 +591,57 @@ class Tracer(ArrayBase):
             raise concretization_error(self, what, cls)
         return v
 
+    def _undifferentiated_or_raise(self, what, cls=ConcretizationTypeError):
+        if self._interp.active and self.carries_tangent():
+            raise differentiated_value_error(self, what, cls)
+        return self._concrete_or_raise(what, cls)
+
+    def _scalar_or_raise(self):
+        if self.aval.shape:
+            raise TypeError("Only scalar arrays can be converted to Python scalars; got a "
+                            f"{self.aval.str_short()} value")
+
     def __bool__(self):
+        size = self.aval.size
+        if size != 1:
+            raise ValueError("The truth value of an empty array is ambiguous. Use "
+                             "`array.size > 0` to check that an array is not empty."
+                             if size == 0 else
+                             "The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
         return bool(self._concrete_or_raise("bool()", TracerBoolConversionError))
 
     def __int__(self):
-        return int(self._concrete_or_raise("int()", TracerIntegerConversionError))
+        self._scalar_or_raise()
+        return int(self._concrete_or_raise("int()"))
 
     def __float__(self):
-        return float(self._concrete_or_raise("float()", ConcretizationTypeError))
+        self._scalar_or_raise()
+        return float(self._undifferentiated_or_raise("float()"))
 
     def __complex__(self):
-        return complex(self._concrete_or_raise("complex()", ConcretizationTypeError))
+        self._scalar_or_raise()
+        return complex(self._undifferentiated_or_raise("complex()"))
 
     def __index__(self):
-        v = self._concrete_or_raise("use as an index (__index__)", TracerIntegerConversionError)
-        if not np.issubdtype(np.asarray(v).dtype, np.integer):
-            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
-        return int(v)
+        aval = self.aval
+        if aval.shape or not np.issubdtype(aval.dtype, np.integer):
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index; "
+                            f"got a {aval.str_short()} value")
+        return int(self._concrete_or_raise("use as an index (__index__)",
+                                           TracerIntegerConversionError))
 
-    def item(self):
-        return self._concrete_or_raise("item()", TracerIntegerConversionError).item()
+    def item(self, *args):
+        # (JAX returns the primal of a value being differentiated: a dropped derivative)
+        return np.asarray(self._undifferentiated_or_raise("item()")).item(*args)
 
     def tolist(self):
-        return self._concrete_or_raise("tolist()", TracerIntegerConversionError).tolist()
+        return np.asarray(self._undifferentiated_or_raise("tolist()")).tolist()
 
     def __array__(self, dtype=None, copy=None):
-        v = self.to_concrete_value()
-        if v is None:
-            raise TracerArrayConversionError(
-                f"A traced value of type {self.aval.str_short()} was passed to a NumPy function "
-                "(np.asarray or similar), which needs concrete data.\n"
-                f"{concretization_error(self, 'conversion to a NumPy array').args[0]}\n"
-                "Use didax.numpy (jnp) functions instead of numpy (np) on traced values."
-            )
-        return np.asarray(v, dtype)
+        what = "conversion to a NumPy array (np.asarray, or a NumPy function such as np.sin)"
+        return np.asarray(self._undifferentiated_or_raise(what, TracerArrayConversionError),
+                          dtype)
 
     def __repr__(self):
         return f"Traced<{self.aval.str_short()}>with<{self._interp.describe()}>"

@@ -74,18 +74,67 @@ class NonConcreteBooleanIndexError(IndexError):
     pass
 
 
-def concretization_error(tracer, what: str, cls=ConcretizationTypeError):
-    aval = tracer.aval
-    where = user_location(3)
-    msg = (
-        f"Abstract tracer value encountered where a concrete value is expected: {what} of a "
-        f"traced value of type {aval.str_short()} ({type(tracer._interp).__name__}).\n"
-        f"  at {where}\n"
+# Why a tracer has no usable concrete value, by the `abstract_kind` of the tracer that
+# hides it, and what to do instead.
+_ABSTRACT_HELP = {
+    "staged": (
         "The value depends on the inputs of a transformed function (jit, make_jaxpr, vmap...), "
         "so it is unknown while tracing. Python control flow cannot branch on it.\n"
         "What to do: use `jnp.where(cond, a, b)` or `lax.cond(pred, f, g, *args)` for a "
         "data-dependent choice, `lax.while_loop`/`lax.fori_loop` for loops, or mark the "
         "argument static (`static_argnums`) if it is really a compile-time constant."
+    ),
+    "batched": (
+        "The value is batched by vmap: it holds one value per batch element, so there is no "
+        "single Python value, and Python control flow cannot branch on it.\n"
+        "What to do: keep the computation in didax.numpy/lax; use `jnp.where(cond, a, b)` or "
+        "`lax.cond`/`lax.switch` (under vmap they choose per element) for a data-dependent "
+        "choice; or pass the argument unbatched (`in_axes=None`) if it does not vary over the "
+        "batch."
+    ),
+}
+
+
+def concretization_error(tracer, what: str, cls=ConcretizationTypeError):
+    """`what` needs a concrete value and `tracer` has none: says which transformation hides
+    it (from the tracer, or the tracer under it that does) and what to do."""
+    source = tracer.abstract_source()
+    interp = source._interp
+    started = f", started at {interp.origin}" if interp.origin else ""
+    msg = (
+        f"Abstract tracer value encountered where a concrete value is expected: {what} of a "
+        f"traced value of type {tracer.aval.str_short()} (of the {interp.describe()} "
+        f"transformation{started}).\n"
+        f"  at {user_location(3)}\n"
+        + _ABSTRACT_HELP[source.abstract_kind]
+        + _numpy_hint(cls)
+    )
+    return cls(msg)
+
+
+def _numpy_hint(cls) -> str:
+    if issubclass(cls, TracerArrayConversionError):
+        return "\nUse didax.numpy (jnp) functions instead of NumPy (np) ones on traced values."
+    return ""
+
+
+def differentiated_value_error(tracer, what: str, cls=ConcretizationTypeError):
+    """`what` would turn a value carrying a tangent into a Python or NumPy value, dropping the
+    derivative: a silently wrong gradient, so an error instead."""
+    interp = tracer._interp
+    started = f" started at {interp.origin}" if interp.origin else ""
+    msg = (
+        f"{what} of a value being differentiated, of type {tracer.aval.str_short()}: it "
+        f"carries a tangent of the {interp.describe()} transformation (behind grad, jvp, "
+        f"jacfwd, jacrev, vjp...){started}.\n"
+        f"  at {user_location(3)}\n"
+        "A Python or NumPy value cannot carry the tangent, so its derivative would be silently "
+        "dropped and the gradient would be wrong.\n"
+        "What to do: keep the computation in didax.numpy/lax (`x.astype(jnp.float32)` or "
+        "`jnp.asarray(x, float)` instead of float(x), jnp functions instead of NumPy ones, "
+        "`jnp.where`/`lax.cond` to choose on it); use `jax.lax.stop_gradient(x)` if the "
+        "derivative is meant to be dropped; print it with `jax.debug.print`."
+        + _numpy_hint(cls)
     )
     return cls(msg)
 

@@ -27,6 +27,7 @@ not_mapped = None
 
 class BatchTracer(Tracer):
     __slots__ = ("val", "bdim")
+    abstract_kind = "batched"
 
     def __init__(self, interp, val, bdim):
         self._interp = interp

@@ -29,6 +29,14 @@ class JVPTracer(Tracer):
     def to_concrete_value(self):
         return core.concrete_value(self.primal)
 
+    def carries_tangent(self):
+        # (an integer's tangent is float0: converting it drops nothing)
+        return type(self.tangent) is not Zero and self.aval.dtype.kind in "fc"
+
+    def abstract_source(self):
+        p = self.primal
+        return p.abstract_source() if isinstance(p, Tracer) else self
+
     def creation_site(self):
         p = self.primal
         return p.creation_site() if isinstance(p, Tracer) else ""

@@ -77,7 +77,7 @@ BINARY = [
     ("max", lax.max, np.maximum, WIDE, WIDE),
     ("min", lax.min, np.minimum, WIDE, WIDE),
     ("atan2", lax.atan2, np.arctan2, WIDE, POS),  # away from the singularity at the origin
-    ("polygamma", lambda x: lax.polygamma(np.ones_like(np.asarray(x)), x),
+    ("polygamma", lambda x: lax.polygamma(lax.full_like(x, 1), x),
      lambda x: sp.polygamma(1, x), POS, None),
 ]
 

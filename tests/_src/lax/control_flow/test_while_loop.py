@@ -31,7 +31,7 @@ def f(x):
 
 def f_py(x):
     s = (x, 0.0)
-    while float(s[0]) < 10.0:
+    while s[0] < 10.0:  # (bool of a comparison: float() would drop the tangent)
         s = body(s)
     return s
 
