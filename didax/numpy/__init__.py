@@ -36,6 +36,7 @@ from didax._src.numpy.ufuncs import (  # noqa: F401 - names shadowing builtins
 from didax._src.numpy.searching import where  # noqa: F401 - both forms (ufuncs has three-argument)
 from didax._src.numpy.util import array, asarray, broadcast_arrays, broadcast_to  # noqa: F401
 from didax.numpy import linalg  # noqa: F401
+from didax.numpy import fft  # noqa: F401
 
 promote_types = _dtypes.promote_types
 result_type = _dtypes.result_type

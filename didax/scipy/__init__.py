@@ -1,3 +1,4 @@
-"""Mirrors `jax.scipy` (the `special` and `linalg` modules)."""
+"""Mirrors `jax.scipy` (the `special`, `linalg` and `fft` modules)."""
 from didax.scipy import special  # noqa: F401
 from didax.scipy import linalg  # noqa: F401
+from didax.scipy import fft  # noqa: F401

@@ -13,7 +13,7 @@ LINEAR = {
     "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "transpose", "rev", "pad",
     "concatenate", "slice", "reduce_sum", "cumsum", "dynamic_slice", "dynamic_update_slice",
     "gather", "scatter-add", "copy", "reduce_window_sum", "select_and_gather_add",
-    "select_and_scatter_add", "split", "scatter-sub",
+    "select_and_scatter_add", "split", "scatter-sub", "fft",
 }
 
 PRIMITIVES = sorted(core.all_primitives.items())

@@ -12,6 +12,7 @@ from didax._src.lax.dot import *  # noqa: F401,F403
 from didax._src.lax.conv import *  # noqa: F401,F403
 from didax._src.lax.parallel import *  # noqa: F401,F403
 from didax._src.lax.windowed import *  # noqa: F401,F403
+from didax._src.lax.fft import FftType, fft  # noqa: F401
 from didax._src.lax.zeta import zeta  # noqa: F401
 from didax._src.lax.control_flow.scan import scan  # noqa: F401
 from didax._src.lax.control_flow.loops import associative_scan, fori_loop, map  # noqa: F401,A004

@@ -982,6 +982,24 @@ def _(data):
 
 
 # --------------------------------------------------------------------------------------
+# FFT (lax.fft): every type over 1 to 3 trailing axes, batch dimensions possibly empty
+
+
+@case("fft")
+def _(data):
+    fft_type = data.draw(st.sampled_from(list(lax.FftType)), label="fft_type")
+    lengths = tuple(data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3),
+                              label="fft_lengths"))
+    batch = draw_shape(data, max_dims=2)
+    shape = lengths
+    if fft_type == lax.FftType.IRFFT:
+        shape = lengths[:-1] + (lengths[-1] // 2 + 1,)
+    dtypes = REAL if fft_type == lax.FftType.RFFT else NUM
+    x = draw_array(data, draw_dtype(data, dtypes), batch + shape)
+    return (lambda x: lax.fft(x, fft_type, lengths)), (x,)
+
+
+# --------------------------------------------------------------------------------------
 # Every primitive has a case
 
 
