@@ -172,6 +172,14 @@ class Primitive:
         # lands in an otherwise zero result, or None: jit adds the operand there instead
         self.axis_name_param: str | None = None  # a collective's param naming the vmap axes
         # (a name or a tuple of names) it acts over: vmap batches it even when unbatched
+        self.permutation_param: str | None = None  # a param holding the permutation of its
+        # operand's dimensions that is all the primitive does (a transpose)
+        self.permuted_result: Callable | None = None  # (eqn, perm) -> (invars, params) of an
+        # equation of this primitive computing its result permuted by `perm`, or None: jit
+        # computes a product transposed for its only use that way, so it comes out row-major
+        self.permuted_operand: Callable | None = None  # (eqn, i, perm) -> params with which
+        # it computes the same result from what operand `i` is the permutation `perm` of, or
+        # None: the eager backward pass drops such permutations (see interpreters/transpose)
 
     def __repr__(self):
         return self.name

@@ -17,7 +17,7 @@ from didax._src import core
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import trace_to_jaxpr
-from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, literal_value
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, literal_value
 
 
 class UndefinedPrimal:
@@ -56,6 +56,8 @@ def _backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     """
     known: dict = dict(zip(jaxpr.constvars, consts))
     eqns = _eval_known_equations(jaxpr.eqns, known)
+    if core.current_interpreter() is core.eval_interpreter:
+        eqns = _drop_permutations(eqns, jaxpr.outvars)
     ct_env: dict = {}
 
     def accumulate(v, ct):
@@ -111,6 +113,41 @@ def _eval_known_equations(eqns, known: dict) -> list:
         else:
             rest.append(eqn)
     return rest
+
+
+def _drop_permutations(eqns, outvars) -> list:
+    """Evaluating now, a permutation (`permutation_param`) read only by an equation that can
+    read its operand instead (`permuted_operand`: a product, renumbering its dimensions) is
+    dropped, so that equation's cotangent comes out in the operand's layout rather than as
+    a transposed view (`x @ W.T` gives a row-major W cotangent). Staged, the jaxpr stays as
+    JAX writes it (and jit's passes compose the transposes)."""
+    if not any(e.primitive.permutation_param for e in eqns):
+        return eqns
+    uses: dict = {a: 1 for a in outvars if type(a) is not Literal}
+    for eqn in eqns:
+        for a in eqn.invars:
+            if type(a) is not Literal:
+                uses[a] = uses.get(a, 0) + 1
+    permutations: dict = {}  # a permutation's result -> (its index, operand, permutation)
+    rewritten: dict = {}
+    for k, eqn in enumerate(eqns):
+        param = eqn.primitive.permutation_param
+        if param is not None and type(eqn.invars[0]) is not Literal:
+            permutations[eqn.outvars[0]] = (k, eqn.invars[0], tuple(eqn.params[param]))
+        if eqn.primitive.permuted_operand is None:
+            continue
+        for i, a in enumerate(eqn.invars):
+            found = permutations.get(a) if type(a) is not Literal and uses[a] == 1 else None
+            params = found and eqn.primitive.permuted_operand(eqn, i, found[2])
+            if params:
+                invars = list(eqn.invars)
+                invars[i] = found[1]
+                eqn = JaxprEqn(eqn.primitive, invars, eqn.outvars, params, eqn.source_info)
+                rewritten[k] = eqn
+                rewritten[found[0]] = None
+    if not rewritten:
+        return eqns
+    return [rewritten.get(k, e) for k, e in enumerate(eqns) if rewritten.get(k, e) is not None]
 
 
 def transpose_jaxpr(closed: ClosedJaxpr, linear: list[bool]) -> ClosedJaxpr:

@@ -2,10 +2,12 @@
 
 Each pass takes a closed jaxpr and returns an equivalent one; `optimize` runs them in
 order: inline nested calls (so the others see one flat program), forward trivial
-equations, fold constants, eliminate common subexpressions, eliminate dead code.
+equations, fold constants, eliminate common subexpressions, eliminate dead code, compute
+transposed products in their transposed order.
 Sub-jaxprs of control flow are optimised when their own code is generated. The passes
 know primitives only by the properties they declare (`effectful`, `call_jaxpr_param`,
-`returns_operand`, `unit`, `involution`; see core.Primitive), never by name.
+`returns_operand`, `unit`, `involution`, `permutation_param`, `permuted_result`; see
+core.Primitive), never by name.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def optimize(closed: ClosedJaxpr) -> ClosedJaxpr:
     closed = forward_trivial(closed)
     closed = fold_constants(closed)
     closed = cse(closed)
-    return dce(closed)
+    return permute_products(dce(closed))
 
 
 def _subst(env, a):
@@ -105,12 +107,17 @@ def _identity_input(eqn) -> int | None:
 
 def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
     """Forwards equations that return an operand unchanged (identity reshapes, conversions
-    to the same type, x * 1...) and cancels double negations."""
+    to the same type, x * 1...), cancels double negations and makes a permutation of a
+    permutation one (so a product transposed twice is not transposed at all)."""
     env: dict = {}
     applied: dict = {}  # (involution, its result) -> its operand
+    permuted: dict = {}  # result of a permutation -> (its operand, the permutation)
     eqns = []
     for eqn in closed.jaxpr.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
+        if eqn.primitive.permutation_param is not None:
+            eqn = _composed_permutation(eqn, ins, permuted)
+            ins = eqn.invars
         i = _identity_input(eqn)
         if i is not None and not eqn.primitive.effectful:
             env[eqn.outvars[0]] = ins[i]
@@ -129,6 +136,21 @@ def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
     j = closed.jaxpr
     outvars = [_subst(env, a) for a in j.outvars]
     return ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, eqns), closed.consts)
+
+
+def _composed_permutation(eqn, ins, permuted):
+    """`eqn` on operands `ins`; a permutation of a permutation's result (as recorded in
+    `permuted`) becomes one permutation of the first one's operand (forwarded below if it
+    is the identity; the first one is left to DCE)."""
+    param = eqn.primitive.permutation_param
+    perm = tuple(int(p) for p in eqn.params[param])
+    x = ins[0]
+    if type(x) is not Literal and x in permuted:
+        x, first = permuted[x]
+        perm = tuple(first[p] for p in perm)
+    permuted[eqn.outvars[0]] = (x, perm)
+    return JaxprEqn(eqn.primitive, [x], eqn.outvars, dict(eqn.params, **{param: perm}),
+                    eqn.source_info)
 
 
 # --------------------------------------------------------------------------------------
@@ -265,3 +287,44 @@ def dce(closed: ClosedJaxpr) -> ClosedJaxpr:
     pairs = [(v, c) for v, c in zip(j.constvars, closed.consts) if v in live]
     return ClosedJaxpr(Jaxpr([v for v, _ in pairs], j.invars, j.outvars, kept),
                        [c for _, c in pairs])
+
+
+# --------------------------------------------------------------------------------------
+# Transposed products
+
+
+def permute_products(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """`transpose(p)`, where `p` is read only there and its primitive can compute the
+    permuted result itself (`permuted_result`: a product with its operands swapped), becomes
+    that one equation. dot_general's transpose rule stages such pairs (as JAX's does); as a
+    transposed view, the result would make the elementwise statements reading it strided."""
+    j = closed.jaxpr
+    if not any(e.primitive.permutation_param for e in j.eqns):
+        return closed
+    uses: dict = {a: 1 for a in j.outvars if type(a) is not Literal}
+    producer: dict = {}
+    for k, eqn in enumerate(j.eqns):
+        for a in eqn.invars:
+            if type(a) is not Literal:
+                uses[a] = uses.get(a, 0) + 1
+        if len(eqn.outvars) == 1 and eqn.primitive.permuted_result is not None:
+            producer[eqn.outvars[0]] = k
+    fused: dict = {}  # index of a product -> the equation replacing it
+    dropped = set()  # indices of the transposes fused into their product
+    for k, eqn in enumerate(j.eqns):
+        param = eqn.primitive.permutation_param
+        x = eqn.invars[0] if param is not None else None
+        p = producer.get(x) if type(x) is Var and uses[x] == 1 else None
+        if p is None:
+            continue
+        product = j.eqns[p]
+        new = product.primitive.permuted_result(product, tuple(eqn.params[param]))
+        if new is not None:
+            invars, params = new
+            fused[p] = JaxprEqn(product.primitive, invars, eqn.outvars, params,
+                                product.source_info)
+            dropped.add(k)
+    if not fused:
+        return closed
+    eqns = [fused.get(k, e) for k, e in enumerate(j.eqns) if k not in dropped]
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.outvars, eqns), closed.consts)

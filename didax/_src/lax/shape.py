@@ -195,6 +195,7 @@ deflinear(transpose_p)
 transpose_p.returns_operand = lambda eqn: (
     0 if tuple(eqn.params["permutation"]) == tuple(range(len(eqn.params["permutation"])))
     else None)
+transpose_p.permutation_param = "permutation"
 transpose_p.def_transpose(lambda ct, x, *, permutation: [
     transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
 

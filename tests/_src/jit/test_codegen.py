@@ -58,6 +58,9 @@ def test_properties_the_passes_read():
         "psum": "axes", "pmax": "axes", "pmin": "axes", "axis_index": "axis_name",
         "all_gather": "axis_name", "all_to_all": "axis_name", "ppermute": "axis_name",
         "reduce_scatter": "axis_name"}
+    assert with_property("permutation_param") == {"transpose": "permutation"}
+    assert set(with_property("permuted_result")) == {"dot_general"}
+    assert set(with_property("permuted_operand")) == {"dot_general"}
 
 
 def _imported_modules(tree):

@@ -179,3 +179,57 @@ def test_equal_folded_constants_share_a_variable_so_cse_merges_their_uses():
     out = passes.dce(passes.cse(passes.fold_constants(closed)))
     assert prims(out).count("select_n") == 1 and len(out.consts) == 1
     same_values(closed, out, np.array([1.0, -2.0, 3.0], np.float32))
+
+
+def test_forwarding_composes_transposes():
+    def f(x):
+        y = jnp.transpose(x, (1, 2, 0))
+        return jnp.transpose(y, (2, 0, 1)) * 2.0, jnp.transpose(jnp.transpose(x, (1, 0, 2)),
+                                                                (0, 2, 1))
+
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    closed = jax.make_jaxpr(f)(x)
+    out = passes.dce(passes.forward_trivial(closed))
+    check_jaxpr(out.jaxpr)
+    assert prims(out) == ["mul", "transpose"]  # the first pair is the identity
+    assert out.jaxpr.eqns[0].invars[0] is out.jaxpr.invars[0]
+    assert out.jaxpr.eqns[1].params["permutation"] == (1, 2, 0)
+    assert out.jaxpr.eqns[1].invars[0] is out.jaxpr.invars[0]
+    same_values(closed, out, x)
+
+
+def test_a_transposed_product_swaps_its_operands():
+    """What dot_general's transpose rule stages for the weight of `x @ w`: the product, then
+    a transpose; the pass makes it `x.T @ ct`, with no transpose after it."""
+    x, ct = np.ones((5, 3), np.float32), np.ones((5, 4), np.float32)
+    x[0, 0], ct[1, 2] = 2.0, 3.0
+
+    def f(x, ct):
+        p = lax.dot_general(ct, x, (((0,), (0,)), ((), ())),
+                            precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT))
+        return jnp.transpose(p, (1, 0))
+
+    closed = jax.make_jaxpr(f)(x, ct)
+    out = passes.permute_products(closed)
+    check_jaxpr(out.jaxpr)
+    assert prims(out) == ["dot_general"]
+    (eqn,) = out.jaxpr.eqns
+    assert eqn.invars == out.jaxpr.invars and eqn.outvars == out.jaxpr.outvars
+    assert eqn.params["dimension_numbers"] == (((0,), (0,)), ((), ()))
+    assert eqn.params["precision"] == (lax.Precision.DEFAULT, lax.Precision.HIGHEST)
+    same_values(closed, out, x, ct)
+
+
+def test_a_product_with_other_uses_or_no_swapped_order_keeps_its_transpose():
+    a, b = np.ones((2, 3, 4), np.float32), np.ones((2, 4, 5), np.float32)
+    dn = (((2,), (1,)), ((0,), (0,)))
+
+    def used_twice(a, b):
+        p = lax.dot_general(a, b, dn)
+        return jnp.transpose(p, (0, 2, 1)), p
+
+    used_twice = jax.make_jaxpr(used_twice)(a, b)
+    batch_moved = jax.make_jaxpr(
+        lambda a, b: jnp.transpose(lax.dot_general(a, b, dn), (1, 0, 2)))(a, b)
+    for closed in (used_twice, batch_moved):
+        assert prims(passes.permute_products(closed)) == ["dot_general", "transpose"]
