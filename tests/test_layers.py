@@ -28,7 +28,7 @@ LAYERS = {
     "primitives": ["lax", "custom_derivatives", "checkpoint", "prng", "callback", "debugging",
                    "jit.call", "device"],
     "api": ["api", "jit.api", "public_test_util", "visualize"],
-    "libraries": ["numpy", "nn", "scipy", "random", "optim", "example_libraries"],
+    "libraries": ["numpy", "nn", "scipy", "random", "optim", "example_libraries", "flatten_util"],
 }
 ORDER = list(LAYERS)
 
