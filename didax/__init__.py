@@ -3,7 +3,6 @@
     import didax as jax
     import didax.numpy as jnp
 """
-from didax._src import dtypes  # noqa: F401
 from didax._src.api import (  # noqa: F401
     ShapeDtypeStruct, eval_shape, grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,
     linearize, make_jaxpr, value_and_grad, vjp, vmap,
@@ -11,17 +10,25 @@ from didax._src.api import (  # noqa: F401
 from didax._src.callback import pure_callback  # noqa: F401
 from didax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from didax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
-from didax._src.config import config  # noqa: F401
+from didax._src.custom_extras import closure_convert, custom_gradient  # noqa: F401
+from didax._src.config import config, enable_x64  # noqa: F401
 from didax._src.core import Array  # noqa: F401
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
-from didax._src.jit.api import disable_jit, jit, named_call  # noqa: F401
+from didax._src.jit.api import clear_caches, disable_jit, jit, named_call  # noqa: F401
 from didax._src.visualize import visualize  # noqa: F401
 from didax._src.device import (  # noqa: F401
     block_until_ready, device_get, device_put, devices, typeof,
 )
+from didax._src.dtypes import float0  # noqa: F401
+from didax._src.environment import (  # noqa: F401
+    debug_nans, default_backend, named_scope, print_environment_info,
+)
 from didax import ad_checkpoint  # noqa: F401
+from didax import core  # noqa: F401
+from didax import custom_derivatives  # noqa: F401
 from didax import datasets  # noqa: F401
 from didax import debug  # noqa: F401
+from didax import dtypes  # noqa: F401
 from didax import errors  # noqa: F401
 from didax import lax  # noqa: F401
 from didax import nn  # noqa: F401
@@ -29,8 +36,10 @@ from didax import numpy  # noqa: F401
 from didax import optim  # noqa: F401
 from didax import random  # noqa: F401
 from didax import scipy  # noqa: F401
+from didax import stages  # noqa: F401
 from didax import test_util  # noqa: F401
 from didax import tree  # noqa: F401
 from didax import tree_util  # noqa: F401
+from didax import typing  # noqa: F401
 
 __version__ = "0.1.0"

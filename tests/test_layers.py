@@ -25,10 +25,10 @@ LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
              "base_prims", "special_algorithms"],
     "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen", "native"],
-    "primitives": ["lax", "custom_derivatives", "checkpoint", "prng", "callback", "debugging",
+    "primitives": ["lax", "custom_derivatives", "custom_extras", "checkpoint", "prng", "callback", "debugging",
                    "jit.call", "device"],
-    "api": ["api", "jit.api", "public_test_util", "visualize"],
-    "libraries": ["numpy", "nn", "scipy", "random", "optim"],
+    "api": ["api", "jit.api", "public_test_util", "visualize", "environment"],
+    "libraries": ["numpy", "nn", "scipy", "random", "optim", "example_libraries", "flatten_util"],
 }
 ORDER = list(LAYERS)
 

@@ -441,7 +441,16 @@ class ArrayBase:
         )
 
 
-class Array(ArrayBase):
+class _ArrayMeta(type):
+    """`isinstance(x, Array)` holds for tracers too, as `isinstance(x, jax.Array)` does under
+    jit, vmap and grad (libraries such as equinox test it); `type(x) is Array` still tells
+    a concrete array apart, and `issubclass(Tracer, Array)` stays False, as in JAX."""
+
+    def __instancecheck__(cls, x):
+        return cls is Array and isinstance(x, ArrayBase) or type.__instancecheck__(cls, x)
+
+
+class Array(ArrayBase, metaclass=_ArrayMeta):
     """An immutable concrete array: a NumPy buffer plus a weak-type flag."""
 
     __slots__ = ("_value", "_weak", "_aval")

@@ -88,7 +88,7 @@ def _checking_process(self, prim, args, params):
     for o in (out if prim.multiple_results else (out,)):
         v = o._value
         if v.dtype.kind in "fc" and np.isnan(v).any():
-            if any(isinstance(a, core.Array) and a._value.dtype.kind in "fc"
+            if any(type(a) is core.Array and a._value.dtype.kind in "fc"
                    and np.isnan(a._value).any() for a in args):
                 continue  # NaN in, NaN out: the first NaN was reported where it appeared
             raise FloatingPointError(

@@ -405,16 +405,49 @@ def result_type(*args: Any, return_weak_type_flag: bool = False):
 
 # --- dtype predicates and machine limits --------------------------------------------------------
 
+class extended(np.generic):
+    """The abstract scalar type of dtypes NumPy does not have (JAX's `jax.dtypes.extended`):
+    `issubdtype(key.dtype, extended)` is how JAX programs recognise typed PRNG keys."""
+
+
+class prng_key(extended):
+    """The scalar type of typed PRNG key dtypes (`key<fry>`), as `jax.dtypes.prng_key`."""
+
+
+class TypePromotionError(ValueError):
+    """JAX raises it for an implicit promotion its strict mode forbids. didax has only the
+    standard promotion mode, so it never raises it; it exists for `except` clauses."""
+
+
+def _is_extended(dt: Any) -> bool:
+    """An extended dtype (a typed key's dtype): not a NumPy dtype; its `.type` says what."""
+    return isinstance(getattr(dt, "type", None), type) and issubclass(dt.type, extended) \
+        and not isinstance(dt, (type, np.dtype))
+
+
 def issubdtype(a: Any, b: Any) -> bool:
-    """``np.issubdtype``, also accepting arrays and other objects carrying a ``dtype``."""
-    return _issubdtype_cached(_as_dtype_or_type(a), _as_dtype_or_type(b))
+    """``np.issubdtype``, also accepting arrays and other objects carrying a ``dtype``, and
+    extended dtypes (typed keys: sub-dtypes of `prng_key` and `extended` only)."""
+    a, b = _as_dtype_or_type(a), _as_dtype_or_type(b)
+    if _is_extended(a) or _is_extended(b):
+        if _is_extended(b):
+            return b == a  # (the extended dtype's __eq__ decides)
+        return isinstance(b, type) and issubclass(a.type, b)
+    return _issubdtype_cached(a, b)
 
 
 def _as_dtype_or_type(x: Any) -> Any:
-    if isinstance(x, (type, np.dtype)) or x is None:
+    if isinstance(x, (type, np.dtype)) or x is None or _is_extended(x):
         return x
     dt = getattr(x, "dtype", None)  # arrays and tracers; np.dtype() refuses NumPy arrays
-    return dt if isinstance(dt, np.dtype) else np.dtype(x)
+    return dt if isinstance(dt, np.dtype) or _is_extended(dt) else np.dtype(x)
+
+
+def itemsize_bits(dtype: Any) -> int:
+    """The number of bits one element of `dtype` occupies (8 for bool)."""
+    if dtype is None or _is_extended(dtype):
+        raise ValueError(f"unexpected input: dtype={dtype}")
+    return np.dtype(dtype).itemsize * 8
 
 
 @functools.lru_cache(maxsize=512)

@@ -70,8 +70,30 @@ class UnexpectedTracerError(Exception):
     """A tracer escaped the transformation that created it."""
 
 
-class NonConcreteBooleanIndexError(IndexError):
+class JAXIndexError(IndexError):
+    """Base for index errors raised by didax (JAX's name)."""
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
     pass
+
+
+JAXTypeError = DidaxTypeError  # JAX's name for the base of its type errors
+
+
+class KeyReuseError(DidaxTypeError):
+    """JAX raises it when its key-reuse checker finds a PRNG key used twice; didax has no
+    such checker yet, so the class exists for `except` clauses."""
+
+
+class JaxRuntimeError(RuntimeError):
+    """A failure while running compiled code, in JAX; didax runs Python and NumPy, whose
+    errors reach the caller as themselves, so it exists for `except` clauses."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """JAX's shape polymorphism could not decide a comparison of symbolic dimensions; didax
+    shapes are always concrete, so it exists for `except` clauses."""
 
 
 # Why a tracer has no usable concrete value, by the `abstract_kind` of the tracer that

@@ -311,6 +311,7 @@ class KeyDtype:
 
     name = "key<fry>"
     impl = "threefry2x32"
+    type = dtypes.prng_key  # what `issubdtype(key.dtype, dtypes.prng_key)` checks
 
     def __repr__(self):
         return self.name

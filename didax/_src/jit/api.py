@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -105,9 +106,20 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
                       _as_tuple(donate_argnums), _as_tuple(donate_argnames))
 
 
+_all_jitted: weakref.WeakSet = weakref.WeakSet()  # every live jitted function: clear_caches
+
+
+def clear_caches():
+    """Empties the compiled-code cache of every jitted function (as `jax.clear_caches`): the
+    next call traces and compiles again. The native tier's disk cache stays."""
+    for f in list(_all_jitted):
+        f.clear_cache()
+
+
 class JitWrapped:
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames):
         functools.update_wrapper(self, fun)
+        _all_jitted.add(self)
         self._fun = fun
         self._name = getattr(fun, "__name__", type(fun).__name__)
         try:
