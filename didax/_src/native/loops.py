@@ -83,7 +83,8 @@ def loop_nest(b: list, shape, reads, body, writes, reductions):
     def fresh_local(ctype, expression):
         n = f"t{counter[0]}"
         counter[0] += 1
-        b.append(f"{ind}const {ctype} {n} = {expression};")
+        # Booleans are held as int: a char among floats stops gcc vectorizing.
+        b.append(f"{ind}const {'int' if ctype == 'npy_bool' else ctype} {n} = {expression};")
         return n
 
     names_ = [fresh_local(ct, f"{p}[{index(st)}]") for ct, p, st in reads]
