@@ -5,6 +5,10 @@ prints one Markdown table of medians and of didax's time over each other framewo
     python benchmarks/run.py W1 --rounds 25   # one workload
     python benchmarks/run.py --frameworks numpy jax torch   # without didax
 
+didax runs with DIDAX_NATIVE_TIER=sync (unless set otherwise): a jitted function's native
+code is built before its first call returns, so the steady state measured is the native
+tier's, not the NumPy tier's that serves calls while a background build runs.
+
 Progress goes to stderr, the table to stdout. A workload that fails (an error, or
 frameworks disagreeing on the numbers) is reported after the table and the exit status
 is 1; the other workloads still run.
@@ -21,6 +25,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+os.environ.setdefault("DIDAX_NATIVE_TIER", "sync")  # measure the native tier's steady state
 import harness  # noqa: E402 - sets single-thread environment before NumPy loads
 
 WORKLOADS = {"W1": "w1_dispatch", "W2": "w2_eager_mlp_grad", "W3": "w3_jit_sgd_step",

@@ -12,6 +12,7 @@ import enum
 import functools
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.shape import transpose
 from didax._src.typecheck import any_, check_dtype
 from didax._src.jit.codegen import codegen_rule
+from didax._src.native import blas
+from didax._src.native.rules import FLOATS, native_rule
 
 # --------------------------------------------------------------------------------------
 # Precision: accepted for API compatibility, printed in jaxprs, ignored by NumPy.
@@ -523,3 +526,49 @@ DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
                             tuple[Sequence[int], Sequence[int]]]
 
 __all__ = ["Precision", "DotDimensionNumbers", "dot_general", "dot", "batch_matmul"]
+
+
+# --------------------------------------------------------------------------------------
+# Native rule (the native tier of jit): a BLAS gemm per batch element, no copies.
+
+
+class Gemm(NamedTuple):
+    batch: int
+    M: int
+    N: int
+    K: int
+    trans_a: bool  # the lhs is stored K x M
+    trans_b: bool  # the rhs is stored N x K
+    lda: int
+    ldb: int
+
+
+def _gemm(eqn):
+    """The gemm computing `eqn` row-major, or None: leading batch dimensions on both sides,
+    one contracting dimension and at most one free dimension each, in one float dtype."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = (a.aval for a in eqn.invars)
+    pet = eqn.params.get("preferred_element_type")
+    if (lhs.dtype != rhs.dtype or lhs.dtype not in FLOATS or len(lc) != 1
+            or (pet is not None and np.dtype(pet) != lhs.dtype)):
+        return None
+    nb = len(lb)
+    if tuple(lb) != tuple(range(nb)) or tuple(rb) != tuple(range(nb)):
+        return None
+    lrest, rrest = lhs.ndim - nb, rhs.ndim - nb
+    if lrest not in (1, 2) or rrest not in (1, 2):
+        return None
+    K = lhs.shape[lc[0]]
+    trans_a = lrest == 2 and lc[0] == nb
+    trans_b = rrest == 2 and rc[0] == nb + 1
+    M = lhs.shape[nb + trans_a] if lrest == 2 else 1
+    N = rhs.shape[nb + (not trans_b)] if rrest == 2 else 1
+    lda = max(1, M if trans_a else K)
+    ldb = max(1, K if trans_b else N)
+    return Gemm(math.prod(lhs.shape[:nb]), M, N, K, trans_a, trans_b, lda, ldb)
+
+
+@native_rule(dot_general_p, kind="gemm",
+             when=lambda eqn: blas.available() and _gemm(eqn) is not None)
+def _dot_general_native(eqn):
+    return _gemm(eqn)

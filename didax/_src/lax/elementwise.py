@@ -24,7 +24,7 @@ from didax._src.typecheck import (
     any_, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool, naryop_aval, num,
 )
 from didax._src.jit.codegen import codegen_rule, emit_impl_call, ufunc_rule
-from didax._src.native.rules import FLOATS, c_expr, c_function, native_rule
+from didax._src.native.rules import C_TYPES, FLOATS, c_expr, c_function, native_rule, numeric, wrapping
 
 
 def _special(name):
@@ -84,6 +84,16 @@ def _inexact(eqn) -> bool:
     return eqn.invars[0].aval.dtype.kind in "fc"
 
 
+def _c_operands(eqn) -> bool:
+    """Whether an equation's operands are of dtypes native loops handle."""
+    return all(a.aval.dtype in C_TYPES for a in eqn.invars)
+
+
+def _int_or_bool(eqn) -> bool:
+    return all(a.aval.dtype in C_TYPES and a.aval.dtype.kind in "biu"
+               for a in (*eqn.invars, *eqn.outvars))
+
+
 def _float_operands(eqn) -> bool:
     """Whether an equation's operands are float32 or float64 (native rules' `when`)."""
     return all(a.aval.dtype in FLOATS for a in eqn.invars)
@@ -96,7 +106,12 @@ neg_p = unop("neg", num, np.negative)
 deflinear(neg_p)
 neg_p.involution = True
 neg = _bind1(neg_p)
-native_rule(neg_p)(c_expr("(-{0})"))
+@native_rule(neg_p, when=numeric)
+def _neg_native(c, eqn, x):
+    if c.dtype.kind in "iu":  # in unsigned arithmetic: wraps as NumPy does
+        u = "npy_uint64" if c.dtype.itemsize == 8 else "npy_uint32"
+        return f"(({c.ctype})(({u})0 - ({u}){x}))"
+    return f"(-{x})"
 neg_p.def_transpose(lambda ct, x: [neg(ct)])
 
 sign_p = unop("sign", num, np.sign)
@@ -415,6 +430,11 @@ conj = _bind1(conj_p)
 conj_p.def_transpose(lambda ct, x: [conj(ct)])
 
 not_p = unop("not", int_or_bool, lambda x: np.invert(x))
+
+
+@native_rule(not_p, when=_int_or_bool)
+def _not_native(c, eqn, x):
+    return f"(!{x})" if c.dtype == np.bool_ else f"(({c.ctype})~{x})"
 defjvp_zero(not_p)
 bitwise_not = _bind1(not_p)
 
@@ -452,7 +472,7 @@ defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
 add_p.linear = True
 add_p.is_addition = True
 add = _bind2(add_p)
-native_rule(add_p)(c_expr("({0} + {1})"))
+native_rule(add_p, when=numeric)(wrapping("+"))
 
 
 def _add_transpose(ct, x, y):
@@ -479,12 +499,13 @@ add_any_p.def_jvp(_add_any_jvp)
 add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
 add_any_p.def_batch(_add_any_batch)
 codegen_rule(add_any_p, fresh=True)(ufunc_rule(np.add))
+native_rule(add_any_p, when=numeric)(wrapping("+"))
 
 sub_p = binop("sub", num, np.subtract)
 defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
 sub_p.linear = True
 sub = _bind2(sub_p)
-native_rule(sub_p)(c_expr("({0} - {1})"))
+native_rule(sub_p, when=numeric)(wrapping("-"))
 
 
 def _sub_transpose(ct, x, y):
@@ -498,7 +519,7 @@ mul_p = binop("mul", num, np.multiply)
 defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 mul_p.unit = 1
 mul = _bind2(mul_p)
-native_rule(mul_p)(c_expr("({0} * {1})"))
+native_rule(mul_p, when=numeric)(wrapping("*"))
 
 
 def _mul_transpose(ct, x, y):
@@ -578,13 +599,13 @@ defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
         lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 max = _bind2(max_p)  # noqa: A001
 # NaN from either operand; the second operand at ties (-0 and 0), as np.maximum.
-native_rule(max_p)(c_expr("(({0} > {1}) | ({0} != {0}) ? {0} : {1})"))
+native_rule(max_p, when=numeric)(c_expr("(({0} > {1}) | ({0} != {0}) ? {0} : {1})"))
 
 min_p = binop("min", any_, np.minimum)
 defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
         lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 min = _bind2(min_p)  # noqa: A001
-native_rule(min_p)(c_expr("(({0} < {1}) | ({0} != {0}) ? {0} : {1})"))
+native_rule(min_p, when=numeric)(c_expr("(({0} < {1}) | ({0} != {0}) ? {0} : {1})"))
 
 
 def _balanced_eq(x, z, y):
@@ -632,35 +653,38 @@ mulhi = _bind2(mulhi_p)
 # Comparisons and logic: boolean or integer outputs, no derivative.
 eq_p = binop("eq", any_, np.equal, out_dtype=np.bool_)
 eq = _bind2(eq_p)
-native_rule(eq_p, when=_float_operands)(c_expr("({0} == {1})"))
+native_rule(eq_p, when=_c_operands)(c_expr("({0} == {1})"))
 
 ne_p = binop("ne", any_, np.not_equal, out_dtype=np.bool_)
 ne = _bind2(ne_p)
-native_rule(ne_p, when=_float_operands)(c_expr("({0} != {1})"))
+native_rule(ne_p, when=_c_operands)(c_expr("({0} != {1})"))
 
 lt_p = binop("lt", any_, np.less, out_dtype=np.bool_)
 lt = _bind2(lt_p)
-native_rule(lt_p, when=_float_operands)(c_expr("({0} < {1})"))
+native_rule(lt_p, when=_c_operands)(c_expr("({0} < {1})"))
 
 le_p = binop("le", any_, np.less_equal, out_dtype=np.bool_)
 le = _bind2(le_p)
-native_rule(le_p, when=_float_operands)(c_expr("({0} <= {1})"))
+native_rule(le_p, when=_c_operands)(c_expr("({0} <= {1})"))
 
 gt_p = binop("gt", any_, np.greater, out_dtype=np.bool_)
 gt = _bind2(gt_p)
-native_rule(gt_p, when=_float_operands)(c_expr("({0} > {1})"))
+native_rule(gt_p, when=_c_operands)(c_expr("({0} > {1})"))
 
 ge_p = binop("ge", any_, np.greater_equal, out_dtype=np.bool_)
 ge = _bind2(ge_p)
-native_rule(ge_p, when=_float_operands)(c_expr("({0} >= {1})"))
+native_rule(ge_p, when=_c_operands)(c_expr("({0} >= {1})"))
 
 and_p = binop("and", int_or_bool, np.bitwise_and)
 bitwise_and = _bind2(and_p)
+native_rule(and_p, when=_int_or_bool)(c_expr("({0} & {1})"))
 
 or_p = binop("or", int_or_bool, np.bitwise_or)
+native_rule(or_p, when=_int_or_bool)(c_expr("({0} | {1})"))
 bitwise_or = _bind2(or_p)
 
 xor_p = binop("xor", int_or_bool, np.bitwise_xor)
+native_rule(xor_p, when=_int_or_bool)(c_expr("({0} ^ {1})"))
 bitwise_xor = _bind2(xor_p)
 
 
@@ -788,7 +812,7 @@ def _select_n_codegen(fb, k, eqn, outs):
 
 @native_rule(select_n_p, when=lambda eqn: (len(eqn.invars) == 3
                                           and eqn.invars[0].aval.dtype == np.bool_
-                                          and eqn.outvars[0].aval.dtype in FLOATS))
+                                          and eqn.outvars[0].aval.dtype in C_TYPES))
 def _select_n_native(c, eqn, which, case0, case1):
     return f"({which} ? {case1} : {case0})"
 
@@ -876,9 +900,15 @@ def _convert_codegen(fb, k, eqn, outs):
 
 
 @native_rule(convert_element_type_p,
-             when=lambda eqn: (eqn.invars[0].aval.dtype in (*FLOATS, np.dtype(np.bool_))
-                               and eqn.outvars[0].aval.dtype in FLOATS))
+             when=lambda eqn: (eqn.invars[0].aval.dtype in C_TYPES
+                               and eqn.outvars[0].aval.dtype in C_TYPES
+                               and not (eqn.invars[0].aval.dtype.kind == "f"
+                                        and eqn.outvars[0].aval.dtype.kind in "iu")))
 def _convert_native(c, eqn, x):
+    """C conversions, as NumPy's astype (integers wrap); to bool: a test against zero.
+    (Float to integer saturates in lax: the NumPy tier does it.)"""
+    if c.dtype == np.bool_:
+        return f"({x} != 0)"
     return f"(({c.ctype}){x})"
 
 

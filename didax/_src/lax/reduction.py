@@ -33,6 +33,7 @@ from didax._src.typecheck import (
     any_, bool_, canonical_axes, check_dtype, float_, int_, int_or_bool, num,
 )
 from didax._src.jit.codegen import codegen_rule
+from didax._src.native.rules import FLOATS, INTS, native_rule, wrapping
 
 # --------------------------------------------------------------------------------------
 # reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor
@@ -613,3 +614,32 @@ __all__ = [
     "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
     "sort", "sort_key_val", "top_k",
 ]
+
+
+# --------------------------------------------------------------------------------------
+# Native rules (the native tier of jit): accumulated in the loop over the operand, so a
+# reduction of an elementwise expression never materialises it.
+
+
+def _native_reduction(eqn) -> bool:
+    dt = eqn.invars[0].aval.dtype
+    return bool(eqn.params["axes"]) and (dt in FLOATS or dt in INTS)
+
+
+@native_rule(reduce_sum_p, kind="reduce", when=_native_reduction)
+def _reduce_sum_native(c, eqn):
+    if c.dtype.kind in "iu":
+        return c.const(0), wrapping("+")(c, eqn, "{0}", "{1}"), True
+    return c.const(0), "({0} + {1})", True
+
+
+@native_rule(reduce_max_p, kind="reduce", when=_native_reduction)
+def _reduce_max_native(c, eqn):
+    return (c.const(_max_identity(c.dtype)), "((({1}) > ({0})) | (({1}) != ({1})) ? ({1}) : ({0}))",
+            False)
+
+
+@native_rule(reduce_min_p, kind="reduce", when=_native_reduction)
+def _reduce_min_native(c, eqn):
+    return (c.const(_min_identity(c.dtype)), "((({1}) < ({0})) | (({1}) != ({1})) ? ({1}) : ({0}))",
+            False)

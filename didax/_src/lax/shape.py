@@ -23,6 +23,7 @@ from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import select_n, sub
+from didax._src.native.rules import native_rule
 from didax._src.typecheck import as_dtype, canonical_axes, check_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
@@ -706,3 +707,60 @@ __all__ = [
     "index_in_dim", "iota", "broadcasted_iota", "split", "collapse", "stack", "unstack", "tile",
     "broadcast_shapes", "broadcast_like", "empty",
 ]
+
+
+# --------------------------------------------------------------------------------------
+# Native rules (the native tier of jit): views, read in place by the loops that use them.
+# Each maps the operand's element strides to the result's, or None (not a strided view).
+
+
+def _any_dtype(eqn) -> bool:
+    return True
+
+
+@native_rule(broadcast_in_dim_p, kind="view", when=_any_dtype)
+def _broadcast_in_dim_native(eqn, strides):
+    shape = eqn.invars[0].aval.shape
+    out = [0] * eqn.outvars[0].aval.ndim
+    for i, d in enumerate(eqn.params["broadcast_dimensions"]):
+        out[d] = strides[i] if shape[i] != 1 else 0
+    return out
+
+
+@native_rule(transpose_p, kind="view", when=_any_dtype)
+def _transpose_native(eqn, strides):
+    return [strides[p] for p in eqn.params["permutation"]]
+
+
+@native_rule(squeeze_p, kind="view", when=_any_dtype)
+def _squeeze_native(eqn, strides):
+    return [s for d, s in enumerate(strides) if d not in eqn.params["dimensions"]]
+
+
+@native_rule(expand_dims_p, kind="view", when=_any_dtype)
+def _expand_dims_native(eqn, strides):
+    out = list(strides)
+    for d in sorted(eqn.params["dimensions"]):
+        out.insert(d, 0)
+    return out
+
+
+@native_rule(reshape_p, kind="view", when=lambda eqn: eqn.params.get("dimensions") is None)
+def _reshape_native(eqn, strides):
+    """A reshape reading its operand in order, or only adding or removing size-1 dims."""
+    old, new = eqn.invars[0].aval.shape, eqn.outvars[0].aval.shape
+    keep = [(d, s) for d, s in zip(old, strides) if d != 1]
+    acc, in_order = 1, True
+    for d, s in reversed(keep):
+        in_order &= s == acc
+        acc *= d
+    if in_order:
+        out, acc = [], 1
+        for d in reversed(new):
+            out.append(acc)
+            acc *= d
+        return out[::-1]
+    if [d for d, _ in keep] != [d for d in new if d != 1]:
+        return None
+    it = iter(s for _, s in keep)
+    return [next(it) if d != 1 else 0 for d in new]

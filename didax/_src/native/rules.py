@@ -18,25 +18,49 @@ import math
 import numpy as np
 
 # The dtypes native loops handle, and their C types.
-C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
-           np.dtype(np.bool_): "npy_bool"}
-C_TYPENUMS = {np.dtype(np.float32): "NPY_FLOAT32", np.dtype(np.float64): "NPY_FLOAT64",
-              np.dtype(np.bool_): "NPY_BOOL"}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+INTS = tuple(np.dtype(f"{k}{n}") for k in "iu" for n in (1, 2, 4, 8))
+C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+           np.dtype(np.bool_): "npy_bool",
+           **{d: f"npy_{'u' if d.kind == 'u' else ''}int{8 * d.itemsize}" for d in INTS}}
+C_TYPENUMS = {d: f"NPY_{d.name.upper()}" for d in C_TYPES}
+C_TYPENUMS[np.dtype(np.bool_)] = "NPY_BOOL"
 
 
 def _floats(eqn) -> bool:
     return all(v.aval.dtype in FLOATS for v in (*eqn.invars, *eqn.outvars))
 
 
-def native_rule(prim, *, when=_floats):
-    """Registers the decorated function as `prim`'s native rule for elementwise equations
-    `when` accepts (by default: all operands and results float32 or float64)."""
+def numeric(eqn) -> bool:
+    """All operands and results float or integer (of the widths C_TYPES has)."""
+    return all(v.aval.dtype in FLOATS or v.aval.dtype in INTS
+               for v in (*eqn.invars, *eqn.outvars))
+
+
+def native_rule(prim, *, when=_floats, kind="elementwise"):
+    """Registers the decorated function as `prim`'s native rule for equations `when`
+    accepts (by default: all operands and results float32 or float64). The kind says what
+    the emitter asks of it: "elementwise" (a C expression of the operands' elements),
+    "view" (`rule(eqn, strides)`: the result's element strides over the operand's, or
+    None), "reduce" (`rule(c, eqn)`: (initial value, combining template {0} acc {1} value)),
+    "gemm" (`rule(eqn)`: a GEMM description, see emit_gemm)."""
     def register(fn):
         fn.when = when
+        fn.kind = kind
         prim.def_rule("native", fn)
         return fn
     return register
+
+
+def wrapping(op: str):
+    """An elementwise rule for + - *: IEEE on floats; on integers computed in the unsigned
+    type (wrapping, as NumPy does; signed overflow would be undefined in C)."""
+    def rule(c, eqn, x, y):
+        if c.dtype.kind in "iu":
+            u = "npy_uint64" if c.dtype.itemsize == 8 else "npy_uint32"  # never promoted
+            return f"(({c.ctype})(({u}){x} {op} ({u}){y}))"
+        return f"({x} {op} {y})"
+    return rule
 
 
 def c_expr(template: str):
@@ -81,6 +105,10 @@ def c_constant(value, dtype) -> str:
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
         return "1" if bool(value) else "0"
+    if dtype.kind in "iu":
+        n = int(np.asarray(value, dtype))
+        return f"(({C_TYPES[dtype]}){n}{'ULL' if dtype.kind == 'u' else 'LL'})" if n >= 0 else \
+            f"(({C_TYPES[dtype]})(-{-n - 1}LL - 1))"
     x = float(np.asarray(value, dtype))
     suffix = "f" if dtype == np.float32 else ""
     ctype = C_TYPES[dtype]

@@ -16,7 +16,7 @@ import warnings
 from didax._src.config import config
 from didax._src.errors import NativeTierWarning
 from didax._src.jit import compiler
-from didax._src.native import cache, emit, toolchain
+from didax._src.native import blas, cache, emit, toolchain
 
 CALLS_BEFORE_BUILD = 2  # background mode: built when called this many times
 
@@ -77,8 +77,9 @@ def build(exe: compiler.Executable) -> bool:
         if plan is None:
             state.status = "none"
             return False
-        module = cache.load_or_build(plan.source, tc, directory)
-        run = module.make((plan.python_segments, plan.consts))
+        module = cache.load_or_build(plan.source, tc, directory,
+                                     blas.key() if plan.uses_blas else "")
+        run = module.make((plan.python_segments, plan.consts, blas.addresses()))
     except Exception as e:  # a bug in code generation: the NumPy tier stays
         state.status = "failed"
         _warn_failure(e)

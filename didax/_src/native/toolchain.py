@@ -1,7 +1,8 @@
 """The C compiler the native tier builds with: found, probed once, and how it is run.
 
 The compiler is `$CC`, else `gcc`, else `cc`. Flags keep IEEE semantics (no fast-math, no
-FMA contraction, so results round as NumPy's do) while letting gcc vectorize libm calls
+FMA contraction, so results round as NumPy's do; no trapping math, which changes no value
+but lets gcc vectorize selects) while letting gcc vectorize libm calls
 through glibc's libmvec. A one-time probe builds and loads a tiny extension module with
 each candidate set of flags; if none works the tier is off, with one warning.
 """
@@ -24,8 +25,8 @@ import numpy as np
 
 from didax._src.errors import NativeTierWarning
 
-BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-fno-math-errno", "-ffp-contract=off",
-              "-fno-strict-aliasing", "-w")
+BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
+              "-ffp-contract=off", "-fno-strict-aliasing", "-w")
 # Candidates, best first: vector math for this CPU, vector math, plain scalar code.
 CANDIDATES = ((("-march=native", "-fopenmp-simd"), ("-lmvec",), True),
               (("-fopenmp-simd",), ("-lmvec",), True),
