@@ -1,4 +1,5 @@
-"""Mirrors `jax.scipy` (the `special`, `linalg` and `fft` modules)."""
+"""Mirrors `jax.scipy` (the `special`, `linalg`, `fft` and `stats` modules)."""
 from didax.scipy import special  # noqa: F401
 from didax.scipy import linalg  # noqa: F401
 from didax.scipy import fft  # noqa: F401
+from didax.scipy import stats  # noqa: F401

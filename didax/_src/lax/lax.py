@@ -14,6 +14,9 @@ from didax._src.lax.parallel import *  # noqa: F401,F403
 from didax._src.lax.windowed import *  # noqa: F401,F403
 from didax._src.lax.fft import FftType, fft  # noqa: F401
 from didax._src.lax.zeta import zeta  # noqa: F401
+from didax._src.lax.incomplete import (  # noqa: F401
+    betainc, igamma, igamma_grad_a, igammac, random_gamma_grad,
+)
 from didax._src.lax.control_flow.scan import scan  # noqa: F401
 from didax._src.lax.control_flow.loops import associative_scan, fori_loop, map  # noqa: F401,A004
 from didax._src.lax.control_flow.cond import cond, switch  # noqa: F401

@@ -26,8 +26,8 @@ from didax._src.numpy.util import asarray, concrete_or_error, promote_args_inexa
 import didax.numpy as jnp
 
 __all__ = [
-    "bernoulli", "beta", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr", "erf",
-    "erfc", "erfinv", "expit", "factorial", "gamma", "gammaln", "gammasgn", "kl_div",
+    "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr", "erf",
+    "erfc", "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "kl_div",
     "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp", "multigammaln", "ndtr",
     "ndtri", "poch", "polygamma", "rel_entr", "softmax", "xlog1py", "xlogy", "zeta",
 ]
@@ -127,6 +127,26 @@ def beta(a, b):
     _real_only("beta", a)
     sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
     return sign * lax.exp(betaln(a, b))
+
+
+def gammainc(a, x):
+    """P(a, x), the regularized lower incomplete gamma function (lax.igamma)."""
+    a, x = promote_args_inexact("gammainc", a, x)
+    return lax.igamma(a, x)
+
+
+def gammaincc(a, x):
+    """Q(a, x) = 1 - P(a, x), accurate where it is small (lax.igammac)."""
+    a, x = promote_args_inexact("gammaincc", a, x)
+    return lax.igammac(a, x)
+
+
+def betainc(a, b, x):
+    """I_x(a, b), the regularized incomplete beta function (lax.betainc); as in JAX it is
+    differentiable in x only."""
+    a, b, x = promote_args_inexact("betainc", a, b, x)
+    _real_only("betainc", a)
+    return lax.betainc(a, b, x)
 
 
 def factorial(n, exact: bool = False):

@@ -1000,6 +1000,22 @@ def _(data):
 
 
 # --------------------------------------------------------------------------------------
+# Incomplete gamma and beta functions (lax/incomplete.py): jit calls their NumPy impl
+
+
+for _name in ("igamma", "igammac", "igamma_grad_a", "random_gamma_grad"):
+    binary(_name, FLOAT, lo=-1.0, hi=30.0)
+
+
+@case("regularized_incomplete_beta")
+def _(data):
+    dtype = draw_dtype(data, FLOAT)
+    shape = draw_shape(data)
+    a, b = (draw_array(data, dtype, shape, -0.5, 20.0, specials=True, label=n) for n in "ab")
+    return lax.betainc, (a, b, draw_array(data, dtype, shape, -0.25, 1.25, specials=True))
+
+
+# --------------------------------------------------------------------------------------
 # Every primitive has a case
 
 
