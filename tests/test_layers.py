@@ -15,6 +15,7 @@ against. Layers, bottom to top:
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 import pytest
@@ -85,7 +86,9 @@ def _imports(module: str, path: pathlib.Path, modules):
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def _graph():
+    """(modules, imports of each), read once for all the tests here."""
     modules = _modules()
     return modules, {m: _imports(m, p, modules) for m, p in modules.items()}
 
@@ -134,9 +137,9 @@ def _cycles(edges) -> list[list[str]]:
 def _empty_package(module: str, modules) -> bool:
     """A package whose `__init__` holds no code: it belongs to no layer."""
     path = modules[module]
-    body = ast.parse(path.read_text()).body
     return path.name == "__init__.py" and all(
-        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in body)
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+        for s in ast.parse(path.read_text()).body)
 
 
 def _layered(modules):
