@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import math
+import operator
+
 import numpy as np
 
 from didax._src import dtypes
@@ -18,7 +21,8 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax import linalg as lax_linalg
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
-from didax._src.numpy import joining, products, reductions, shape_ops, ufuncs
+from didax._src.numpy import creation, joining, products, reductions, shape_ops, ufuncs
+from didax._src.numpy.searching import where
 from didax._src.numpy.einsum import einsum
 from didax._src.numpy.indexing import take_along_axis
 from didax._src.numpy.util import (
@@ -28,7 +32,8 @@ from didax._src.numpy.util import (
 __all__ = ["norm", "vector_norm", "matrix_norm", "vecdot", "matmul", "outer", "tensordot",
            "trace", "diagonal", "cross", "matrix_transpose", "multi_dot", "cholesky", "qr",
            "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "solve", "inv", "det",
-           "slogdet", "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
+           "slogdet", "pinv", "lstsq", "matrix_power", "cond", "tensorinv", "tensorsolve",
+           "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
 
 
 def _arraylike(name, *args):
@@ -609,3 +614,215 @@ def det(a):
     if a.shape[-1] in (2, 3):
         return _det_closed_form(a)
     return _det(a)
+
+
+# --------------------------------------------------------------------------------------
+# Pseudo-inverse, least squares, powers, condition numbers and tensor inverses
+
+
+def _symmetrize(x):
+    return ufuncs.divide(ufuncs.add(x, _H(x)), np.asarray(2, x.dtype))
+
+
+def pinv(a, rtol=None, hermitian=False, *, rcond=None):
+    """The Moore-Penrose pseudo-inverse (..., n, m) of (..., m, n) matrices, through the SVD:
+    singular values at most `rtol` times the largest are dropped (by default `rtol` is
+    10 max(m, n) eps, JAX's choice rather than NumPy's 1e-15)."""
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: only one of rtol and rcond may be specified.")
+        rtol = rcond
+    return _pinv(a, rtol, hermitian)
+
+
+def _pinv_impl(a, rtol, hermitian):
+    (a,) = _arraylike("jnp.linalg.pinv", a)
+    (arr,) = promote_dtypes_inexact(a)
+    m, n = arr.shape[-2:]
+    if m == 0 or n == 0:
+        return creation.empty(arr.shape[:-2] + (n, m), arr.dtype)
+    arr = ufuncs.conjugate(arr)
+    if rtol is None:
+        rtol = np.asarray(10. * max(m, n) * dtypes.finfo(arr.dtype).eps,
+                          dtypes.finfo(arr.dtype).dtype)
+    rtol = asarray(rtol)
+    u, s, vh = svd(arr, full_matrices=False, hermitian=hermitian)
+    rtol = shape_ops.expand_dims(rtol, rtol.ndim)
+    rtol = lax_shape.expand_dims(rtol, tuple(range(s.ndim - rtol.ndim)))
+    cutoff = ufuncs.multiply(rtol, s[..., 0:1])
+    s = where(ufuncs.greater(s, cutoff), s, np.inf).astype(u.dtype)
+    res = products.matmul(matrix_transpose(vh),
+                          ufuncs.divide(matrix_transpose(u), s[..., None]))
+    return lax.convert_element_type(res, arr.dtype)
+
+
+_pinv = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
+
+
+@_pinv.defjvp
+def _pinv_jvp(rtol, hermitian, primals, tangents):
+    """Golub and Pereyra (1973): dp = -p ȧ p + p p^H ȧ^H (1 - a p) + (1 - p a) ȧ^H p^H p,
+    associated as JAX does for tall and wide matrices."""
+    (a,), (a_dot,) = primals, tangents
+    p = pinv(a, rtol=rtol, hermitian=hermitian)
+    (a,) = promote_dtypes_inexact(asarray(a))
+    a_dot = asarray(a_dot).astype(a.dtype)
+    if hermitian:
+        a, a_dot = _symmetrize(a), _symmetrize(a_dot)
+    mm = products.matmul
+    m, n = a.shape[-2:]
+    if m >= n:
+        s = mm(mm(p, _H(p)), _H(a_dot))
+        t = mm(mm(_H(a_dot), _H(p)), p)
+        p_dot = (-mm(mm(p, a_dot), p) + s - mm(mm(s, a), p) + t - mm(mm(p, a), t))
+    else:
+        s = mm(p, mm(_H(p), _H(a_dot)))
+        t = mm(_H(a_dot), mm(_H(p), p))
+        p_dot = (-mm(p, mm(a_dot, p)) + s - mm(s, mm(a, p)) + t - mm(p, mm(a, t)))
+    return p, p_dot
+
+
+class _LstsqResult(NamedTuple):
+    x: object
+    resid: object
+    rank: object
+    s: object
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid=False):
+    """The least-squares solution x of a x = b for a (m, n) and b (m,) or (m, k), through the
+    SVD: (x, residuals, rank, singular values). Residuals are always returned (the squared
+    norms of b - a x per column) unless `numpy_resid`, which follows NumPy (empty when the
+    rank is below n or m <= n; this needs a concrete rank)."""
+    a, b = _arraylike("jnp.linalg.lstsq", a, b)
+    a, b = promote_dtypes_inexact(a, b)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    b_orig_ndim = b.ndim
+    if b_orig_ndim == 1:
+        b = b[:, None]
+    if a.ndim != 2:
+        raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
+    if b.ndim != 2:
+        raise TypeError(f"{b.ndim}-dimensional array given. Array must be one or "
+                        "two-dimensional")
+    m, n = a.shape
+    dtype = a.dtype
+    if a.size == 0:
+        s = creation.empty(0, dtype=dtype)
+        rank = asarray(np.array(0, dtype=dtypes.canonicalize_dtype(int)))
+        x = creation.zeros((n, *b.shape[1:]), dtype=dtype)
+    else:
+        eps = dtypes.finfo(dtype).eps
+        if rcond is None:
+            rcond = float(eps) * max(n, m)
+        else:
+            rcond = where(ufuncs.less(rcond, 0), eps, rcond)
+        u, s, vt = svd(a, full_matrices=False)
+        mask = ufuncs.logical_and(ufuncs.greater(s, 0), ufuncs.greater_equal(
+            s, ufuncs.multiply(asarray(rcond).astype(s.dtype), s[0])))
+        rank = reductions.sum(mask)
+        safe_s = where(mask, s, 1).astype(dtype)
+        s_inv = where(mask, ufuncs.divide(1, safe_s), 0)[:, None]
+        u_t_b = products.matmul(_H(u), b)
+        x = products.matmul(_H(vt), ufuncs.multiply(s_inv, u_t_b))
+    if numpy_resid and (rank < n or m <= n):
+        resid = asarray(np.array([], dtypes.canonicalize_dtype(np.float64)))
+    else:
+        b_estimate = products.matmul(a, x)
+        resid = ufuncs.square(norm(ufuncs.subtract(b, b_estimate), axis=0))
+    if b_orig_ndim == 1:
+        x = shape_ops.ravel(x)
+    return _LstsqResult(x, resid, rank, s)
+
+
+def matrix_power(a, n):
+    """a to the integer power n by repeated squaring (the inverse's power for n < 0, the
+    identity for n = 0)."""
+    (arr,) = _arraylike("jnp.linalg.matrix_power", a)
+    if arr.ndim < 2:
+        raise TypeError(f"{arr.ndim}-dimensional array given. Array must be at least "
+                        "two-dimensional")
+    if arr.shape[-2] != arr.shape[-1]:
+        raise TypeError("Last 2 dimensions of the array must be square")
+    try:
+        n = operator.index(n)
+    except TypeError as err:
+        raise TypeError(f"exponent must be an integer, got {n}") from err
+    if n == 0:
+        return broadcast_to(creation.eye(arr.shape[-2], dtype=arr.dtype), arr.shape)
+    if n < 0:
+        arr = inv(arr)
+        n = -n
+    mm = products.matmul
+    if n == 1:
+        return arr
+    if n == 2:
+        return mm(arr, arr)
+    if n == 3:
+        return mm(mm(arr, arr), arr)
+    z = result = None
+    while n > 0:
+        z = arr if z is None else mm(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else mm(result, z)
+    return result
+
+
+def cond(x, p=None):
+    """The condition number norm(x, p) norm(inv(x), p): for p in (None, 2, -2) the ratio of
+    extreme singular values; NaNs from singular matrices become inf."""
+    (arr,) = _arraylike("cond", x)
+    if arr.ndim < 2:
+        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got "
+                         f"arr.shape={arr.shape}")
+    if arr.shape[-1] == 0 or arr.shape[-2] == 0:
+        raise ValueError(f"jnp.linalg.cond: input array must not be empty; got "
+                         f"arr.shape={arr.shape}")
+    if p is None or p == 2:
+        s = svdvals(arr)
+        return ufuncs.divide(s[..., 0], s[..., -1])
+    if p == -2:
+        s = svdvals(arr)
+        r = ufuncs.divide(s[..., -1], s[..., 0])
+    else:
+        if arr.shape[-2] != arr.shape[-1]:
+            raise ValueError(f"jnp.linalg.cond: for p={p!r}, array must be square; got "
+                             f"arr.shape={arr.shape}")
+        r = ufuncs.multiply(norm(arr, ord=p, axis=(-2, -1)),
+                            norm(inv(arr), ord=p, axis=(-2, -1)))
+    no_nans = ufuncs.logical_not(reductions.any(ufuncs.isnan(arr), axis=(-2, -1)))
+    return where(ufuncs.logical_and(ufuncs.isnan(r), no_nans), np.inf, r)
+
+
+def tensorinv(a, ind=2):
+    """The inverse of `tensordot(·, ·, ind)`: shape a.shape[ind:] + a.shape[:ind]."""
+    (arr,) = _arraylike("tensorinv", a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer; got ind={ind}")
+    contracting_shape, batch_shape = arr.shape[:ind], arr.shape[ind:]
+    flatshape = (math.prod(contracting_shape), math.prod(batch_shape))
+    if flatshape[0] != flatshape[1]:
+        raise ValueError("tensorinv is only possible when the product of the first `ind` "
+                         "dimensions equals that of the remaining dimensions. got "
+                         f"arr.shape={arr.shape} with ind={ind}.")
+    return inv(arr.reshape(flatshape)).reshape(*batch_shape, *contracting_shape)
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) = b, after moving `axes` of a to the end."""
+    a_arr, b_arr = _arraylike("tensorsolve", a, b)
+    if axes is not None:
+        a_arr = shape_ops.moveaxis(a_arr, axes, len(axes) * (a_arr.ndim - 1,))
+    out_shape = a_arr.shape[b_arr.ndim:]
+    if a_arr.shape[:b_arr.ndim] != b_arr.shape:
+        raise ValueError("After moving axes to end, leading shape of a must match shape of b."
+                         f" got a.shape={a_arr.shape}, b.shape={b_arr.shape}")
+    if b_arr.size != math.prod(out_shape):
+        raise ValueError("Input arrays must have prod(a.shape[:b.ndim]) == "
+                         f"prod(a.shape[b.ndim:]); got a.shape={a_arr.shape}, "
+                         f"b.ndim={b_arr.ndim}.")
+    a_arr = a_arr.reshape(b_arr.size, math.prod(out_shape))
+    return solve(a_arr, shape_ops.ravel(b_arr)).reshape(out_shape)
