@@ -1,0 +1,59 @@
+"""Window functions of signal processing (bartlett, blackman, hamming, hanning): M points in
+the default float dtype, symmetric, all ones for M <= 1. `kaiser` (and `i0`, which it needs)
+would take the modified Bessel function `lax.bessel_i0e`, which didax does not have yet.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from didax._src import dtypes
+from didax._src.numpy import ufuncs
+from didax._src.numpy._helpers import _filled, _iota
+from didax._src.numpy.util import concrete_or_error
+
+__all__ = ["bartlett", "blackman", "hamming", "hanning"]
+
+
+def _points(M, name):  # noqa: N803 - NumPy's argument name
+    """M (concrete), the default float dtype, and n = 0..M-1 (None when M <= 1)."""
+    M = int(concrete_or_error(M, f"M argument of jnp.{name}"))  # noqa: N806
+    dtype = dtypes.default_float_dtype()
+    if M < 0:
+        raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got "
+                        f"({M},).")
+    if M <= 1:
+        return M, _filled((M,), 1, dtype), None
+    return M, None, _iota(dtype, (M,))
+
+
+def bartlett(M):  # noqa: N803
+    """The triangular window 1 - |2n + 1 - M| / (M - 1)."""
+    M, ones, n = _points(M, "bartlett")  # noqa: N806
+    if n is None:
+        return ones
+    return 1 - ufuncs.abs(2 * n + 1 - M) / (M - 1)
+
+
+def blackman(M):  # noqa: N803
+    """0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))."""
+    M, ones, n = _points(M, "blackman")  # noqa: N806
+    if n is None:
+        return ones
+    return (0.42 - 0.5 * ufuncs.cos(2 * np.pi * n / (M - 1))
+            + 0.08 * ufuncs.cos(4 * np.pi * n / (M - 1)))
+
+
+def hamming(M):  # noqa: N803
+    """0.54 - 0.46 cos(2 pi n / (M - 1))."""
+    M, ones, n = _points(M, "hamming")  # noqa: N806
+    if n is None:
+        return ones
+    return 0.54 - 0.46 * ufuncs.cos(2 * np.pi * n / (M - 1))
+
+
+def hanning(M):  # noqa: N803
+    """0.5 (1 - cos(2 pi n / (M - 1)))."""
+    M, ones, n = _points(M, "hanning")  # noqa: N806
+    if n is None:
+        return ones
+    return 0.5 * (1 - ufuncs.cos(2 * np.pi * n / (M - 1)))
