@@ -21,6 +21,7 @@ from didax._src.lax import indexing as lax_idx
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.indexing import GatherScatterMode
 from didax._src.numpy import ufuncs, util
+from didax._src.numpy.searching import nonzero
 
 NONE, ELLIPSIS, SLICE, INTEGER, BOOLEAN, ARRAY = ("none", "ellipsis", "slice", "integer",
                                                   "boolean", "array")
@@ -846,4 +847,26 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     return lax_shape.reshape(out, original_shape)
 
 
-__all__ = ["take", "take_along_axis", "put", "put_along_axis"]
+def place(arr, mask, vals, *, inplace=True):
+    """A copy of `arr` whose elements where `mask` holds take the successive elements of
+    `vals` (repeated as needed); `inplace=False` is required, as for `put`."""
+    util.check_arraylike("place", arr, mask, vals)
+    data, mask, vals = util.asarray(arr), util.asarray(mask), _ravel(util.asarray(vals))
+    if inplace:
+        raise ValueError("didax.numpy.place cannot modify arrays in-place, because arrays are "
+                         "immutable. Pass inplace=False to instead return an updated array.")
+    aval = get_aval(data)
+    if aval.size != get_aval(mask).size:
+        raise ValueError("place: arr and mask must be the same size")
+    if not get_aval(vals).size:
+        raise ValueError("Cannot place values from an empty array")
+    if not aval.size:
+        return data
+    n = get_aval(mask).size
+    (indices,) = nonzero(_ravel(mask), size=n, fill_value=n)
+    vals = _tile_to_size(vals, n)
+    flat = _ravel(data).at[indices].set(vals, mode="drop")
+    return lax_shape.reshape(flat, aval.shape)
+
+
+__all__ = ["take", "take_along_axis", "put", "put_along_axis", "place"]

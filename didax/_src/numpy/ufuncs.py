@@ -639,6 +639,54 @@ def modf(x, /):
     return lax.sub(x, whole), whole
 
 
+def fabs(x, /):
+    """The absolute value as a float (complex inputs are an error)."""
+    check_arraylike("fabs", x)
+    if get_aval(asarray(x)).dtype.kind == "c":
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    return lax.abs(*promote_args_inexact("fabs", x))
+
+
+def frexp(x, /):
+    """Mantissa m (0.5 <= |m| < 1, or x itself at 0, inf and NaN) and int32 exponent e with
+    x = m 2^e. Without bit casts: e from floor(log2|x|) + 1, corrected by one either way;
+    m is x scaled by exact powers of two (in two halves, so that neither overflows), which
+    also gives JAX's derivative dm = dx 2^-e."""
+    check_arraylike("frexp", x)
+    (x,) = promote_dtypes_inexact(asarray(x))
+    if get_aval(x).dtype.kind == "c":
+        raise TypeError("frexp does not support complex-valued inputs")
+    regular = lax.bitwise_and(isfinite(x), lax.ne(x, _strong(x, 0)))
+    ax = where(regular, lax.abs(x), _strong(x, 1))
+    e = lax.add(floor(log2(ax)), _strong(x, 1))
+    half = floor(lax.mul(e, _strong(x, 0.5)))
+    m = lax.mul(lax.mul(ax, lax.exp2(lax.neg(half))), lax.exp2(lax.sub(half, e)))
+    over = lax.ge(m, _strong(x, 1))
+    m = where(over, lax.mul(m, _strong(x, 0.5)), m)
+    e = where(over, lax.add(e, _strong(x, 1)), e)
+    under = lax.lt(m, _strong(x, 0.5))
+    m = where(under, lax.mul(m, _strong(x, 2)), m)
+    e = where(under, lax.sub(e, _strong(x, 1)), e)
+    m = where(lax.lt(x, _strong(x, 0)), lax.neg(m), m)
+    e = where(regular, e, _strong(x, 0))
+    return where(regular, m, x), lax.convert_element_type(e, np.int32)
+
+
+def spacing(x, /):
+    """The distance from x to the next float away from zero (float16: towards +inf, as
+    NumPy); at 0 the smallest subnormal with x's sign."""
+    (x,) = promote_args_inexact("spacing", x)
+    dt = get_aval(x).dtype
+    if dt.kind == "c":
+        raise ValueError("jnp.spacing is not defined for complex inputs.")
+    inf = _lax_const(x, np.inf)
+    if dt == np.float16:
+        return lax.sub(lax.nextafter(x, inf), x)
+    result = lax.sub(lax.nextafter(x, copysign(inf, x)), x)
+    tiny = np.finfo(dt).smallest_subnormal
+    return where(lax.eq(result, _lax_const(x, 0)), copysign(_strong(x, tiny), x), result)
+
+
 # --------------------------------------------------------------------------------------
 # Complex parts
 

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import didax
 import didax.numpy as jnp
 from didax._src.api import jvp, make_jaxpr
 from didax._src.config import enable_x64
@@ -694,7 +695,42 @@ def test_triangle_and_diagonal_indices(x64):
 def test_index_expressions_and_exports():
     assert jnp.s_[1:2, ::-1] == np.s_[1:2, ::-1]
     assert jnp.index_exp[3] == np.index_exp[3]
-    assert set(indexing.__all__) == {"take", "take_along_axis", "put", "put_along_axis"}
+    assert set(indexing.__all__) == {"take", "take_along_axis", "put", "put_along_axis",
+                                     "place"}
     x = jnp.arange(3.0)
     assert isinstance(x.at, indexing.IndexUpdateHelper)
     assert repr(x.at[1]).startswith("_IndexUpdateRef(")
+
+
+# --------------------------------------------------------------------------------------
+# place
+
+
+@pytest.mark.parametrize("vals", [[10, 20], [7], [1, 2, 3, 4, 5, 6, 7]])
+def test_place_matches_numpy(vals):
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    mask = (a % 3 == 0)
+    want = a.copy()
+    np.place(want, mask, vals)
+    got = jnp.place(a, mask, np.array(vals), inplace=False)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert got.dtype == a.dtype
+    traced = didax.jit(lambda a, m: jnp.place(a, m, np.array(vals), inplace=False))(a, mask)
+    np.testing.assert_array_equal(np.asarray(traced), want)
+    assert jnp.place(np.ones(3, np.int8), np.array([1, 0, 1], bool), np.array([2.7]),
+                     inplace=False).dtype == np.int8  # JAX: vals take arr's dtype
+
+
+def test_place_derivatives_and_errors():
+    with enable_x64():
+        a, v = np.arange(6.0).reshape(2, 3), np.array([0.5, -1.5])
+        mask = np.array([[True, False, True], [False, True, False]])
+        check_grads(lambda a, v: jnp.place(a, mask, v, inplace=False), (a, v), order=2,
+                    modes=("fwd", "rev"))
+    with pytest.raises(ValueError, match="in-place"):
+        jnp.place(np.ones(3), np.ones(3, bool), np.ones(1))
+    with pytest.raises(ValueError, match="same size"):
+        jnp.place(np.ones(3), np.ones(2, bool), np.ones(1), inplace=False)
+    with pytest.raises(ValueError, match="empty array"):
+        jnp.place(np.ones(3), np.ones(3, bool), np.ones(0), inplace=False)
+    assert jnp.place(np.ones(0), np.ones(0, bool), np.ones(1), inplace=False).shape == (0,)

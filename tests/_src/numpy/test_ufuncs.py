@@ -806,3 +806,73 @@ def test_temporary_elision_never_changes_live_arrays():
     np.testing.assert_array_equal(np.asarray(s), xn * yn - yn)
     np.testing.assert_array_equal(np.asarray(u), xn * yn + xn)
     np.testing.assert_array_equal(np.asarray(w), xn * 3.0 + xn)
+
+
+# --------------------------------------------------------------------------------------
+# fabs, frexp and spacing: dtypes as JAX 0.10.2 gives them, values bit for bit as NumPy's
+
+FLOAT_BITS_DTYPES = {
+    'fabs': ['float32', 'float32', 'float32', 'float32', 'float32', 'float16', 'float32*',
+             'float32*'],
+    'spacing': ['float32', 'float32', 'float32', 'float32', 'float32', 'float16', 'float32',
+                'float32'],
+    'frexp': ['float32,int32'] * 5 + ['float16,int32', 'float32,int32', 'float32,int32'],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT_BITS_DTYPES))
+def test_float_bits_dtypes_match_jax(name):
+    got = []
+    for x in INPUTS.values():
+        out = getattr(jnp, name)(x)
+        out = out if isinstance(out, tuple) else (out,)
+        got.append(",".join(str(o.dtype) + ("*" if o.weak_type else "") for o in out))
+    assert got == FLOAT_BITS_DTYPES[name]
+
+
+def _float_bits_sample(dtype):
+    rng = np.random.default_rng(0)
+    info = np.finfo(dtype)
+    x = rng.standard_normal(500) * 10.0 ** rng.integers(info.minexp // 4, info.maxexp // 4, 500)
+    special = [0., -0., 1., -1., 0.5, 3., -7.25, np.inf, -np.inf, np.nan, float(info.max),
+               -float(info.max), float(info.tiny), float(info.smallest_subnormal),
+               -3 * float(info.smallest_subnormal), 1 - float(info.epsneg)]
+    return np.concatenate([x, special]).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_frexp_spacing_fabs_match_numpy_exactly(dtype):
+    x = _float_bits_sample(dtype)
+    with enable_x64(dtype == np.float64):
+        m, e = jnp.frexp(x)
+        s, a = jnp.spacing(x), jnp.fabs(x)
+    wm, we = np.frexp(x)  # subnormals too (JAX on CPU flushes them; didax does not)
+    np.testing.assert_array_equal(np.asarray(m), wm)
+    np.testing.assert_array_equal(np.asarray(e), we)
+    want = np.spacing(x)
+    # JAX's (and so didax's) differences: spacing(-0.0) is the negative smallest subnormal
+    # (float32, float64), and float16's spacing(-inf) is inf (float16 steps towards +inf)
+    if dtype == np.float16:
+        want[x == -np.inf] = np.inf
+    else:
+        want[(x == 0) & np.signbit(x)] = -np.finfo(dtype).smallest_subnormal
+    np.testing.assert_array_equal(np.asarray(s), want)
+    np.testing.assert_array_equal(np.asarray(a), np.fabs(x))
+    np.testing.assert_array_equal(np.asarray(jnp.frexp(np.arange(5))[1]), np.frexp(np.arange(5.))[1])
+
+
+def test_frexp_spacing_fabs_derivatives_and_errors():
+    with enable_x64():
+        x = np.array([-3.5, -0.7, 0.3, 1.25, 6.0])
+        check_grads(lambda x: jnp.frexp(x)[0], (x,), order=2, modes=("fwd", "rev"))
+        check_grads(jnp.fabs, (x,), order=2, modes=("fwd", "rev"))
+        _, t = jax.jvp(lambda x: jnp.frexp(x)[0], (np.array([3., 0.]),), (np.ones(2),))
+        np.testing.assert_array_equal(np.asarray(t), [0.25, 1.])  # JAX's: t 2^-e
+        np.testing.assert_array_equal(np.asarray(jax.jit(jnp.frexp)(x)[1]), np.frexp(x)[1])
+        np.testing.assert_array_equal(np.asarray(jax.vmap(jnp.spacing)(x)), np.spacing(x))
+    with pytest.raises(TypeError, match="frexp does not support complex"):
+        jnp.frexp(np.ones(2, np.complex64))
+    with pytest.raises(ValueError, match="spacing is not defined for complex"):
+        jnp.spacing(np.ones(2, np.complex64))
+    with pytest.raises(TypeError, match="'fabs' does not support complex"):
+        jnp.fabs(np.ones(2, np.complex64))
