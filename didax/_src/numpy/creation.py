@@ -25,7 +25,7 @@ from didax._src.numpy.util import (
 __all__ = [
     "zeros", "ones", "empty", "full", "full_like", "zeros_like", "ones_like", "empty_like",
     "copy", "astype", "arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri",
-    "meshgrid", "indices", "frombuffer", "fromstring", "fromfunction",
+    "meshgrid", "indices", "frombuffer", "fromstring", "fromfunction", "fromiter",
 ]
 
 
@@ -329,3 +329,12 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
     """`function` called once on the index grids (as NumPy does); it must be vectorized."""
     shape = _canonical_shape(shape, "fromfunction")
     return function(*indices(shape, dtype=dtype), **kwargs)
+
+
+def fromiter(*args, **kwargs):
+    """Not provided, as in JAX: consuming an iterator is a side effect."""
+    raise NotImplementedError(
+        "jnp.fromiter() is not implemented because it may be non-pure and thus unsafe for use "
+        "with JIT and other transformations. Consider using jnp.asarray(np.fromiter(...)) "
+        "instead, although care should be taken if np.fromiter is used within a "
+        "transformation because of its potential side-effect of consuming the iterable object.")

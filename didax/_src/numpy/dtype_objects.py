@@ -76,11 +76,13 @@ class _DefaultScalarType(_ScalarType):
 
 
 int_ = _DefaultScalarType("i", "int_")
-float_ = _DefaultScalarType("f", "float_")
+float_ = float64  # as in JAX (results are canonicalized: float32 without x64)
+bool = bool_  # noqa: A001 - JAX's name
+object_ = np.object_  # NumPy's own (didax arrays cannot hold objects)
 complex_ = _DefaultScalarType("c", "complex_")
 
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "uint",
     "float16", "float32", "float64", "complex64", "complex128", "double", "single", "half",
-    "csingle", "cdouble", "int_", "complex_",
+    "csingle", "cdouble", "int_", "complex_", "float_", "bool", "object_",
 ]

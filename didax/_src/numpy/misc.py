@@ -16,8 +16,11 @@ from didax._src.numpy.util import asarray, check_arraylike, promote_dtypes_inexa
 
 __all__ = [
     "nan_to_num", "interp", "apply_over_axes", "get_printoptions", "printoptions",
-    "set_printoptions",
+    "set_printoptions", "array_repr", "array_str",
 ]
+
+array_repr = np.array_repr  # NumPy's own, as in JAX (they read arrays through __array__)
+array_str = np.array_str
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
