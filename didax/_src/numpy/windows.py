@@ -14,9 +14,9 @@ from didax._src.numpy.util import concrete_or_error
 __all__ = ["bartlett", "blackman", "hamming", "hanning"]
 
 
-def _points(M, name):  # noqa: N803 - NumPy's argument name
+def _points(M, name):
     """M (concrete), the default float dtype, and n = 0..M-1 (None when M <= 1)."""
-    M = int(concrete_or_error(M, f"M argument of jnp.{name}"))  # noqa: N806
+    M = int(concrete_or_error(M, f"M argument of jnp.{name}"))
     dtype = dtypes.default_float_dtype()
     if M < 0:
         raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got "
@@ -26,34 +26,34 @@ def _points(M, name):  # noqa: N803 - NumPy's argument name
     return M, None, _iota(dtype, (M,))
 
 
-def bartlett(M):  # noqa: N803
+def bartlett(M):
     """The triangular window 1 - |2n + 1 - M| / (M - 1)."""
-    M, ones, n = _points(M, "bartlett")  # noqa: N806
+    M, ones, n = _points(M, "bartlett")
     if n is None:
         return ones
     return 1 - ufuncs.abs(2 * n + 1 - M) / (M - 1)
 
 
-def blackman(M):  # noqa: N803
+def blackman(M):
     """0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))."""
-    M, ones, n = _points(M, "blackman")  # noqa: N806
+    M, ones, n = _points(M, "blackman")
     if n is None:
         return ones
     return (0.42 - 0.5 * ufuncs.cos(2 * np.pi * n / (M - 1))
             + 0.08 * ufuncs.cos(4 * np.pi * n / (M - 1)))
 
 
-def hamming(M):  # noqa: N803
+def hamming(M):
     """0.54 - 0.46 cos(2 pi n / (M - 1))."""
-    M, ones, n = _points(M, "hamming")  # noqa: N806
+    M, ones, n = _points(M, "hamming")
     if n is None:
         return ones
     return 0.54 - 0.46 * ufuncs.cos(2 * np.pi * n / (M - 1))
 
 
-def hanning(M):  # noqa: N803
+def hanning(M):
     """0.5 (1 - cos(2 pi n / (M - 1)))."""
-    M, ones, n = _points(M, "hanning")  # noqa: N806
+    M, ones, n = _points(M, "hanning")
     if n is None:
         return ones
     return 0.5 * (1 - ufuncs.cos(2 * np.pi * n / (M - 1)))

@@ -184,9 +184,9 @@ def test_other_grads(x64):
     check_grads(lambda a, b: jnp.linalg.lstsq(a, b)[0], (a, b), order=2, modes=BOTH)
     sq = _data((3, 3)) / 2 + np.eye(3)
     for n in (-2, 0, 3, 5):
-        check_grads(lambda x: jnp.linalg.matrix_power(x, n), (sq,), order=2, modes=BOTH)
+        check_grads(lambda x, n=n: jnp.linalg.matrix_power(x, n), (sq,), order=2, modes=BOTH)
     for p in (None, 1, "fro"):
-        check_grads(lambda x: jnp.linalg.cond(x, p), (sq,), order=2, modes=BOTH)
+        check_grads(lambda x, p=p: jnp.linalg.cond(x, p), (sq,), order=2, modes=BOTH)
     check_grads(lambda x: jnp.linalg.tensorinv(x.reshape(3, 1, 3), 1), (sq,), order=2,
                 modes=BOTH)
     check_grads(jnp.linalg.tensorsolve, (sq.reshape(3, 3), b[:3, 0]), order=2, modes=BOTH)

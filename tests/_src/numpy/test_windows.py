@@ -2,12 +2,11 @@
 against JAX 0.10.2 (the default float dtype, not weak, for every M), and JAX's errors."""
 import numpy as np
 import pytest
+from numpy_testing import X64
 
 import didax
 import didax.numpy as jnp
 from didax._src.config import enable_x64
-
-from numpy_testing import X64
 
 NAMES = ["bartlett", "blackman", "hamming", "hanning"]
 
@@ -15,7 +14,7 @@ NAMES = ["bartlett", "blackman", "hamming", "hanning"]
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("M", [0, 1, 2, 3, 8, 15])
 @X64
-def test_matches_numpy_with_jax_dtype(name, M, x64):  # noqa: N803
+def test_matches_numpy_with_jax_dtype(name, M, x64):
     with enable_x64(x64):
         got = getattr(jnp, name)(M)
     assert got.dtype == (np.float64 if x64 else np.float32) and not got.weak_type
