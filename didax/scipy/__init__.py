@@ -1,8 +1,9 @@
-"""Mirrors `jax.scipy` (the `special`, `linalg`, `fft`, `stats`, `integrate` and
-`sparse` modules)."""
+"""Mirrors `jax.scipy` (the `special`, `linalg`, `fft`, `stats`, `integrate`,
+`sparse` and `optimize` modules)."""
 from didax.scipy import special  # noqa: F401
 from didax.scipy import linalg  # noqa: F401
 from didax.scipy import fft  # noqa: F401
 from didax.scipy import stats  # noqa: F401
 from didax.scipy import integrate  # noqa: F401
 from didax.scipy import sparse  # noqa: F401
+from didax.scipy import optimize  # noqa: F401
