@@ -112,3 +112,76 @@ def test_errors():
         ds.detrend(a, type="quadratic")
     with pytest.raises(ValueError, match="mapped axes"):
         ds.fftconvolve(np.ones((2, 4)), np.ones((3, 4)), axes=1)
+
+
+# -- spectral analysis ------------------------------------------------------------------------
+
+def _same_tuple(name, *args, tol=1e-4, scipy_too=False, **kw):
+    got = getattr(ds, name)(*args, **kw)
+    want = getattr(js, name)(*args, **kw)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+    if scipy_too:
+        for g, w in zip(got, getattr(ss, name)(*args, **kw)):
+            np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
+
+
+SIGNAL = _data((2, 300), 5)
+OTHER = _data((2, 300), 6)
+
+
+@pytest.mark.parametrize("kw", [
+    {"nperseg": 64},
+    {"nperseg": 32, "noverlap": 8, "nfft": 40, "boundary": "even", "padded": False},
+    {"nperseg": 50, "window": "hamming", "boundary": "odd", "detrend": "linear"},
+    {"nperseg": 16, "boundary": "constant", "return_onesided": False},
+    {"nperseg": 20, "boundary": None, "fs": 4.0},
+])
+def test_stft(kw):
+    _same_tuple("stft", SIGNAL, scipy_too=True, **kw)
+
+
+@pytest.mark.parametrize("kw", [
+    {"nperseg": 64},
+    {"nperseg": 64, "average": "median", "scaling": "spectrum"},
+    {"nperseg": 50, "window": "blackman", "noverlap": 10, "nfft": 64, "detrend": "linear"},
+    {"nperseg": 16, "return_onesided": False, "fs": 10.0},
+])
+def test_welch_and_csd(kw):
+    _same_tuple("welch", SIGNAL, scipy_too=True, **kw)
+    _same_tuple("csd", SIGNAL, OTHER, scipy_too=True, **kw)
+    _same_tuple("welch", SIGNAL.T, axis=0, **kw)
+
+
+@pytest.mark.parametrize("kw", [{"nperseg": 64}, {"nperseg": 64, "boundary": False},
+                                {"nperseg": 32, "noverlap": 24, "window": "hamming"}])
+@pytest.mark.filterwarnings("ignore:NOLA condition failed")  # SciPy's, without the boundary
+def test_istft_inverts_stft(kw):
+    skw = {k: v for k, v in kw.items() if k != "boundary"}
+    _, _, z = js.stft(SIGNAL, **skw)
+    z = np.asarray(z)
+    _same_tuple("istft", z, scipy_too=True, **kw)
+    if kw.get("boundary", True):
+        _, x = ds.istft(z, **skw)
+        np.testing.assert_allclose(x[:, :300], SIGNAL, atol=1e-5)
+
+
+def test_spectral_jit_and_grads():
+    np.testing.assert_allclose(didax.jit(lambda x: ds.welch(x, nperseg=32)[1])(SIGNAL),
+                               ds.welch(SIGNAL, nperseg=32)[1], rtol=1e-5, atol=1e-7)
+    with enable_x64(True):
+        x = _data((40,), 7, dtype=np.float64)
+        check_grads(lambda x: ds.welch(x, nperseg=16)[1], (x,), order=2)
+        check_grads(lambda x: ds.stft(x, nperseg=16)[2].real, (x,), order=1)
+
+
+def test_spectral_errors():
+    with pytest.raises(ValueError, match="noverlap"):
+        ds.stft(SIGNAL, nperseg=16, noverlap=16)
+    with pytest.raises(ValueError, match="boundary"):
+        ds.stft(SIGNAL, nperseg=16, boundary="bogus")
+    with pytest.raises(ValueError, match="average"):
+        ds.welch(SIGNAL, nperseg=16, average="max")
+    with pytest.raises(ValueError, match="2d"):
+        ds.istft(np.ones(4))
