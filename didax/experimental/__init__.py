@@ -1,0 +1,1 @@
+"""Mirrors `jax.experimental` (the `ode` module)."""

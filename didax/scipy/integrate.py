@@ -1,0 +1,2 @@
+"""Mirrors `jax.scipy.integrate`."""
+from didax._src.scipy.integrate import trapezoid  # noqa: F401

@@ -1,0 +1,2 @@
+"""Mirrors `jax.scipy.sparse.linalg` (the Krylov solvers)."""
+from didax._src.scipy.sparse_linalg import bicgstab, cg, gmres  # noqa: F401
