@@ -283,11 +283,13 @@ abs_p = unop("abs", num, np.abs, out_dtype=_abs_out_dtype)
 
 
 def _abs_jvp(primals, tangents):
+    """JAX's rule: the slope is +1 at 0 (and -1 at NaN) for reals; 0 at 0 for complex."""
     (x,), (g,) = primals, tangents
     ans = abs(x)
     if np.issubdtype(get_aval(x).dtype, np.complexfloating):
-        return ans, div(real(mul(conj(x), g)), ans)
-    return ans, mul(g, sign(x))
+        safe = select_n(eq(ans, const_like(ans, 0)), ans, full_like(ans, 1))
+        return ans, div(real(mul(conj(x), g)), safe)
+    return ans, select_n(ge(x, const_like(x, 0)), neg(g), g)
 
 
 abs_p.def_jvp(_abs_jvp)

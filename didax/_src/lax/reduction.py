@@ -20,7 +20,7 @@ from didax._src.base_prims import reduce_sum, reduce_sum_p, reducer, where_text
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import defjvp2, defjvp_zero, deflinear, jvp_flat
 from didax._src.lax.elementwise import (
-    abs, add, convert_element_type, div, eq, exp, log1p, mul, ne, neg, select_n, sub, zeros_like,
+    add, convert_element_type, div, eq, exp, log1p, mul, ne, neg, select_n, sub, zeros_like,
 )
 from didax._src.lax.elementwise import max as lax_max
 from didax._src.lax.elementwise import min as lax_min
@@ -321,7 +321,9 @@ cumlogsumexp_p = _cumulative("cumlogsumexp", float_, _quiet_logaddexp_accumulate
 def _logaddexp(x, y):
     """log(exp(x) + exp(y)) without overflow (JAX's formula, NaN/equal-infinity aware)."""
     delta = sub(x, y)
-    stable = add(lax_max(x, y), log1p(exp(neg(abs(delta)))))
+    # -|delta| as min(delta, -delta): at a tie its derivative splits to 0, as max's does to
+    # 1/2 each, so the sum differentiates to the true 1/2 (abs's slope at 0 is 1, as JAX's).
+    stable = add(lax_max(x, y), log1p(exp(lax_min(delta, neg(delta)))))
     return select_n(ne(delta, delta), stable, add(x, y))
 
 

@@ -264,3 +264,19 @@ def test_weak_types_propagate():
     assert not lax.mul(np.float64(2.0), 3.0).weak_type
     assert lax.exp(2.0).weak_type
     assert math.isclose(float(lax.exp(1.0)), math.e)
+
+
+def test_abs_derivative_conventions_as_jax():
+    """JAX 0.10.2: the slope of |x| is +1 at 0 and -0, -1 at NaN; for complex x it is 0 at
+    0 (values recorded from JAX)."""
+    import didax.numpy as jnp
+
+    points = np.array([-2.0, -0.0, 0.0, 3.0, np.nan], np.float32)
+    grads = [float(jax.grad(jnp.abs)(p)) for p in points]
+    np.testing.assert_array_equal(grads, [-1.0, 1.0, 1.0, 1.0, -1.0])
+    _, t = jax.jvp(jnp.abs, (points,), (np.full(5, 2.0, np.float32),))
+    np.testing.assert_array_equal(t, [-2.0, 2.0, 2.0, 2.0, -2.0])
+    _, t = jax.jvp(jnp.abs, (np.complex64(0),), (np.complex64(1),))
+    assert float(t) == 0.0
+    _, t = jax.jvp(jnp.abs, (np.complex64(3 + 4j),), (np.complex64(1),))
+    np.testing.assert_allclose(float(t), 0.6, rtol=1e-6)
