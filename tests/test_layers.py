@@ -30,7 +30,7 @@ LAYERS = {
                    "jit.call", "device"],
     "api": ["api", "jit.api", "public_test_util", "visualize", "environment"],
     "libraries": ["numpy", "nn", "scipy", "random", "optim", "example_libraries", "flatten_util",
-                  "image", "ode"],
+                  "ode"],
 }
 ORDER = list(LAYERS)
 

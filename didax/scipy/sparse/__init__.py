@@ -1,2 +1,0 @@
-"""Mirrors `jax.scipy.sparse` (the `linalg` module)."""
-from didax.scipy.sparse import linalg  # noqa: F401
