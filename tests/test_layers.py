@@ -29,7 +29,7 @@ LAYERS = {
     "primitives": ["lax", "custom_derivatives", "custom_extras", "checkpoint", "prng", "callback", "debugging",
                    "jit.call", "device"],
     "api": ["api", "jit.api", "public_test_util", "visualize", "environment"],
-    "libraries": ["numpy", "nn", "scipy", "random", "optim", "example_libraries", "flatten_util",
+    "libraries": ["numpy", "nn", "scipy", "random", "optim", "flatten_util",
                   "ode"],
 }
 ORDER = list(LAYERS)

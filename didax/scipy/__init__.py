@@ -1,8 +1,7 @@
-"""Mirrors `jax.scipy` (the `special`, `linalg`, `fft`, `stats`, `integrate` and `ndimage`
+"""Mirrors `jax.scipy` (the `special`, `linalg`, `fft`, `stats` and `integrate`
 modules)."""
 from didax.scipy import special  # noqa: F401
 from didax.scipy import linalg  # noqa: F401
 from didax.scipy import fft  # noqa: F401
 from didax.scipy import stats  # noqa: F401
 from didax.scipy import integrate  # noqa: F401
-from didax.scipy import ndimage  # noqa: F401
