@@ -3,7 +3,6 @@ conversions and errors of lax.fft, derivatives of order 2 in both modes for ever
 transposes against the adjoint identity and against JAX's, vmap against a loop (the batch
 dimension before, among or after the transformed axes), jit against eager evaluation, and
 the printed equation."""
-import contextlib
 
 import jax
 import jax.numpy as jnp_ref
@@ -15,17 +14,11 @@ from didax import lax
 from didax._src.config import enable_x64
 from didax._src.public_test_util import check_grads
 from vmap_testing import assert_same, loop
+from jax_testing import both_x64 as x64
 
 FftType = lax.FftType
 TYPES = list(FftType)
 LENGTHS = [(1,), (4,), (5,), (2, 3), (3, 4), (2, 2, 5), (1, 2, 3, 2)]
-
-
-@contextlib.contextmanager
-def x64(on=True):
-    """64-bit types in didax and in JAX (the specification) alike."""
-    with enable_x64(on), jax.enable_x64(on):
-        yield
 
 
 def _input_shape(fft_type, lengths, batch=(2,)):

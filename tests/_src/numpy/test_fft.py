@@ -1,7 +1,6 @@
 """didax.numpy.fft against jax.numpy.fft 0.10.2 (values, dtypes and weak types, in both x64
 modes, and the exception types of its errors) and against np.fft (values in float64);
 normalisations, round trips, derivatives, vmap and jit through the functions."""
-import contextlib
 
 import jax
 import jax.numpy as jnp_ref
@@ -13,18 +12,12 @@ import didax.numpy as jnp
 from didax._src.config import enable_x64
 from didax._src.public_test_util import check_grads
 from numpy_testing import X64
+from jax_testing import both_x64
 
 _RNG = np.random.default_rng(0)
 R = _RNG.standard_normal((3, 4, 5))
 C = R + 1j * _RNG.standard_normal((3, 4, 5))
 I = np.arange(24, dtype=np.int32).reshape(4, 6) % 7
-
-
-@contextlib.contextmanager
-def both_x64(on=True):
-    """64-bit types in didax and in JAX (the specification) alike."""
-    with enable_x64(on), jax.enable_x64(on):
-        yield
 
 
 # Cases as functions of the module (`np`, `didax.numpy` or `jax.numpy`): fft(m) -> result.

@@ -1,7 +1,6 @@
 """didax.scipy.fft (type-2 DCTs) against jax.scipy.fft 0.10.2 (values, dtypes, weak types,
 exception types) and scipy.fft (values in float64): lengths n/s, axes, norms, complex and
 integer inputs, round trips, derivatives of order 2 in both modes, vmap and jit."""
-import contextlib
 
 import jax
 import jax.scipy.fft as jsf_ref
@@ -14,18 +13,12 @@ import didax.scipy.fft as dsf
 from didax._src.config import enable_x64
 from didax._src.public_test_util import check_grads
 from numpy_testing import X64
+from jax_testing import both_x64
 
 _RNG = np.random.default_rng(0)
 R = _RNG.standard_normal((3, 4, 5))
 C = R + 1j * _RNG.standard_normal((3, 4, 5))
 I = np.arange(20, dtype=np.int32).reshape(4, 5) % 7
-
-
-@contextlib.contextmanager
-def both_x64(on=True):
-    """64-bit types in didax and in JAX (the specification) alike."""
-    with enable_x64(on), jax.enable_x64(on):
-        yield
 
 
 # Cases as functions of the module (`scipy.fft`, `didax.scipy.fft` or `jax.scipy.fft`).
