@@ -1,5 +1,10 @@
-"""Test-run settings: in CI (CI=true), hypothesis draws the same examples on every run,
-so a red run always points at a change in the code, never at a new random draw.
+"""Test-run settings.
+
+Hypothesis draws the same examples on every run, and never times an example out: a red run
+always points at a change in the code, never at a new random draw or a slow machine (the
+README's test command on a new user's machine runs exactly what CI runs). To explore new
+draws, set DIDAX_HYPOTHESIS_EXPLORE=1 (random examples, failures kept in the example
+database).
 
 jit's native tier is off unless DIDAX_NATIVE_TIER says otherwise: building C for every
 function the suite jits would cost minutes; tests/_src/native turns it on where tested."""
@@ -9,6 +14,6 @@ os.environ.setdefault("DIDAX_NATIVE_TIER", "off")
 
 from hypothesis import settings
 
-settings.register_profile("ci", derandomize=True, database=None, deadline=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+settings.register_profile("repeatable", derandomize=True, database=None, deadline=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile("explore" if os.environ.get("DIDAX_HYPOTHESIS_EXPLORE") else "repeatable")

@@ -37,15 +37,41 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"didax\._src(
 # Abstract values
 
 
+_interned_avals: dict = {}  # (shape, dtype, weak_type) -> its one ShapedArray
+
+
 class ShapedArray:
-    """The type of an array value: shape, dtype, and whether the dtype is weak."""
+    """The type of an array value: shape, dtype, and whether the dtype is weak.
+
+    Interned: one object per (shape, dtype, weak_type), so equal types are the same object
+    and comparing or hashing them (every cache keyed by types: jit's, abstract evaluation's)
+    is by identity, in C. Never mutate one.
+    """
 
     __slots__ = ("shape", "dtype", "weak_type")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
-        self.weak_type = bool(weak_type)
+    def __new__(cls, shape, dtype, weak_type: bool = False):
+        shape = tuple(shape)
+        dtype = np.dtype(dtype)
+        weak_type = bool(weak_type)
+        key = (shape, dtype, weak_type)
+        a = _interned_avals.get(key)
+        if a is None:
+            a = object.__new__(cls)
+            a.shape = tuple(int(d) for d in shape)
+            a.dtype = dtype
+            a.weak_type = weak_type
+            a = _interned_avals.setdefault(key, a)  # atomic: one object even across threads
+        return a
+
+    def __reduce__(self):
+        return (ShapedArray, (self.shape, self.dtype, self.weak_type))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -63,17 +89,6 @@ class ShapedArray:
     def str_short(self) -> str:
         return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
-    def __eq__(self, other):
-        return (
-            type(other) is ShapedArray
-            and self.shape == other.shape
-            and self.dtype == other.dtype
-            and self.weak_type == other.weak_type
-        )
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
-
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
@@ -85,12 +100,9 @@ class ShapedArray:
 
 
 def _shaped(shape: tuple, dtype: np.dtype, weak: bool) -> ShapedArray:
-    """A ShapedArray from already-normalised fields (skips __init__'s conversions)."""
-    a = object.__new__(ShapedArray)
-    a.shape = shape
-    a.dtype = dtype
-    a.weak_type = weak
-    return a
+    """A ShapedArray from already-normalised fields (skips the constructor's conversions)."""
+    a = _interned_avals.get((shape, dtype, weak))
+    return a if a is not None else ShapedArray(shape, dtype, weak)
 
 
 _PY_SCALARS = (bool, int, float, complex)

@@ -69,7 +69,8 @@ class CacheInfo(NamedTuple):
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "out_tree", "out_avals", "hoisted", "executable", "donated", "single")
+    __slots__ = ("jaxpr", "out_tree", "out_avals", "hoisted", "executable", "donated", "single",
+                 "runner")
 
     def __init__(self, jaxpr, out_tree, hoisted, donated):
         self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # a bare array
@@ -79,6 +80,7 @@ class _Entry:
         self.out_avals = jaxpr.out_avals
         self.hoisted = hoisted  # constants (tracers of enclosing transformations) as operands
         self.executable = None
+        self.runner = None  # `_runner(self)`, once called eagerly with arrays
 
 
 def _as_tuple(x):
@@ -133,6 +135,9 @@ class JitWrapped:
         self._donate_argnums = frozenset(donate_argnums)
         self._cache: dict = {}
         self._fast: dict = {}  # (settings, avals of positional array args) -> entry
+        self._mono = None  # (settings, avals, runner) of the last all-array call: checked
+        # first, by identity (avals are interned), so a loop calling with one signature
+        # neither builds nor hashes a key
         self._simple = not (self._static_argnums or self._static_argnames)
         self._hits = 0
         self._misses = 0
@@ -305,6 +310,17 @@ class JitWrapped:
     # calling -------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        mono = self._mono
+        if (mono is not None and mono[0] is _settings and not kwargs
+                and core._ctx.interp is core.eval_interpreter and len(args) == len(mono[1])):
+            vals = []
+            for x, a in zip(args, mono[1]):
+                if type(x) is not core.Array or x.aval is not a:
+                    break
+                vals.append(x._value)
+            else:
+                self._hits += 1
+                return mono[2](vals)
         if _settings[2]:  # jax_disable_jit
             return self._fun(*args, **kwargs)
         if self._simple and not kwargs and core._ctx.interp is core.eval_interpreter:
@@ -323,6 +339,7 @@ class JitWrapped:
                 entry = self._fast.get(tuple(key))
                 if entry is not None:
                     self._hits += 1
+                    self._remember(args, entry)
                     outs = _run(entry.executable, entry.out_avals, [
                         x._value if type(x) is core.Array else np.asarray(x, a.dtype)
                         for x, a in zip(args, entry.jaxpr.in_avals)])
@@ -344,10 +361,18 @@ class JitWrapped:
                     and all(type(x) in (core.Array, float, int) for x in args)):
                 self._fast[(_settings, *(x.aval if type(x) is core.Array else type(x)
                                          for x in args))] = entry
+                self._remember(args, entry)
         else:
             outs = bind_call([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,
                              donated_invars=entry.donated)
         return tree_unflatten(entry.out_tree, outs)
+
+    def _remember(self, args, entry):
+        """Makes `entry` the one `__call__` checks first, if `args` are all arrays."""
+        if all(type(x) is core.Array for x in args):
+            if entry.runner is None:
+                entry.runner = _runner(entry)
+            self._mono = (_settings, tuple(x.aval for x in args), entry.runner)
 
     # inspection ------------------------------------------------------------------------
 
@@ -383,7 +408,21 @@ class JitWrapped:
     def clear_cache(self):
         self._cache.clear()
         self._fast.clear()
+        self._mono = None
         self._last_key = None
+
+
+def _runner(entry):
+    """NumPy values -> the call's result, for `entry`'s executable (read at each call: the
+    native tier swaps its `run` in when ready)."""
+    exe = entry.executable
+    from_numpy = core.Array.from_numpy
+    if entry.single:
+        aval = entry.out_avals[0]
+        return lambda vals: from_numpy(exe.run(*vals)[0], aval)
+    out_tree, out_avals = entry.out_tree, entry.out_avals
+    return lambda vals: tree_unflatten(out_tree, [from_numpy(o, a) for o, a in
+                                                  zip(exe.run(*vals), out_avals)])
 
 
 def _run(executable, out_avals, vals):
