@@ -23,7 +23,8 @@ import numpy as np
 from didax._src import core
 from didax._src.config import config, flag_context
 from didax._src.api import ShapeDtypeStruct
-from didax._src.core import ShapedArray, Tracer, get_aval
+from didax._src.core import Array, ShapedArray, Tracer, get_aval
+from didax._src.core import _ctx, eval_interpreter as _eval_interpreter
 from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
@@ -312,10 +313,10 @@ class JitWrapped:
     def __call__(self, *args, **kwargs):
         mono = self._mono
         if (mono is not None and mono[0] is _settings and not kwargs
-                and core._ctx.interp is core.eval_interpreter and len(args) == len(mono[1])):
+                and _ctx.interp is _eval_interpreter and len(args) == len(mono[1])):
             vals = []
             for x, a in zip(args, mono[1]):
-                if type(x) is not core.Array or x.aval is not a:
+                if type(x) is not Array or x.aval is not a:
                     break
                 vals.append(x._value)
             else:
@@ -417,9 +418,22 @@ def _runner(entry):
     native tier swaps its `run` in when ready)."""
     exe = entry.executable
     from_numpy = core.Array.from_numpy
-    if entry.single:
+    if entry.single:  # from_numpy inlined for its common case (an ndarray of the promised type)
         aval = entry.out_avals[0]
-        return lambda vals: from_numpy(exe.run(*vals)[0], aval)
+        dtype, shape, weak = aval.dtype, aval.shape, aval.weak_type
+        new, Array, ndarray = object.__new__, core.Array, np.ndarray
+
+        def run_single(vals):
+            out = exe.run(*vals)[0]
+            if type(out) is not ndarray or out.dtype is not dtype or out.shape != shape:
+                return from_numpy(out, aval)
+            a = new(Array)
+            a._value = out
+            a._weak = weak
+            a._aval = aval
+            return a
+
+        return run_single
     out_tree, out_avals = entry.out_tree, entry.out_avals
     return lambda vals: tree_unflatten(out_tree, [from_numpy(o, a) for o, a in
                                                   zip(exe.run(*vals), out_avals)])

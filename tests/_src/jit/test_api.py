@@ -291,3 +291,29 @@ def test_sums_of_zero_padded_pieces_add_into_regions():
     assert "_pad" not in source
     np.testing.assert_allclose(g(x), jax.grad(f)(x), rtol=1e-6)
     np.testing.assert_array_equal(x, (np.arange(24.0).reshape(3, 8) / 10).astype(np.float32))
+
+
+def test_the_last_signature_checked_first_still_tells_signatures_apart():
+    """A call with the last call's types takes a shortcut; any other types, x64 or an
+    enclosing transformation must still reach their own traces."""
+    traces = []
+
+    @jax.jit
+    def f(x, y):
+        traces.append((x.dtype, x.weak_type, y.shape))
+        return x * 2 + y
+
+    a, b = jnp.ones(3), jnp.arange(3.0)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(a, b), np.array([2.0, 3.0, 4.0], np.float32))
+    np.testing.assert_array_equal(f(jnp.ones(3, jnp.int32), b), [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(f(a, jnp.ones((2, 3))), np.full((2, 3), 3.0))
+    np.testing.assert_array_equal(f(a, b), [2.0, 3.0, 4.0])
+    assert len(traces) == 3
+    assert jax.grad(lambda x: f(x, b).sum())(a).tolist() == [2.0, 2.0, 2.0]
+    assert jax.vmap(f)(jnp.ones((2, 3)), jnp.ones((2, 3))).shape == (2, 3)
+    with jax.enable_x64():
+        out = f(jnp.ones(3, jnp.float64), jnp.arange(3.0, dtype=jnp.float64))
+        assert out.dtype == np.float64
+    assert f(a, b).dtype == np.float32
+    assert len(traces) == 4  # grad and vmap reuse the trace of these types; x64 traces anew
