@@ -19,6 +19,7 @@ from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import backward_pass, linear_transpose_flat
 from didax._src.ir import eval_jaxpr
 from didax._src.lax.shape import slice_in_dim
+from didax._src.errors import function_site, user_error
 from didax._src.tree_util import (
     broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure,
     tree_unflatten,
@@ -209,12 +210,21 @@ def eval_shape(fun, *args, **kwargs):
 
 
 
-def _argnums_tuple(argnums, nargs, name):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+def _argnums_tuple(argnums, nargs, name, fun=None):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums) if isinstance(
+        argnums, (tuple, list)) else None
+    if nums is None or not all(isinstance(a, (int, np.integer)) for a in nums):
+        raise user_error(TypeError, f"{name}: argnums must be an int or a tuple of ints (the "
+                         f"positions of the arguments to differentiate), got {argnums!r}")
     for a in nums:
         if not -nargs <= a < nargs:
-            raise ValueError(f"{name}: argnums {argnums} out of range for {nargs} positional "
-                             "arguments")
+            fn = f" {function_site(fun)}" if fun is not None else ""
+            raise user_error(TypeError, (
+                f"{name}: argnums={argnums!r} asks for the derivative with respect to "
+                f"positional argument {a}, but the function{fn} was called with {nargs} "
+                f"positional argument{'s' if nargs != 1 else ''} (positions "
+                f"{-nargs}..{nargs - 1}). Pass that argument positionally, or fix argnums; "
+                "arguments passed by keyword are never differentiated."))
     return nums
 
 
@@ -324,24 +334,50 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     return transposed
 
 
-def _check_grad_inputs(name, args, holomorphic, allow_int):
-    for x in tree_flatten(args)[0]:
+def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):
+    for path, x in tree_flatten_with_path(args)[0]:
         dt = get_aval(x).dtype
         if holomorphic and dt.kind != "c":
-            raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
-                            f"but got {dt.name}.")
+            raise user_error(TypeError, f"{name} with holomorphic=True requires inputs with "
+                             f"complex dtype, but got {dt.name}.")
         if dt.kind not in "fc" and not allow_int:
-            raise TypeError(
+            where = ""
+            if nums is not None and path:
+                where = f" for argument {nums[path[0].idx]}{keystr(tuple(path[1:]))}"
+            raise user_error(TypeError, (
                 f"{name} requires real- or complex-valued inputs (input dtype that is a "
-                f"sub-dtype of np.inexact), but got {dt.name}. If you want to use Boolean- or "
-                "integer-valued inputs, use vjp or set allow_int to True.")
+                f"sub-dtype of np.inexact), but got {dt.name}{where} "
+                f"({get_aval(x).str_short()}).\nWhat to do: pass a float (`3.0`, "
+                "`x.astype(jnp.float32)`); if you want to use Boolean- or integer-valued "
+                "inputs, use vjp or set allow_int to True."))
 
 
-def _check_scalar_output(name, out, holomorphic):
+def _leaf_type(x) -> str:
+    try:
+        return get_aval(x).str_short()
+    except TypeError:
+        return type(x).__name__
+
+
+def _check_scalar_output(name, out, holomorphic, fun=None):
+    leaves, tree = tree_flatten(out)
+    if tree.num_leaves != 1 or leaves[0] is not out:
+        kinds = ", ".join(_leaf_type(x) for x in leaves[:4]) + (", ..." if len(leaves) > 4
+                                                              else "")
+        fn = f" {function_site(fun)}" if fun is not None else ""
+        raise user_error(TypeError, (
+            f"{name}: gradient only defined for scalar-output functions, but the function"
+            f"{fn} returned a {type(out).__name__} of {len(leaves)} value"
+            f"{'s' if len(leaves) != 1 else ''} ({kinds}), not one scalar.\n"
+            "What to do: return the scalar loss alone; to also return other values, return "
+            "`(loss, aux)` and pass `has_aux=True`; for the derivatives of several outputs use "
+            "`jacrev` or `vjp`."))
     aval = get_aval(out)
     if aval.shape != ():
-        raise TypeError(f"{name}: gradient only defined for scalar-output functions. Output "
-                        f"had shape: {aval.shape}. For a vector output use jacrev or vjp.")
+        raise user_error(TypeError, (
+            f"{name}: gradient only defined for scalar-output functions. Output had shape: "
+            f"{aval.shape} ({aval.str_short()}). For a vector output use jacrev or vjp; to "
+            "differentiate its sum or mean, return `jnp.sum(...)` or `jnp.mean(...)`."))
     if holomorphic and aval.dtype.kind != "c":
         raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
                         f"but got {aval.dtype.name}.")
@@ -357,9 +393,9 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
     """`(fun(*args), gradient of fun with respect to args[argnums])`."""
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "grad")
+        nums = _argnums_tuple(argnums, len(args), "grad", fun)
         dyn = tuple(args[i] for i in nums)
-        _check_grad_inputs("grad", dyn, holomorphic, allow_int)
+        _check_grad_inputs("grad", dyn, holomorphic, allow_int, nums)
 
         def f_partial(*dyn_args):
             full = list(args)
@@ -369,7 +405,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 
         res = vjp(f_partial, *dyn, has_aux=has_aux)
         out, vjp_fun = res[0], res[1]
-        _check_scalar_output("grad", out, holomorphic)
+        _check_scalar_output("grad", out, holomorphic, fun)
         aval = get_aval(out)
         g = vjp_fun(core.Array(np.ones(aval.shape, aval.dtype), aval.weak_type))
         g = g[0] if isinstance(argnums, int) else g
@@ -534,7 +570,7 @@ def _split_last(leaf, sizes, shapes, lead_shape):
 
 
 def _jac_args(name, fun, argnums, args, kwargs, holomorphic, allow_int):
-    nums = _argnums_tuple(argnums, len(args), name)
+    nums = _argnums_tuple(argnums, len(args), name, fun)
     dyn = tuple(args[i] for i in nums)
     _check_grad_inputs(name, dyn, holomorphic, allow_int)
 

@@ -136,7 +136,7 @@ def split(key, num=2):
     """New keys (shape `num`, an int or a tuple) derived from one key."""
     data, typed = _key_data_of("split", key)
     shape = tuple(num) if isinstance(num, Sequence) else (num,)
-    shape = _canonical_shape(shape, "split")
+    shape = _canonical_shape(shape, "split", "random.")
     return _rewrap(typed, prng.split_key_data(data, shape))
 
 
@@ -158,7 +158,7 @@ def fold_in(key, data):
 
 
 def _shape(shape, name):
-    return _canonical_shape(shape, name)
+    return _canonical_shape(shape, name, "random.")
 
 
 def _float_dtype(name, dtype):

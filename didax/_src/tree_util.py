@@ -566,6 +566,47 @@ def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], H
     return level[2], level[1]
 
 
+def first_difference(a: Any, b: Any) -> tuple[str, str, str] | None:
+    """Where the structures of two pytrees first differ, for error messages: `(key path,
+    what a has there, what b has there)`, or None if the structures are equal."""
+    return _difference(a, b, ())
+
+
+def _difference(a, b, path):
+    if tree_structure(a) == tree_structure(b):
+        return None
+    node_a, node_b = _node_of(a), _node_of(b)
+    if node_a is None or node_b is None or type(a) is not type(b):
+        return keystr(path), describe_node(a), describe_node(b)
+    kids_a, aux_a = flatten_one_level_with_keys(a)
+    kids_b, aux_b = flatten_one_level_with_keys(b)
+    kids_a, kids_b = list(kids_a), list(kids_b)
+    if aux_a != aux_b or [k for k, _ in kids_a] != [k for k, _ in kids_b]:
+        return keystr(path), describe_node(a), describe_node(b)
+    for (k, x), (_, y) in zip(kids_a, kids_b):
+        found = _difference(x, y, path + (k,))
+        if found is not None:
+            return found
+    return keystr(path), describe_node(a), describe_node(b)
+
+
+def describe_node(x) -> str:
+    """`an array`, `None`, `a tuple of 2 entries`, `a dict with keys ['a', 'b']`..."""
+    if x is None:
+        return "None"
+    if _node_of(x) is None:
+        aval = getattr(x, "aval", None)
+        shown = aval.str_short() if aval is not None and hasattr(aval, "str_short") else ""
+        return f"an array ({shown})" if shown else "a single value (a leaf)"
+    if isinstance(x, dict):
+        return f"a dict with keys {_sorted_keys(x)!r}"
+    try:
+        n = len(x)
+    except TypeError:
+        return f"a {type(x).__name__}"
+    return f"a {type(x).__name__} of {n} entr{'y' if n == 1 else 'ies'}"
+
+
 # ---------------------------------------------------------------------------------------------
 # Explaining why a tree is not a prefix of another.
 

@@ -24,6 +24,7 @@ from didax._src import core
 from didax._src.config import config, flag_context
 from didax._src.api import ShapeDtypeStruct
 from didax._src.core import ShapedArray, Tracer, get_aval
+from didax._src.errors import function_site
 from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
@@ -238,6 +239,9 @@ class JitWrapped:
         fun = self._fun
 
         def flat_fun(*flat_args):
+            interp = core.current_interpreter()  # names arguments in concretization errors
+            interp.arg_name = functools.partial(self._path, in_tree)
+            interp.traced_fun = function_site(fun)
             dyn_args, dyn_kwargs = tree_unflatten(in_tree, flat_args)
             it = iter(dyn_args)
             statics = dict(static)

@@ -15,7 +15,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import Array, ArrayBase, get_aval
-from didax._src.errors import NonConcreteBooleanIndexError
+from didax._src.errors import NonConcreteBooleanIndexError, user_error
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import indexing as lax_idx
 from didax._src.lax import shape as lax_shape
@@ -96,8 +96,18 @@ def _static_slice_entry(value, position, s):
     try:
         return operator.index(value)
     except TypeError:
-        raise IndexError(f"Slice entries must be static integers. Got {s} at position "
-                         f"{position}") from None
+        pass
+    if isinstance(value, core.Tracer):
+        shown = ", ".join("None" if v is None else get_aval(v).str_short() if isinstance(
+            v, core.Tracer) else repr(v) for v in (s.start, s.stop, s.step))
+        raise user_error(IndexError, (
+            f"Slice entries must be static integers. Got slice({shown}) at position "
+            f"{position}: a slice's bounds set the result's shape, which must be known while "
+            "tracing.\nWhat to do: for a window of fixed size at a traced start use "
+            "`lax.dynamic_slice(x, (start,), (size,))` or `lax.dynamic_slice_in_dim`; or make "
+            "the bound a static argument (`static_argnums`/`static_argnames`).")) from None
+    raise user_error(IndexError, f"Slice entries must be static integers. Got {s!r} at "
+                     f"position {position}") from None
 
 
 def _parse(idx, shape) -> list[_Index]:

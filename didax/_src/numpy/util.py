@@ -9,9 +9,10 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import Array, ArrayBase, get_aval
-from didax._src.errors import concretization_error
+from didax._src.errors import concretization_error, user_error
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
+from didax._src.typecheck import static_shape
 
 _SCALARS = (bool, int, float, complex)
 _ARRAYLIKE = (ArrayBase, np.ndarray, np.generic) + _SCALARS
@@ -211,7 +212,7 @@ def broadcast_arrays(*args):
 
 def broadcast_to(a, shape):
     a = asarray(a)
-    shape = tuple(int(d) for d in ((shape,) if isinstance(shape, int) else shape))
+    shape = static_shape("jnp.broadcast_to", shape)
     aval = get_aval(a)
     if aval.shape == shape:
         return a
@@ -234,9 +235,10 @@ def canonical_axis(axis, ndim, fun_name="") -> int:
     return axis % ndim if ndim else 0
 
 
-def concrete_or_error(x, what: str):
-    """A concrete value needed at trace time (e.g. a shape); a clear error otherwise."""
+def concrete_or_error(x, what: str, topic="branch"):
+    """A concrete value needed at trace time; a clear error otherwise (`topic` "shape" for
+    sizes, whose fix is a static argument)."""
     v = core.concrete_value(x)
     if v is None:
-        raise concretization_error(x, what)
+        raise concretization_error(x, what, topic=topic)
     return v
