@@ -51,7 +51,11 @@ def user_error(cls, msg: str):
     outside didax) under its first line, for mistakes caught in didax's own Python code
     (primitive type errors gain it in `core.abstract_eval`)."""
     head, _, rest = msg.partition("\n")
-    err = cls(f"{head}\n  at {user_location(3)}" + (f"\n{rest}" if rest else ""))
+    where = f"  at {user_location(3)}"
+    if head.endswith(":") and rest:  # a list follows the first line: the line goes last
+        err = cls(f"{msg}\n{where}")
+    else:
+        err = cls(f"{head}\n{where}" + (f"\n{rest}" if rest else ""))
     err._didax_located = True
     return err
 

@@ -529,7 +529,17 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted=False, unique_i
     if 0 in g.slice_shape:
         return x
     x, y = util.promote_dtypes(x, y)
-    y = util.broadcast_to(y, g.slice_shape)
+    try:
+        y = util.broadcast_to(y, g.slice_shape)
+    except ValueError:
+        method = _METHOD_OF.get(getattr(scatter_op, "__name__", ""), "set")
+        target = tuple(d for i, d in enumerate(g.slice_shape) if i not in g.newaxis_dims)
+        raise user_error(ValueError, (
+            f"x.at[{_index_text(idx)}].{method}(values): values of shape "
+            f"{get_aval(y).shape} do not broadcast to the shape of the indexed part "
+            f"x[{_index_text(idx)}], {target} (x has shape {aval.shape}).\n"
+            f"What to do: pass values of shape {target}, or one that broadcasts to it (a "
+            "scalar, or size-1 axes); check which axes the index selects.")) from None
     y = lax_shape.squeeze(y, g.newaxis_dims)
     if g.reversed_y_dims:
         y = lax_shape.rev(y, g.reversed_y_dims)
@@ -544,6 +554,24 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted=False, unique_i
     if g.scalar_bool_dims:
         out = lax_shape.squeeze(out, g.scalar_bool_dims)
     return lax_ew.convert_element_type(out, aval.dtype, aval.weak_type)
+
+
+_METHOD_OF = {"scatter": "set", "scatter_add": "add", "scatter_mul": "multiply",
+              "scatter_min": "min", "scatter_max": "max", "scatter_apply": "apply"}
+
+
+def _index_text(idx) -> str:
+    """An index as the user wrote it, arrays shown by their type."""
+    def one(i):
+        if isinstance(i, slice):
+            parts = ["" if v is None else one(v) for v in (i.start, i.stop, i.step)]
+            return ":".join(parts[:2] if i.step is None else parts)
+        if i is Ellipsis:
+            return "..."
+        if isinstance(i, (ArrayBase, np.ndarray)):
+            return f"<{get_aval(i).str_short()} array>"
+        return repr(i)
+    return ", ".join(one(i) for i in idx) if isinstance(idx, tuple) else one(idx)
 
 
 class IndexUpdateHelper:
