@@ -337,17 +337,25 @@ def linear_transpose(fun, *primals, reduce_axes=()):
 
 def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):
     for path, x in tree_flatten_with_path(args)[0]:
-        dt = get_aval(x).dtype
+        where = ""
+        if nums is not None and path:
+            where = f" argument {nums[path[0].idx]}{keystr(tuple(path[1:]))}"
+        try:
+            dt = get_aval(x).dtype
+        except TypeError:
+            shown = repr(x) if len(repr(x)) <= 60 else repr(x)[:57] + "..."
+            raise user_error(TypeError, (
+                f"{name}: argument{where} {shown} of type {type(x).__name__} is not a valid "
+                "didax type: only arrays and Python numbers (and pytrees of them) can be "
+                "differentiated.\nWhat to do: pass it through a closure "
+                "(`grad(lambda x: f(x, other))`) or leave it out of argnums.")) from None
         if holomorphic and dt.kind != "c":
             raise user_error(TypeError, f"{name} with holomorphic=True requires inputs with "
                              f"complex dtype, but got {dt.name}.")
         if dt.kind not in "fc" and not allow_int:
-            where = ""
-            if nums is not None and path:
-                where = f" for argument {nums[path[0].idx]}{keystr(tuple(path[1:]))}"
             raise user_error(TypeError, (
                 f"{name} requires real- or complex-valued inputs (input dtype that is a "
-                f"sub-dtype of np.inexact), but got {dt.name}{where} "
+                f"sub-dtype of np.inexact), but got {dt.name}{' for' + where if where else ''} "
                 f"({get_aval(x).str_short()}).\nWhat to do: pass a float (`3.0`, "
                 "`x.astype(jnp.float32)`); if you want to use Boolean- or integer-valued "
                 "inputs, use vjp or set allow_int to True."))

@@ -25,6 +25,7 @@ from didax._src.errors import (
     differentiated_value_error,
     format_source_info,
     user_location,
+    user_error,
     user_source_info,
 )
 
@@ -287,6 +288,7 @@ def escaped_tracer_error(x: Tracer) -> UnexpectedTracerError:
         f"Encountered an unexpected tracer: a {type(x).__name__} of type {x.aval.str_short()} "
         f"from the {owner.describe()} transformation started at {owner.origin or '<unknown>'}, "
         f"which {state}.\n"
+        f"  at {user_location(3)}\n"
         + (f"  The tracer was created at {created}.\n" if created else "")
         + "A tracer must not outlive its transformation: this usually means a traced value "
         "was stored in a global, a closure or an object attribute and used later. Return "
@@ -434,7 +436,7 @@ class ArrayBase:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __setitem__(self, idx, value):
-        raise TypeError(
+        raise user_error(TypeError,
             f"{type(self).__name__} objects are immutable: `x[idx] = v` is not supported.\n"
             "What to do: use `x = x.at[idx].set(v)` (or .add/.multiply/.min/.max), which "
             "returns an updated copy."

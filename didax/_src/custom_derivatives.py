@@ -29,6 +29,7 @@ from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, t
 from didax._src.interpreters.transpose import linear_transpose_flat
 from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from didax._src.errors import user_error
 
 
 class _Named:
@@ -143,18 +144,18 @@ class custom_jvp:
             static_vals = [a for _, a in static]
             out = self.jvp(*static_vals, tuple(primals), tuple(tangents))
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError(f"the custom JVP rule of {name} must return a pair "
+                raise user_error(TypeError, f"the custom JVP rule of {name} must return a pair "
                                 f"(primal_out, tangent_out), got {type(out).__name__}")
             p_out, t_out = out
             flat_p, p_tree = tree_flatten(p_out)
             flat_t, t_tree = tree_flatten(t_out)
             if p_tree != t_tree:
-                raise TypeError(f"the custom JVP rule of {name} must produce primal and tangent "
+                raise user_error(TypeError, f"the custom JVP rule of {name} must produce primal and tangent "
                                 f"outputs with equal structures, got {p_tree} and {t_tree}")
             for p, t in zip(flat_p, flat_t):
                 pa, ta = get_aval(p), get_aval(t)
                 if pa.shape != ta.shape:
-                    raise ValueError(f"the custom JVP rule of {name} returned a tangent of shape "
+                    raise user_error(TypeError, f"the custom JVP rule of {name} returned a tangent of shape "
                                      f"{ta.shape} for a primal output of shape {pa.shape}")
             out_tree_box.append(p_tree)
             return flat_p, flat_t
@@ -323,11 +324,11 @@ class custom_vjp:
             cts = tree_unflatten(trees["out"], flat_cts)
             cts_in = self.bwd(*[a for _, a in static], res, cts)
             if not isinstance(cts_in, (tuple, list)):
-                raise TypeError(f"the custom_vjp bwd rule of {name} must return a tuple with one "
+                raise user_error(TypeError, f"the custom_vjp bwd rule of {name} must return a tuple with one "
                                 f"cotangent per differentiable argument, got "
                                 f"{type(cts_in).__name__}")
             if len(cts_in) != len(dyn):
-                raise TypeError(f"the custom_vjp bwd rule of {name} returned {len(cts_in)} "
+                raise user_error(TypeError, f"the custom_vjp bwd rule of {name} returned {len(cts_in)} "
                                 f"cotangents for {len(dyn)} arguments")
             flat = []
             for ct, arg in zip(cts_in, dyn):

@@ -70,12 +70,12 @@ def _kind(idx) -> str:
             return BOOLEAN
         if np.issubdtype(dtype, np.integer):
             return ARRAY
-        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+        raise user_error(TypeError, f"Indexer must have integer or boolean type, got indexer with type "
                         f"{dtype}")
     if isinstance(idx, str):
         raise TypeError(f"didax does not support string indexing; got idx={idx!r}")
     if isinstance(idx, (float, complex, np.generic)):
-        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+        raise user_error(TypeError, f"Indexer must have integer or boolean type, got indexer with type "
                         f"{np.dtype(type(idx))}")
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and "
                      f"integer or boolean arrays are valid indices. Got {idx!r}")
@@ -158,7 +158,7 @@ def _expand_bool_indices(parsed, shape) -> list[_Index]:
         value = core.concrete_value(p.index)
         if value is None:
             aval = get_aval(p.index)
-            raise NonConcreteBooleanIndexError(
+            raise user_error(NonConcreteBooleanIndexError, 
                 f"Array boolean indices must be concrete; got {aval.str_short()}.\n"
                 "The shape of x[mask] depends on the values of the mask, which are unknown "
                 "while tracing (jit, make_jaxpr, vmap...).\n"

@@ -40,7 +40,7 @@ def _canonical_user_dtype(dtype):
     if isinstance(dtype, type) and dtype in (int, float, complex):
         return {int: dtypes.default_int_dtype, float: dtypes.default_float_dtype,
                 complex: dtypes.default_complex_dtype}[dtype]()
-    return dtypes.canonicalize_dtype(np.dtype(dtype))
+    return dtypes.canonicalize_dtype(dtypes.user_np_dtype(dtype))
 
 
 def _nested_has_traced(obj) -> bool:
@@ -90,8 +90,13 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return Array(np.zeros((0,), dtypes.default_float_dtype()))
     try:
         value = np.asarray(a)
+    except ValueError as e:
+        raise user_error(ValueError, (
+            f"cannot convert {type(a).__name__} to an array: {e}\nWhat to do: nested lists "
+            "must be rectangular (every row the same length); pad the rows, or keep ragged "
+            "data as a list of separate arrays.")) from None
     except Exception as e:
-        raise TypeError(f"cannot convert {type(a).__name__} to an array: {e}") from None
+        raise user_error(TypeError, f"cannot convert {type(a).__name__} to an array: {e}") from None
     if value.dtype == object:
         raise TypeError(f"cannot convert {a!r} to an array: it is not numeric data")
     if value.dtype.kind in "SUV" and value.dtype.names is None:
@@ -180,7 +185,7 @@ def _check_broadcastable(fun_name, shapes):
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(f"{fun_name}: incompatible shapes for broadcasting: "
+        raise user_error(ValueError, f"{fun_name}: incompatible shapes for broadcasting: "
                          f"{', '.join(map(str, shapes))}") from None
 
 
@@ -205,7 +210,7 @@ def broadcast_arrays(*args):
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(f"broadcast_arrays: incompatible shapes for broadcasting: "
+        raise user_error(ValueError, f"broadcast_arrays: incompatible shapes for broadcasting: "
                          f"{', '.join(map(str, shapes))}") from None
     return [broadcast_to(a, shape) for a in args]
 
@@ -230,7 +235,7 @@ def broadcast_to(a, shape):
 def canonical_axis(axis, ndim, fun_name="") -> int:
     axis = int(axis)
     if not -ndim <= axis < max(ndim, 1):
-        raise ValueError(f"{fun_name}: axis {axis} is out of bounds for array of dimension "
+        raise user_error(ValueError, f"{fun_name}: axis {axis} is out of bounds for array of dimension "
                          f"{ndim}")
     return axis % ndim if ndim else 0
 
