@@ -57,8 +57,12 @@ class _FlatFun:
         out = self.fun(*args)
         if self.has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise user_error(TypeError, "a function with has_aux=True must return a pair (out, aux), got "
-                                f"{type(out).__name__}")
+                got = (f"a {type(out).__name__} of {len(out)} entries"
+                       if isinstance(out, (tuple, list)) else f"a {_leaf_type(out)} value")
+                raise user_error(TypeError, (
+                    f"a function with has_aux=True must return a pair (out, aux), but "
+                    f"{function_site(self.fun)} returned {got}.\nWhat to do: return "
+                    "`(loss, aux)` (aux may be any pytree), or drop has_aux=True."))
             out, aux = out
             self.aux = tree_map(_strip_current_jvp, aux)
         flat_out, self.out_tree = tree_flatten(out)
@@ -406,6 +410,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
         dyn = tuple(args[i] for i in nums)
         _check_grad_inputs("grad", dyn, holomorphic, allow_int, nums)
 
+        @functools.wraps(fun)  # errors name the user's function
         def f_partial(*dyn_args):
             full = list(args)
             for i, v in zip(nums, dyn_args):
@@ -606,6 +611,7 @@ def _jac_args(name, fun, argnums, args, kwargs, holomorphic, allow_int):
     dyn = tuple(args[i] for i in nums)
     _check_grad_inputs(name, dyn, holomorphic, allow_int)
 
+    @functools.wraps(fun)  # errors name the user's function
     def f_partial(*dyn_args):
         full = list(args)
         for i, v in zip(nums, dyn_args):

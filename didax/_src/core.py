@@ -285,7 +285,7 @@ def escaped_tracer_error(x: Tracer) -> UnexpectedTracerError:
     created = x.creation_site()
     state = "has already ended" if not owner.active else "is not an enclosing one here"
     return UnexpectedTracerError(
-        f"Encountered an unexpected tracer: a {type(x).__name__} of type {x.aval.str_short()} "
+        f"Encountered an unexpected tracer: a traced value of type {x.aval.str_short()} "
         f"from the {owner.describe()} transformation started at {owner.origin or '<unknown>'}, "
         f"which {state}.\n"
         f"  at {user_location(3)}\n"

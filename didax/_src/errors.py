@@ -159,8 +159,8 @@ _TODO = {
         "shape": "every element of a batch must have the same shape: pass the size unbatched "
                  "(`in_axes=None`) or as a Python number.",
         "array": "use didax.numpy (jnp) functions instead of NumPy (np) ones on batched "
-                 "values; pass the argument unbatched (`in_axes=None`) if it does not vary "
-                 "over the batch.",
+                 "values (`jnp.where(cond, a, b)` for a choice); pass the argument unbatched "
+                 "(`in_axes=None`) if it does not vary over the batch.",
     },
 }
 _WHY = {

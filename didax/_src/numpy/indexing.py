@@ -120,7 +120,7 @@ def _parse(idx, shape) -> list[_Index]:
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if sum(consumed) > len(shape):
-        raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but "
+        raise user_error(IndexError, f"Too many indices: array is {len(shape)}-dimensional, but "
                          f"{sum(consumed)} were indexed")
     if ellipses:
         consumed[ellipses[0]] = len(shape) - sum(consumed)

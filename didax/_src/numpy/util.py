@@ -30,7 +30,7 @@ def check_arraylike(fun_name: str, *args):
                 continue
             hint = (" Use jnp.asarray(x) to convert a list or tuple explicitly."
                     if isinstance(a, (list, tuple)) else "")
-            raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got "
+            raise user_error(TypeError, f"{fun_name} requires ndarray or scalar arguments, got "
                             f"{type(a).__name__} at position {i}.{hint}")
 
 
@@ -235,7 +235,7 @@ def broadcast_to(a, shape):
 def canonical_axis(axis, ndim, fun_name="") -> int:
     axis = int(axis)
     if not -ndim <= axis < max(ndim, 1):
-        raise user_error(ValueError, f"{fun_name}: axis {axis} is out of bounds for array of dimension "
+        raise user_error(np.exceptions.AxisError, f"{fun_name}: axis {axis} is out of bounds for array of dimension "
                          f"{ndim}")
     return axis % ndim if ndim else 0
 

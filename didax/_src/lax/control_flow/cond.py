@@ -265,6 +265,11 @@ def switch(index, branches, *operands, _clamp=True, _names=None):
     branches = list(branches)
     if not branches:
         raise ValueError("switch: at least one branch is needed")
+    index_aval = get_aval(index)
+    if index_aval.shape != () or index_aval.dtype.kind not in "iub":
+        raise user_error(TypeError, (
+            f"switch: the branch index must be an integer scalar, got {index_aval.str_short()}."
+            "\nWhat to do: convert it (`i.astype(jnp.int32)`, `int(i)` for a Python number)."))
     flat, in_tree = tree_flatten(operands)
     in_avals = [get_aval(x) for x in flat]
     out_trees = []
