@@ -22,8 +22,8 @@ from didax._src.ir import eval_jaxpr
 from didax._src.lax.shape import slice_in_dim
 from didax._src.errors import function_site, user_error
 from didax._src.tree_util import (
-    broadcast_prefix, first_difference, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure,
-    tree_unflatten,
+    broadcast_prefix, first_difference, keystr, tree_flatten, tree_flatten_with_path, tree_map,
+    tree_structure, tree_unflatten,
 )
 
 
@@ -31,8 +31,9 @@ def _check_valid_leaf(x, what: str):
     if isinstance(x, core.ArrayBase) or isinstance(x, (np.ndarray, np.generic, bool, int, float,
                                                        complex)):
         return
-    raise user_error(TypeError, f"{what}: argument of type {type(x).__name__} is not a valid didax type "
-                    f"(got {x!r}); pass arrays, NumPy arrays, Python scalars, or pytrees of them.")
+    raise user_error(TypeError, (
+        f"{what}: argument of type {type(x).__name__} is not a valid didax type "
+        f"(got {x!r}); pass arrays, NumPy arrays, Python scalars, or pytrees of them."))
 
 
 def _strip_current_jvp(x):
@@ -84,24 +85,27 @@ def _check_tangent(p, t, i):
         raise user_error(ValueError, f"jvp: primal and tangent arguments must have the same shape; "
                          f"argument {i} has primal shape {pa.shape} and tangent shape {ta.shape}")
     if ta.dtype != expected.dtype:
-        raise user_error(TypeError, f"jvp: primal and tangent arguments must have matching dtypes; argument "
-                        f"{i} has primal dtype {pa.dtype.name}, so its tangent must have dtype "
-                        f"{expected.dtype.name if expected.dtype != dtypes.float0 else 'float0'}"
-                        f", got {ta.dtype.name}")
+        raise user_error(TypeError, (
+            f"jvp: primal and tangent arguments must have matching dtypes; argument "
+            f"{i} has primal dtype {pa.dtype.name}, so its tangent must have dtype "
+            f"{expected.dtype.name if expected.dtype != dtypes.float0 else 'float0'}"
+            f", got {ta.dtype.name}"))
 
 
 def jvp(fun, primals, tangents, has_aux: bool = False):
     """Forward-mode derivative: `(fun(*primals), J(primals) @ tangents)`."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise user_error(TypeError, "jvp: primals and tangents must be tuples or lists of arguments, got "
-                        f"{type(primals).__name__} and {type(tangents).__name__}")
+        raise user_error(TypeError, (
+            "jvp: primals and tangents must be tuples or lists of arguments, got "
+            f"{type(primals).__name__} and {type(tangents).__name__}"))
     if len(primals) != len(tangents):
         raise user_error(TypeError, f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     flat_p, tree_p = tree_flatten(tuple(primals))
     flat_t, tree_t = tree_flatten(tuple(tangents))
     if tree_p != tree_t:
-        raise user_error(TypeError, f"jvp: primal and tangent arguments must have the same tree structure; "
-                        f"got {tree_p} and {tree_t}")
+        raise user_error(TypeError, (
+            f"jvp: primal and tangent arguments must have the same tree structure; "
+            f"got {tree_p} and {tree_t}"))
     in_tangents = []
     for i, (p, t) in enumerate(zip(flat_p, flat_t)):
         _check_valid_leaf(p, "jvp")
@@ -244,11 +248,13 @@ def _is_differentiable(x) -> bool:
 def _check_cotangent(ct, aval, i):
     ct_aval = get_aval(ct)
     if ct_aval.shape != aval.shape:
-        raise user_error(ValueError, f"vjp: the cotangent of output {i} has shape {ct_aval.shape}, but the "
-                         f"output has shape {aval.shape}; pass a cotangent of the output's shape")
+        raise user_error(ValueError, (
+            f"vjp: the cotangent of output {i} has shape {ct_aval.shape}, but the "
+            f"output has shape {aval.shape}; pass a cotangent of the output's shape"))
     if ct_aval.dtype != aval.dtype and not ct_aval.weak_type:
-        raise user_error(TypeError, f"vjp: the cotangent of output {i} has dtype {ct_aval.dtype.name}, but "
-                        f"the output's tangent dtype is {aval.dtype.name}")
+        raise user_error(TypeError, (
+            f"vjp: the cotangent of output {i} has dtype {ct_aval.dtype.name}, but "
+            f"the output's tangent dtype is {aval.dtype.name}"))
 
 
 def vjp(fun, *primals, has_aux: bool = False):
@@ -267,8 +273,9 @@ def vjp(fun, *primals, has_aux: bool = False):
     def vjp_fun(ct):
         flat_ct, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
-            raise user_error(TypeError, f"vjp: the cotangent must have the structure of the output, "
-                            f"{out_tree}; got {ct_tree}")
+            raise user_error(TypeError, (
+                f"vjp: the cotangent must have the structure of the output, "
+                f"{out_tree}; got {ct_tree}"))
         cts_out = []
         for i, (c, zero, aval) in enumerate(zip(flat_ct, lin.zero_outputs, lin.out_avals)):
             if zero:
@@ -307,8 +314,9 @@ def linearize(fun, *primals):
     def f_jvp(*tangents):
         flat_t, t_tree = tree_flatten(tangents)
         if t_tree != in_tree:
-            raise user_error(TypeError, f"linearize: tangents must have the structure of the primals, "
-                            f"{in_tree}; got {t_tree}")
+            raise user_error(TypeError, (
+                f"linearize: tangents must have the structure of the primals, "
+                f"{in_tree}; got {t_tree}"))
         for i, (p, t) in enumerate(zip(flat_p, flat_t)):
             _check_tangent(p, t, i)
         ins = [t for t, d in zip(flat_t, differentiable) if d]
@@ -330,8 +338,9 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     def transposed(*cts):
         flat_ct, ct_tree = tree_flatten(cts[0] if len(cts) == 1 else cts)
         if ct_tree != out_tree:
-            raise user_error(TypeError, f"linear_transpose: cotangents must have the structure of the "
-                            f"output, {out_tree}; got {ct_tree}")
+            raise user_error(TypeError, (
+                f"linear_transpose: cotangents must have the structure of the "
+                f"output, {out_tree}; got {ct_tree}"))
         for i, (c, a) in enumerate(zip(flat_ct, out_avals)):
             _check_cotangent(c, a, i)
         return tree_unflatten(in_tree, transpose_flat(flat_ct))
@@ -392,13 +401,15 @@ def _check_scalar_output(name, out, holomorphic, fun=None):
             f"{aval.shape} ({aval.str_short()}). For a vector output use jacrev or vjp; to "
             "differentiate its sum or mean, return `jnp.sum(...)` or `jnp.mean(...)`."))
     if holomorphic and aval.dtype.kind != "c":
-        raise user_error(TypeError, f"{name} with holomorphic=True requires outputs with complex dtype, "
-                        f"but got {aval.dtype.name}.")
+        raise user_error(TypeError, (
+            f"{name} with holomorphic=True requires outputs with complex dtype, "
+            f"but got {aval.dtype.name}."))
     if not holomorphic and aval.dtype.kind != "f":
-        raise user_error(TypeError, f"{name} requires real-valued outputs (output dtype that is a sub-dtype "
-                        f"of np.floating), but got {aval.dtype.name}. For holomorphic "
-                        "differentiation, pass holomorphic=True. For differentiating non-"
-                        "holomorphic functions involving complex outputs, use jax.vjp directly.")
+        raise user_error(TypeError, (
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype "
+            f"of np.floating), but got {aval.dtype.name}. For holomorphic "
+            "differentiation, pass holomorphic=True. For differentiating non-"
+            "holomorphic functions involving complex outputs, use jax.vjp directly."))
 
 
 def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
@@ -468,9 +479,10 @@ def _canonical_axis(axis, ndim, where):
     if not isinstance(axis, int):
         raise user_error(TypeError, f"vmap axes must be integers or None, got {axis!r} for {where}")
     if not -ndim - 1 <= axis <= ndim:
-        raise user_error(ValueError, f"vmap was requested to map {where} along axis {axis}, which implies "
-                         f"that its rank should be at least {max(axis + 1, -axis)}, but it "
-                         f"is only {ndim + 1}")
+        raise user_error(ValueError, (
+            f"vmap was requested to map {where} along axis {axis}, which implies "
+            f"that its rank should be at least {max(axis + 1, -axis)}, but it "
+            f"is only {ndim + 1}"))
     return axis % (ndim + 1) if axis < 0 else axis
 
 
@@ -535,20 +547,23 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             aval = get_aval(x)
             a = _canonical_axis(ax, aval.ndim - 1, f"{nm} of shape {aval.shape}")
             if a >= aval.ndim:
-                raise user_error(ValueError, f"vmap was requested to map {nm} along axis {ax}, but it has "
-                                 f"rank {aval.ndim} (shape {aval.shape})")
+                raise user_error(ValueError, (
+                    f"vmap was requested to map {nm} along axis {ax}, but it has "
+                    f"rank {aval.ndim} (shape {aval.shape})"))
             canon.append(a)
             sizes.setdefault(aval.shape[a], []).append(
                 f"axis {ax} of {nm} of type {aval.str_short()}")
         if axis_size is not None:
             sizes.setdefault(int(axis_size), []).append(f"axis_size={axis_size}")
         if not sizes:
-            raise user_error(ValueError, "vmap must have at least one non-None value in in_axes (or an "
-                             "axis_size)")
+            raise user_error(ValueError, (
+                "vmap must have at least one non-None value in in_axes (or an "
+                "axis_size)"))
         if len(sizes) > 1:
             lines = "\n".join(f"  * one axis had size {s}: {', '.join(w)}"
                               for s, w in sizes.items())
-            raise user_error(ValueError, f"vmap got inconsistent sizes for array axes to be mapped:\n{lines}")
+            raise user_error(ValueError, (
+                f"vmap got inconsistent sizes for array axes to be mapped:\n{lines}"))
         (size,) = sizes
         flat_fun = _FlatFun(lambda a, k: fun(*a, **k), in_tree)
         interp = core.new_level(batching.BatchInterpreter(size, axis_name))

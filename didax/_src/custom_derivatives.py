@@ -150,13 +150,15 @@ class custom_jvp:
             flat_p, p_tree = tree_flatten(p_out)
             flat_t, t_tree = tree_flatten(t_out)
             if p_tree != t_tree:
-                raise user_error(TypeError, f"the custom JVP rule of {name} must produce primal and tangent "
-                                f"outputs with equal structures, got {p_tree} and {t_tree}")
+                raise user_error(TypeError, (
+                    f"the custom JVP rule of {name} must produce primal and tangent "
+                    f"outputs with equal structures, got {p_tree} and {t_tree}"))
             for p, t in zip(flat_p, flat_t):
                 pa, ta = get_aval(p), get_aval(t)
                 if pa.shape != ta.shape:
-                    raise user_error(TypeError, f"the custom JVP rule of {name} returned a tangent of shape "
-                                     f"{ta.shape} for a primal output of shape {pa.shape}")
+                    raise user_error(TypeError, (
+                        f"the custom JVP rule of {name} returned a tangent of shape "
+                        f"{ta.shape} for a primal output of shape {pa.shape}"))
             out_tree_box.append(p_tree)
             return flat_p, flat_t
 
@@ -324,12 +326,14 @@ class custom_vjp:
             cts = tree_unflatten(trees["out"], flat_cts)
             cts_in = self.bwd(*[a for _, a in static], res, cts)
             if not isinstance(cts_in, (tuple, list)):
-                raise user_error(TypeError, f"the custom_vjp bwd rule of {name} must return a tuple with one "
-                                f"cotangent per differentiable argument, got "
-                                f"{type(cts_in).__name__}")
+                raise user_error(TypeError, (
+                    f"the custom_vjp bwd rule of {name} must return a tuple with one "
+                    f"cotangent per differentiable argument, got "
+                    f"{type(cts_in).__name__}"))
             if len(cts_in) != len(dyn):
-                raise user_error(TypeError, f"the custom_vjp bwd rule of {name} returned {len(cts_in)} "
-                                f"cotangents for {len(dyn)} arguments")
+                raise user_error(TypeError, (
+                    f"the custom_vjp bwd rule of {name} returned {len(cts_in)} "
+                    f"cotangents for {len(dyn)} arguments"))
             flat = []
             for ct, arg in zip(cts_in, dyn):
                 arg_leaves = tree_flatten(arg)[0]

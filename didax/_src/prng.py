@@ -151,8 +151,9 @@ def check_key_data(data, name: str = "key"):
         raise user_error(TypeError, f"{name}: invalid PRNG key data: expected dtype uint32, got "
                         f"{aval.dtype.name}. Make keys with didax.random.key or PRNGKey.")
     if not aval.shape or aval.shape[-1] != 2:
-        raise user_error(TypeError, f"{name}: invalid PRNG key data: expected a shape ending in (2,) for "
-                        f"threefry2x32, got {aval.shape}.")
+        raise user_error(TypeError, (
+            f"{name}: invalid PRNG key data: expected a shape ending in (2,) for "
+            f"threefry2x32, got {aval.shape}."))
 
 
 def _key_words(key):

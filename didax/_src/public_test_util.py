@@ -172,9 +172,10 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
         mode = "forward mode (JVP)" if stage[0].startswith("JVP") else "reverse mode (VJP)"
         raise user_error(AssertionError, (
             f"check_grads: the order-{stage[1]} derivative of {function_site(f)} in {mode}"
-            f"{f' ({stage[0]})' if ' of ' in stage[0] else ''} disagrees with finite differences (eps={eps}) at arguments of type "
-            f"({shapes}).\nWhat to do: check the derivative rules this function uses "
-            "(`custom_jvp`/`custom_vjp` rules first); if the function has a kink or a "
+            f"{f' ({stage[0]})' if ' of ' in stage[0] else ''} disagrees with finite "
+            f"differences (eps={eps}) at arguments of type ({shapes}).\nWhat to do: check "
+            "the derivative rules this function uses (`custom_jvp`/`custom_vjp` rules first); "
+            "if the function has a kink or a "
             "discontinuity near the point, check at another point, or pass a larger "
             f"atol/rtol.\nThe comparison:{e}")) from None
 

@@ -53,8 +53,9 @@ def _key_data_of(name: str, key, allow_batched: bool = False):
         data, typed = key, False
         prng.check_key_data(data, name)
     else:
-        raise user_error(TypeError, f"{name}: unexpected PRNG key type {type(key).__name__}; make keys "
-                        "with didax.random.key(seed) or didax.random.PRNGKey(seed).")
+        raise user_error(TypeError, (
+            f"{name}: unexpected PRNG key type {type(key).__name__}; make keys "
+            "with didax.random.key(seed) or didax.random.PRNGKey(seed)."))
     if not allow_batched and get_aval(data).ndim > 1:
         shape = get_aval(data).shape[:-1] if typed else get_aval(data).shape
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "

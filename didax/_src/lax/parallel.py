@@ -70,8 +70,9 @@ def _check_bound(names, api: str) -> None:
     bound = [n for n, _ in frames]
     for name in names:
         if name not in bound:
-            raise user_error(NameError, f"Found an unbound axis name: {name}. To fix this, please call "
-                            f"{api} under `vmap(..., axis_name={name!r})`." + _available(frames))
+            raise user_error(NameError, (
+                f"Found an unbound axis name: {name}. To fix this, please call "
+                f"{api} under `vmap(..., axis_name={name!r})`." + _available(frames)))
 
 
 def _no_groups(axis_index_groups, api: str) -> None:

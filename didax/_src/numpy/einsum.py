@@ -112,13 +112,15 @@ def _letter_sizes(terms, shapes) -> dict:
         seen = {}
         for c, d in zip(term, shape):
             if c in seen and seen[c] != d:
-                raise user_error(ValueError, f"Size of label {c!r} for operand {i} ({d}) does not match "
-                                 f"previous terms ({seen[c]}).")
+                raise user_error(ValueError, (
+                    f"Size of label {c!r} for operand {i} ({d}) does not match "
+                    f"previous terms ({seen[c]})."))
             seen[c] = d
             prev = sizes.get(c, 1)
             if d != 1 and prev != 1 and d != prev:
-                raise user_error(ValueError, f"Size of label {c!r} for operand {i} ({d}) does not match "
-                                 f"previous terms ({prev}).")
+                raise user_error(ValueError, (
+                    f"Size of label {c!r} for operand {i} ({d}) does not match "
+                    f"previous terms ({prev})."))
             sizes[c] = d if prev == 1 else prev
     return sizes
 

@@ -70,13 +70,15 @@ def _kind(idx) -> str:
             return BOOLEAN
         if np.issubdtype(dtype, np.integer):
             return ARRAY
-        raise user_error(TypeError, f"Indexer must have integer or boolean type, got indexer with type "
-                        f"{dtype}")
+        raise user_error(TypeError, (
+            f"Indexer must have integer or boolean type, got indexer with type "
+            f"{dtype}"))
     if isinstance(idx, str):
         raise TypeError(f"didax does not support string indexing; got idx={idx!r}")
     if isinstance(idx, (float, complex, np.generic)):
-        raise user_error(TypeError, f"Indexer must have integer or boolean type, got indexer with type "
-                        f"{np.dtype(type(idx))}")
+        raise user_error(TypeError, (
+            f"Indexer must have integer or boolean type, got indexer with type "
+            f"{np.dtype(type(idx))}"))
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and "
                      f"integer or boolean arrays are valid indices. Got {idx!r}")
 

@@ -280,7 +280,8 @@ def _inexact_matrices(name, a):
 
 def _check_square(name, a):
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise user_error(ValueError, f"Argument to {name} must have shape [..., n, n], got {a.shape}.")
+        raise user_error(ValueError, (
+            f"Argument to {name} must have shape [..., n, n], got {a.shape}."))
 
 
 def _H(x):
@@ -611,7 +612,8 @@ def det(a):
     decomposition."""
     a = _inexact_matrices("jnp.linalg.det", a)
     if a.shape[-1] != a.shape[-2]:
-        raise user_error(ValueError, f"Argument to _det() must have shape [..., n, n], got {a.shape}")
+        raise user_error(ValueError, (
+            f"Argument to _det() must have shape [..., n, n], got {a.shape}"))
     if a.shape[-1] in (2, 3):
         return _det_closed_form(a)
     return _det(a)

@@ -40,7 +40,8 @@ __all__ = [
 def _canonical_axis(axis, ndim: int) -> int:
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:
-        raise user_error(np.exceptions.AxisError, f"axis {axis} is out of bounds for array of dimension {ndim}")
+        raise user_error(np.exceptions.AxisError, (
+            f"axis {axis} is out of bounds for array of dimension {ndim}"))
     return axis % ndim
 
 

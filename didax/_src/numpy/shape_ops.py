@@ -212,8 +212,9 @@ def squeeze(a, axis=None):
     axes = [canonical_axis(i, len(s), "squeeze") for i in _axis_tuple(axis)]
     for i in axes:
         if s[i] != 1:
-            raise user_error(ValueError, "cannot select an axis to squeeze out which has size not equal "
-                             f"to one, got shape={s} and dimensions={tuple(axes)}")
+            raise user_error(ValueError, (
+                "cannot select an axis to squeeze out which has size not equal "
+                f"to one, got shape={s} and dimensions={tuple(axes)}"))
     return lax_shape.squeeze(a, axes)
 
 

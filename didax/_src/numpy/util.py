@@ -235,8 +235,9 @@ def broadcast_to(a, shape):
 def canonical_axis(axis, ndim, fun_name="") -> int:
     axis = int(axis)
     if not -ndim <= axis < max(ndim, 1):
-        raise user_error(np.exceptions.AxisError, f"{fun_name}: axis {axis} is out of bounds for array of dimension "
-                         f"{ndim}")
+        raise user_error(np.exceptions.AxisError, (
+            f"{fun_name}: axis {axis} is out of bounds for array of dimension "
+            f"{ndim}"))
     return axis % ndim if ndim else 0
 
 
