@@ -59,7 +59,8 @@ class _FlatFun:
         if self.has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 got = (f"a {type(out).__name__} of {len(out)} entries"
-                       if isinstance(out, (tuple, list)) else f"a {_leaf_type(out)} value")
+                       if isinstance(out, (tuple, list))
+                       else f"a value of type {_leaf_type(out)}")
                 raise user_error(TypeError, (
                     f"a function with has_aux=True must return a pair (out, aux), but "
                     f"{function_site(self.fun)} returned {got}.\nWhat to do: return "
@@ -358,9 +359,9 @@ def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):
         except TypeError:
             shown = repr(x) if len(repr(x)) <= 60 else repr(x)[:57] + "..."
             raise user_error(TypeError, (
-                f"{name}: argument{where} {shown} of type {type(x).__name__} is not a valid "
-                "didax type: only arrays and Python numbers (and pytrees of them) can be "
-                "differentiated.\nWhat to do: pass it through a closure "
+                f"{name}:{where or ' an argument'} ({shown}) of type {type(x).__name__} is "
+                "not a valid didax type: only arrays and Python numbers (and pytrees of them) "
+                "can be differentiated.\nWhat to do: pass it through a closure "
                 "(`grad(lambda x: f(x, other))`) or leave it out of argnums.")) from None
         if holomorphic and dt.kind != "c":
             raise user_error(TypeError, f"{name} with holomorphic=True requires inputs with "

@@ -28,8 +28,10 @@ from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import linear_transpose_flat
 from didax._src.ir import eval_jaxpr, hoist_consts
-from didax._src.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
-from didax._src.errors import user_error
+from didax._src.errors import function_site, user_error
+from didax._src.tree_util import (
+    first_difference, tree_flatten, tree_map, tree_structure, tree_unflatten,
+)
 
 
 class _Named:
@@ -150,15 +152,22 @@ class custom_jvp:
             flat_p, p_tree = tree_flatten(p_out)
             flat_t, t_tree = tree_flatten(t_out)
             if p_tree != t_tree:
+                path, has_p, has_t = first_difference(p_out, t_out)
                 raise user_error(TypeError, (
-                    f"the custom JVP rule of {name} must produce primal and tangent "
-                    f"outputs with equal structures, got {p_tree} and {t_tree}"))
-            for p, t in zip(flat_p, flat_t):
+                    f"the custom JVP rule of {name}, {function_site(self.jvp)}, must produce "
+                    f"primal and tangent outputs with equal structures, got {p_tree} and "
+                    f"{t_tree}: {f'at output{path} ' if path else ''}the primal output is "
+                    f"{has_p} and the tangent {has_t}.\nWhat to do: return "
+                    "`(primal_out, tangent_out)` where tangent_out has primal_out's structure, "
+                    "one tangent per output."))
+            for i, (p, t) in enumerate(zip(flat_p, flat_t)):
                 pa, ta = get_aval(p), get_aval(t)
                 if pa.shape != ta.shape:
                     raise user_error(TypeError, (
-                        f"the custom JVP rule of {name} returned a tangent of shape "
-                        f"{ta.shape} for a primal output of shape {pa.shape}"))
+                        f"the custom JVP rule of {name}, {function_site(self.jvp)}, returned a "
+                        f"tangent of shape {ta.shape} ({ta.str_short()}) for primal output {i} "
+                        f"of shape {pa.shape} ({pa.str_short()}).\nWhat to do: each tangent "
+                        "must have its primal output's shape (and its tangent dtype)."))
             out_tree_box.append(p_tree)
             return flat_p, flat_t
 
@@ -332,8 +341,11 @@ class custom_vjp:
                     f"{type(cts_in).__name__}"))
             if len(cts_in) != len(dyn):
                 raise user_error(TypeError, (
-                    f"the custom_vjp bwd rule of {name} returned {len(cts_in)} "
-                    f"cotangents for {len(dyn)} arguments"))
+                    f"the custom_vjp bwd rule of {name}, {function_site(self.bwd)}, returned "
+                    f"{len(cts_in)} cotangents for {len(dyn)} arguments.\nWhat to do: return "
+                    f"a tuple of {len(dyn)} cotangents, one per argument of {name} in order "
+                    "(None for an argument with no cotangent), even when there is one: "
+                    "`return (g,)`."))
             flat = []
             for ct, arg in zip(cts_in, dyn):
                 arg_leaves = tree_flatten(arg)[0]

@@ -177,7 +177,7 @@ def concretization_error(tracer, what: str, cls=ConcretizationTypeError, topic="
     source = tracer.abstract_source()
     interp = source._interp
     kind = source.abstract_kind
-    started = f" started at {interp.origin}" if interp.origin else ""
+    started = f" (started at {interp.origin})" if interp.origin else ""
     todo = _TODO[kind].get(topic, _TODO[kind]["branch"])
     if kind == "batched" and topic == "branch":
         todo += " Python control flow cannot branch on a batched value."
@@ -186,8 +186,9 @@ def concretization_error(tracer, what: str, cls=ConcretizationTypeError, topic="
         f"Abstract tracer value encountered where a concrete value is expected: {what} "
         f"needs a concrete value, but got a traced value of type {tracer.aval.str_short()}.\n"
         f"  at {user_location(3)}\n"
-        f"{origin or 'It depends on the inputs of a function'}, traced by the "
-        f"{interp.describe()} transformation{started}: {_WHY[kind]}.\n"
+        f"{origin or 'It depends on the inputs of a function'}, traced by "
+        f"{getattr(interp, 'traced_by', '') or f'the {interp.describe()} transformation'}"
+        f"{started}: {_WHY[kind]}.\n"
         f"What to do: {todo}"
     )
     return cls(msg)
@@ -203,7 +204,7 @@ def differentiated_value_error(tracer, what: str, cls=ConcretizationTypeError):
     """`what` would turn a value carrying a tangent into a Python or NumPy value, dropping the
     derivative: a silently wrong gradient, so an error instead."""
     interp = tracer._interp
-    started = f" started at {interp.origin}" if interp.origin else ""
+    started = f" (started at {interp.origin})" if interp.origin else ""
     msg = (
         f"{what} of a value being differentiated, of type {tracer.aval.str_short()}: it "
         f"carries a tangent of the {interp.describe()} transformation (behind grad, jvp, "

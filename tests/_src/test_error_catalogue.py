@@ -387,7 +387,7 @@ def cond_with_a_non_scalar_predicate(jax, jnp, lax):
 
 
 # switch: the branch indices, their functions and lines, both types
-@case("TypeError", "branch 0 first", "branch 2 second", "f32[3]", "f32[2]",
+@case("TypeError", "branch 0 = first", "branch 2 = second", "f32[3]", "f32[2]",
       defs=("first", "second"))
 def switch_branches_of_different_shapes(jax, jnp, lax):
     def first(x):

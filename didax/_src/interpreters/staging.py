@@ -52,6 +52,7 @@ class StagingInterpreter(core.Interpreter):
 
     arg_name = None  # flat argument index -> the user's name for it (set by jit)
     traced_fun = ""  # the function being traced, as `errors.function_site` gives it
+    traced_by = ""  # the transformation tracing it, for messages ("jit")
 
     def describe(self):
         return "staging (make_jaxpr/jit)"

@@ -279,6 +279,7 @@ class JitWrapped:
             interp = core.current_interpreter()  # names arguments in concretization errors
             interp.arg_name = functools.partial(self._path, in_tree)
             interp.traced_fun = function_site(fun)
+            interp.traced_by = "jit"
             dyn_args, dyn_kwargs = tree_unflatten(in_tree, flat_args)
             it = iter(dyn_args)
             statics = dict(static)

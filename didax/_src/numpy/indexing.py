@@ -72,13 +72,15 @@ def _kind(idx) -> str:
             return ARRAY
         raise user_error(TypeError, (
             f"Indexer must have integer or boolean type, got indexer with type "
-            f"{dtype}"))
+            f"{dtype}.\nWhat to do: index with integers (`i.astype(jnp.int32)` for an "
+            "array of positions) or a boolean mask."))
     if isinstance(idx, str):
         raise TypeError(f"didax does not support string indexing; got idx={idx!r}")
     if isinstance(idx, (float, complex, np.generic)):
         raise user_error(TypeError, (
             f"Indexer must have integer or boolean type, got indexer with type "
-            f"{np.dtype(type(idx))}"))
+            f"{np.dtype(type(idx))} ({idx!r}).\nWhat to do: index with an integer "
+            "(`int(i)`)."))
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and "
                      f"integer or boolean arrays are valid indices. Got {idx!r}")
 
@@ -122,8 +124,9 @@ def _parse(idx, shape) -> list[_Index]:
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if sum(consumed) > len(shape):
-        raise user_error(IndexError, f"Too many indices: array is {len(shape)}-dimensional, but "
-                         f"{sum(consumed)} were indexed")
+        raise user_error(IndexError, (
+            f"Too many indices: array is {len(shape)}-dimensional (shape {tuple(shape)}), "
+            f"but {sum(consumed)} were indexed"))
     if ellipses:
         consumed[ellipses[0]] = len(shape) - sum(consumed)
     parsed, dim = [], 0

@@ -177,7 +177,9 @@ def _split(name, ary, indices_or_sections, axis):
     part, r = divmod(n, sections)
     if r and name != "array_split":
         raise user_error(ValueError, (
-            f"array split does not result in an equal division: rest is {r}"))
+            f"array split does not result in an equal division: rest is {r} (jnp.{name} of "
+            f"{n} elements along axis {axis} into {sections} parts).\nWhat to do: use "
+            "jnp.array_split for parts of unequal size, or pass the split indices."))
     sizes = [part + 1] * r + [part] * (sections - r)
     starts = np.cumsum([0] + sizes)
     return [lax_shape.slice_in_dim(ary, int(s), int(s + z), 1, axis)

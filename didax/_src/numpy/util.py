@@ -185,8 +185,12 @@ def _check_broadcastable(fun_name, shapes):
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
-        raise user_error(ValueError, f"{fun_name}: incompatible shapes for broadcasting: "
-                         f"{', '.join(map(str, shapes))}") from None
+        raise user_error(ValueError, (
+            f"{fun_name}: incompatible shapes for broadcasting: "
+            f"{', '.join(map(str, shapes))}."
+            "\nWhat to do: shapes broadcast when, aligned from the right, each pair of "
+            "dimensions is equal or one of them is 1; insert axes of size 1 "
+            "(`x[:, None]`, `jnp.expand_dims`) or reshape to line them up.")) from None
 
 
 def promote_args(fun_name: str, *args):
@@ -210,8 +214,12 @@ def broadcast_arrays(*args):
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise user_error(ValueError, f"broadcast_arrays: incompatible shapes for broadcasting: "
-                         f"{', '.join(map(str, shapes))}") from None
+        raise user_error(ValueError, (
+            f"broadcast_arrays: incompatible shapes for broadcasting: "
+            f"{', '.join(map(str, shapes))}."
+            "\nWhat to do: shapes broadcast when, aligned from the right, each pair of "
+            "dimensions is equal or one of them is 1; insert axes of size 1 "
+            "(`x[:, None]`, `jnp.expand_dims`) or reshape to line them up.")) from None
     return [broadcast_to(a, shape) for a in args]
 
 

@@ -226,7 +226,8 @@ def _cond_codegen(fb, k, eqn, outs):
 
 
 def _branch_label(names, k, f) -> str:
-    return f"{names[k] if names else f'branch {k}'} {function_site(f)}"
+    label, site = names[k] if names else f"branch {k}", function_site(f)
+    return site if site.split(" ")[0] == label else f"{label} = {site}"
 
 
 def _check_branch_outputs(op, branches, names, out_trees, traced):
