@@ -165,8 +165,8 @@ _TODO = {
 }
 _WHY = {
     "staged": "only its shape and dtype are known while tracing, not its value",
-    "batched": "it is batched by vmap: it holds one value per batch element, so there is no "
-               "single Python value",
+    "batched": "it holds one value per batch element (it is batched by vmap), so there is "
+               "no single Python value",
 }
 
 

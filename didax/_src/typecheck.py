@@ -148,6 +148,8 @@ def static_int(x, what: str) -> int:
 def static_shape(name: str, shape) -> tuple:
     """A shape argument of `name` as a tuple of Python ints (an int alone is one
     dimension); traced dimensions raise with the position and the fix."""
+    if type(shape) is tuple and all(type(d) is int for d in shape):
+        return shape  # the common case: nothing to convert, no message to prepare
     if isinstance(shape, (tuple, list)):
         dims = shape
     elif isinstance(shape, core.Tracer) and shape.aval.ndim:
@@ -159,8 +161,13 @@ def static_shape(name: str, shape) -> tuple:
         dims = (shape,)
     else:
         dims = tuple(shape)
-    return tuple(static_int(d, f"dimension {i} of the shape {_show(dims)} passed to {name}")
-                 for i, d in enumerate(dims))
+    out = []
+    for i, d in enumerate(dims):
+        if isinstance(d, core.Tracer) and core.concrete_value(d) is None:
+            raise concretization_error(
+                d, f"dimension {i} of the shape {_show(dims)} passed to {name}", topic="shape")
+        out.append(static_int(d, name))
+    return tuple(out)
 
 
 def _show(dims) -> str:

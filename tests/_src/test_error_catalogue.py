@@ -71,45 +71,53 @@ def zeros_of_a_traced_size(jax, jnp, lax):
     jax.jit(lambda n: jnp.zeros(n))(3)
 
 
+# the traced dimension's position in the shape, the argument, static_argnums
 @case("TypeError", "dimension 0 of the shape (i32[], 2) passed to jnp.ones", "argument `n`",
       "static_argnums")
 def ones_of_a_traced_size(jax, jnp, lax):
     jax.jit(lambda n: jnp.ones((n, 2)))(3)
 
 
+# as jnp.zeros, for jnp.full
 @case("TypeError", "passed to jnp.full", "argument `n`", "static_argnums")
 def full_of_a_traced_size(jax, jnp, lax):
     jax.jit(lambda n: jnp.full(n, 1.0))(3)
 
 
+# which argument of jnp.arange, the argument it comes from, static_argnums
 @case("ConcretizationTypeError", "'stop' argument of jnp.arange", "argument `n`",
       "static_argnums")
 def arange_of_a_traced_stop(jax, jnp, lax):
     jax.jit(lambda n: jnp.arange(n))(3)
 
 
+# the new shape with its traced dimension shown by type, the argument
 @case("TypeError", "dimension 0 of the shape (i32[], -1) passed to jnp.reshape",
       "argument `n`", "static_argnums")
 def reshape_to_a_traced_shape(jax, jnp, lax):
     jax.jit(lambda x, n: x.reshape(n, -1))(jnp.ones(6), 2)
 
 
+# as jnp.zeros, for jnp.broadcast_to
 @case("TypeError", "passed to jnp.broadcast_to", "argument `n`", "static_argnums")
 def broadcast_to_a_traced_shape(jax, jnp, lax):
     jax.jit(lambda x, n: jnp.broadcast_to(x, (n,)))(1.0, 3)
 
 
+# the argument of jnp.eye, where it comes from, static_argnums
 @case("TypeError", "'N' of jnp.eye", "argument `n`", "static_argnums")
 def eye_of_a_traced_size(jax, jnp, lax):
     jax.jit(lambda n: jnp.eye(n))(3)
 
 
+# the argument of jnp.linspace, where it comes from, static_argnums
 @case("ConcretizationTypeError", "'num' argument of jnp.linspace", "argument `n`",
       "static_argnums")
 def linspace_of_a_traced_num(jax, jnp, lax):
     jax.jit(lambda n: jnp.linspace(0.0, 1.0, n))(3)
 
 
+# that slice sizes must be static, the argument, static_argnums
 @case("TypeError", "lax.dynamic_slice (slice_sizes)", "argument `n`", "static_argnums")
 def dynamic_slice_of_a_traced_size(jax, jnp, lax):
     jax.jit(lambda x, n: lax.dynamic_slice(x, (0,), (n,)))(jnp.ones(5), 2)
@@ -127,6 +135,7 @@ def boolean_mask_under_jit(jax, jnp, lax):
     jax.jit(lambda x: x[x > 0])(jnp.ones(3))
 
 
+# that the output size is unknown, and the static `size=`
 @case("ConcretizationTypeError", "jnp.nonzero", "size=", "computed from the arguments")
 def nonzero_under_jit(jax, jnp, lax):
     jax.jit(lambda x: jnp.nonzero(x))(jnp.ones(3))
@@ -155,11 +164,13 @@ def grad_of_a_list_output(jax, jnp, lax):
     jax.grad(f)(1.0)
 
 
+# as for a list: a dict and its leaves' types
 @case("TypeError", "scalar-output", "a dict of 1 value (f32[])", "has_aux=True")
 def grad_of_a_dict_output(jax, jnp, lax):
     jax.grad(lambda x: {"a": x})(1.0)
 
 
+# a tuple of 2, and `(loss, aux)` with has_aux=True
 @case("TypeError", "scalar-output", "a tuple of 2 values", "`(loss, aux)`", "has_aux=True")
 def value_and_grad_of_a_tuple_output(jax, jnp, lax):
     jax.value_and_grad(lambda x: (x, x))(1.0)
@@ -177,6 +188,7 @@ def grad_of_an_integer_input(jax, jnp, lax):
     jax.grad(lambda x: x * 2)(3)
 
 
+# the transformation, the dtype and type, allow_int
 @case("TypeError", "jacrev", "int32", "i32[3]", "allow_int")
 def jacrev_of_an_integer_input(jax, jnp, lax):
     jax.jacrev(lambda x: x)(jnp.arange(3))
@@ -198,6 +210,7 @@ def grad_argnums_out_of_range(jax, jnp, lax):
     jax.grad(f, argnums=3)(1.0, 2.0)
 
 
+# what argnums must be, and the value given
 @case("TypeError", "argnums must be an int or a tuple of ints", "'x'")
 def grad_argnums_not_an_int(jax, jnp, lax):
     jax.grad(lambda x: x, argnums="x")(1.0)
@@ -212,16 +225,19 @@ def grad_has_aux_without_a_pair(jax, jnp, lax):
     jax.grad(f, has_aux=True)(1.0)
 
 
+# both shapes
 @case("ValueError", "primal shape (3,)", "tangent shape (4,)")
 def jvp_tangent_of_the_wrong_shape(jax, jnp, lax):
     jax.jvp(jnp.sin, (jnp.ones(3),), (jnp.ones(4),))
 
 
+# both dtypes
 @case("TypeError", "float32", "int32")
 def jvp_tangent_of_the_wrong_dtype(jax, jnp, lax):
     jax.jvp(jnp.sin, (jnp.ones(3),), (jnp.ones(3, jnp.int32),))
 
 
+# the cotangent's shape and the output's
 @case("ValueError", "(4,)", "(3,)")
 def vjp_cotangent_of_the_wrong_shape(jax, jnp, lax):
     _, pullback = jax.vjp(jnp.sin, jnp.ones(3))
@@ -238,6 +254,7 @@ def vmap_in_axes_out_of_range(jax, jnp, lax):
     jax.vmap(lambda x: x, in_axes=2)(jnp.ones((2, 3)))
 
 
+# the argument by position and name, its shape (), the axis
 @case("ValueError", "argument 0 (`x`) of shape ()", "axis 0")
 def vmap_over_a_scalar(jax, jnp, lax):
     jax.vmap(lambda x: x)(1.0)
@@ -250,6 +267,7 @@ def vmap_of_mismatched_batch_sizes(jax, jnp, lax):
     jax.vmap(lambda x, y: x + y)(jnp.ones(3), jnp.ones(4))
 
 
+# both lengths, the function, one entry per argument
 @case("ValueError", "len(in_axes)=3, len(args)=2", "None for an argument that is not mapped")
 def vmap_in_axes_of_the_wrong_length(jax, jnp, lax):
     jax.vmap(lambda x, y: x + y, in_axes=(0, 0, 0))(jnp.ones(3), jnp.ones(3))
@@ -261,6 +279,7 @@ def vmap_in_axes_tree_not_matching_the_argument(jax, jnp, lax):
     jax.vmap(lambda d: d["a"], in_axes=({"b": 0},))({"a": jnp.ones(3)})
 
 
+# the axis and the output's rank
 @case("ValueError", "axis 2")
 def vmap_out_axes_out_of_range(jax, jnp, lax):
     jax.vmap(lambda x: x, out_axes=2)(jnp.ones(3))
@@ -282,21 +301,25 @@ def jit_with_an_unhashable_static_argument(jax, jnp, lax):
     jax.jit(lambda x, s: x, static_argnums=1)(1.0, [1, 2])
 
 
+# the position, the function's positional parameters
 @case("ValueError", "static_argnums=(3,)", "1 positional argument", "('x',)")
 def jit_static_argnums_out_of_range(jax, jnp, lax):
     jax.jit(lambda x: x, static_argnums=3)(1.0)
 
 
+# the unknown name and the function's parameters
 @case("ValueError", "static_argnames", "['y']", "['x']")
 def jit_static_argnames_not_a_parameter(jax, jnp, lax):
     jax.jit(lambda x: x, static_argnames="y")(1.0)
 
 
+# the position and the number of positional parameters
 @case("ValueError", "donate_argnums=(3,)", "1 positional argument")
 def jit_donate_argnums_out_of_range(jax, jnp, lax):
     jax.jit(lambda x: x, donate_argnums=3)(jnp.ones(3))
 
 
+# what was passed and its type
 @case("TypeError", "expected a function", "3 of type int")
 def jit_of_a_non_callable(jax, jnp, lax):
     jax.jit(3)
@@ -324,6 +347,7 @@ def scan_carry_changing_structure(jax, jnp, lax):
     lax.scan(body, jnp.zeros(3), jnp.arange(4.0))
 
 
+# which carry leaf (index and path), both types, the body
 @case("TypeError", "carry 1 (carry[1]) goes in as f32[3] and comes out as f32[4]",
       "shape", defs=("body",))
 def scan_carry_changing_shape(jax, jnp, lax):
@@ -339,6 +363,7 @@ def scan_over_xs_of_different_lengths(jax, jnp, lax):
     lax.scan(lambda c, x: (c, x), 0.0, (jnp.ones(3), jnp.ones(4)))
 
 
+# that there is nothing to scan over, and `length=n`
 @case("ValueError", "no `length`", "length=n")
 def scan_without_xs_or_length(jax, jnp, lax):
     lax.scan(lambda c, x: (c, c), 0.0, None)
@@ -357,6 +382,7 @@ def cond_branches_of_different_structure(jax, jnp, lax):
     lax.cond(True, true_fun, false_fun, jnp.ones(3))
 
 
+# both branch functions with their lines, both types
 @case("TypeError", "f32[3]", "f32[2]", "shapes differ", defs=("true_fun", "false_fun"))
 def cond_branches_of_different_shapes(jax, jnp, lax):
     def true_fun(x):
@@ -381,6 +407,7 @@ def cond_branches_of_different_dtypes(jax, jnp, lax):
     lax.cond(True, true_fun, false_fun)
 
 
+# the predicate's type, jnp.where, jnp.all/any
 @case("TypeError", "bool[2]", "jnp.where", "jnp.all")
 def cond_with_a_non_scalar_predicate(jax, jnp, lax):
     lax.cond(jnp.array([True, False]), lambda x: x, lambda x: x, 1.0)
@@ -399,6 +426,7 @@ def switch_branches_of_different_shapes(jax, jnp, lax):
     lax.switch(1, [first, first, second], jnp.ones(3))
 
 
+# that the index must be an integer scalar, its type
 @case("TypeError", "integer scalar", "f32[]")
 def switch_with_a_float_index(jax, jnp, lax):
     lax.switch(jnp.float32(1.0), [lambda: 1.0, lambda: 2.0])
@@ -413,6 +441,7 @@ def while_loop_carry_changing_dtype(jax, jnp, lax):
     lax.while_loop(lambda c: c < 3, body, jnp.int32(0))
 
 
+# both shapes, the body function and its line
 @case("TypeError", "goes in as f32[1] and comes out as f32[2]", "shape", defs=("body",))
 def while_loop_carry_changing_shape(jax, jnp, lax):
     def body(c):
@@ -431,27 +460,38 @@ def fori_loop_with_a_float_bound(jax, jnp, lax):
 # Custom derivative rules
 
 
-@case("TypeError", "bwd rule of f", "1 cotangents for 2 arguments")
+# the rule, how many cotangents for how many arguments
+@case("TypeError", "bwd rule of f", "1 cotangents for 2 arguments", "`return (g,)`",
+      defs=("bwd",))
 def custom_vjp_bwd_of_the_wrong_structure(jax, jnp, lax):
     @jax.custom_vjp
     def f(x, y):
         return x * y
 
-    f.defvjp(lambda x, y: (x * y, (x, y)), lambda res, g: (g,))
+    def bwd(res, g):
+        return (g,)
+
+    f.defvjp(lambda x, y: (x * y, (x, y)), bwd)
     jax.grad(f)(1.0, 2.0)
 
 
-@case("TypeError", "custom JVP rule of f", "equal structures")
+# the rule and its function, where the outputs differ
+@case("TypeError", "custom JVP rule of f", "equal structures", "a tuple of 2 entries",
+      defs=("f_jvp",))
 def custom_jvp_of_mismatched_structures(jax, jnp, lax):
     @jax.custom_jvp
     def f(x):
         return jnp.sin(x)
 
-    f.defjvp(lambda primals, tangents: (jnp.sin(primals[0]), (tangents[0], tangents[0])))
+    def f_jvp(primals, tangents):
+        return jnp.sin(primals[0]), (tangents[0], tangents[0])
+
+    f.defjvp(f_jvp)
     jax.jvp(f, (1.0,), (1.0,))
 
 
-@case("TypeError", "custom JVP rule of f", "(4,)", "(3,)")
+# the rule, the tangent's and the primal's shapes
+@case("TypeError", "custom JVP rule of f", "shape (4,) (f32[4])", "shape (3,) (f32[3])")
 def custom_jvp_tangent_of_the_wrong_shape(jax, jnp, lax):
     @jax.custom_jvp
     def f(x):
