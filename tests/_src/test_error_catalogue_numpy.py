@@ -75,7 +75,7 @@ def concatenate_of_mismatched_shapes(jax, jnp, lax):
 
 
 # all shapes
-@case("ValueError", "(3,)", "(4,)")
+@case("ValueError", "[(3,), (4,)]", "jnp.concatenate")
 def stack_of_mismatched_shapes(jax, jnp, lax):
     jnp.stack([jnp.ones(3), jnp.ones(4)])
 
@@ -145,7 +145,7 @@ def expand_dims_at_an_axis_out_of_range(jax, jnp, lax):
 
 
 # the shape and the axis
-@case("ValueError", "shape=(2, 3)", "dimensions=(0,)")
+@case("ValueError", "shape=(2, 3)", "dimensions=(0,)", "axis 0 has size 2", "size 1")
 def squeeze_of_an_axis_that_is_not_one(jax, jnp, lax):
     jnp.squeeze(jnp.ones((2, 3)), axis=0)
 
@@ -203,7 +203,7 @@ def astype_to_an_unknown_dtype(jax, jnp, lax):
 
 
 # the label
-@case("ValueError", "'l'")
+@case("ValueError", "'l'", "'il'", "ij, jk")
 def einsum_with_an_unknown_output_label(jax, jnp, lax):
     jnp.einsum("ij,jk->il", jnp.ones((2, 3)), jnp.ones((3, 4)))
 
@@ -215,7 +215,7 @@ def einsum_with_mismatched_label_sizes(jax, jnp, lax):
 
 
 # the required and the given shape
-@case("ValueError", "[..., n, n]", "(2, 3)")
+@case("ValueError", "[..., n, n]", "(2, 3)", "jnp.linalg.pinv")
 def inverse_of_a_non_square_matrix(jax, jnp, lax):
     jnp.linalg.inv(jnp.ones((2, 3)))
 

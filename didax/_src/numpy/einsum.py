@@ -97,7 +97,9 @@ def _parse(spec: str, shapes):
                 raise ValueError(f"Output character {c!r} appeared more than once in the "
                                  "output.")
             if not any(c in t for t in terms):
-                raise user_error(ValueError, f"Output character {c!r} did not appear in the input")
+                raise user_error(ValueError, (
+                    f"Output character {c!r} did not appear in the input: the output "
+                    f"{output!r} may use only labels of the inputs {', '.join(terms)}."))
     else:  # implicit: the ellipsis, then the letters used once, in alphabetical order
         counts = collections.Counter("".join(terms))
         output = ell_letters + "".join(sorted(c for c, k in counts.items()

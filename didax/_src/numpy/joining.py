@@ -83,7 +83,9 @@ def stack(arrays, axis=0, out=None, dtype=None):
     shapes = {_aval(a).shape for a in arrs}
     if len(shapes) != 1:
         raise user_error(ValueError, (
-            f"All input arrays must have the same shape, got {sorted(shapes)}."))
+            f"All input arrays must have the same shape, got {sorted(shapes)}.\nWhat to do: "
+            "stack arrays of one shape (pad or broadcast them first), or use "
+            "jnp.concatenate to join along an existing axis."))
     nd = _aval(arrs[0]).ndim + 1
     axis = canonical_axis(axis, nd, "stack")
     if dtype is None:

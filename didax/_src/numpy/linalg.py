@@ -453,7 +453,10 @@ def inv(a):
     """The inverse of each square matrix (a solve against the identity)."""
     (a,) = _arraylike("jnp.linalg.inv", a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise user_error(ValueError, f"Argument to inv must have shape [..., n, n], got {a.shape}.")
+        raise user_error(ValueError, (
+            f"Argument to inv must have shape [..., n, n], got {a.shape}.\nWhat to do: only "
+            "square matrices have inverses; for a non-square one use jnp.linalg.pinv, or "
+            "jnp.linalg.lstsq to solve a least-squares problem."))
     eye = lax.convert_element_type(lax.eq(
         lax_shape.broadcasted_iota(np.int32, a.shape[-2:], 0),
         lax_shape.broadcasted_iota(np.int32, a.shape[-2:], 1)), a.dtype)

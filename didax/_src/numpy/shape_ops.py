@@ -214,7 +214,9 @@ def squeeze(a, axis=None):
         if s[i] != 1:
             raise user_error(ValueError, (
                 "cannot select an axis to squeeze out which has size not equal "
-                f"to one, got shape={s} and dimensions={tuple(axes)}"))
+                f"to one, got shape={s} and dimensions={tuple(axes)}: axis {i} has size "
+                f"{s[i]}.\nWhat to do: squeeze only axes of size 1 (`axis=None` squeezes all "
+                "of them); use reshape or indexing to drop others."))
     return lax_shape.squeeze(a, axes)
 
 
