@@ -20,7 +20,9 @@ from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, t
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, hoist_consts
 from didax._src.errors import user_error
-from didax._src.lax.control_flow.carry_errors import carry_structure_error, carry_type_error
+from didax._src.lax.control_flow.carry_types import (
+    carry_structure_error, carry_type_error, promote_weak_carry,
+)
 from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from didax._src.jit.codegen import codegen_rule, tuple_text
 
@@ -433,6 +435,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         return flat_c + flat_y
 
     closed, outs = trace_to_jaxpr(body, init_avals + x_avals)
+    promoted = promote_weak_carry(flat_init, init_avals, closed.out_avals)
+    if promoted is not None:  # trace again with the initial carry the body implies
+        flat_init, init_avals = promoted, [get_aval(c) for c in promoted]
+        closed, outs = trace_to_jaxpr(body, init_avals + x_avals)
     for i, (a, b) in enumerate(zip(init_avals, closed.out_avals)):
         if not _same_type(a, b):
             raise carry_type_error("scan", f, init_tree, i, a, b)

@@ -28,7 +28,9 @@ from didax._src.lax.elementwise import select_n
 from didax._src.lax.reduction import reduce_or
 from didax._src.lax.shape import concatenate, expand_dims
 from didax._src.errors import function_site, user_error
-from didax._src.lax.control_flow.carry_errors import carry_structure_error, carry_type_error
+from didax._src.lax.control_flow.carry_types import (
+    carry_structure_error, carry_type_error, promote_weak_carry,
+)
 from didax._src.tree_util import tree_flatten, tree_unflatten
 from didax._src.jit.codegen import codegen_rule, tuple_text
 
@@ -263,8 +265,12 @@ def while_loop(cond_fun, body_fun, init_val):
             raise carry_structure_error("while_loop", body_fun, tree, out_tree)
         return leaves
 
-    cond_closed = trace_to_jaxpr(cond, avals)[0]
     body_closed = trace_to_jaxpr(body, avals)[0]
+    promoted = promote_weak_carry(flat, avals, body_closed.out_avals)
+    if promoted is not None:  # trace again with the initial carry the body implies
+        flat, avals = promoted, [get_aval(x) for x in promoted]
+        body_closed = trace_to_jaxpr(body, avals)[0]
+    cond_closed = trace_to_jaxpr(cond, avals)[0]
     for i, (a, b) in enumerate(zip(avals, body_closed.out_avals)):
         if a.shape != b.shape or a.dtype != b.dtype:
             raise carry_type_error("while_loop", body_fun, tree, i, a, b)

@@ -1,9 +1,25 @@
-"""Messages for a loop body whose carry output does not match its carry input (scan,
-while_loop): which part of the carry, what went in and what came out, which body function."""
+"""Agreement of a loop body's carry output with its carry input (scan, while_loop): JAX's
+promotion of weakly typed initial carries, and the messages when they still differ (which
+part of the carry, what went in and what came out, which body function)."""
 from __future__ import annotations
 
+from didax._src import dtypes
+from didax._src.base_prims import convert_element_type
 from didax._src.errors import function_site, user_error
 from didax._src.tree_util import first_difference, keystr, tree_flatten_with_path, tree_unflatten
+
+
+def promote_weak_carry(init: list, in_avals, out_avals) -> list | None:
+    """As in JAX, an initial carry leaf that is weakly typed (a Python scalar, say `0`) takes
+    the dtype the body gives it, when weak promotion reaches that dtype (`0` becomes float32
+    for a body adding 0.5; `0.0` never becomes int32). The new initial leaves, or None."""
+    new, changed = list(init), False
+    for i, (a, b) in enumerate(zip(in_avals, out_avals)):
+        if (a.weak_type and a.dtype != b.dtype and a.shape == b.shape
+                and dtypes.result_type(a, b) == b.dtype):
+            new[i] = convert_element_type(init[i], b.dtype, False)
+            changed = True
+    return new if changed else None
 
 
 def _carry_paths(tree) -> list[str]:
