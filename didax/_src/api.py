@@ -422,7 +422,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
         dyn = tuple(args[i] for i in nums)
         _check_grad_inputs("grad", dyn, holomorphic, allow_int, nums)
 
-        @functools.wraps(fun)  # errors name the user's function
+        @functools.wraps(fun, updated=())  # errors name the user's function
         def f_partial(*dyn_args):
             full = list(args)
             for i, v in zip(nums, dyn_args):
@@ -627,7 +627,7 @@ def _jac_args(name, fun, argnums, args, kwargs, holomorphic, allow_int):
     dyn = tuple(args[i] for i in nums)
     _check_grad_inputs(name, dyn, holomorphic, allow_int)
 
-    @functools.wraps(fun)  # errors name the user's function
+    @functools.wraps(fun, updated=())  # errors name the user's function
     def f_partial(*dyn_args):
         full = list(args)
         for i, v in zip(nums, dyn_args):
