@@ -313,63 +313,27 @@ def test_tree_map_is_leaf():
     assert got == [2, 1]
 
 
+# The first line of tree_map's error: which tree, the key path, what each tree has there.
 TREE_MAP_ERRORS = [
     ((1, 2), (1, 2, 3),
-     "pytree structure error: different lengths of tuple at key path\n"
-     "    tree_map tree\n"
-     "At that key path, the prefix pytree tree_map tree has a subtree of type tuple of length 2,"
-     " but the full pytree has a subtree of the same type but of length 3."),
+     "tree_map: tree 1 does not match the structure of the first tree: at key path (the root) "
+     "the first tree has a tuple of 2 entries, but tree 1 has a tuple of 3 entries."),
     ((1, (2, 3)), (1, [2, 3]),
-     "pytree structure error: different types at key path\n"
-     "    tree_map tree[1]\n"
-     "At that key path, the prefix pytree tree_map tree has a subtree of type\n"
-     "    <class 'tuple'>\n"
-     "but at the same key path the full pytree has a subtree of different type\n"
-     "    <class 'list'>."),
+     "tree_map: tree 1 does not match the structure of the first tree: at key path [1] the "
+     "first tree has a tuple of 2 entries, but tree 1 has a list of 2 entries."),
     ({"a": 1}, {"a": 1, "b": 2},
-     "pytree structure error: different numbers of pytree children at key path\n"
-     "    tree_map tree\n"
-     "At that key path, the prefix pytree tree_map tree has a subtree of type\n"
-     "    <class 'dict'>\n"
-     "with 1 child keys\n"
-     "    a\n"
-     "but at the same key path the full pytree has a subtree of the same type but with 2 child"
-     " keys\n"
-     "    a b\n"
-     "so the symmetric difference on key sets is\n"
-     "    b"),
+     "tree_map: tree 1 does not match the structure of the first tree: at key path (the root) "
+     "the first tree has a dict with keys ('a',), but tree 1 has a dict with keys ('a', 'b')."),
     ({"a": 1, "b": (2,)}, {"a": 1},
-     "pytree structure error: different numbers of pytree children at key path\n"
-     "    tree_map tree\n"
-     "At that key path, the prefix pytree tree_map tree has a subtree of type\n"
-     "    <class 'dict'>\n"
-     "with 2 child keys\n"
-     "    a b\n"
-     "but at the same key path the full pytree has a subtree of the same type but with 1 child"
-     " keys\n"
-     "    a\n"
-     "so the symmetric difference on key sets is\n"
-     "    b"),
+     "tree_map: tree 1 does not match the structure of the first tree: at key path (the root) "
+     "the first tree has a dict with keys ('a', 'b'), but tree 1 has a dict with keys ('a',)."),
     ({"x": [Box([1], "a")]}, {"x": [Box([1], "b")]},
-     "pytree structure error: different pytree metadata at key path\n"
-     "    tree_map tree['x'][0]\n"
-     "At that key path, the prefix pytree tree_map tree has a subtree of type\n"
-     f"    <class '{__name__}.Box'>\n"
-     "with metadata\n"
-     "    a\n"
-     "but at the same key path the full pytree has a subtree of the same type but with"
-     " metadata\n"
-     "    b\n"
-     "so the diff in the metadata at these pytree nodes is\n"
-     "    - a\n"
-     "    + b"),
+     "tree_map: tree 1 does not match the structure of the first tree: at key path ['x'][0] "
+     "the first tree has a Box of 1 entry with metadata 'a', but tree 1 has a Box of 1 entry "
+     "with metadata 'b'."),
     ([1, None], [2, 3],
-     "pytree structure error: different types at key path\n"
-     "    tree_map tree[1]\n"
-     "At that key path, the prefix pytree tree_map tree has a subtree of type\n"
-     "    <class 'NoneType'>\n"
-     "but at the same key path the full pytree has a subtree of different type\n"
-     "    <class 'int'>."),
+     "tree_map: tree 1 does not match the structure of the first tree: at key path [1] the "
+     "first tree has None, but tree 1 has a single value (a leaf)."),
 ]
 
 
@@ -377,12 +341,17 @@ TREE_MAP_ERRORS = [
                          ids=range(len(TREE_MAP_ERRORS)))
 def test_tree_map_structure_errors(tree, other, message):
     with pytest.raises(ValueError) as info:
-        tu.tree_map(lambda *xs: None, tree, other)
-    assert str(info.value) == message
+        tu.tree_map(lambda *xs: None, tree, other)  # the line the message names
+    lines = str(info.value).splitlines()
+    assert lines[0] == message
+    assert lines[1] == f"  at {__file__}:{info.traceback[0].lineno + 1} " \
+                       "(test_tree_map_structure_errors)"
 
 
 def test_tree_map_error_names_the_failing_tree():
-    with pytest.raises(ValueError, match="tree_map tree has a subtree of type list of length 1"):
+    with pytest.raises(ValueError, match="tree 2 does not match the structure of the first "
+                                         "tree: at key path .the root. the first tree has a "
+                                         "list of 1 entry, but tree 2 has a list of 2 entries"):
         tu.tree_map(lambda *xs: None, [1], [2], [3, 4])
 
 
@@ -711,4 +680,7 @@ def test_errors_match_jax(tree, other):
         tu.tree_map(lambda *xs: None, tree, other)
     with pytest.raises(ValueError) as theirs:
         jtu.tree_map(lambda *xs: None, tree, other)
-    assert str(ours.value) == str(theirs.value)
+    # the same exception and the same key path; ours also names the caller's line
+    path = str(theirs.value).splitlines()[1].strip().removeprefix("tree_map tree")
+    assert f"at key path {path or '(the root)'} the first tree has" in str(ours.value)
+    assert f"{__file__}:" in str(ours.value)

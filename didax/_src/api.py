@@ -6,6 +6,7 @@ rebuilds the outputs' structure.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -19,9 +20,10 @@ from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import backward_pass, linear_transpose_flat
 from didax._src.ir import eval_jaxpr
 from didax._src.lax.shape import slice_in_dim
+from didax._src.errors import function_site, user_error
 from didax._src.tree_util import (
-    broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure,
-    tree_unflatten,
+    broadcast_prefix, first_difference, keystr, tree_flatten, tree_flatten_with_path, tree_map,
+    tree_structure, tree_unflatten,
 )
 
 
@@ -29,8 +31,9 @@ def _check_valid_leaf(x, what: str):
     if isinstance(x, core.ArrayBase) or isinstance(x, (np.ndarray, np.generic, bool, int, float,
                                                        complex)):
         return
-    raise TypeError(f"{what}: argument of type {type(x).__name__} is not a valid didax type "
-                    f"(got {x!r}); pass arrays, NumPy arrays, Python scalars, or pytrees of them.")
+    raise user_error(TypeError, (
+        f"{what}: argument of type {type(x).__name__} is not a valid didax type "
+        f"(got {x!r}); pass arrays, NumPy arrays, Python scalars, or pytrees of them."))
 
 
 def _strip_current_jvp(x):
@@ -55,8 +58,13 @@ class _FlatFun:
         out = self.fun(*args)
         if self.has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError("a function with has_aux=True must return a pair (out, aux), got "
-                                f"{type(out).__name__}")
+                got = (f"a {type(out).__name__} of {len(out)} entries"
+                       if isinstance(out, (tuple, list))
+                       else f"a value of type {_leaf_type(out)}")
+                raise user_error(TypeError, (
+                    f"a function with has_aux=True must return a pair (out, aux), but "
+                    f"{function_site(self.fun)} returned {got}.\nWhat to do: return "
+                    "`(loss, aux)` (aux may be any pytree), or drop has_aux=True."))
             out, aux = out
             self.aux = tree_map(_strip_current_jvp, aux)
         flat_out, self.out_tree = tree_flatten(out)
@@ -75,27 +83,30 @@ def _check_tangent(p, t, i):
         np.shape(t), dtypes.float0)
     expected = pa.to_tangent_aval()
     if pa.shape != ta.shape:
-        raise ValueError(f"jvp: primal and tangent arguments must have the same shape; "
+        raise user_error(ValueError, f"jvp: primal and tangent arguments must have the same shape; "
                          f"argument {i} has primal shape {pa.shape} and tangent shape {ta.shape}")
     if ta.dtype != expected.dtype:
-        raise TypeError(f"jvp: primal and tangent arguments must have matching dtypes; argument "
-                        f"{i} has primal dtype {pa.dtype.name}, so its tangent must have dtype "
-                        f"{expected.dtype.name if expected.dtype != dtypes.float0 else 'float0'}"
-                        f", got {ta.dtype.name}")
+        raise user_error(TypeError, (
+            f"jvp: primal and tangent arguments must have matching dtypes; argument "
+            f"{i} has primal dtype {pa.dtype.name}, so its tangent must have dtype "
+            f"{expected.dtype.name if expected.dtype != dtypes.float0 else 'float0'}"
+            f", got {ta.dtype.name}"))
 
 
 def jvp(fun, primals, tangents, has_aux: bool = False):
     """Forward-mode derivative: `(fun(*primals), J(primals) @ tangents)`."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError("jvp: primals and tangents must be tuples or lists of arguments, got "
-                        f"{type(primals).__name__} and {type(tangents).__name__}")
+        raise user_error(TypeError, (
+            "jvp: primals and tangents must be tuples or lists of arguments, got "
+            f"{type(primals).__name__} and {type(tangents).__name__}"))
     if len(primals) != len(tangents):
-        raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+        raise user_error(TypeError, f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     flat_p, tree_p = tree_flatten(tuple(primals))
     flat_t, tree_t = tree_flatten(tuple(tangents))
     if tree_p != tree_t:
-        raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; "
-                        f"got {tree_p} and {tree_t}")
+        raise user_error(TypeError, (
+            f"jvp: primal and tangent arguments must have the same tree structure; "
+            f"got {tree_p} and {tree_t}"))
     in_tangents = []
     for i, (p, t) in enumerate(zip(flat_p, flat_t)):
         _check_valid_leaf(p, "jvp")
@@ -209,12 +220,21 @@ def eval_shape(fun, *args, **kwargs):
 
 
 
-def _argnums_tuple(argnums, nargs, name):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+def _argnums_tuple(argnums, nargs, name, fun=None):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums) if isinstance(
+        argnums, (tuple, list)) else None
+    if nums is None or not all(isinstance(a, (int, np.integer)) for a in nums):
+        raise user_error(TypeError, f"{name}: argnums must be an int or a tuple of ints (the "
+                         f"positions of the arguments to differentiate), got {argnums!r}")
     for a in nums:
         if not -nargs <= a < nargs:
-            raise ValueError(f"{name}: argnums {argnums} out of range for {nargs} positional "
-                             "arguments")
+            fn = f" {function_site(fun)}" if fun is not None else ""
+            raise user_error(TypeError, (
+                f"{name}: argnums={argnums!r} asks for the derivative with respect to "
+                f"positional argument {a}, but the function{fn} was called with {nargs} "
+                f"positional argument{'s' if nargs != 1 else ''} (positions "
+                f"{-nargs}..{nargs - 1}). Pass that argument positionally, or fix argnums; "
+                "arguments passed by keyword are never differentiated."))
     return nums
 
 
@@ -229,11 +249,13 @@ def _is_differentiable(x) -> bool:
 def _check_cotangent(ct, aval, i):
     ct_aval = get_aval(ct)
     if ct_aval.shape != aval.shape:
-        raise ValueError(f"vjp: the cotangent of output {i} has shape {ct_aval.shape}, but the "
-                         f"output has shape {aval.shape}; pass a cotangent of the output's shape")
+        raise user_error(ValueError, (
+            f"vjp: the cotangent of output {i} has shape {ct_aval.shape}, but the "
+            f"output has shape {aval.shape}; pass a cotangent of the output's shape"))
     if ct_aval.dtype != aval.dtype and not ct_aval.weak_type:
-        raise TypeError(f"vjp: the cotangent of output {i} has dtype {ct_aval.dtype.name}, but "
-                        f"the output's tangent dtype is {aval.dtype.name}")
+        raise user_error(TypeError, (
+            f"vjp: the cotangent of output {i} has dtype {ct_aval.dtype.name}, but "
+            f"the output's tangent dtype is {aval.dtype.name}"))
 
 
 def vjp(fun, *primals, has_aux: bool = False):
@@ -252,8 +274,9 @@ def vjp(fun, *primals, has_aux: bool = False):
     def vjp_fun(ct):
         flat_ct, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
-            raise TypeError(f"vjp: the cotangent must have the structure of the output, "
-                            f"{out_tree}; got {ct_tree}")
+            raise user_error(TypeError, (
+                f"vjp: the cotangent must have the structure of the output, "
+                f"{out_tree}; got {ct_tree}"))
         cts_out = []
         for i, (c, zero, aval) in enumerate(zip(flat_ct, lin.zero_outputs, lin.out_avals)):
             if zero:
@@ -292,8 +315,9 @@ def linearize(fun, *primals):
     def f_jvp(*tangents):
         flat_t, t_tree = tree_flatten(tangents)
         if t_tree != in_tree:
-            raise TypeError(f"linearize: tangents must have the structure of the primals, "
-                            f"{in_tree}; got {t_tree}")
+            raise user_error(TypeError, (
+                f"linearize: tangents must have the structure of the primals, "
+                f"{in_tree}; got {t_tree}"))
         for i, (p, t) in enumerate(zip(flat_p, flat_t)):
             _check_tangent(p, t, i)
         ins = [t for t, d in zip(flat_t, differentiable) if d]
@@ -315,8 +339,9 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     def transposed(*cts):
         flat_ct, ct_tree = tree_flatten(cts[0] if len(cts) == 1 else cts)
         if ct_tree != out_tree:
-            raise TypeError(f"linear_transpose: cotangents must have the structure of the "
-                            f"output, {out_tree}; got {ct_tree}")
+            raise user_error(TypeError, (
+                f"linear_transpose: cotangents must have the structure of the "
+                f"output, {out_tree}; got {ct_tree}"))
         for i, (c, a) in enumerate(zip(flat_ct, out_avals)):
             _check_cotangent(c, a, i)
         return tree_unflatten(in_tree, transpose_flat(flat_ct))
@@ -324,32 +349,68 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     return transposed
 
 
-def _check_grad_inputs(name, args, holomorphic, allow_int):
-    for x in tree_flatten(args)[0]:
-        dt = get_aval(x).dtype
+def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):
+    for path, x in tree_flatten_with_path(args)[0]:
+        where = ""
+        if nums is not None and path:
+            where = f" argument {nums[path[0].idx]}{keystr(tuple(path[1:]))}"
+        try:
+            dt = get_aval(x).dtype
+        except TypeError:
+            shown = repr(x) if len(repr(x)) <= 60 else repr(x)[:57] + "..."
+            raise user_error(TypeError, (
+                f"{name}:{where or ' an argument'} ({shown}) of type {type(x).__name__} is "
+                "not a valid didax type: only arrays and Python numbers (and pytrees of them) "
+                "can be differentiated.\nWhat to do: pass it through a closure "
+                "(`grad(lambda x: f(x, other))`) or leave it out of argnums.")) from None
         if holomorphic and dt.kind != "c":
-            raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
-                            f"but got {dt.name}.")
+            raise user_error(TypeError, f"{name} with holomorphic=True requires inputs with "
+                             f"complex dtype, but got {dt.name}.")
         if dt.kind not in "fc" and not allow_int:
-            raise TypeError(
+            raise user_error(TypeError, (
                 f"{name} requires real- or complex-valued inputs (input dtype that is a "
-                f"sub-dtype of np.inexact), but got {dt.name}. If you want to use Boolean- or "
-                "integer-valued inputs, use vjp or set allow_int to True.")
+                f"sub-dtype of np.inexact), but got {dt.name}{' for' + where if where else ''} "
+                f"({get_aval(x).str_short()}).\nWhat to do: pass a float (`3.0`, "
+                "`x.astype(jnp.float32)`); if you want to use Boolean- or integer-valued "
+                "inputs, use vjp or set allow_int to True."))
 
 
-def _check_scalar_output(name, out, holomorphic):
+def _leaf_type(x) -> str:
+    try:
+        return get_aval(x).str_short()
+    except TypeError:
+        return type(x).__name__
+
+
+def _check_scalar_output(name, out, holomorphic, fun=None):
+    leaves, tree = tree_flatten(out)
+    if tree.num_leaves != 1 or leaves[0] is not out:
+        kinds = ", ".join(_leaf_type(x) for x in leaves[:4]) + (", ..." if len(leaves) > 4
+                                                              else "")
+        fn = f" {function_site(fun)}" if fun is not None else ""
+        raise user_error(TypeError, (
+            f"{name}: gradient only defined for scalar-output functions, but the function"
+            f"{fn} returned a {type(out).__name__} of {len(leaves)} value"
+            f"{'s' if len(leaves) != 1 else ''} ({kinds}), not one scalar.\n"
+            "What to do: return the scalar loss alone; to also return other values, return "
+            "`(loss, aux)` and pass `has_aux=True`; for the derivatives of several outputs use "
+            "`jacrev` or `vjp`."))
     aval = get_aval(out)
     if aval.shape != ():
-        raise TypeError(f"{name}: gradient only defined for scalar-output functions. Output "
-                        f"had shape: {aval.shape}. For a vector output use jacrev or vjp.")
+        raise user_error(TypeError, (
+            f"{name}: gradient only defined for scalar-output functions. Output had shape: "
+            f"{aval.shape} ({aval.str_short()}). For a vector output use jacrev or vjp; to "
+            "differentiate its sum or mean, return `jnp.sum(...)` or `jnp.mean(...)`."))
     if holomorphic and aval.dtype.kind != "c":
-        raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
-                        f"but got {aval.dtype.name}.")
+        raise user_error(TypeError, (
+            f"{name} with holomorphic=True requires outputs with complex dtype, "
+            f"but got {aval.dtype.name}."))
     if not holomorphic and aval.dtype.kind != "f":
-        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype "
-                        f"of np.floating), but got {aval.dtype.name}. For holomorphic "
-                        "differentiation, pass holomorphic=True. For differentiating non-"
-                        "holomorphic functions involving complex outputs, use jax.vjp directly.")
+        raise user_error(TypeError, (
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype "
+            f"of np.floating), but got {aval.dtype.name}. For holomorphic "
+            "differentiation, pass holomorphic=True. For differentiating non-"
+            "holomorphic functions involving complex outputs, use jax.vjp directly."))
 
 
 def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
@@ -357,10 +418,11 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
     """`(fun(*args), gradient of fun with respect to args[argnums])`."""
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "grad")
+        nums = _argnums_tuple(argnums, len(args), "grad", fun)
         dyn = tuple(args[i] for i in nums)
-        _check_grad_inputs("grad", dyn, holomorphic, allow_int)
+        _check_grad_inputs("grad", dyn, holomorphic, allow_int, nums)
 
+        @functools.wraps(fun, updated=())  # errors name the user's function
         def f_partial(*dyn_args):
             full = list(args)
             for i, v in zip(nums, dyn_args):
@@ -369,7 +431,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 
         res = vjp(f_partial, *dyn, has_aux=has_aux)
         out, vjp_fun = res[0], res[1]
-        _check_scalar_output("grad", out, holomorphic)
+        _check_scalar_output("grad", out, holomorphic, fun)
         aval = get_aval(out)
         g = vjp_fun(core.Array(np.ones(aval.shape, aval.dtype), aval.weak_type))
         g = g[0] if isinstance(argnums, int) else g
@@ -397,33 +459,52 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
 # vmap
 
 
-def _axes_for_leaves(name, axes, tree, what):
+def _axes_for_leaves(name, axes, tree, what, label=None):
     """`axes` (an int, None, or a pytree prefix of `tree`) broadcast to `tree`'s leaves."""
     try:
         return broadcast_prefix(axes, tree, is_leaf=lambda x: x is None)
-    except ValueError as e:
-        detail = str(e).split("\n", 1)[-1]
-        raise ValueError(f"vmap {name} specification must be a tree prefix of the "
-                         f"corresponding value: {what}.\n{detail}") from None
+    except ValueError:
+        diff = first_difference(axes, tree, prefix=True, is_leaf=lambda x: x is None)
+        detail = "" if diff is None else (
+            f" At {label or name}{diff[0]} the specification is {diff[1]}, but the value is "
+            f"{diff[2]}.")
+        raise user_error(ValueError, (
+            f"vmap {name} specification must be a tree prefix of the corresponding value: "
+            f"{what}.{detail}\nWhat to do: give an int or None for a whole value, or a "
+            "container with the value's own structure (same keys, same length) whose leaves "
+            "are ints or None.")) from None
 
 
 def _canonical_axis(axis, ndim, where):
     """`axis` of a value whose rank is `ndim + 1` (with the mapped axis), made non-negative."""
     if not isinstance(axis, int):
-        raise TypeError(f"vmap axes must be integers or None, got {axis!r} for {where}")
+        raise user_error(TypeError, f"vmap axes must be integers or None, got {axis!r} for {where}")
     if not -ndim - 1 <= axis <= ndim:
-        raise ValueError(f"vmap was requested to map {where} along axis {axis}, which implies "
-                         f"that its rank should be at least {max(axis + 1, -axis)}, but it "
-                         f"is only {ndim + 1}")
+        raise user_error(ValueError, (
+            f"vmap was requested to map {where} along axis {axis}, which implies "
+            f"that its rank should be at least {max(axis + 1, -axis)}, but it "
+            f"is only {ndim + 1}"))
     return axis % (ndim + 1) if axis < 0 else axis
 
 
-def _argument_name(path, keystr) -> str:
-    """`argument 1['w']` or `keyword argument scale`, from a leaf's path in (args, kwargs)."""
+def _argument_name(path, keystr, params=()) -> str:
+    """`argument 1 (`y`)['w']` or `keyword argument scale`, from a leaf's path in
+    (args, kwargs) and the function's positional parameter names."""
     kind, first, rest = path[0], path[1], path[2:]
     key = getattr(first, "idx", getattr(first, "key", first))
-    prefix = "argument" if getattr(kind, "idx", 0) == 0 else "keyword argument"
-    return f"{prefix} {key}{keystr(rest)}"
+    if getattr(kind, "idx", 0) == 0:
+        named = f" (`{params[key]}`)" if isinstance(key, int) and key < len(params) else ""
+        return f"argument {key}{named}{keystr(rest)}"
+    return f"keyword argument {key}{keystr(rest)}"
+
+
+def _positional_names(fun) -> tuple:
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in sig.parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
@@ -432,16 +513,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         in_axes = tuple(in_axes)
     if not (in_axes is None or isinstance(in_axes, (int, tuple, dict)) or
             hasattr(in_axes, "__dataclass_fields__")):
-        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries "
+        raise user_error(TypeError, "vmap in_axes must be an int, None, or a tuple of entries "
                         f"corresponding to the positional arguments, got {in_axes!r}")
+
+    params = _positional_names(fun)
 
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-            raise ValueError(
+            raise user_error(ValueError, (
                 "vmap in_axes must be an int, None, or a tuple of entries corresponding to "
                 f"the positional arguments passed to the function, but got "
-                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}: in_axes={in_axes!r} for "
+                f"{function_site(fun)} called with {len(args)} positional argument"
+                f"{'s' if len(args) != 1 else ''}.\nWhat to do: give one entry per positional "
+                "argument (None for an argument that is not mapped), or a single int for all."))
         axes_args = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
         paths, in_tree = tree_flatten_with_path((args, kwargs))
         flat = [x for _, x in paths]
@@ -449,9 +535,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         for i, (ax, arg) in enumerate(zip(axes_args, args)):
             what = f"in_axes[{i}] = {ax!r} does not match argument {i} " \
                    f"(of structure {tree_structure(arg)})"
-            axes.extend(_axes_for_leaves("in_axes", ax, arg, what))
+            axes.extend(_axes_for_leaves("in_axes", ax, arg, what, f"in_axes[{i}]"))
         axes.extend([0] * (len(flat) - len(axes)))  # keyword arguments: axis 0
-        names = [_argument_name(p, keystr) for p, _ in paths]
+        names = [_argument_name(p, keystr, params) for p, _ in paths]
         sizes = {}
         canon = []
         for x, ax, nm in zip(flat, axes, names):
@@ -462,20 +548,23 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             aval = get_aval(x)
             a = _canonical_axis(ax, aval.ndim - 1, f"{nm} of shape {aval.shape}")
             if a >= aval.ndim:
-                raise ValueError(f"vmap was requested to map {nm} along axis {ax}, but it has "
-                                 f"rank {aval.ndim} (shape {aval.shape})")
+                raise user_error(ValueError, (
+                    f"vmap was requested to map {nm} along axis {ax}, but it has "
+                    f"rank {aval.ndim} (shape {aval.shape})"))
             canon.append(a)
             sizes.setdefault(aval.shape[a], []).append(
                 f"axis {ax} of {nm} of type {aval.str_short()}")
         if axis_size is not None:
             sizes.setdefault(int(axis_size), []).append(f"axis_size={axis_size}")
         if not sizes:
-            raise ValueError("vmap must have at least one non-None value in in_axes (or an "
-                             "axis_size)")
+            raise user_error(ValueError, (
+                "vmap must have at least one non-None value in in_axes (or an "
+                "axis_size)"))
         if len(sizes) > 1:
             lines = "\n".join(f"  * one axis had size {s}: {', '.join(w)}"
                               for s, w in sizes.items())
-            raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped:\n{lines}")
+            raise user_error(ValueError, (
+                f"vmap got inconsistent sizes for array axes to be mapped:\n{lines}"))
         (size,) = sizes
         flat_fun = _FlatFun(lambda a, k: fun(*a, **k), in_tree)
         interp = core.new_level(batching.BatchInterpreter(size, axis_name))
@@ -491,7 +580,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             val = asarray_value(val)
             if oa is None:
                 if bdim is not None:
-                    raise ValueError("vmap has mapped output but out_axes is None")
+                    raise user_error(ValueError, "vmap has mapped output but out_axes is None")
                 results.append(val)
                 continue
             aval = get_aval(val)
@@ -534,10 +623,11 @@ def _split_last(leaf, sizes, shapes, lead_shape):
 
 
 def _jac_args(name, fun, argnums, args, kwargs, holomorphic, allow_int):
-    nums = _argnums_tuple(argnums, len(args), name)
+    nums = _argnums_tuple(argnums, len(args), name, fun)
     dyn = tuple(args[i] for i in nums)
     _check_grad_inputs(name, dyn, holomorphic, allow_int)
 
+    @functools.wraps(fun, updated=())  # errors name the user's function
     def f_partial(*dyn_args):
         full = list(args)
         for i, v in zip(nums, dyn_args):

@@ -16,7 +16,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
-from didax._src.typecheck import as_dtype, check_dtype, check_shape, dtype_in, num
+from didax._src.typecheck import as_dtype, check_dtype, check_shape, dtype_in, num, static_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
 _SCALAR_TYPES = (int, float, complex)
@@ -66,8 +66,15 @@ broadcast_in_dim_p.def_impl(_broadcast_in_dim_impl)
 broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_aval)
 
 
+def _sizes(name, shape):
+    try:
+        return tuple(map(int, shape))
+    except core.ConcretizationTypeError:
+        return static_shape(name, shape)  # raises, naming the traced dimension
+
+
 def broadcast_in_dim(operand, shape, broadcast_dimensions, sharding=None):
-    shape = tuple(map(int, shape))
+    shape = _sizes("lax.broadcast_in_dim", shape)
     dims = tuple(map(int, broadcast_dimensions))
     aval = get_aval(operand)
     if aval.shape == shape and dims == tuple(range(len(shape))) and isinstance(operand,
@@ -123,7 +130,7 @@ reshape_p.def_abstract_eval(_reshape_aval)
 
 
 def reshape(operand, new_sizes, dimensions=None, sharding=None):
-    new_sizes = tuple(map(int, new_sizes))
+    new_sizes = _sizes("lax.reshape", new_sizes)
     aval = get_aval(operand)
     if aval.shape == new_sizes and dimensions is None and isinstance(operand, core.ArrayBase):
         return operand

@@ -25,6 +25,7 @@ from didax._src.errors import (
     differentiated_value_error,
     format_source_info,
     user_location,
+    user_error,
     user_source_info,
 )
 
@@ -296,9 +297,10 @@ def escaped_tracer_error(x: Tracer) -> UnexpectedTracerError:
     created = x.creation_site()
     state = "has already ended" if not owner.active else "is not an enclosing one here"
     return UnexpectedTracerError(
-        f"Encountered an unexpected tracer: a {type(x).__name__} of type {x.aval.str_short()} "
+        f"Encountered an unexpected tracer: a traced value of type {x.aval.str_short()} "
         f"from the {owner.describe()} transformation started at {owner.origin or '<unknown>'}, "
         f"which {state}.\n"
+        f"  at {user_location(3)}\n"
         + (f"  The tracer was created at {created}.\n" if created else "")
         + "A tracer must not outlive its transformation: this usually means a traced value "
         "was stored in a global, a closure or an object attribute and used later. Return "
@@ -446,7 +448,7 @@ class ArrayBase:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __setitem__(self, idx, value):
-        raise TypeError(
+        raise user_error(TypeError,
             f"{type(self).__name__} objects are immutable: `x[idx] = v` is not supported.\n"
             "What to do: use `x = x.at[idx].set(v)` (or .add/.multiply/.min/.max), which "
             "returns an updated copy."
@@ -612,18 +614,18 @@ class Tracer(ArrayBase):
     # derivative they would drop; bool(), int() and __index__ (piecewise constant: their
     # derivative is zero) read the concrete primal if there is one.
 
-    def _concrete_or_raise(self, what, cls=ConcretizationTypeError):
+    def _concrete_or_raise(self, what, cls=ConcretizationTypeError, topic="branch"):
         if not self._interp.active:
             raise escaped_tracer_error(self)
         v = self.to_concrete_value()
         if v is None:
-            raise concretization_error(self, what, cls)
+            raise concretization_error(self, what, cls, topic)
         return v
 
-    def _undifferentiated_or_raise(self, what, cls=ConcretizationTypeError):
+    def _undifferentiated_or_raise(self, what, cls=ConcretizationTypeError, topic="branch"):
         if self._interp.active and self.carries_tangent():
             raise differentiated_value_error(self, what, cls)
-        return self._concrete_or_raise(what, cls)
+        return self._concrete_or_raise(what, cls, topic)
 
     def _scalar_or_raise(self):
         if self.aval.shape:
@@ -638,15 +640,16 @@ class Tracer(ArrayBase):
                              if size == 0 else
                              "The truth value of an array with more than one element is "
                              "ambiguous. Use a.any() or a.all()")
-        return bool(self._concrete_or_raise("bool()", TracerBoolConversionError))
+        return bool(self._concrete_or_raise(
+            "bool() (also behind `if`, `while`, `and`, `or`, `not`)", TracerBoolConversionError))
 
     def __int__(self):
         self._scalar_or_raise()
-        return int(self._concrete_or_raise("int()"))
+        return int(self._concrete_or_raise("int()", topic="int"))
 
     def __float__(self):
         self._scalar_or_raise()
-        return float(self._undifferentiated_or_raise("float()"))
+        return float(self._undifferentiated_or_raise("float()", topic="float"))
 
     def __complex__(self):
         self._scalar_or_raise()
@@ -657,8 +660,8 @@ class Tracer(ArrayBase):
         if aval.shape or not np.issubdtype(aval.dtype, np.integer):
             raise TypeError("Only integer scalar arrays can be converted to a scalar index; "
                             f"got a {aval.str_short()} value")
-        return int(self._concrete_or_raise("use as an index (__index__)",
-                                           TracerIntegerConversionError))
+        return int(self._concrete_or_raise("use as a Python index (__index__)",
+                                           TracerIntegerConversionError, "index"))
 
     def item(self, *args):
         # (JAX returns the primal of a value being differentiated: a dropped derivative)
@@ -669,8 +672,8 @@ class Tracer(ArrayBase):
 
     def __array__(self, dtype=None, copy=None):
         what = "conversion to a NumPy array (np.asarray, or a NumPy function such as np.sin)"
-        return np.asarray(self._undifferentiated_or_raise(what, TracerArrayConversionError),
-                          dtype)
+        return np.asarray(self._undifferentiated_or_raise(what, TracerArrayConversionError,
+                                                          "array"), dtype)
 
     def __repr__(self):
         return f"Traced<{self.aval.str_short()}>with<{self._interp.describe()}>"

@@ -28,7 +28,10 @@ from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import linear_transpose_flat
 from didax._src.ir import eval_jaxpr, hoist_consts
-from didax._src.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from didax._src.errors import function_site, user_error
+from didax._src.tree_util import (
+    first_difference, tree_flatten, tree_map, tree_structure, tree_unflatten,
+)
 
 
 class _Named:
@@ -143,19 +146,28 @@ class custom_jvp:
             static_vals = [a for _, a in static]
             out = self.jvp(*static_vals, tuple(primals), tuple(tangents))
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError(f"the custom JVP rule of {name} must return a pair "
+                raise user_error(TypeError, f"the custom JVP rule of {name} must return a pair "
                                 f"(primal_out, tangent_out), got {type(out).__name__}")
             p_out, t_out = out
             flat_p, p_tree = tree_flatten(p_out)
             flat_t, t_tree = tree_flatten(t_out)
             if p_tree != t_tree:
-                raise TypeError(f"the custom JVP rule of {name} must produce primal and tangent "
-                                f"outputs with equal structures, got {p_tree} and {t_tree}")
-            for p, t in zip(flat_p, flat_t):
+                path, has_p, has_t = first_difference(p_out, t_out)
+                raise user_error(TypeError, (
+                    f"the custom JVP rule of {name}, {function_site(self.jvp)}, must produce "
+                    f"primal and tangent outputs with equal structures, got {p_tree} and "
+                    f"{t_tree}: {f'at output{path} ' if path else ''}the primal output is "
+                    f"{has_p} and the tangent {has_t}.\nWhat to do: return "
+                    "`(primal_out, tangent_out)` where tangent_out has primal_out's structure, "
+                    "one tangent per output."))
+            for i, (p, t) in enumerate(zip(flat_p, flat_t)):
                 pa, ta = get_aval(p), get_aval(t)
                 if pa.shape != ta.shape:
-                    raise ValueError(f"the custom JVP rule of {name} returned a tangent of shape "
-                                     f"{ta.shape} for a primal output of shape {pa.shape}")
+                    raise user_error(TypeError, (
+                        f"the custom JVP rule of {name}, {function_site(self.jvp)}, returned a "
+                        f"tangent of shape {ta.shape} ({ta.str_short()}) for primal output {i} "
+                        f"of shape {pa.shape} ({pa.str_short()}).\nWhat to do: each tangent "
+                        "must have its primal output's shape (and its tangent dtype)."))
             out_tree_box.append(p_tree)
             return flat_p, flat_t
 
@@ -323,12 +335,17 @@ class custom_vjp:
             cts = tree_unflatten(trees["out"], flat_cts)
             cts_in = self.bwd(*[a for _, a in static], res, cts)
             if not isinstance(cts_in, (tuple, list)):
-                raise TypeError(f"the custom_vjp bwd rule of {name} must return a tuple with one "
-                                f"cotangent per differentiable argument, got "
-                                f"{type(cts_in).__name__}")
+                raise user_error(TypeError, (
+                    f"the custom_vjp bwd rule of {name} must return a tuple with one "
+                    f"cotangent per differentiable argument, got "
+                    f"{type(cts_in).__name__}"))
             if len(cts_in) != len(dyn):
-                raise TypeError(f"the custom_vjp bwd rule of {name} returned {len(cts_in)} "
-                                f"cotangents for {len(dyn)} arguments")
+                raise user_error(TypeError, (
+                    f"the custom_vjp bwd rule of {name}, {function_site(self.bwd)}, returned "
+                    f"{len(cts_in)} cotangents for {len(dyn)} arguments.\nWhat to do: return "
+                    f"a tuple of {len(dyn)} cotangents, one per argument of {name} in order "
+                    "(None for an argument with no cotangent), even when there is one: "
+                    "`return (g,)`."))
             flat = []
             for ct, arg in zip(cts_in, dyn):
                 arg_leaves = tree_flatten(arg)[0]

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from didax._src.config import config
+from didax._src.errors import user_error
 
 float0 = np.dtype([("float0", np.void, 0)])
 
@@ -99,7 +100,7 @@ def _canonicalize_uncached(dtype: Any, x64: bool) -> np.dtype:
     try:
         dt = np.dtype(dtype)
     except TypeError as e:
-        raise TypeError(f"dtype {dtype!r} not understood") from e
+        raise user_error(TypeError, f"dtype {dtype!r} not understood") from e
     return dt if x64 else _TO_32BIT.get(dt, dt)
 
 
@@ -129,6 +130,18 @@ def check_valid_dtype(dtype: np.dtype) -> None:
                         "types are supported by JAX.")
 
 
+def user_np_dtype(dtype: Any, fun_name: str | None = None) -> np.dtype:
+    """`np.dtype(dtype)` for a user's argument, with a message naming what to pass."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        where = f" in {fun_name}" if fun_name else ""
+        raise user_error(TypeError, (
+            f"data type {dtype!r} not understood{where}.\nWhat to do: pass a NumPy dtype or "
+            "its name: jnp.float32 or 'float32', jnp.int32, jnp.bool_, jnp.complex64, or the "
+            "Python types float, int, bool, complex.")) from None
+
+
 def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -> np.dtype:
     """The dtype to use for a user's ``dtype=`` argument: Python types give the defaults
     (``int`` -> int32 without x64) and explicit 64-bit dtypes follow ``jax_explicit_x64_dtypes``.
@@ -140,7 +153,7 @@ def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -
                          "instead of dtype=arr use dtype=arr.dtype.")
     if isinstance(dtype, type) and dtype in _PY_SCALAR_TYPES:
         return _PY_SCALAR_KEYS[config.x64_enabled][dtype][0]
-    dt = np.dtype(dtype)
+    dt = user_np_dtype(dtype, fun_name)
     if dt not in _VALID_DTYPES:
         where = f" in {fun_name}" if fun_name else ""
         raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dtype}{where}")

@@ -46,6 +46,39 @@ def format_source_info(info) -> str:
     return f"{file}:{line} ({fn})"
 
 
+def user_error(cls, msg: str):
+    """An exception of type `cls` whose message names the user's line (the innermost frame
+    outside didax) under its first line, for mistakes caught in didax's own Python code
+    (primitive type errors gain it in `core.abstract_eval`)."""
+    head, _, rest = msg.partition("\n")
+    where = f"  at {user_location(3)}"
+    if head.endswith(":") and rest:  # a list follows the first line: the line goes last
+        err = cls(f"{msg}\n{where}")
+    else:
+        err = cls(f"{head}\n{where}" + (f"\n{rest}" if rest else ""))
+    err._didax_located = True
+    return err
+
+
+def function_site(fn) -> str:
+    """`name (defined at file:line)` of a user function, to say which branch or body a
+    structural mismatch comes from; the bare name when it has no Python code."""
+    inner = fn
+    while True:
+        if hasattr(inner, "__wrapped__"):
+            inner = inner.__wrapped__
+        elif hasattr(inner, "func") and callable(getattr(inner, "func")):  # partial
+            inner = inner.func
+        else:
+            break
+    name = getattr(inner, "__qualname__", None) or getattr(inner, "__name__", None) or repr(fn)
+    name = name.rsplit(".<locals>.", 1)[-1]
+    code = getattr(inner, "__code__", None)
+    if code is None:
+        return name
+    return f"{name} (defined at {code.co_filename}:{code.co_firstlineno})"
+
+
 class DidaxTypeError(TypeError):
     """Base for type errors raised by didax."""
 
@@ -96,40 +129,67 @@ class InconclusiveDimensionOperation(Exception):
     shapes are always concrete, so it exists for `except` clauses."""
 
 
-# Why a tracer has no usable concrete value, by the `abstract_kind` of the tracer that
-# hides it, and what to do instead.
-_ABSTRACT_HELP = {
-    "staged": (
-        "The value depends on the inputs of a transformed function (jit, make_jaxpr, vmap...), "
-        "so it is unknown while tracing. Python control flow cannot branch on it.\n"
-        "What to do: use `jnp.where(cond, a, b)` or `lax.cond(pred, f, g, *args)` for a "
-        "data-dependent choice, `lax.while_loop`/`lax.fori_loop` for loops, or mark the "
-        "argument static (`static_argnums`) if it is really a compile-time constant."
-    ),
-    "batched": (
-        "The value is batched by vmap: it holds one value per batch element, so there is no "
-        "single Python value, and Python control flow cannot branch on it.\n"
-        "What to do: keep the computation in didax.numpy/lax; use `jnp.where(cond, a, b)` or "
-        "`lax.cond`/`lax.switch` (under vmap they choose per element) for a data-dependent "
-        "choice; or pass the argument unbatched (`in_axes=None`) if it does not vary over the "
-        "batch."
-    ),
+# What to do when a value needed concretely is traced: by the `abstract_kind` of the tracer
+# that hides it ("staged": jit/make_jaxpr; "batched": vmap), then by what needed it.
+_STATIC = ("mark the argument static (`jax.jit(f, static_argnums=...)` or "
+           "`static_argnames=...`) if it is really a compile-time constant")
+_TODO = {
+    "staged": {
+        "branch": "use `jnp.where(cond, a, b)` or `lax.cond(pred, f, g, *args)` for a "
+                  "data-dependent choice, `lax.while_loop`/`lax.fori_loop` for loops, or "
+                  + _STATIC + ".",
+        "int": "to change the dtype, use `x.astype(int)` or `jnp.asarray(x, int)`; to use it "
+               "as a size or a Python number, " + _STATIC + ".",
+        "float": "to change the dtype, use `x.astype(float)` or `jnp.asarray(x, float)`; to "
+                 "print it, use `jax.debug.print`; otherwise " + _STATIC + ".",
+        "index": "index arrays with it (`x[i]`, `lax.dynamic_slice`, `lax.dynamic_index_in_dim` "
+                 "accept traced indices); Python lists and tuples need a concrete index: "
+                 + _STATIC + ".",
+        "array": "use didax.numpy (jnp) functions instead of NumPy (np) ones on traced values "
+                 "(`jnp.sin(x)`, not `np.sin(x)`); use `jax.debug.print` or "
+                 "`jax.pure_callback` for host-side work.",
+        "shape": "shapes must be known while tracing: " + _STATIC + ", or compute the size "
+                 "from an array's `.shape`, which is always concrete.",
+    },
+    "batched": {
+        "branch": "keep the computation in didax.numpy/lax; use `jnp.where(cond, a, b)` or "
+                  "`lax.cond`/`lax.switch` (under vmap they choose per element) for a "
+                  "data-dependent choice; or pass the argument unbatched (`in_axes=None`) if "
+                  "it does not vary over the batch.",
+        "shape": "every element of a batch must have the same shape: pass the size unbatched "
+                 "(`in_axes=None`) or as a Python number.",
+        "array": "use didax.numpy (jnp) functions instead of NumPy (np) ones on batched "
+                 "values (`jnp.where(cond, a, b)` for a choice); pass the argument unbatched "
+                 "(`in_axes=None`) if it does not vary over the batch.",
+    },
+}
+_WHY = {
+    "staged": "only its shape and dtype are known while tracing, not its value",
+    "batched": "it holds one value per batch element (it is batched by vmap), so there is "
+               "no single Python value",
 }
 
 
-def concretization_error(tracer, what: str, cls=ConcretizationTypeError):
-    """`what` needs a concrete value and `tracer` has none: says which transformation hides
-    it (from the tracer, or the tracer under it that does) and what to do."""
+def concretization_error(tracer, what: str, cls=ConcretizationTypeError, topic="branch"):
+    """`what` needs a concrete value and `tracer` has none: says which function and argument
+    it comes from (when known), which transformation hides it, and what to do about
+    `topic` (branch, int, float, index, array, shape)."""
     source = tracer.abstract_source()
     interp = source._interp
-    started = f", started at {interp.origin}" if interp.origin else ""
+    kind = source.abstract_kind
+    started = f" (started at {interp.origin})" if interp.origin else ""
+    todo = _TODO[kind].get(topic, _TODO[kind]["branch"])
+    if kind == "batched" and topic == "branch":
+        todo += " Python control flow cannot branch on a batched value."
+    origin = source.dependence() if hasattr(source, "dependence") else ""
     msg = (
-        f"Abstract tracer value encountered where a concrete value is expected: {what} of a "
-        f"traced value of type {tracer.aval.str_short()} (of the {interp.describe()} "
-        f"transformation{started}).\n"
+        f"Abstract tracer value encountered where a concrete value is expected: {what} "
+        f"needs a concrete value, but got a traced value of type {tracer.aval.str_short()}.\n"
         f"  at {user_location(3)}\n"
-        + _ABSTRACT_HELP[source.abstract_kind]
-        + _numpy_hint(cls)
+        f"{origin or 'It depends on the inputs of a function'}, traced by "
+        f"{getattr(interp, 'traced_by', '') or f'the {interp.describe()} transformation'}"
+        f"{started}: {_WHY[kind]}.\n"
+        f"What to do: {todo}"
     )
     return cls(msg)
 
@@ -144,7 +204,7 @@ def differentiated_value_error(tracer, what: str, cls=ConcretizationTypeError):
     """`what` would turn a value carrying a tangent into a Python or NumPy value, dropping the
     derivative: a silently wrong gradient, so an error instead."""
     interp = tracer._interp
-    started = f" started at {interp.origin}" if interp.origin else ""
+    started = f" (started at {interp.origin})" if interp.origin else ""
     msg = (
         f"{what} of a value being differentiated, of type {tracer.aval.str_short()}: it "
         f"carries a tangent of the {interp.describe()} transformation (behind grad, jvp, "

@@ -19,6 +19,7 @@ from didax._src.lax import elementwise as lax_elem
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.reduction import reduce_and
 from didax._src.typecheck import broadcast_shapes
+from didax._src.errors import user_error
 
 _U32 = np.dtype(np.uint32)
 _KEY_PARITY = np.uint32(0x1BD11BDA)
@@ -147,11 +148,12 @@ def check_key_data(data, name: str = "key"):
     """Raises unless `data` is uint32 with a trailing dimension of 2 (the threefry key)."""
     aval = core.get_aval(data)
     if aval.dtype != _U32:
-        raise TypeError(f"{name}: invalid PRNG key data: expected dtype uint32, got "
+        raise user_error(TypeError, f"{name}: invalid PRNG key data: expected dtype uint32, got "
                         f"{aval.dtype.name}. Make keys with didax.random.key or PRNGKey.")
     if not aval.shape or aval.shape[-1] != 2:
-        raise TypeError(f"{name}: invalid PRNG key data: expected a shape ending in (2,) for "
-                        f"threefry2x32, got {aval.shape}.")
+        raise user_error(TypeError, (
+            f"{name}: invalid PRNG key data: expected a shape ending in (2,) for "
+            f"threefry2x32, got {aval.shape}."))
 
 
 def _key_words(key):

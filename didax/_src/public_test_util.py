@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import api, core
+from didax._src.errors import function_site, user_error
 from didax._src.tree_util import tree_flatten, tree_map
 
 EPS = 1e-4
@@ -143,15 +144,19 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
         raise ValueError(f"check_grads: unknown modes {sorted(unknown)}; use 'fwd' and/or 'rev'")
     rng = np.random.default_rng(0)
 
+    stage = ["", 0]  # which check runs: its name ("JVP of VJP"...) and derivative order
+
     def _check(fun, fargs, k, msg):
         if "fwd" in modes:
             fwd_msg = f"JVP of {msg}" if msg else "JVP"
+            stage[:] = [fwd_msg, order - k + 1]
             check_jvp(fun, lambda a, t: api.jvp(fun, a, t), fargs, atol, rtol, eps, fwd_msg, rng)
             if k > 1:
                 tangents = tree_map(lambda a: a if _is_float(a) else _rand_like(rng, a), fargs)
                 _check(lambda p, t: api.jvp(fun, p, t), (fargs, tangents), k - 1, fwd_msg)
         if "rev" in modes:
             rev_msg = f"VJP of {msg}" if msg else "VJP"
+            stage[:] = [rev_msg, order - k + 1]
             check_vjp(fun, lambda *a: api.vjp(fun, *a), fargs, atol, rtol, eps, rev_msg, rng)
             if k > 1:
                 def fun_vjp(*a):
@@ -160,4 +165,23 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
 
                 _check(fun_vjp, fargs, k - 1, rev_msg)
 
-    _check(f, args, order, "")
+    try:
+        _check(f, args, order, "")
+    except AssertionError as e:
+        shapes = ", ".join(_type_of(x) for x in tree_flatten(args)[0])
+        mode = "forward mode (JVP)" if stage[0].startswith("JVP") else "reverse mode (VJP)"
+        raise user_error(AssertionError, (
+            f"check_grads: the order-{stage[1]} derivative of {function_site(f)} in {mode}"
+            f"{f' ({stage[0]})' if ' of ' in stage[0] else ''} disagrees with finite "
+            f"differences (eps={eps}) at arguments of type ({shapes}).\nWhat to do: check "
+            "the derivative rules this function uses (`custom_jvp`/`custom_vjp` rules first); "
+            "if the function has a kink or a "
+            "discontinuity near the point, check at another point, or pass a larger "
+            f"atol/rtol.\nThe comparison:{e}")) from None
+
+
+def _type_of(x) -> str:
+    try:
+        return core.get_aval(x).str_short()
+    except TypeError:
+        return type(x).__name__

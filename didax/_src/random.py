@@ -29,6 +29,7 @@ from didax._src.lax.control_flow.while_loop import while_loop
 from didax._src.numpy._helpers import _canonical_shape
 from didax._src.numpy.util import concrete_or_error, promote_dtypes_inexact
 from didax._src.prng import PRNGKeyArray
+from didax._src.errors import user_error
 from didax.numpy import linalg
 
 _IMPL_NAME = "threefry2x32"
@@ -52,8 +53,9 @@ def _key_data_of(name: str, key, allow_batched: bool = False):
         data, typed = key, False
         prng.check_key_data(data, name)
     else:
-        raise TypeError(f"{name}: unexpected PRNG key type {type(key).__name__}; make keys "
-                        "with didax.random.key(seed) or didax.random.PRNGKey(seed).")
+        raise user_error(TypeError, (
+            f"{name}: unexpected PRNG key type {type(key).__name__}; make keys "
+            "with didax.random.key(seed) or didax.random.PRNGKey(seed)."))
     if not allow_batched and get_aval(data).ndim > 1:
         shape = get_aval(data).shape[:-1] if typed else get_aval(data).shape
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
@@ -136,7 +138,7 @@ def split(key, num=2):
     """New keys (shape `num`, an int or a tuple) derived from one key."""
     data, typed = _key_data_of("split", key)
     shape = tuple(num) if isinstance(num, Sequence) else (num,)
-    shape = _canonical_shape(shape, "split")
+    shape = _canonical_shape(shape, "split", "random.")
     return _rewrap(typed, prng.split_key_data(data, shape))
 
 
@@ -158,7 +160,7 @@ def fold_in(key, data):
 
 
 def _shape(shape, name):
-    return _canonical_shape(shape, name)
+    return _canonical_shape(shape, name, "random.")
 
 
 def _float_dtype(name, dtype):

@@ -23,6 +23,8 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from types import NoneType
 from typing import Any, NamedTuple, TypeVar
 
+from didax._src.errors import user_error
+
 T = TypeVar("T")
 KeyEntry = TypeVar("KeyEntry", bound=Any)
 KeyPath = tuple[KeyEntry, ...]
@@ -339,7 +341,20 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
     leaves, treedef = tree_flatten(tree, is_leaf)
     if not rest:
         return treedef.unflatten([f(x) for x in leaves])
-    others = _flatten_rest(treedef, tree, rest, "tree_map tree", is_leaf)
+    try:
+        others = _flatten_rest(treedef, tree, rest, "tree_map tree", is_leaf)
+    except ValueError as e:
+        for k, other in enumerate(rest, 1):
+            diff = first_difference(tree, other, prefix=True, is_leaf=is_leaf)
+            if diff is not None:
+                path, first, there = diff
+                raise user_error(ValueError, (
+                    f"tree_map: tree {k} does not match the structure of the first tree: at "
+                    f"key path {path or '(the root)'} the first tree has {first}, but tree {k} "
+                    f"has {there}.\nWhat to do: every tree after the first must have the "
+                    "first tree's structure (or extend it below the first tree's leaves); "
+                    "compare them with `jax.tree_util.tree_structure`.")) from None
+        raise user_error(ValueError, str(e)) from None
     return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
 
 
@@ -564,6 +579,54 @@ def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], H
     if level is None:
         raise ValueError(f"can't tree-flatten type: {type(tree)}")
     return level[2], level[1]
+
+
+def first_difference(a: Any, b: Any, prefix: bool = False,
+                     is_leaf: Callable[[Any], bool] | None = None
+                     ) -> tuple[str, str, str] | None:
+    """Where the structures of two pytrees first differ, for error messages: `(key path,
+    what a has there, what b has there)`, or None if the structures are equal (with
+    `prefix`, if `a` is a prefix of `b`: a leaf of `a` matches any subtree of `b`)."""
+    return _difference(a, b, (), prefix, is_leaf)
+
+
+def _difference(a, b, path, prefix=False, is_leaf=None):
+    if prefix and (_node_of(a) is None or (is_leaf is not None and is_leaf(a))):
+        return None
+    if tree_structure(a) == tree_structure(b):
+        return None
+    node_a, node_b = _node_of(a), _node_of(b)
+    if node_a is None or node_b is None or type(a) is not type(b):
+        return keystr(path), describe_node(a), describe_node(b)
+    kids_a, aux_a = flatten_one_level_with_keys(a)
+    kids_b, aux_b = flatten_one_level_with_keys(b)
+    kids_a, kids_b = list(kids_a), list(kids_b)
+    if aux_a != aux_b or [k for k, _ in kids_a] != [k for k, _ in kids_b]:
+        return keystr(path), describe_node(a), describe_node(b)
+    for (k, x), (_, y) in zip(kids_a, kids_b):
+        found = _difference(x, y, path + (k,), prefix, is_leaf)
+        if found is not None:
+            return found
+    return keystr(path), describe_node(a), describe_node(b)
+
+
+def describe_node(x) -> str:
+    """`an array`, `None`, `a tuple of 2 entries`, `a dict with keys ['a', 'b']`..."""
+    if x is None:
+        return "None"
+    if _node_of(x) is None:
+        aval = getattr(x, "aval", None)
+        shown = aval.str_short() if aval is not None and hasattr(aval, "str_short") else ""
+        return f"an array ({shown})" if shown else "a single value (a leaf)"
+    if isinstance(x, dict):
+        return f"a dict with keys {_sorted_keys(x)!r}"
+    if isinstance(x, (list, tuple)) and not _is_namedtuple(x):
+        n = len(x)
+        return f"a {type(x).__name__} of {n} entr{'y' if n == 1 else 'ies'}"
+    children, aux = flatten_one_level(x)
+    n = len(list(children))
+    return (f"a {type(x).__name__} of {n} entr{'y' if n == 1 else 'ies'} with metadata "
+            f"{aux!r}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import ShapedArray
+from didax._src.errors import concretization_error
 
 # Dtype classes accepted by primitives (checked by abstract eval).
 bool_ = (np.bool_,)
@@ -132,6 +133,49 @@ def int_tuple(op: str, name: str, values) -> tuple:
         raise TypeError(f"{op}: {name} must be a sequence of integers, got {values!r}") from None
 
 
+def static_int(x, what: str) -> int:
+    """`operator.index(x)` for a size or a dimension, which must be known while tracing: a
+    traced `x` raises a ConcretizationTypeError saying `what` needed it and to make it
+    static."""
+    if isinstance(x, core.Tracer):
+        v = core.concrete_value(x)
+        if v is None:
+            raise concretization_error(x, what, topic="shape")
+        x = v
+    return operator.index(x)
+
+
+def static_shape(name: str, shape) -> tuple:
+    """A shape argument of `name` as a tuple of Python ints (an int alone is one
+    dimension); traced dimensions raise with the position and the fix."""
+    if type(shape) is tuple and all(type(d) is int for d in shape):
+        return shape  # the common case: nothing to convert, no message to prepare
+    if isinstance(shape, (tuple, list)):
+        dims = shape
+    elif isinstance(shape, core.Tracer) and shape.aval.ndim:
+        v = core.concrete_value(shape)
+        if v is None:
+            raise concretization_error(shape, f"the shape passed to {name}", topic="shape")
+        dims = tuple(v)
+    elif np.ndim(shape) == 0:
+        dims = (shape,)
+    else:
+        dims = tuple(shape)
+    out = []
+    for i, d in enumerate(dims):
+        if isinstance(d, core.Tracer) and core.concrete_value(d) is None:
+            raise concretization_error(
+                d, f"dimension {i} of the shape {_show(dims)} passed to {name}", topic="shape")
+        out.append(static_int(d, name))
+    return tuple(out)
+
+
+def _show(dims) -> str:
+    """A shape for messages, traced entries shown by their type."""
+    parts = [d.aval.str_short() if isinstance(d, core.Tracer) else repr(d) for d in dims]
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
 def check_shape(name: str, shape) -> tuple:
     if type(shape) is tuple:  # the common case, already normalised by a lax wrapper
         for d in shape:
@@ -139,6 +183,8 @@ def check_shape(name: str, shape) -> tuple:
                 break
         else:
             return shape
+    if any(isinstance(d, core.Tracer) for d in shape):
+        shape = static_shape(name, shape)
     try:
         shape = tuple(int(d) for d in shape)
     except TypeError:

@@ -96,7 +96,8 @@ def test_constants_and_unbatched_outputs_broadcast():
 
 def test_errors_name_arguments_and_sizes():
     with pytest.raises(ValueError, match=r"(?s)inconsistent sizes.*size 3: axis 0 of argument 0 "
-                                         r"of type f32\[3\].*size 4: axis 0 of argument 1"):
+                                         r"\(`a`\) of type f32\[3\].*size 4: axis 0 of "
+                                         r"argument 1 \(`b`\)"):
         jax.vmap(lambda a, b: a + b)(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="len\\(in_axes\\)=1, len\\(args\\)=2"):
         jax.vmap(lambda a, b: a, in_axes=(0,))(np.ones(3), np.ones(3))

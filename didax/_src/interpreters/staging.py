@@ -30,6 +30,17 @@ class StagingTracer(Tracer):
     def creation_site(self):
         return format_source_info(self._src) if self._src else "an argument of the traced function"
 
+    def dependence(self) -> str:
+        """Where the value comes from, for concretization errors: an argument of the traced
+        function or a value computed from its inputs, named when jit named them."""
+        interp = self._interp
+        if interp.arg_name is None:
+            return ""
+        if self._src is None and self._var in interp.invars:
+            return (f"It is argument `{interp.arg_name(interp.invars.index(self._var))}` of "
+                    f"{interp.traced_fun}")
+        return f"It is computed from the arguments of {interp.traced_fun}"
+
 
 class StagingInterpreter(core.Interpreter):
     def __init__(self):
@@ -38,6 +49,10 @@ class StagingInterpreter(core.Interpreter):
         self.constvars: list[Var] = []
         self.consts: list = []
         self._const_ids: dict[int, Var] = {}
+
+    arg_name = None  # flat argument index -> the user's name for it (set by jit)
+    traced_fun = ""  # the function being traced, as `errors.function_site` gives it
+    traced_by = ""  # the transformation tracing it, for messages ("jit")
 
     def describe(self):
         return "staging (make_jaxpr/jit)"

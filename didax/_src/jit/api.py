@@ -25,6 +25,7 @@ from didax._src.config import config, flag_context
 from didax._src.api import ShapeDtypeStruct
 from didax._src.core import Array, ShapedArray, Tracer, get_aval
 from didax._src.core import _ctx, eval_interpreter as _eval_interpreter
+from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
@@ -104,7 +105,9 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
                                  inline=inline)
     if not callable(fun):
-        raise TypeError(f"jit: expected a function, got {fun!r} of type {type(fun).__name__}")
+        raise user_error(TypeError, f"jit: expected a function, got {fun!r} of type "
+                         f"{type(fun).__name__}; use `jax.jit(f)` or the `@jax.jit` decorator, "
+                         "and call the result with the arguments")
     return JitWrapped(fun, _as_tuple(static_argnums), _as_tuple(static_argnames),
                       _as_tuple(donate_argnums), _as_tuple(donate_argnames))
 
@@ -129,6 +132,10 @@ class JitWrapped:
             self._signature = inspect.signature(fun)
         except (TypeError, ValueError):
             self._signature = None
+        self._check_argnums("static_argnums", static_argnums, "static_argnames",
+                            static_argnames)
+        self._check_argnums("donate_argnums", donate_argnums, "donate_argnames",
+                            donate_argnames)
         static_argnums, static_argnames = self._resolve(static_argnums, static_argnames)
         donate_argnums, _ = self._resolve(donate_argnums, donate_argnames)
         self._static_argnums = frozenset(static_argnums)
@@ -144,6 +151,31 @@ class JitWrapped:
         self._misses = 0
         self._last_miss: str | None = None
         self._last_key = None
+
+    def _check_argnums(self, nums_name, nums, names_name, names):
+        """Positions and names must exist in the signature (unless it takes *args or
+        **kwargs): a typo would otherwise silently trace the argument instead."""
+        if self._signature is None:
+            return
+        kinds = {p.kind for p in self._signature.parameters.values()}
+        params = self._positional_params()
+        site = function_site(self._fun)
+        if inspect.Parameter.VAR_POSITIONAL not in kinds:
+            bad = [n for n in nums if not -len(params) <= n < len(params)]
+            if bad:
+                raise user_error(ValueError, (
+                    f"jit: {nums_name}={tuple(nums)} names position {bad[0]}, but the jitted "
+                    f"function {site} only accepts {len(params)} positional argument"
+                    f"{'s' if len(params) != 1 else ''} {tuple(params)}.\nWhat to do: count "
+                    "positions from 0, or name the argument with "
+                    f"{names_name}=..."))
+        if inspect.Parameter.VAR_KEYWORD not in kinds:
+            known = set(self._signature.parameters)
+            bad = sorted(set(names) - known)
+            if bad:
+                raise user_error(ValueError, (
+                    f"jit: {names_name} names {bad}, which the jitted function {site} does not "
+                    f"take; its parameters are {sorted(known)}."))
 
     def _resolve(self, argnums, argnames):
         """Static arguments may be named by position or name; each implies the other."""
@@ -180,14 +212,18 @@ class JitWrapped:
         static = []
         for i in sorted(static_nums):
             if 0 <= i < n:
-                static.append((i, _hashable_static(args[i])))
+                static.append((i, _hashable_static(args[i], self._arg_label(i))))
         for k in sorted(kwargs):
             if k in self._static_argnames:
-                static.append((k, _hashable_static(kwargs[k])))
+                static.append((k, _hashable_static(kwargs[k], f"`{k}`")))
         dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
         flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         return tuple(static), static_nums, flat, in_tree
+
+    def _arg_label(self, i) -> str:
+        params = self._positional_params() or []
+        return f"{i} (`{params[i]}`)" if i < len(params) else str(i)
 
     def _avals(self, flat, in_tree):
         avals = []
@@ -195,13 +231,15 @@ class JitWrapped:
             try:
                 avals.append(get_aval(x))
             except TypeError:
-                raise TypeError(
-                    f"Error interpreting argument to {self._fun!r} as an abstract array. The "
-                    f"problematic value is of type {type(x)} and was passed to the function at "
-                    f"path {self._path(in_tree, i)}.\nThis typically means that a jit-wrapped "
-                    "function was called with a non-array argument, and this argument was not "
-                    "marked as static using the static_argnums or static_argnames parameters "
-                    "of didax.jit.") from None
+                shown = repr(x)
+                shown = shown if len(shown) <= 60 else shown[:57] + "..."
+                raise user_error(TypeError, (
+                    f"Error interpreting argument `{self._path(in_tree, i)}` of the jitted "
+                    f"function {function_site(self._fun)} as an abstract array: it is a "
+                    f"{type(x).__name__} ({shown}), and jit traces only arrays and Python "
+                    "numbers (and pytrees of them).\nWhat to do: mark the argument static "
+                    "(`jax.jit(f, static_argnames=...)` or `static_argnums=...`), so its value "
+                    "is part of the compiled function's signature; or close over it.")) from None
         return avals
 
     def _path(self, in_tree, i) -> str:
@@ -244,6 +282,10 @@ class JitWrapped:
         fun = self._fun
 
         def flat_fun(*flat_args):
+            interp = core.current_interpreter()  # names arguments in concretization errors
+            interp.arg_name = functools.partial(self._path, in_tree)
+            interp.traced_fun = function_site(fun)
+            interp.traced_by = "jit"
             dyn_args, dyn_kwargs = tree_unflatten(in_tree, flat_args)
             it = iter(dyn_args)
             statics = dict(static)
@@ -459,14 +501,20 @@ def _type_str(t):
     return ShapedArray(shape, dtype, weak).str_short() + (" (weak)" if weak else "")
 
 
-def _hashable_static(x):
+def _hashable_static(x, name):
     try:
         hash(x)
     except TypeError as e:
-        raise ValueError(
-            "Non-hashable static arguments are not supported. An error occurred while trying "
-            f"to hash an object of type {type(x)}, {x!r}. The error was:\n"
-            f"{type(e).__name__}: {e}\n") from None
+        shown = repr(x)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        hint = {list: "a tuple", dict: "a tuple of (key, value) pairs or a frozen mapping",
+                set: "a frozenset"}.get(type(x), "a hashable value (define __hash__ and __eq__)")
+        raise user_error(ValueError, (
+            f"Non-hashable static arguments are not supported: static argument {name} is a "
+            f"{type(x).__name__} ({shown}), and hashing it failed ({e}). jit caches compiled "
+            "code by the static arguments' hashes.\n"
+            f"What to do: pass {hint} instead, or pass it as a traced (non-static) array if it "
+            "holds numbers.")) from None
     return x
 
 

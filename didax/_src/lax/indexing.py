@@ -36,7 +36,7 @@ from didax._src.lax.reduction import reduce_max
 from didax._src.lax.shape import (
     broadcast_in_dim, concatenate, expand_dims, full, index_in_dim, iota, reshape, squeeze,
 )
-from didax._src.typecheck import canonical_axes
+from didax._src.typecheck import canonical_axes, static_int, static_shape
 
 # --------------------------------------------------------------------------------------
 # Dimension numbers and out-of-bounds modes (the same classes as JAX's)
@@ -190,7 +190,8 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     starts = _dynamic_slice_indices("dynamic_slice", operand, start_indices,
                                     allow_negative_indices)
     return dynamic_slice_p.bind(operand, *starts,
-                                slice_sizes=tuple(int(s) for s in slice_sizes))
+                                slice_sizes=static_shape("lax.dynamic_slice (slice_sizes)",
+                                                         slice_sizes))
 
 
 def _dynamic_slice_transpose(ct, operand, *start_indices, slice_sizes):
@@ -377,7 +378,7 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
     axis, starts, allow = _in_dim_indices("dynamic_slice_in_dim", operand, start_index, axis,
                                           allow_negative_indices)
     sizes = list(get_aval(operand).shape)
-    sizes[axis] = int(slice_size)
+    sizes[axis] = static_int(slice_size, "the slice_size of lax.dynamic_slice_in_dim")
     return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
 
 

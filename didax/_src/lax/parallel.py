@@ -36,6 +36,7 @@ from didax._src.lax.shape import (
 )
 from didax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 from didax._src.typecheck import any_, check_dtype, const_like, num
+from didax._src.errors import user_error
 
 # --------------------------------------------------------------------------------------
 # Axis names: which are bound here, and their sizes
@@ -58,7 +59,7 @@ def _axis_sizes(names, api: str) -> list:
     for name in names:
         size = next((s for n, s in frames if n == name), None)
         if size is None:
-            raise NameError(f"unbound axis name: {name}. {api} needs a "
+            raise user_error(NameError, f"unbound axis name: {name}. {api} needs a "
                             f"`vmap(..., axis_name={name!r})` around it." + _available(frames))
         sizes.append(size)
     return sizes
@@ -69,8 +70,9 @@ def _check_bound(names, api: str) -> None:
     bound = [n for n, _ in frames]
     for name in names:
         if name not in bound:
-            raise NameError(f"Found an unbound axis name: {name}. To fix this, please call "
-                            f"{api} under `vmap(..., axis_name={name!r})`." + _available(frames))
+            raise user_error(NameError, (
+                f"Found an unbound axis name: {name}. To fix this, please call "
+                f"{api} under `vmap(..., axis_name={name!r})`." + _available(frames)))
 
 
 def _no_groups(axis_index_groups, api: str) -> None:
@@ -90,7 +92,7 @@ def _unbound_impl(param: str):
 
     def impl(*args, **params):
         name = _as_names(params[param])[0]
-        raise NameError(f"unbound axis name: {name}. A collective over {name!r} was "
+        raise user_error(NameError, f"unbound axis name: {name}. A collective over {name!r} was "
                         f"evaluated outside any `vmap(..., axis_name={name!r})`; collectives "
                         "act across the examples of the vmap that names their axis.")
 

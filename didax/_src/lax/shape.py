@@ -24,7 +24,7 @@ from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import select_n, sub
 from didax._src.native.rules import native_rule
-from didax._src.typecheck import as_dtype, canonical_axes, check_shape
+from didax._src.typecheck import as_dtype, canonical_axes, check_shape, static_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
 _py_slice = slice  # `slice` is redefined below as lax.slice
@@ -689,7 +689,7 @@ iota_p.def_jvp(lambda primals, tangents, **params: (
 
 
 def broadcasted_iota(dtype, shape, dimension, sharding=None):
-    shape = tuple(int(d) for d in shape)
+    shape = static_shape("lax.iota", shape)
     return iota_p.bind(dtype=as_dtype(dtype), shape=shape, dimension=int(dimension),
                        sharding=sharding)
 

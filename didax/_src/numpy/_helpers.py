@@ -20,6 +20,8 @@ from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy.util import asarray, concrete_or_error
+from didax._src.errors import user_error
+from didax._src.typecheck import static_shape
 
 __all__ = [
     "_range", "_slice", "_aval", "_user_dtype", "_default_int", "_TO_INEXACT", "_to_inexact",
@@ -58,26 +60,25 @@ def _to_inexact(dtype):
 
 
 def _concrete_int(x, what):
-    """`operator.index(x)` for a value that must be known while tracing."""
+    """`operator.index(x)` for a size or count that must be known while tracing."""
     if isinstance(x, ArrayBase):
-        x = concrete_or_error(x, what)
+        x = concrete_or_error(x, what, topic="shape")
     return operator.index(x)
 
 
-def _canonical_shape(shape, fun_name="shape"):
+def _canonical_shape(shape, fun_name="shape", prefix="jnp."):
     if isinstance(shape, types.GeneratorType):
         raise TypeError("expected sequence object with len >= 0 or a single integer")
-    if not isinstance(shape, (tuple, list)) and np.ndim(shape) == 0:
-        shape = (shape,)
     try:
-        out = tuple(_concrete_int(d, f"the {fun_name} argument") for d in shape)
+        out = static_shape(prefix + fun_name, shape)
     except TypeError as e:
         if isinstance(e, core.ConcretizationTypeError):
             raise
-        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
-                        f"got {shape}.") from None
+        raise user_error(TypeError, f"{prefix}{fun_name}: shapes must be sequences of "
+                         f"integers (or one integer), got {shape!r}.") from None
     if any(d < 0 for d in out):
-        raise ValueError(f"{fun_name}: negative dimensions are not allowed, got {out}")
+        raise user_error(ValueError, f"{prefix}{fun_name}: negative dimensions are not "
+                         f"allowed, got {out}")
     return out
 
 

@@ -129,7 +129,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     for name, v in ((start_name, start), ("stop", stop), ("step", step)):
         if v is not None:
             what = f"the '{name}' argument of jnp.arange (it sets the output size)"
-            v = np.asarray(concrete_or_error(v, what))
+            v = np.asarray(concrete_or_error(v, what, topic="shape"))
             if v.ndim != 0:
                 raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={v}")
             if v.dtype.kind == "c":

@@ -20,6 +20,7 @@ from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.dot import dot_general
 from didax._src.numpy.util import asarray, check_arraylike
+from didax._src.errors import user_error
 
 __all__ = ["einsum", "einsum_path"]
 
@@ -96,7 +97,9 @@ def _parse(spec: str, shapes):
                 raise ValueError(f"Output character {c!r} appeared more than once in the "
                                  "output.")
             if not any(c in t for t in terms):
-                raise ValueError(f"Output character {c!r} did not appear in the input")
+                raise user_error(ValueError, (
+                    f"Output character {c!r} did not appear in the input: the output "
+                    f"{output!r} may use only labels of the inputs {', '.join(terms)}."))
     else:  # implicit: the ellipsis, then the letters used once, in alphabetical order
         counts = collections.Counter("".join(terms))
         output = ell_letters + "".join(sorted(c for c, k in counts.items()
@@ -111,13 +114,15 @@ def _letter_sizes(terms, shapes) -> dict:
         seen = {}
         for c, d in zip(term, shape):
             if c in seen and seen[c] != d:
-                raise ValueError(f"Size of label {c!r} for operand {i} ({d}) does not match "
-                                 f"previous terms ({seen[c]}).")
+                raise user_error(ValueError, (
+                    f"Size of label {c!r} for operand {i} ({d}) does not match "
+                    f"previous terms ({seen[c]})."))
             seen[c] = d
             prev = sizes.get(c, 1)
             if d != 1 and prev != 1 and d != prev:
-                raise ValueError(f"Size of label {c!r} for operand {i} ({d}) does not match "
-                                 f"previous terms ({prev}).")
+                raise user_error(ValueError, (
+                    f"Size of label {c!r} for operand {i} ({d}) does not match "
+                    f"previous terms ({prev})."))
             sizes[c] = d if prev == 1 else prev
     return sizes
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import Array, ArrayBase, get_aval
-from didax._src.errors import NonConcreteBooleanIndexError
+from didax._src.errors import NonConcreteBooleanIndexError, user_error
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import indexing as lax_idx
 from didax._src.lax import shape as lax_shape
@@ -70,13 +70,17 @@ def _kind(idx) -> str:
             return BOOLEAN
         if np.issubdtype(dtype, np.integer):
             return ARRAY
-        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
-                        f"{dtype}")
+        raise user_error(TypeError, (
+            f"Indexer must have integer or boolean type, got indexer with type "
+            f"{dtype}.\nWhat to do: index with integers (`i.astype(jnp.int32)` for an "
+            "array of positions) or a boolean mask."))
     if isinstance(idx, str):
         raise TypeError(f"didax does not support string indexing; got idx={idx!r}")
     if isinstance(idx, (float, complex, np.generic)):
-        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
-                        f"{np.dtype(type(idx))}")
+        raise user_error(TypeError, (
+            f"Indexer must have integer or boolean type, got indexer with type "
+            f"{np.dtype(type(idx))} ({idx!r}).\nWhat to do: index with an integer "
+            "(`int(i)`)."))
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and "
                      f"integer or boolean arrays are valid indices. Got {idx!r}")
 
@@ -96,8 +100,18 @@ def _static_slice_entry(value, position, s):
     try:
         return operator.index(value)
     except TypeError:
-        raise IndexError(f"Slice entries must be static integers. Got {s} at position "
-                         f"{position}") from None
+        pass
+    if isinstance(value, core.Tracer):
+        shown = ", ".join("None" if v is None else get_aval(v).str_short() if isinstance(
+            v, core.Tracer) else repr(v) for v in (s.start, s.stop, s.step))
+        raise user_error(IndexError, (
+            f"Slice entries must be static integers. Got slice({shown}) at position "
+            f"{position}: a slice's bounds set the result's shape, which must be known while "
+            "tracing.\nWhat to do: for a window of fixed size at a traced start use "
+            "`lax.dynamic_slice(x, (start,), (size,))` or `lax.dynamic_slice_in_dim`; or make "
+            "the bound a static argument (`static_argnums`/`static_argnames`).")) from None
+    raise user_error(IndexError, f"Slice entries must be static integers. Got {s!r} at "
+                     f"position {position}") from None
 
 
 def _parse(idx, shape) -> list[_Index]:
@@ -110,8 +124,9 @@ def _parse(idx, shape) -> list[_Index]:
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if sum(consumed) > len(shape):
-        raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but "
-                         f"{sum(consumed)} were indexed")
+        raise user_error(IndexError, (
+            f"Too many indices: array is {len(shape)}-dimensional (shape {tuple(shape)}), "
+            f"but {sum(consumed)} were indexed"))
     if ellipses:
         consumed[ellipses[0]] = len(shape) - sum(consumed)
     parsed, dim = [], 0
@@ -148,7 +163,7 @@ def _expand_bool_indices(parsed, shape) -> list[_Index]:
         value = core.concrete_value(p.index)
         if value is None:
             aval = get_aval(p.index)
-            raise NonConcreteBooleanIndexError(
+            raise user_error(NonConcreteBooleanIndexError, 
                 f"Array boolean indices must be concrete; got {aval.str_short()}.\n"
                 "The shape of x[mask] depends on the values of the mask, which are unknown "
                 "while tracing (jit, make_jaxpr, vmap...).\n"
@@ -519,7 +534,17 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted=False, unique_i
     if 0 in g.slice_shape:
         return x
     x, y = util.promote_dtypes(x, y)
-    y = util.broadcast_to(y, g.slice_shape)
+    try:
+        y = util.broadcast_to(y, g.slice_shape)
+    except ValueError:
+        method = _METHOD_OF.get(getattr(scatter_op, "__name__", ""), "set")
+        target = tuple(d for i, d in enumerate(g.slice_shape) if i not in g.newaxis_dims)
+        raise user_error(ValueError, (
+            f"x.at[{_index_text(idx)}].{method}(values): values of shape "
+            f"{get_aval(y).shape} do not broadcast to the shape of the indexed part "
+            f"x[{_index_text(idx)}], {target} (x has shape {aval.shape}).\n"
+            f"What to do: pass values of shape {target}, or one that broadcasts to it (a "
+            "scalar, or size-1 axes); check which axes the index selects.")) from None
     y = lax_shape.squeeze(y, g.newaxis_dims)
     if g.reversed_y_dims:
         y = lax_shape.rev(y, g.reversed_y_dims)
@@ -534,6 +559,24 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted=False, unique_i
     if g.scalar_bool_dims:
         out = lax_shape.squeeze(out, g.scalar_bool_dims)
     return lax_ew.convert_element_type(out, aval.dtype, aval.weak_type)
+
+
+_METHOD_OF = {"scatter": "set", "scatter_add": "add", "scatter_mul": "multiply",
+              "scatter_min": "min", "scatter_max": "max", "scatter_apply": "apply"}
+
+
+def _index_text(idx) -> str:
+    """An index as the user wrote it, arrays shown by their type."""
+    def one(i):
+        if isinstance(i, slice):
+            parts = ["" if v is None else one(v) for v in (i.start, i.stop, i.step)]
+            return ":".join(parts[:2] if i.step is None else parts)
+        if i is Ellipsis:
+            return "..."
+        if isinstance(i, (ArrayBase, np.ndarray)):
+            return f"<{get_aval(i).str_short()} array>"
+        return repr(i)
+    return ", ".join(one(i) for i in idx) if isinstance(idx, tuple) else one(idx)
 
 
 class IndexUpdateHelper:

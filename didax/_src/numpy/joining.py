@@ -13,6 +13,7 @@ from didax._src.numpy._helpers import (
 )
 from didax._src.numpy.shape_ops import atleast_1d, atleast_2d, atleast_3d, ndim, ravel
 from didax._src.numpy.util import asarray, canonical_axis, check_arraylike, promote_dtypes
+from didax._src.errors import user_error
 
 __all__ = [
     "concatenate", "concat", "stack", "unstack", "vstack", "hstack", "dstack", "column_stack",
@@ -54,12 +55,14 @@ def concatenate(arrays, axis=0, dtype=None):
         arrs = [_asarray(a, _user_dtype(dtype, "concatenate")) for a in arrs]
     shapes = [_aval(a).shape for a in arrs]
     if any(len(s) != nd for s in shapes):
-        raise TypeError("Cannot concatenate arrays with different numbers of dimensions: got "
-                        f"{', '.join(map(str, shapes))}.")
+        raise user_error(TypeError, (
+            "Cannot concatenate arrays with different numbers of dimensions: got "
+            f"{', '.join(map(str, shapes))}."))
     if any(s[:axis] + s[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:] for s in shapes):
-        raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other "
-                        f"than the one being concatenated: concatenating along dimension {axis} "
-                        f"for shapes {', '.join(map(str, shapes))}.")
+        raise user_error(TypeError, (
+            "Cannot concatenate arrays with shapes that differ in dimensions other "
+            f"than the one being concatenated: concatenating along dimension {axis} "
+            f"for shapes {', '.join(map(str, shapes))}."))
     return lax_shape.concatenate(arrs, axis)
 
 
@@ -79,7 +82,10 @@ def stack(arrays, axis=0, out=None, dtype=None):
         raise ValueError("Need at least one array to stack.")
     shapes = {_aval(a).shape for a in arrs}
     if len(shapes) != 1:
-        raise ValueError(f"All input arrays must have the same shape, got {sorted(shapes)}.")
+        raise user_error(ValueError, (
+            f"All input arrays must have the same shape, got {sorted(shapes)}.\nWhat to do: "
+            "stack arrays of one shape (pad or broadcast them first), or use "
+            "jnp.concatenate to join along an existing axis."))
     nd = _aval(arrs[0]).ndim + 1
     axis = canonical_axis(axis, nd, "stack")
     if dtype is None:
@@ -172,7 +178,10 @@ def _split(name, ary, indices_or_sections, axis):
         raise ValueError("number sections must be larger than 0.")
     part, r = divmod(n, sections)
     if r and name != "array_split":
-        raise ValueError(f"array split does not result in an equal division: rest is {r}")
+        raise user_error(ValueError, (
+            f"array split does not result in an equal division: rest is {r} (jnp.{name} of "
+            f"{n} elements along axis {axis} into {sections} parts).\nWhat to do: use "
+            "jnp.array_split for parts of unequal size, or pass the split indices."))
     sizes = [part + 1] * r + [part] * (sections - r)
     starts = np.cumsum([0] + sizes)
     return [lax_shape.slice_in_dim(ary, int(s), int(s + z), 1, axis)

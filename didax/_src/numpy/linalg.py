@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from didax._src.errors import user_error
 from didax._src import dtypes
 from didax._src.core import get_aval
 from didax._src.custom_derivatives import custom_jvp
@@ -279,7 +280,8 @@ def _inexact_matrices(name, a):
 
 def _check_square(name, a):
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"Argument to {name} must have shape [..., n, n], got {a.shape}.")
+        raise user_error(ValueError, (
+            f"Argument to {name} must have shape [..., n, n], got {a.shape}."))
 
 
 def _H(x):
@@ -451,7 +453,10 @@ def inv(a):
     """The inverse of each square matrix (a solve against the identity)."""
     (a,) = _arraylike("jnp.linalg.inv", a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"Argument to inv must have shape [..., n, n], got {a.shape}.")
+        raise user_error(ValueError, (
+            f"Argument to inv must have shape [..., n, n], got {a.shape}.\nWhat to do: only "
+            "square matrices have inverses; for a non-square one use jnp.linalg.pinv, or "
+            "jnp.linalg.lstsq to solve a least-squares problem."))
     eye = lax.convert_element_type(lax.eq(
         lax_shape.broadcasted_iota(np.int32, a.shape[-2:], 0),
         lax_shape.broadcasted_iota(np.int32, a.shape[-2:], 1)), a.dtype)
@@ -610,7 +615,8 @@ def det(a):
     decomposition."""
     a = _inexact_matrices("jnp.linalg.det", a)
     if a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"Argument to _det() must have shape [..., n, n], got {a.shape}")
+        raise user_error(ValueError, (
+            f"Argument to _det() must have shape [..., n, n], got {a.shape}"))
     if a.shape[-1] in (2, 3):
         return _det_closed_form(a)
     return _det(a)

@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from didax._src.errors import user_error
 from didax._src import dtypes
 from didax._src.core import ArrayBase
 from didax._src.lax import elementwise as lax
@@ -39,7 +40,8 @@ __all__ = [
 def _canonical_axis(axis, ndim: int) -> int:
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+        raise user_error(np.exceptions.AxisError, (
+            f"axis {axis} is out of bounds for array of dimension {ndim}"))
     return axis % ndim
 
 
@@ -59,7 +61,7 @@ def _reduction_dims(ndim: int, axis) -> tuple:
     axes = axis if isinstance(axis, tuple) else (axis,)
     dims = tuple(_canonical_axis(a, ndim) for a in axes)
     if len(set(dims)) != len(dims):
-        raise ValueError(f"duplicate value in 'axis': {axis}")
+        raise user_error(ValueError, f"duplicate value in 'axis': {axis}")
     return dims
 
 

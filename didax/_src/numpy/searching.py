@@ -180,7 +180,7 @@ def nonzero(a, *, size=None, fill_value=None):
     if size is None:
         size = int(concrete_or_error(_int_sum(mask), "the number of nonzero elements, which is "
                                      "the output size of jnp.nonzero (pass a static `size=` to "
-                                     "use it under transformations)"))
+                                     "use it under transformations)", topic="shape"))
     else:
         size = _concrete_int(size, "size argument of jnp.nonzero")
     if math.prod(s) == 0 or size == 0:

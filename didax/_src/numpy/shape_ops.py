@@ -17,6 +17,8 @@ from didax._src.lax import indexing as lax_idx
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import _aval, _axis_tuple, _concrete_int, _range
+from didax._src.errors import user_error
+from didax._src.typecheck import static_shape
 from didax._src.numpy.util import array, asarray, broadcast_to, canonical_axis, check_arraylike
 
 __all__ = [
@@ -85,18 +87,24 @@ def _infer_shape(newshape, total, original):
     newshape = list(newshape)
     unknown = [i for i, d in enumerate(newshape) if d == -1]
     if len(unknown) > 1:
-        raise ValueError("can only specify one unknown dimension")
+        raise user_error(ValueError, f"jnp.reshape: can only specify one unknown dimension "
+                         f"(-1), got shape {tuple(newshape)}")
     if any(d < -1 for d in newshape):
-        raise ValueError(f"reshape: invalid shape {tuple(newshape)}")
+        raise user_error(ValueError, f"jnp.reshape: invalid shape {tuple(newshape)}: "
+                         "dimensions must be non-negative, or -1 for one inferred dimension")
     if unknown:
         known = math.prod(d for d in newshape if d != -1)
         if known == 0 or total % known:
-            raise ValueError(f"cannot reshape array of shape {original} (size {total}) into "
-                            f"shape {tuple(newshape)}")
+            raise user_error(TypeError, (
+                f"cannot reshape array of shape {original} (size {total}) into shape "
+                f"{tuple(newshape)}: the other dimensions multiply to {known}, which does not "
+                f"divide {total}, so no size for the -1 dimension fits."))
         newshape[unknown[0]] = total // known
     if math.prod(newshape) != total:
-        raise ValueError(f"cannot reshape array of shape {original} (size {total}) into shape "
-                        f"{tuple(newshape)}")
+        raise user_error(TypeError, (
+            f"cannot reshape array of shape {original} (size {total}) into shape "
+            f"{tuple(newshape)} (size {math.prod(newshape)}): a reshape keeps the number of "
+            "elements; use -1 for one dimension to have it inferred."))
     return tuple(newshape)
 
 
@@ -105,8 +113,7 @@ def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
     check_arraylike("reshape", a)
     a = asarray(a)
     aval = _aval(a)
-    newshape = tuple(_concrete_int(d, "reshape shape") for d in (
-        shape if isinstance(shape, (tuple, list)) or np.ndim(shape) else (shape,)))
+    newshape = static_shape("jnp.reshape", shape)
     newshape = _infer_shape(newshape, aval.size, aval.shape)
     if order == "C":
         return lax_shape.reshape(a, newshape)
@@ -133,7 +140,10 @@ def transpose(a, axes=None):
     axes = tuple(_range(nd))[::-1] if axes is None else axes
     perm = [canonical_axis(i, nd, "transpose") for i in axes]
     if sorted(perm) != list(_range(nd)):
-        raise ValueError(f"transpose: axes {tuple(axes)} don't match array of dimension {nd}")
+        raise user_error(TypeError, (
+            f"jnp.transpose: axes {tuple(axes)} are not a permutation of the dimensions of an "
+            f"array of shape {_aval(a).shape}: each of 0..{nd - 1} must appear exactly once "
+            f"(e.g. {tuple(_range(nd))[::-1]} reverses them)."))
     return lax_shape.transpose(a, perm)
 
 
@@ -202,8 +212,11 @@ def squeeze(a, axis=None):
     axes = [canonical_axis(i, len(s), "squeeze") for i in _axis_tuple(axis)]
     for i in axes:
         if s[i] != 1:
-            raise ValueError("cannot select an axis to squeeze out which has size not equal "
-                             f"to one, got shape={s} and dimensions={tuple(axes)}")
+            raise user_error(ValueError, (
+                "cannot select an axis to squeeze out which has size not equal "
+                f"to one, got shape={s} and dimensions={tuple(axes)}: axis {i} has size "
+                f"{s[i]}.\nWhat to do: squeeze only axes of size 1 (`axis=None` squeezes all "
+                "of them); use reshape or indexing to drop others."))
     return lax_shape.squeeze(a, axes)
 
 

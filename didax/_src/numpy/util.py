@@ -9,9 +9,10 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import Array, ArrayBase, get_aval
-from didax._src.errors import concretization_error
+from didax._src.errors import concretization_error, user_error
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
+from didax._src.typecheck import static_shape
 
 _SCALARS = (bool, int, float, complex)
 _ARRAYLIKE = (ArrayBase, np.ndarray, np.generic) + _SCALARS
@@ -29,7 +30,7 @@ def check_arraylike(fun_name: str, *args):
                 continue
             hint = (" Use jnp.asarray(x) to convert a list or tuple explicitly."
                     if isinstance(a, (list, tuple)) else "")
-            raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got "
+            raise user_error(TypeError, f"{fun_name} requires ndarray or scalar arguments, got "
                             f"{type(a).__name__} at position {i}.{hint}")
 
 
@@ -39,7 +40,7 @@ def _canonical_user_dtype(dtype):
     if isinstance(dtype, type) and dtype in (int, float, complex):
         return {int: dtypes.default_int_dtype, float: dtypes.default_float_dtype,
                 complex: dtypes.default_complex_dtype}[dtype]()
-    return dtypes.canonicalize_dtype(np.dtype(dtype))
+    return dtypes.canonicalize_dtype(dtypes.user_np_dtype(dtype))
 
 
 def _nested_has_traced(obj) -> bool:
@@ -89,8 +90,13 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return Array(np.zeros((0,), dtypes.default_float_dtype()))
     try:
         value = np.asarray(a)
+    except ValueError as e:
+        raise user_error(ValueError, (
+            f"cannot convert {type(a).__name__} to an array: {e}\nWhat to do: nested lists "
+            "must be rectangular (every row the same length); pad the rows, or keep ragged "
+            "data as a list of separate arrays.")) from None
     except Exception as e:
-        raise TypeError(f"cannot convert {type(a).__name__} to an array: {e}") from None
+        raise user_error(TypeError, f"cannot convert {type(a).__name__} to an array: {e}") from None
     if value.dtype == object:
         raise TypeError(f"cannot convert {a!r} to an array: it is not numeric data")
     if value.dtype.kind in "SUV" and value.dtype.names is None:
@@ -179,8 +185,12 @@ def _check_broadcastable(fun_name, shapes):
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(f"{fun_name}: incompatible shapes for broadcasting: "
-                         f"{', '.join(map(str, shapes))}") from None
+        raise user_error(ValueError, (
+            f"{fun_name}: incompatible shapes for broadcasting: "
+            f"{', '.join(map(str, shapes))}."
+            "\nWhat to do: shapes broadcast when, aligned from the right, each pair of "
+            "dimensions is equal or one of them is 1; insert axes of size 1 "
+            "(`x[:, None]`, `jnp.expand_dims`) or reshape to line them up.")) from None
 
 
 def promote_args(fun_name: str, *args):
@@ -204,14 +214,18 @@ def broadcast_arrays(*args):
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(f"broadcast_arrays: incompatible shapes for broadcasting: "
-                         f"{', '.join(map(str, shapes))}") from None
+        raise user_error(ValueError, (
+            f"broadcast_arrays: incompatible shapes for broadcasting: "
+            f"{', '.join(map(str, shapes))}."
+            "\nWhat to do: shapes broadcast when, aligned from the right, each pair of "
+            "dimensions is equal or one of them is 1; insert axes of size 1 "
+            "(`x[:, None]`, `jnp.expand_dims`) or reshape to line them up.")) from None
     return [broadcast_to(a, shape) for a in args]
 
 
 def broadcast_to(a, shape):
     a = asarray(a)
-    shape = tuple(int(d) for d in ((shape,) if isinstance(shape, int) else shape))
+    shape = static_shape("jnp.broadcast_to", shape)
     aval = get_aval(a)
     if aval.shape == shape:
         return a
@@ -229,14 +243,16 @@ def broadcast_to(a, shape):
 def canonical_axis(axis, ndim, fun_name="") -> int:
     axis = int(axis)
     if not -ndim <= axis < max(ndim, 1):
-        raise ValueError(f"{fun_name}: axis {axis} is out of bounds for array of dimension "
-                         f"{ndim}")
+        raise user_error(np.exceptions.AxisError, (
+            f"{fun_name}: axis {axis} is out of bounds for array of dimension "
+            f"{ndim}"))
     return axis % ndim if ndim else 0
 
 
-def concrete_or_error(x, what: str):
-    """A concrete value needed at trace time (e.g. a shape); a clear error otherwise."""
+def concrete_or_error(x, what: str, topic="branch"):
+    """A concrete value needed at trace time; a clear error otherwise (`topic` "shape" for
+    sizes, whose fix is a static argument)."""
     v = core.concrete_value(x)
     if v is None:
-        raise concretization_error(x, what)
+        raise concretization_error(x, what, topic=topic)
     return v

@@ -102,7 +102,7 @@ def test_unhashable_static_argument_is_a_clear_error():
 
 def test_non_array_argument_names_its_path():
     g = jax.jit(lambda x, params: x)
-    with pytest.raises(TypeError, match=r"path params\['w'\]"):
+    with pytest.raises(TypeError, match=r"argument `params\['w'\]`"):
         g(1.0, {"w": "a string"})
 
 

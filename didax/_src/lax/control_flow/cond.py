@@ -19,7 +19,10 @@ from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, t
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.lax.elementwise import clamp, convert_element_type, ne, select_n
-from didax._src.tree_util import tree_flatten, tree_unflatten
+from didax._src.errors import function_site, user_error
+from didax._src.tree_util import (
+    first_difference, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten,
+)
 from didax._src.jit.codegen import codegen_rule, tuple_text
 
 cond_p = core.primitive("cond", multiple_results=True)
@@ -222,11 +225,52 @@ def _cond_codegen(fb, k, eqn, outs):
 # lax.cond and lax.switch
 
 
-def switch(index, branches, *operands, _clamp=True):
+def _branch_label(names, k, f) -> str:
+    label, site = names[k] if names else f"branch {k}", function_site(f)
+    return site if site.split(" ")[0] == label else f"{label} = {site}"
+
+
+def _check_branch_outputs(op, branches, names, out_trees, traced):
+    """The branches' outputs must agree in structure, shapes and dtypes: name the first
+    output that differs and the two branch functions, as defined by the user."""
+    dummies = [tree_unflatten(t, range(t.num_leaves)) for t in out_trees]
+    base = names.index("true_fun") if names else 0  # cond reads true_fun first
+    for k in range(len(branches)):
+        if k == base:
+            continue
+        diff = first_difference(dummies[base], dummies[k])
+        if diff is not None:
+            path, has_base, has_k = diff
+            at = f" at output{path}" if path else ""
+            raise user_error(TypeError, (
+                f"{op} branch outputs must have the same pytree structure, but they differ{at}: "
+                f"{_branch_label(names, base, branches[base])} returns {has_base}, and "
+                f"{_branch_label(names, k, branches[k])} returns {has_k}.\n"
+                "What to do: make every branch return the same structure (the same "
+                "containers, keys and number of entries)."))
+        paths = [keystr(p) for p, _ in tree_flatten_with_path(dummies[base])[0]]
+        for path, a, b in zip(paths, traced[base].out_avals, traced[k].out_avals):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                what = "shapes" if a.shape != b.shape else "dtypes"
+                out = f"output{path}" if path else "the output"
+                raise user_error(TypeError, (
+                    f"{op} branches must have equal output types, but {out} of "
+                    f"{_branch_label(names, base, branches[base])} is {a.str_short()} and of "
+                    f"{_branch_label(names, k, branches[k])} is {b.str_short()}: the {what} "
+                    "differ.\nWhat to do: make the branches agree on every output's shape and "
+                    "dtype (e.g. `.astype(...)`, `jnp.broadcast_to(...)`, `jnp.zeros_like(...)`)."))
+
+
+def switch(index, branches, *operands, _clamp=True, _names=None):
     """`branches[index](*operands)`, the index clamped into range (as in JAX)."""
     branches = list(branches)
     if not branches:
         raise ValueError("switch: at least one branch is needed")
+    index_aval = get_aval(index)
+    if index_aval.shape != () or index_aval.dtype.kind not in "iub":
+        raise user_error(TypeError, (
+            f"switch: the branch index must be an integer scalar, got {index_aval.str_short()}."
+            "\nWhat to do: convert it (`i.astype(jnp.int32)`, `int(i)` for a Python number)."))
     flat, in_tree = tree_flatten(operands)
     in_avals = [get_aval(x) for x in flat]
     out_trees = []
@@ -240,10 +284,9 @@ def switch(index, branches, *operands, _clamp=True):
 
         return fun
 
-    traced, consts = _uniform([trace_to_jaxpr(flat_fun(f), in_avals)[0] for f in branches])
-    if any(t != out_trees[0] for t in out_trees):
-        raise TypeError("cond branches must return the same pytree structure, got "
-                        + " and ".join(str(t) for t in out_trees))
+    raw = [trace_to_jaxpr(flat_fun(f), in_avals)[0] for f in branches]
+    _check_branch_outputs("cond" if _names else "switch", branches, _names, out_trees, raw)
+    traced, consts = _uniform(raw)
     concrete = core.concrete_value(index)
     idx = convert_element_type(index, np.int32)
     if _clamp and len(branches) > 1 and concrete is None:
@@ -259,12 +302,15 @@ def cond(pred, true_fun, false_fun, *operands, operand=None):
         operands = (operand,)
     aval = get_aval(pred)
     if aval.shape != ():
-        raise TypeError(f"cond: the predicate must be a scalar, got {aval.str_short()}; use "
-                        "jnp.where for elementwise choices")
+        raise user_error(TypeError, (
+            f"cond: the predicate must be a scalar, got {aval.str_short()} (shape "
+            f"{aval.shape}).\nWhat to do: for an elementwise choice use "
+            "`jnp.where(pred, a, b)`; for one decision reduce the predicate first "
+            "(`jnp.all(pred)`, `jnp.any(pred)`); under vmap, cond already chooses per element."))
     if aval.dtype != np.bool_ and aval.dtype.kind not in "iu":
-        raise TypeError(f"cond: the predicate must be a boolean or integer scalar, got "
-                        f"{aval.dtype.name}")
+        raise user_error(TypeError, f"cond: the predicate must be a boolean or integer scalar, "
+                         f"got {aval.str_short()}; compare it (`x > 0`) to get a boolean")
     if aval.dtype != np.bool_:
         pred = ne(pred, np.asarray(0, aval.dtype))
     return switch(convert_element_type(pred, np.int32), [false_fun, true_fun], *operands,
-                  _clamp=False)  # a boolean is always in range
+                  _clamp=False, _names=("false_fun", "true_fun"))  # a bool is in range

@@ -7,6 +7,7 @@ import numpy as np
 
 from didax._src import core
 from didax._src.core import get_aval
+from didax._src.errors import user_error
 from didax._src.lax.control_flow.scan import scan
 from didax._src.lax.control_flow.while_loop import while_loop
 from didax._src.lax.elementwise import add, convert_element_type, lt
@@ -26,6 +27,13 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """`body_fun(i, val)` for i in [lower, upper). With bounds known at trace time (Python
     ints or concrete arrays) this is a scan over the indices, reverse-differentiable as in
     JAX; with traced bounds, a while loop."""
+    la, ua = get_aval(lower), get_aval(upper)
+    if la.dtype.kind != ua.dtype.kind or (la.dtype != ua.dtype and not (la.weak_type or
+                                                                      ua.weak_type)):
+        raise user_error(TypeError, (
+            f"fori_loop: lower and upper must have the same dtype, got lower {la.str_short()} "
+            f"and upper {ua.str_short()}.\nWhat to do: pass integer bounds "
+            "(`int(n)` for a Python number, `n.astype(jnp.int32)` for a traced one)."))
     lo, hi = core.concrete_value(lower), core.concrete_value(upper)
     if lo is None or hi is None:  # a trip count known only at run time: a while loop
         i0 = convert_element_type(lower, np.int32)

@@ -19,7 +19,11 @@ from didax._src.interpreters.partial_eval import PartialEvalInterpreter, partial
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, hoist_consts
-from didax._src.tree_util import tree_flatten, tree_unflatten
+from didax._src.errors import user_error
+from didax._src.lax.control_flow.carry_types import (
+    carry_structure_error, carry_type_error, promote_weak_carry,
+)
+from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from didax._src.jit.codegen import codegen_rule, tuple_text
 
 scan_p = core.primitive("scan", multiple_results=True)
@@ -389,13 +393,25 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     flat_xs, xs_tree = tree_flatten(xs)
     lengths = {get_aval(x).shape[0] for x in flat_xs if get_aval(x).ndim}
     if any(get_aval(x).ndim == 0 for x in flat_xs):
-        raise ValueError("scan got an xs value with no leading axis to scan over (a scalar)")
+        scalars = [keystr(p) for p, x in tree_flatten_with_path(xs)[0] if get_aval(x).ndim == 0]
+        raise user_error(ValueError, (
+            f"scan got an xs value with no leading axis to scan over: xs{scalars[0]} is a "
+            "scalar.\nWhat to do: scan runs over the leading axis of every array in xs; pass a "
+            "value the body reads whole through the carry or a closure instead."))
     if length is not None:
         lengths.add(int(length))
     if len(lengths) != 1:
-        raise ValueError("scan got inconsistent lengths: " + (
-            f"{sorted(lengths)}" if lengths else "no xs and no length") +
-            "; the leading axes of xs and `length` must agree")
+        if not lengths:
+            raise user_error(ValueError, (
+                "scan got no values to scan over (xs is None or empty) and no `length`.\n"
+                "What to do: pass `length=n` to run the body n times with x=None."))
+        sizes = ", ".join(f"xs{keystr(p)} has length {get_aval(x).shape[0]}"
+                          for p, x in tree_flatten_with_path(xs)[0])
+        given = f"; length={length}" if length is not None else ""
+        raise user_error(ValueError, (
+            f"scan got inconsistent lengths {sorted(lengths)}: {sizes}{given}.\n"
+            "What to do: every array in xs is scanned over its leading axis, so their leading "
+            "axes (and `length`, if given) must agree."))
     (n,) = lengths
     flat_init, init_tree = tree_flatten(init)
     init_avals = [get_aval(c) for c in flat_init]
@@ -413,18 +429,19 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         new_c, y = out
         flat_c, c_tree = tree_flatten(new_c)
         if c_tree != init_tree:
-            raise TypeError(f"scan body function carry input and carry output must have the "
-                            f"same pytree structure, but they are {init_tree} and {c_tree}")
+            raise carry_structure_error("scan", f, init_tree, c_tree)
         flat_y, y_tree = tree_flatten(y)
         out_tree_box.append(y_tree)
         return flat_c + flat_y
 
     closed, outs = trace_to_jaxpr(body, init_avals + x_avals)
+    promoted = promote_weak_carry(flat_init, init_avals, closed.out_avals)
+    if promoted is not None:  # trace again with the initial carry the body implies
+        flat_init, init_avals = promoted, [get_aval(c) for c in promoted]
+        closed, outs = trace_to_jaxpr(body, init_avals + x_avals)
     for i, (a, b) in enumerate(zip(init_avals, closed.out_avals)):
         if not _same_type(a, b):
-            raise TypeError(f"scan body function carry input and carry output must have equal "
-                            f"types, but carry {i} goes in as {a.str_short()} and comes out as "
-                            f"{b.str_short()}")
+            raise carry_type_error("scan", f, init_tree, i, a, b)
     outs = _bind_scan(_no_consts(closed), [], flat_init, flat_xs, n, bool(reverse))
     carry = tree_unflatten(init_tree, outs[:len(flat_init)])
     ys = tree_unflatten(out_tree_box[-1], outs[len(flat_init):])

@@ -27,6 +27,10 @@ from didax._src.lax.control_flow.scan import scan
 from didax._src.lax.elementwise import select_n
 from didax._src.lax.reduction import reduce_or
 from didax._src.lax.shape import concatenate, expand_dims
+from didax._src.errors import function_site, user_error
+from didax._src.lax.control_flow.carry_types import (
+    carry_structure_error, carry_type_error, promote_weak_carry,
+)
 from didax._src.tree_util import tree_flatten, tree_unflatten
 from didax._src.jit.codegen import codegen_rule, tuple_text
 
@@ -248,19 +252,27 @@ def while_loop(cond_fun, body_fun, init_val):
         out = cond_fun(tree_unflatten(tree, args))
         aval = get_aval(out)
         if aval.shape != () or aval.dtype != np.bool_:
-            raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got "
-                            f"{aval.str_short()}")
+            raise user_error(TypeError, (
+                f"while_loop: cond_fun must return a boolean scalar, got {aval.str_short()} "
+                f"from {function_site(cond_fun)}.\nWhat to do: return one bool (`i < n`, "
+                "`jnp.all(...)`, `jnp.any(...)`)."))
         return [out]
 
     def body(*args):
         out = body_fun(tree_unflatten(tree, args))
         leaves, out_tree = tree_flatten(out)
         if out_tree != tree:
-            raise TypeError(f"while_loop body function carry input and carry output must have "
-                            f"the same pytree structure, but they are {tree} and {out_tree}")
+            raise carry_structure_error("while_loop", body_fun, tree, out_tree)
         return leaves
 
-    cond_closed = trace_to_jaxpr(cond, avals)[0]
     body_closed = trace_to_jaxpr(body, avals)[0]
+    promoted = promote_weak_carry(flat, avals, body_closed.out_avals)
+    if promoted is not None:  # trace again with the initial carry the body implies
+        flat, avals = promoted, [get_aval(x) for x in promoted]
+        body_closed = trace_to_jaxpr(body, avals)[0]
+    cond_closed = trace_to_jaxpr(cond, avals)[0]
+    for i, (a, b) in enumerate(zip(avals, body_closed.out_avals)):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise carry_type_error("while_loop", body_fun, tree, i, a, b)
     outs = _bind_while(cond_closed, body_closed, [], [], flat)
     return tree_unflatten(tree, outs)
