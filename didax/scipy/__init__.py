@@ -6,3 +6,4 @@ from didax.scipy import fft  # noqa: F401
 from didax.scipy import stats  # noqa: F401
 from didax.scipy import integrate  # noqa: F401
 from didax.scipy import signal  # noqa: F401
+from didax.scipy import sparse  # noqa: F401
