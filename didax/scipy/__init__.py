@@ -7,3 +7,4 @@ from didax.scipy import stats  # noqa: F401
 from didax.scipy import integrate  # noqa: F401
 from didax.scipy import signal  # noqa: F401
 from didax.scipy import sparse  # noqa: F401
+from didax.scipy import optimize  # noqa: F401
