@@ -8,3 +8,4 @@ from didax.scipy import integrate  # noqa: F401
 from didax.scipy import signal  # noqa: F401
 from didax.scipy import sparse  # noqa: F401
 from didax.scipy import optimize  # noqa: F401
+from didax.scipy import ndimage  # noqa: F401
