@@ -30,6 +30,7 @@ from didax import datasets  # noqa: F401
 from didax import debug  # noqa: F401
 from didax import dtypes  # noqa: F401
 from didax import errors  # noqa: F401
+from didax import image  # noqa: F401
 from didax import lax  # noqa: F401
 from didax import nn  # noqa: F401
 from didax import numpy  # noqa: F401

@@ -30,7 +30,7 @@ LAYERS = {
                    "jit.call", "device"],
     "api": ["api", "jit.api", "public_test_util", "visualize", "environment"],
     "libraries": ["numpy", "nn", "scipy", "random", "optim", "flatten_util",
-                  "ode"],
+                  "ode", "image"],
 }
 ORDER = list(LAYERS)
 

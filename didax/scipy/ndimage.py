@@ -1,0 +1,2 @@
+"""Mirrors `jax.scipy.ndimage`."""
+from didax._src.scipy.ndimage import map_coordinates  # noqa: F401
