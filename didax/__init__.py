@@ -16,6 +16,7 @@ from didax._src.core import Array  # noqa: F401
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
 from didax._src.jit.api import clear_caches, disable_jit, jit, named_call  # noqa: F401
 from didax._src.visualize import visualize  # noqa: F401
+from didax._src.jax_alias import install_as_jax, uninstall_as_jax  # noqa: F401
 from didax._src.device import (  # noqa: F401
     block_until_ready, device_get, device_put, devices, typeof,
 )
@@ -43,3 +44,6 @@ from didax import tree_util  # noqa: F401
 from didax import typing  # noqa: F401
 
 __version__ = "0.1.0"
+# The version of JAX's API didax speaks: libraries written for JAX read it (as
+# `jax.__version_info__`) to choose between code paths of different JAX releases.
+__version_info__ = (0, 10, 2)
