@@ -5,8 +5,8 @@ error value.
 every example at once, and derivatives pass it by (it constrains values, not derivatives).
 It runs when its predicate is concrete (at once in eager code, inside the compiled function
 under jit) and raises `JaxRuntimeError` with the formatted message where it is false.
-`checkify(f)` returns `(error, out)`, turning such a failure of `f`'s run into `error`
-(and `out` into None).
+`checkify(f)` returns `(error, out)`, turning such a failure of `f`'s run into `error` (and
+running `f` again with checks off for `out`).
 
 Difference from JAX: JAX threads the error through the program as a value, so
 `jit(checkify(f))` returns it; here the failure is an exception caught at the call, so
@@ -14,6 +14,8 @@ checkify must be outside jit (checks inside a function jitted under checkify sti
 Only user checks exist: the automatic NaN, division and index checks are not implemented.
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -58,7 +60,7 @@ automatic_checks = float_checks | index_checks
 all_checks = automatic_checks | user_checks
 
 
-class _CheckFailed(JaxRuntimeError):
+class CheckFailedError(JaxRuntimeError):
     """A failed `check` (a JaxRuntimeError, as JAX raises)."""
 
 
@@ -67,14 +69,22 @@ check_p.effectful = True
 check_p.pp_hidden = {"fmt_tree": core.PP_ALWAYS_HIDE}
 
 
+class _Switch(threading.local):
+    off = 0  # > 0 while checkify re-runs a failed function for its outputs
+
+
+_switch = _Switch()
+
+
 def _check_impl(pred, *fmt_vals, msg, fmt_tree):
     pred = np.asarray(pred)
-    if not pred.all():
+    if not pred.all() and not _switch.off:
         args, kwargs = tree_unflatten(fmt_tree, [np.asarray(v) for v in fmt_vals])
         if pred.ndim:  # batched by vmap: report the first failing example
             first = int(np.argmin(pred.ravel()))
             args, kwargs = _example(args, kwargs, pred.shape, first)
-        raise _CheckFailed(msg.format(*args, **kwargs) if (args or kwargs) else msg)
+        text = msg.format(*args, **kwargs) if (args or kwargs) else msg
+        raise CheckFailedError(f"{text} (`check` failed)")
     return []
 
 
@@ -150,8 +160,12 @@ def checkify(f, errors=user_checks):
 
     def checked(*args, **kwargs):
         try:
-            out = f(*args, **kwargs)
-        except _CheckFailed as e:
-            return Error(str(e)), None
-        return Error(None), out
+            return Error(None), f(*args, **kwargs)
+        except CheckFailedError as e:
+            error = Error(str(e))
+        _switch.off += 1  # the outputs, computed as if the checks had passed
+        try:
+            return error, f(*args, **kwargs)
+        finally:
+            _switch.off -= 1
     return checked

@@ -139,7 +139,8 @@ _FINDER = _JaxToDidaxFinder()
 
 
 def _is_alias(module) -> bool:
-    return getattr(module, "__name__", "").split(".")[0] == "didax"
+    return (isinstance(module, _Namespace)
+            or getattr(module, "__name__", "").split(".")[0] == "didax")
 
 
 def install_as_jax() -> None:
