@@ -11,7 +11,7 @@ from didax._src.callback import pure_callback  # noqa: F401
 from didax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from didax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from didax._src.custom_extras import closure_convert, custom_gradient  # noqa: F401
-from didax._src.config import config, enable_x64  # noqa: F401
+from didax._src.config import config, enable_x64, numpy_dtype_promotion  # noqa: F401
 from didax._src.core import Array  # noqa: F401
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
 from didax._src.jit.api import clear_caches, disable_jit, jit, named_call  # noqa: F401
@@ -31,6 +31,7 @@ from didax import datasets  # noqa: F401
 from didax import debug  # noqa: F401
 from didax import dtypes  # noqa: F401
 from didax import errors  # noqa: F401
+from didax import experimental  # noqa: F401  (and so every primitive is declared)
 from didax import lax  # noqa: F401
 from didax import nn  # noqa: F401
 from didax import numpy  # noqa: F401

@@ -41,6 +41,9 @@ class ShapedArray:
     """The type of an array value: shape, dtype, and whether the dtype is weak."""
 
     __slots__ = ("shape", "dtype", "weak_type")
+    # JAX's types also say how a value is laid out over devices; a didax value is one array
+    # in host memory, so code reading `typeof(x).sharding` to pass it on gets None.
+    sharding = None
 
     def __init__(self, shape, dtype, weak_type: bool = False):
         self.shape = tuple(shape)

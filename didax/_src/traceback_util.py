@@ -2,7 +2,10 @@
 (libraries built on JAX register their own directories at import)."""
 from __future__ import annotations
 
-excluded_paths: list[str] = []
+import os
+
+# didax's own files are never the user's code
+excluded_paths: list[str] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
 
 
 def register_exclusion(path: str) -> None:
@@ -12,3 +15,9 @@ def register_exclusion(path: str) -> None:
 def api_boundary(fun):
     """Marks a library entry point (JAX trims tracebacks there; didax leaves them whole)."""
     return fun
+
+
+def include_frame(frame) -> bool:
+    """Whether a stack frame is the user's (not in didax or a registered library)."""
+    filename = frame.f_code.co_filename
+    return not any(filename.startswith(p) for p in excluded_paths)
