@@ -40,5 +40,36 @@ for _ in range(30):
     losses.append(float(value))
 params = [np.asarray(a).tolist() for a in jax.tree_util.tree_leaves(eqx.filter(model,
                                                                            eqx.is_array))]
+
+# layers beyond the MLP, and runtime errors (equinox's own primitive and its rules)
+k1, k2, k3 = jax.random.split(jax.random.PRNGKey(2), 3)
+conv = eqx.nn.Conv2d(1, 2, 3, key=k1)
+cell = eqx.nn.GRUCell(3, 4, key=k2)
+
+
+@eqx.filter_jit
+def layers(x_img, xs):
+    h, _ = jax.lax.scan(lambda h, x: (cell(x, h), None), jnp.zeros(4), xs)
+    return (conv(x_img), eqx.nn.LayerNorm(4)(h),
+            eqx.nn.Dropout(0.5)(jnp.ones(6), key=k3))
+
+
+extras = [np.asarray(a).tolist() for a in layers(
+    jnp.asarray(rng.randn(1, 5, 5).astype(np.float32)),
+    jnp.asarray(rng.randn(5, 3).astype(np.float32)))]
+
+
+@eqx.filter_jit
+def checked_log(x):
+    return jnp.log(eqx.error_if(x, x <= 0, "x must be positive"))
+
+
+raised = []
+for value in (2.0, -1.0):
+    try:
+        checked_log(jnp.float32(value))
+        raised.append(False)
+    except Exception as e:  # equinox's runtime error type
+        raised.append("x must be positive" in str(e))
 print(json.dumps({"init_out": init_out, "losses": losses, "params": params,
-                  "n_params": len(params)}))
+                  "n_params": len(params), "extras": extras, "raised": raised}))

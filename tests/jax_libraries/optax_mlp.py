@@ -53,4 +53,39 @@ for name, make in OPTIMIZERS.items():
         losses.append(float(value))
     results[name] = {"losses": losses,
                      "params": {k: np.asarray(v).tolist() for k, v in params.items()}}
+
+
+# optimizers whose state or update goes beyond arithmetic: a line search in a while loop
+# (lbfgs), hyperparameters in the state, accumulation over steps, noise from a key
+def quadratic(p):
+    return jnp.sum((p["w"] - 1.5) ** 2 * jnp.arange(1.0, 4.0)) + (p["b"] + 1) ** 2
+
+
+EXTRAS = {
+    "lbfgs": optax.lbfgs,
+    "inject_hyperparams": lambda: optax.inject_hyperparams(optax.adam)(learning_rate=0.1),
+    "multi_steps": lambda: optax.MultiSteps(optax.sgd(0.1), 2),
+    "noisy_sgd": lambda: optax.noisy_sgd(0.01, key=0),
+}
+for name, make in EXTRAS.items():
+    opt = make()
+    p = {"w": jnp.array([1.0, -2.0, 0.5]), "b": jnp.array(0.3)}
+    state = opt.init(p)
+
+    @jax.jit
+    def extra_step(p, state):
+        value, grads = jax.value_and_grad(quadratic)(p)
+        if name == "lbfgs":
+            updates, state = opt.update(grads, state, p, value=value, grad=grads,
+                                        value_fn=quadratic)
+        else:
+            updates, state = opt.update(grads, state, p)
+        p = optax.apply_updates(p, updates)
+        return p, state, quadratic(p)
+    trace = []
+    for _ in range(5):
+        p, state, value = extra_step(p, state)
+        trace.append(float(value))
+    results["extra_" + name] = {"losses": trace,
+                                "params": {k: np.asarray(v).tolist() for k, v in p.items()}}
 print(json.dumps(results))

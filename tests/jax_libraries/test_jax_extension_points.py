@@ -204,3 +204,35 @@ def test_custom_vjp_symbolic_zeros_sees_perturbed_inputs():
     assert float(didax.grad(f)(2.0, 3.0)) == 3.0
     assert perturbed == [(True, False)]
     assert float(didax.grad(f, argnums=1)(2.0, 3.0)) == 0.0  # bwd said zero
+
+
+# -- small names libraries read ------------------------------------------------------------
+
+def test_small_names_libraries_use():
+    with didax.numpy_dtype_promotion("standard"):
+        assert (jnp.ones(2, jnp.int32) + 1.5).dtype == jjnp.float32
+    with pytest.raises(NotImplementedError, match="strict"):
+        with didax.numpy_dtype_promotion("strict"):
+            pass
+    with pytest.raises(ValueError, match="standard"):
+        with didax.numpy_dtype_promotion("loose"):
+            pass
+    for like in (jnp.zeros_like, jnp.ones_like):
+        spec = didax.ShapeDtypeStruct((2, 3), np.int32)
+        ref = getattr(jjnp, like.__name__)(jax.ShapeDtypeStruct((2, 3), np.int32))
+        out = like(spec)
+        assert out.shape == ref.shape and out.dtype == ref.dtype
+        np.testing.assert_array_equal(out, ref)
+    assert didax.typeof(jnp.ones(2)).sharding is None
+    assert didax.__version_info__ == tuple(int(v) for v in jax.__version__.split(".")[:3])
+    from didax._src import traceback_util
+    frame = sys._getframe()
+    assert traceback_util.include_frame(frame)  # a test is user code; didax's files are not
+    traceback_util.register_exclusion(os.path.dirname(__file__))
+    try:
+        assert not traceback_util.include_frame(frame)
+    finally:
+        traceback_util.excluded_paths.pop()
+    assert didax.core.mapped_aval(3, 1, didax.core.ShapedArray((2, 3), np.float32)).shape == (2,)
+    assert didax.core.unmapped_aval(3, 0, didax.core.ShapedArray((2,), np.float32)).shape == \
+        (3, 2)
