@@ -60,9 +60,15 @@ def test_schedules_match_jax(schedule):
     steps = np.arange(15)
     np.testing.assert_allclose([float(ours(i)) for i in steps], [float(ref(i)) for i in steps],
                                rtol=1e-6)
-    np.testing.assert_allclose(_trajectory(didax, dnp, opt.momentum(ours, 0.5)),
-                               _trajectory(jax, jnp, jopt.momentum(ref, 0.5)),
-                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["momentum", "adam"])
+def test_trajectory_with_a_schedule_matches_jax(name):
+    schedule = "exponential_decay(0.1, 5, 0.5)" if name == "adam" else \
+        "piecewise_constant([3, 8], [0.1, 0.05, 0.01])"
+    ours = _trajectory(didax, dnp, getattr(opt, name)(eval("opt." + schedule), 0.9))
+    ref = _trajectory(jax, jnp, getattr(jopt, name)(eval("jopt." + schedule), 0.9))
+    np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5)
 
 
 def test_schedule_errors():
