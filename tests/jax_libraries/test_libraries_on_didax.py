@@ -33,8 +33,8 @@ def _missing(names):
 # didax: devices and shardings, the ml_dtypes types)
 NEEDS = {
     "optax": ["didax.sharding"],
-    "chex": ["didax.sharding", "didax.Device", "didax.numpy.bfloat16"],
-    "equinox": ["didax.pmap"],
+    "chex": ["didax.Device", "didax.pmap", "didax.numpy.bfloat16"],
+    "equinox": ["didax.Device", "didax.pmap", "didax.sharding"],
 }
 
 
