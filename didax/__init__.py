@@ -11,11 +11,12 @@ from didax._src.callback import pure_callback  # noqa: F401
 from didax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from didax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from didax._src.custom_extras import closure_convert, custom_gradient  # noqa: F401
-from didax._src.config import config, enable_x64  # noqa: F401
+from didax._src.config import config, enable_x64, numpy_dtype_promotion  # noqa: F401
 from didax._src.core import Array  # noqa: F401
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
 from didax._src.jit.api import clear_caches, disable_jit, jit, named_call  # noqa: F401
 from didax._src.visualize import visualize  # noqa: F401
+from didax._src.jax_alias import install_as_jax, uninstall_as_jax  # noqa: F401
 from didax._src.device import (  # noqa: F401
     block_until_ready, device_get, device_put, devices, typeof,
 )
@@ -30,6 +31,7 @@ from didax import datasets  # noqa: F401
 from didax import debug  # noqa: F401
 from didax import dtypes  # noqa: F401
 from didax import errors  # noqa: F401
+from didax import experimental  # noqa: F401  (and so every primitive is declared)
 from didax import image  # noqa: F401
 from didax import lax  # noqa: F401
 from didax import nn  # noqa: F401
@@ -44,3 +46,6 @@ from didax import tree_util  # noqa: F401
 from didax import typing  # noqa: F401
 
 __version__ = "0.1.0"
+# The version of JAX's API didax speaks: libraries written for JAX read it (as
+# `jax.__version_info__`) to choose between code paths of different JAX releases.
+__version_info__ = (0, 10, 2)

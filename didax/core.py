@@ -21,7 +21,8 @@ Value = Any
 ParamDict = dict[str, Any]
 
 __all__ = ["AbstractValue", "Atom", "ParamDict", "ShapedArray", "Trace", "Tracer", "Value",
-           "ensure_compile_time_eval", "eval_context", "eval_jaxpr", "max_dim", "min_dim"]
+           "ensure_compile_time_eval", "eval_context", "eval_jaxpr", "mapped_aval", "max_dim",
+           "min_dim", "unmapped_aval"]
 
 
 def eval_context():
@@ -38,3 +39,25 @@ def max_dim(d1, d2):
 def min_dim(d1, d2):
     """The smaller of two dimensions."""
     return min(d1, d2)
+
+
+def mapped_aval(size: int, axis, aval):
+    """The type of one slice of `aval` along `axis` (as `vmap` sees its argument); `axis`
+    None leaves it whole."""
+    if axis is None:
+        return aval
+    shape = list(aval.shape)
+    if shape[axis] != size:
+        raise ValueError(f"mapped_aval: axis {axis} of {aval.str_short()} has size "
+                         f"{shape[axis]}, not {size}")
+    del shape[axis]
+    return aval.update(shape=tuple(shape))
+
+
+def unmapped_aval(size: int, axis, aval, *args):
+    """The type of `size` values of type `aval` stacked along `axis`."""
+    if axis is None:
+        return aval
+    shape = list(aval.shape)
+    shape.insert(axis, size)
+    return aval.update(shape=tuple(shape))

@@ -26,11 +26,12 @@ LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
              "base_prims", "special_algorithms", "incomplete_algorithms"],
     "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen", "native"],
-    "primitives": ["lax", "custom_derivatives", "custom_extras", "checkpoint", "prng", "callback", "debugging",
+    "primitives": ["dispatch", "checkify", "lax", "custom_derivatives", "custom_extras", "checkpoint", "prng", "callback", "debugging",
                    "jit.call", "device"],
     "api": ["api", "jit.api", "public_test_util", "visualize", "environment"],
     "libraries": ["numpy", "nn", "scipy", "random", "optim", "flatten_util",
-                  "ode", "image"],
+                  "ode", "image", "jax_alias", "foreign_rules",
+                  "traceback_util"],
 }
 ORDER = list(LAYERS)
 

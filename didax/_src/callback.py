@@ -21,19 +21,19 @@ pure_callback_p.pp_hidden = {"callback": core.PP_ALWAYS_HIDE, "in_tree": core.PP
                              "out_tree": core.PP_ALWAYS_HIDE}
 
 
-def _impl(*vals, callback, in_tree, out_tree, result_avals, vmap_method):
+def _impl(*vals, callback, in_tree, out_tree, result_avals, vmap_method, what="pure_callback"):
     args, kwargs = tree_unflatten(in_tree, [np.asarray(v) for v in vals])
     out = callback(*args, **kwargs)
     leaves, tree = tree_flatten(out)
     if tree != out_tree:
-        raise TypeError(f"pure_callback: the callback returned the structure {tree}, but "
+        raise TypeError(f"{what}: the callback returned the structure {tree}, but "
                         f"result_shape_dtypes declares {out_tree}")
     results = []
     for i, (x, aval) in enumerate(zip(leaves, result_avals)):
         x = np.asarray(x)
         if x.shape != aval.shape or x.dtype != aval.dtype:
             raise TypeError(
-                f"pure_callback: result {i} of the callback has type "
+                f"{what}: result {i} of the callback has type "
                 f"{x.dtype.name}{list(x.shape)}, but result_shape_dtypes declares "
                 f"{aval.str_short()}")
         results.append(x)
@@ -88,4 +88,57 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
     flat, in_tree = tree_flatten((args, kwargs))
     outs = pure_callback_p.bind(*flat, callback=callback, in_tree=in_tree, out_tree=out_tree,
                                 result_avals=result_avals, vmap_method=vmap_method)
+    return tree_unflatten(out_tree, outs)
+
+
+# -- io_callback: a callback with side effects -------------------------------------------------
+
+io_callback_p = core.primitive("io_callback", multiple_results=True)
+io_callback_p.pp_hidden = dict(pure_callback_p.pp_hidden)
+io_callback_p.effectful = True  # jit keeps it even when its results are unused
+
+
+def _io_impl(*vals, callback, in_tree, out_tree, result_avals, ordered):
+    return _impl(*vals, callback=callback, in_tree=in_tree, out_tree=out_tree,
+                 result_avals=result_avals, vmap_method=None, what="io_callback")
+
+
+def _io_batch(size, vals, dims, *, callback, in_tree, out_tree, result_avals, ordered):
+    if ordered:
+        raise ValueError("io_callback with ordered=True cannot be vmapped: the order of the "
+                         "calls for the examples is not defined; use ordered=False")
+    per_example = []
+    for i in range(size):  # one call per example, in order
+        args = [v if d is None else batching.moveaxis(v, d, 0)[i] for v, d in zip(vals, dims)]
+        per_example.append(io_callback_p.bind(*args, callback=callback, in_tree=in_tree,
+                                              out_tree=out_tree, result_avals=result_avals,
+                                              ordered=ordered))
+    outs = [concatenate([expand_dims(ex[k], (0,)) for ex in per_example], 0)
+            for k in range(len(result_avals))]
+    return outs, [0] * len(outs)
+
+
+def _io_jvp(primals, tangents, **params):
+    raise ValueError("io_callback functions are not differentiable; give the function a "
+                     "derivative with didax.custom_jvp (or custom_vjp) around the callback")
+
+
+io_callback_p.def_impl(_io_impl)
+io_callback_p.def_abstract_eval(lambda *avals, result_avals, **params: list(result_avals))
+io_callback_p.def_batch(_io_batch)
+io_callback_p.def_jvp(_io_jvp)
+
+
+def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False,
+                **kwargs):
+    """Like `pure_callback`, for a callback with side effects: jit never drops, merges or
+    pre-computes it; under vmap it runs once per example."""
+    if not callable(callback):
+        raise TypeError(f"io_callback: expected a function, got {callback!r}")
+    shapes, out_tree = tree_flatten(result_shape_dtypes)
+    result_avals = tuple(ShapedArray(s.shape, dtypes.canonicalize_dtype(np.dtype(s.dtype)))
+                         for s in shapes)
+    flat, in_tree = tree_flatten((args, kwargs))
+    outs = io_callback_p.bind(*flat, callback=callback, in_tree=in_tree, out_tree=out_tree,
+                              result_avals=result_avals, ordered=bool(ordered))
     return tree_unflatten(out_tree, outs)

@@ -165,3 +165,17 @@ def flag_context(name: str, value: Any):
 def enable_x64(new_val: bool = True):
     """Context manager enabling (or with ``False``, disabling) 64-bit types, then restoring."""
     return flag_context("jax_enable_x64", new_val)
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(mode: str):
+    """Context manager choosing the type promotion of `didax.numpy` operations: 'standard'
+    (JAX's lattice with weak types, what didax implements) is accepted; 'strict' (no implicit
+    promotion) is not implemented."""
+    if mode == "strict":
+        raise NotImplementedError("numpy_dtype_promotion('strict') is not implemented: didax "
+                                  "always promotes by the standard lattice")
+    if mode != "standard":
+        raise ValueError(f"numpy_dtype_promotion: mode must be 'standard' or 'strict', got "
+                         f"{mode!r}")
+    yield

@@ -50,6 +50,9 @@ class ShapedArray:
     """
 
     __slots__ = ("shape", "dtype", "weak_type")
+    # JAX's types also say how a value is laid out over devices; a didax value is one array
+    # in host memory, so code reading `typeof(x).sharding` to pass it on gets None.
+    sharding = None
 
     def __new__(cls, shape, dtype, weak_type: bool = False):
         shape = tuple(shape)

@@ -86,6 +86,50 @@ def _zeros_like(x):
 # custom_jvp
 
 
+class SymbolicZero:
+    """The tangent of an input that is not being differentiated, handed to a `custom_jvp`
+    rule defined with `symbolic_zeros=True` (not an array: test for it with isinstance); a
+    rule may return one for an output whose tangent is zero. Attributes other than `aval`
+    (shape, dtype...) come from the aval."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return "SymbolicZero"
+
+    def __bool__(self):
+        return False
+
+    def __getattr__(self, name):
+        if name == "aval":
+            raise AttributeError(name)
+        return getattr(self.aval, name)
+
+    def instantiate(self):
+        return zeros_like_aval(self.aval)
+
+    @staticmethod
+    def from_primal_value(val) -> SymbolicZero:
+        return SymbolicZero(get_aval(val).to_tangent_aval())
+
+
+class CustomVJPPrimal:
+    """An argument as a `custom_vjp` fwd rule with `symbolic_zeros=True` sees it: its
+    `value`, and whether a derivative flows into it (`perturbed`)."""
+
+    def __init__(self, value, perturbed: bool):
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self):
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def _is_symbolic_zero(x) -> bool:
+    return isinstance(x, SymbolicZero)
+
+
 class FlatCustomJVP:
     """A custom_jvp call on flat arguments: `call(*args)` and `jvp(primals, tangents)`."""
 
@@ -106,9 +150,11 @@ class custom_jvp:
         self.symbolic_zeros = False
 
     def defjvp(self, jvp, symbolic_zeros: bool = False):
-        if symbolic_zeros:
-            raise NotImplementedError("custom_jvp.defjvp: symbolic_zeros=True is not supported")
+        """`jvp(primals, tangents) -> (primal_out, tangent_out)`. With `symbolic_zeros`, the
+        tangent of an input not being differentiated arrives as a `SymbolicZero` (so the rule
+        can skip its work), and the rule may return `SymbolicZero`s too."""
         self.jvp = jvp
+        self.symbolic_zeros = bool(symbolic_zeros)
         return jvp
 
     def defjvps(self, *jvps):
@@ -141,6 +187,11 @@ class custom_jvp:
             return flat_out
 
         def jvp(flat_primals, flat_tangents):
+            if self.symbolic_zeros:
+                flat_tangents = [SymbolicZero(t.aval) if type(t) is Zero else t
+                                 for t in flat_tangents]
+            else:
+                flat_tangents = [instantiate(t) for t in flat_tangents]
             primals = tree_unflatten(in_tree, flat_primals)
             tangents = tree_unflatten(in_tree, flat_tangents)
             static_vals = [a for _, a in static]
@@ -150,7 +201,9 @@ class custom_jvp:
                                 f"(primal_out, tangent_out), got {type(out).__name__}")
             p_out, t_out = out
             flat_p, p_tree = tree_flatten(p_out)
-            flat_t, t_tree = tree_flatten(t_out)
+            flat_t, t_tree = tree_flatten(t_out, is_leaf=_is_symbolic_zero)
+            flat_t = [instantiate(Zero(t.aval)) if isinstance(t, SymbolicZero) else t
+                      for t in flat_t]
             if p_tree != t_tree:
                 path, has_p, has_t = first_difference(p_out, t_out)
                 raise user_error(TypeError, (
@@ -172,6 +225,7 @@ class custom_jvp:
             return flat_p, flat_t
 
         fn = FlatCustomJVP(name, call, _Named(jvp, _fn_name(self.jvp)))
+        fn.symbolic_zeros = self.symbolic_zeros
         outs = core.current_interpreter().process_custom_jvp(fn, flat_args)
         return tree_unflatten(out_tree_box[-1], outs)
 
@@ -180,7 +234,8 @@ def _jvp_custom_jvp(self: JVPInterpreter, fn, args):
     primals, tangents = _unpack_duals(self, args)
     if all(type(t) is Zero for t in tangents):
         return self.run_in_parent("process_custom_jvp", fn, primals)
-    tangents = [instantiate(t) for t in tangents]
+    if not getattr(fn, "symbolic_zeros", False):
+        tangents = [instantiate(t) for t in tangents]
     with core.interpreter_context(self.parent):
         p_out, t_out = fn.jvp(primals, tangents)
     return [self.pack(p, t) for p, t in zip(p_out, t_out)]
@@ -298,11 +353,15 @@ class custom_vjp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
+        self.symbolic_zeros = False
 
     def defvjp(self, fwd, bwd, symbolic_zeros: bool = False, optimize_remat: bool = False):
-        if symbolic_zeros:
-            raise NotImplementedError("custom_vjp.defvjp: symbolic_zeros=True is not supported")
+        """`fwd(*args) -> (out, residuals)`, `bwd(residuals, out_cotangent) -> one cotangent
+        per argument` (None for zero). With `symbolic_zeros`, `fwd` gets each differentiable
+        argument as a `CustomVJPPrimal` (`.value`, and `.perturbed`: False when no derivative
+        flows into it), and `bwd` may return `SymbolicZero`s."""
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args, **kwargs):
         name = _fn_name(self.fun)
@@ -320,7 +379,10 @@ class custom_vjp:
             flat_out, trees["out"] = tree_flatten(out)
             return flat_out
 
-        def fwd(*flat):
+        def fwd(*flat, perturbed=None):
+            if self.symbolic_zeros:
+                perturbed = [True] * len(flat) if perturbed is None else perturbed
+                flat = [CustomVJPPrimal(x, p) for x, p in zip(flat, perturbed)]
             res_out = self.fwd(*_merge(static, tree_unflatten(in_tree, flat), n))
             if not (isinstance(res_out, (tuple, list)) and len(res_out) == 2):
                 raise TypeError(f"the custom_vjp fwd rule of {name} must return a pair "
@@ -349,10 +411,12 @@ class custom_vjp:
             flat = []
             for ct, arg in zip(cts_in, dyn):
                 arg_leaves = tree_flatten(arg)[0]
-                if ct is None:
+                if ct is None or isinstance(ct, SymbolicZero):
                     flat.extend(_zeros_like(a) for a in arg_leaves)
                 else:
-                    leaves = tree_flatten(ct)[0]
+                    leaves = [_zeros_like(a) if isinstance(c, SymbolicZero) else c
+                              for c, a in zip(tree_flatten(ct, is_leaf=_is_symbolic_zero)[0],
+                                              arg_leaves)]
                     if len(leaves) != len(arg_leaves):
                         raise TypeError(f"the custom_vjp bwd rule of {name} returned a "
                                         f"cotangent of structure {tree_structure(ct)} for an "
@@ -362,6 +426,7 @@ class custom_vjp:
 
         fn = FlatCustomVJP(name, call, fwd, _Named(bwd, _fn_name(self.bwd)))
         fn.in_avals = in_avals
+        fn.symbolic_zeros = self.symbolic_zeros
         outs = core.current_interpreter().process_custom_vjp(fn, flat_args)
         return tree_unflatten(trees["out"], outs)
 
@@ -371,7 +436,10 @@ def _jvp_custom_vjp(self: JVPInterpreter, fn, args):
     if all(type(t) is Zero for t in tangents):
         return self.run_in_parent("process_custom_vjp", fn, primals)
     with core.interpreter_context(self.parent):
-        outs, res = fn.fwd(*primals)
+        if getattr(fn, "symbolic_zeros", False):
+            outs, res = fn.fwd(*primals, perturbed=[type(t) is not Zero for t in tangents])
+        else:
+            outs, res = fn.fwd(*primals)
         in_avals = [get_aval(p).to_tangent_aval() for p in primals]
         out_avals = [get_aval(o).to_tangent_aval() for o in outs]
         t_out = custom_lin_p.bind(*res, *[instantiate(t) for t in tangents],

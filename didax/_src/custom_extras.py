@@ -11,7 +11,7 @@ import numpy as np
 from didax._src import dtypes, tree_util
 from didax._src.base_prims import zeros_like_aval
 from didax._src.core import Tracer, asarray_value, get_aval
-from didax._src.custom_derivatives import custom_vjp
+from didax._src.custom_derivatives import SymbolicZero, custom_vjp
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import eval_jaxpr
 
@@ -118,33 +118,6 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
 
     call.defvjp(lambda res, lin: (fun(res, lin), res), bwd)
     return call(residual_args, linear_args)
-
-
-class SymbolicZero:
-    """A tangent known to be zero, of type `aval` (JAX passes these to custom_jvp rules
-    defined with `symbolic_zeros=True`, which didax does not support; this is for code that
-    builds or checks them). Attributes other than `aval` come from the aval."""
-
-    def __init__(self, aval):
-        self.aval = aval
-
-    def __repr__(self):
-        return "SymbolicZero"
-
-    def __bool__(self):
-        return False
-
-    def __getattr__(self, name):
-        if name == "aval":
-            raise AttributeError(name)
-        return getattr(self.aval, name)
-
-    def instantiate(self):
-        return zeros_like_aval(self.aval)
-
-    @staticmethod
-    def from_primal_value(val) -> SymbolicZero:
-        return SymbolicZero(get_aval(val).to_tangent_aval())
 
 
 def zero_from_primal(val, symbolic_zeros=False):

@@ -30,6 +30,7 @@ from didax._src.numpy.sorting import *  # noqa: F401,F403
 from didax._src.numpy.statistics import *  # noqa: F401,F403
 from didax._src.numpy.tiling import *  # noqa: F401,F403
 from didax._src.numpy.ufuncs import *  # noqa: F401,F403
+from didax._src.numpy.vectorize import *  # noqa: F401,F403
 from didax._src.numpy.windows import *  # noqa: F401,F403
 from didax._src.numpy.ufuncs import (  # noqa: F401 - names shadowing builtins
     abs, divmod, pow, round,

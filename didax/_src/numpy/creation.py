@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import dtypes
-from didax._src.core import ArrayBase
+from didax._src.core import ArrayBase, ShapedArray
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
@@ -72,7 +72,12 @@ def _like_args(name, a, dtype, shape):
         if hasattr(a, "__jax_array__"):
             a = a.__jax_array__()
         check_arraylike(name, a)
-    aval = _aval(a if isinstance(a, ArrayBase) else asarray(a))
+    elif not isinstance(a, (ArrayBase, np.ndarray, np.generic)):
+        # a description of an array (ShapeDtypeStruct, an aval): its shape and dtype
+        a = ShapedArray(tuple(a.shape), dtypes.canonicalize_dtype(np.dtype(a.dtype)),
+                        bool(getattr(a, "weak_type", False)))
+    aval = a if isinstance(a, ShapedArray) else _aval(
+        a if isinstance(a, ArrayBase) else asarray(a))
     weak = dtype is None and aval.weak_type
     dtype = aval.dtype if dtype is None else _user_dtype(dtype, name)
     shape = aval.shape if shape is None else _canonical_shape(shape, name)

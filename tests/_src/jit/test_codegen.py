@@ -43,7 +43,8 @@ def test_rules_whose_results_are_new_buffers():
 
 
 def test_properties_the_passes_read():
-    assert set(with_property("effectful")) == {"debug_print", "debug_callback"}
+    assert set(with_property("effectful")) == {"debug_print", "debug_callback", "io_callback",
+                                                 "check"}
     assert with_property("call_jaxpr_param") == {
         "jit": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
         "custom_vjp_call": "call_jaxpr"}

@@ -1036,8 +1036,9 @@ EXEMPT.update({name: _COLLECTIVE_REASON for name in (
 # --- end of collectives ---
 
 # Primitives whose results are effects, not values: compared by their own tests below.
-# Covered by their own jit tests (tests/_src/jit/test_api.py, tests/_src/test_callback.py).
-COVERED_BY_TESTS = {"debug_callback", "debug_print", "pure_callback"}
+# Covered by their own jit tests (tests/_src/jit/test_api.py, tests/_src/test_callback.py,
+# tests/jax_libraries/test_jax_extension_points.py).
+COVERED_BY_TESTS = {"debug_callback", "debug_print", "pure_callback", "io_callback", "check"}
 
 
 def test_every_primitive_has_a_case_or_an_exemption():

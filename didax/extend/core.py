@@ -1,0 +1,12 @@
+"""Mirrors `jax.extend.core`: `Primitive` for libraries (its impl written with `jax.numpy`),
+and the jaxpr types."""
+from didax._src.foreign_rules import LibraryPrimitive as Primitive  # noqa: F401
+from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr  # noqa: F401
+from didax._src.core import ShapedArray  # noqa: F401
+
+
+def jaxpr_as_fun(closed: ClosedJaxpr):
+    """The function a closed jaxpr computes (flat arguments in, list of outputs out)."""
+    def fun(*args):
+        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    return fun

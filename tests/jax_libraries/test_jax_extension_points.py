@@ -1,0 +1,238 @@
+"""What libraries written for JAX build on: install_as_jax's aliasing (in a subprocess),
+primitives declared through jax.extend.core with rules set in the jax.interpreters tables,
+checkify, io_callback and symbolic zeros in custom rules; compared with JAX where it has an
+answer."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+from jax.experimental import checkify as jcheckify
+
+import didax
+import didax.numpy as jnp
+from didax.custom_derivatives import CustomVJPPrimal, SymbolicZero
+from didax.experimental import checkify, io_callback
+from didax.extend.core import Primitive
+from didax.interpreters import ad, batching, mlir
+from didax.test_util import check_grads
+
+ROOT = pathlib.Path(__file__).parents[2]
+
+
+def test_install_as_jax_aliases_modules_in_a_fresh_process():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(pathlib.Path(__file__).parent /
+                                               "alias_script.py")],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "ok"
+
+
+# -- a primitive declared the way libraries declare theirs ----------------------------------
+
+cube_p = Primitive("library_cube")
+cube_p.def_impl(lambda x: x * x * x)  # written with jax.numpy operations
+cube_p.def_abstract_eval(lambda aval: didax.core.ShapedArray(aval.shape, aval.dtype))
+mlir.register_lowering(cube_p, mlir.lower_fun(lambda x: x * x * x, multiple_results=False))
+
+
+def _cube_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    t = ad.instantiate_zeros(t)
+    return cube_p.bind(x), 3 * x * x * t
+
+
+def _cube_batch(vals, dims):
+    return cube_p.bind(vals[0]), dims[0]
+
+
+ad.primitive_jvps[cube_p] = _cube_jvp
+batching.primitive_batchers[cube_p] = _cube_batch
+
+
+def test_library_primitive_rules_reach_didax_interpreters():
+    assert ad.primitive_jvps[cube_p] is _cube_jvp and cube_p in batching.primitive_batchers
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(cube_p.bind(x), x ** 3)
+    f = lambda x: jnp.sum(jnp.sin(cube_p.bind(x)))  # noqa: E731
+    np.testing.assert_allclose(didax.grad(f)(x), np.cos(x ** 3) * 3 * x ** 2, rtol=1e-6)
+    np.testing.assert_allclose(didax.jit(didax.grad(f))(x), didax.grad(f)(x), rtol=1e-6)
+    np.testing.assert_allclose(didax.vmap(cube_p.bind)(np.arange(6.).reshape(3, 2)),
+                               np.arange(6.).reshape(3, 2) ** 3)
+    with didax.enable_x64():
+        check_grads(f, (x,), order=2, modes=("fwd", "rev"))
+    assert "library_cube" in str(didax.make_jaxpr(f)(x))
+    with pytest.raises(TypeError, match="primitives"):
+        ad.primitive_jvps["not a primitive"] = _cube_jvp
+
+
+def test_axis_batch_rules_get_the_axis():
+    seen = []
+    p = Primitive("library_axis_probe")
+    p.def_impl(lambda x: x + 1)
+    p.def_abstract_eval(lambda a: a)
+
+    def rule(axis_data, vals, dims):
+        seen.append((axis_data.size, axis_data.name))
+        return p.bind(vals[0]), dims[0]
+    batching.axis_primitive_batchers[p] = rule
+    out = didax.vmap(p.bind, axis_name="i")(jnp.zeros(4))
+    np.testing.assert_array_equal(out, np.ones(4))
+    assert seen == [(4, "i")]
+
+
+# -- checkify ---------------------------------------------------------------------------------
+
+def _positive_log(np_mod, check_mod):
+    def f(x):
+        check_mod.check(x > 0, "x must be positive, got {}", x)
+        return np_mod.log(x)
+    return f
+
+
+@pytest.mark.parametrize("value", [2.0, -1.0])
+def test_checkify_matches_jax(value):
+    x, jx = jnp.float32(value), jjnp.float32(value)  # (JAX wants arrays, not NumPy scalars)
+    err, out = checkify.checkify(_positive_log(jnp, checkify))(x)
+    jerr, jout = jcheckify.checkify(_positive_log(jjnp, jcheckify))(jx)
+    assert err.get() == jerr.get()
+    np.testing.assert_allclose(out, jout)
+    xs = [1.0, -2.0, 3.0]
+    err, _ = checkify.checkify(didax.vmap(_positive_log(jnp, checkify)))(jnp.array(xs))
+    jerr, _ = jcheckify.checkify(jax.vmap(_positive_log(jjnp, jcheckify)))(jjnp.array(xs))
+    assert err.get() == jerr.get()
+    err, out = checkify.checkify(didax.jit(_positive_log(jnp, checkify)))(x)
+    jerr, _ = jcheckify.checkify(_positive_log(jjnp, jcheckify))(jx)
+    assert err.get() == jerr.get()
+
+
+def test_checks_raise_outside_checkify_and_pass_derivatives():
+    f = _positive_log(jnp, checkify)
+    with pytest.raises(didax.errors.JaxRuntimeError, match="must be positive"):
+        f(np.float32(-1.0))
+    with pytest.raises(didax.errors.JaxRuntimeError, match="must be positive"):
+        checkify.checkify(f)(np.float32(-1.0))[0].throw()
+    assert float(didax.grad(lambda x: checkify.checkify(f)(x)[1])(2.0)) == 0.5
+    assert float(didax.jit(didax.grad(f))(2.0)) == 0.5
+    with pytest.raises(NotImplementedError, match="automatic checks"):
+        checkify.checkify(f, errors=checkify.all_checks)
+
+
+# -- io_callback ------------------------------------------------------------------------------
+
+def test_io_callback_runs_for_its_effect_under_jit_and_vmap():
+    log = []
+
+    def record(x):
+        log.append(np.asarray(x).copy())
+        return np.asarray(x * 2)
+
+    def f(x):
+        io_callback(record, jax.ShapeDtypeStruct(x.shape, x.dtype), x)  # result unused
+        return io_callback(record, jax.ShapeDtypeStruct(x.shape, x.dtype), x + 1)
+    out = didax.jit(f)(np.float32(1.0))
+    assert float(out) == 4.0 and [float(v) for v in log] == [1.0, 2.0]
+    log.clear()
+    out = didax.vmap(f)(np.arange(2, dtype=np.float32))
+    np.testing.assert_array_equal(out, [2.0, 4.0])
+    assert len(log) == 4
+    with pytest.raises(ValueError, match="not differentiable"):
+        didax.grad(f)(1.0)
+
+
+# -- symbolic zeros -----------------------------------------------------------------------------
+
+def _mul_with_symbolic_zeros(lib, zero_type):
+    @lib.custom_jvp
+    def f(x, y):
+        return x * y
+
+    def f_jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        seen.append(tuple(isinstance(t, zero_type) for t in tangents))
+        out = 0.0
+        if not isinstance(tx, zero_type):
+            out = out + tx * y
+        if not isinstance(ty, zero_type):
+            out = out + ty * x
+        return x * y, out
+    f.defjvp(f_jvp, symbolic_zeros=True)
+    return f
+
+
+seen = []
+
+
+def test_custom_jvp_symbolic_zeros_as_jax():
+    from jax.custom_derivatives import SymbolicZero as JSymbolicZero
+    seen.clear()
+    ours = _mul_with_symbolic_zeros(didax, SymbolicZero)
+    g = didax.grad(ours)(2.0, 3.0)
+    ours_seen = list(seen)
+    seen.clear()
+    ref = _mul_with_symbolic_zeros(jax, JSymbolicZero)
+    jg = jax.grad(ref)(2.0, 3.0)
+    assert float(g) == float(jg) == 3.0
+    assert ours_seen == seen == [(False, True)]
+    assert float(didax.grad(ours, argnums=1)(2.0, 3.0)) == 2.0
+    np.testing.assert_allclose(didax.vmap(didax.grad(ours))(jnp.ones(3), jnp.arange(3.0)),
+                               np.arange(3.0))
+
+
+def test_custom_vjp_symbolic_zeros_sees_perturbed_inputs():
+    perturbed = []
+
+    @didax.custom_vjp
+    def f(x, y):
+        return x * y
+
+    def fwd(x, y):
+        assert isinstance(x, CustomVJPPrimal)
+        perturbed.append((x.perturbed, y.perturbed))
+        return x.value * y.value, (x.value, y.value)
+
+    def bwd(res, ct):
+        x, y = res
+        return ct * y, SymbolicZero.from_primal_value(y)
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    assert float(didax.grad(f)(2.0, 3.0)) == 3.0
+    assert perturbed == [(True, False)]
+    assert float(didax.grad(f, argnums=1)(2.0, 3.0)) == 0.0  # bwd said zero
+
+
+# -- small names libraries read ------------------------------------------------------------
+
+def test_small_names_libraries_use():
+    with didax.numpy_dtype_promotion("standard"):
+        assert (jnp.ones(2, jnp.int32) + 1.5).dtype == jjnp.float32
+    with pytest.raises(NotImplementedError, match="strict"):
+        with didax.numpy_dtype_promotion("strict"):
+            pass
+    with pytest.raises(ValueError, match="standard"):
+        with didax.numpy_dtype_promotion("loose"):
+            pass
+    for like in (jnp.zeros_like, jnp.ones_like):
+        spec = didax.ShapeDtypeStruct((2, 3), np.int32)
+        ref = getattr(jjnp, like.__name__)(jax.ShapeDtypeStruct((2, 3), np.int32))
+        out = like(spec)
+        assert out.shape == ref.shape and out.dtype == ref.dtype
+        np.testing.assert_array_equal(out, ref)
+    assert didax.typeof(jnp.ones(2)).sharding is None
+    assert didax.__version_info__ == tuple(int(v) for v in jax.__version__.split(".")[:3])
+    from didax._src import traceback_util
+    frame = sys._getframe()
+    assert traceback_util.include_frame(frame)  # a test is user code; didax's files are not
+    traceback_util.register_exclusion(os.path.dirname(__file__))
+    try:
+        assert not traceback_util.include_frame(frame)
+    finally:
+        traceback_util.excluded_paths.pop()
+    assert didax.core.mapped_aval(3, 1, didax.core.ShapedArray((2, 3), np.float32)).shape == (2,)
+    assert didax.core.unmapped_aval(3, 0, didax.core.ShapedArray((2,), np.float32)).shape == \
+        (3, 2)

@@ -1,0 +1,96 @@
+"""optax, chex and equinox run unchanged on didax (`didax.install_as_jax()`): each script
+runs in its own subprocess under real JAX and under didax (the aliasing stays out of this
+process, which imports the real JAX), and the numbers agree to float32 tolerance."""
+import importlib.util
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import didax
+import didax.numpy
+
+HERE = pathlib.Path(__file__).parent
+ROOT = HERE.parents[1]
+
+
+def _missing(names):
+    """Of the didax names a library needs, those this build lacks."""
+    have = {
+        "didax.sharding": importlib.util.find_spec("didax.sharding") is not None,
+        "didax.Device": hasattr(didax, "Device"),
+        "didax.pmap": hasattr(didax, "pmap"),
+        "didax.numpy.bfloat16": hasattr(didax.numpy, "bfloat16"),
+    }
+    return [n for n in names if not have[n]]
+
+
+# names each library touches beyond what this module's tests cover (provided elsewhere in
+# didax: devices and shardings, the ml_dtypes types)
+NEEDS = {
+    "optax": ["didax.sharding"],
+    "chex": ["didax.Device", "didax.pmap", "didax.numpy.bfloat16"],
+    "equinox": ["didax.Device", "didax.pmap", "didax.sharding"],
+}
+
+
+def _run(script, *flags):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, str(HERE / script), *flags], capture_output=True,
+                          text=True, env=env, timeout=120, cwd=str(ROOT))
+    if proc.returncode != 0:
+        raise AssertionError(f"{script} {' '.join(flags)} failed:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout)
+
+
+def _both(library, script):
+    pytest.importorskip(library)
+    missing = _missing(NEEDS[library])
+    if missing:
+        pytest.skip(f"{library} needs {', '.join(missing)}, not in this build of didax")
+    return _run(script, "--didax"), _run(script)
+
+
+def test_optax_trains_an_mlp_as_on_jax():
+    ours, ref = _both("optax", "optax_mlp.py")
+    assert set(ours) == set(ref)
+    assert {"sgd", "adam", "adamw", "rmsprop", "adam_cosine_clipped", "extra_lbfgs",
+            "extra_multi_steps", "extra_noisy_sgd"} <= set(ref)
+    for name in ref:
+        assert ref[name]["losses"][-1] < ref[name]["losses"][0], name
+        np.testing.assert_allclose(ours[name]["losses"], ref[name]["losses"], rtol=1e-5,
+                                   atol=1e-5, err_msg=name)
+        for k in ref[name]["params"]:
+            np.testing.assert_allclose(ours[name]["params"][k], ref[name]["params"][k],
+                                       rtol=1e-5, atol=1e-5, err_msg=f"{name} {k}")
+
+
+def test_chex_assertions_and_dataclass_as_on_jax():
+    ours, ref = _both("chex", "chex_checks.py")
+    for key in ("grad_type", "batched_w_shape", "replace", "leaves", "failures"):
+        assert ours[key] == ref[key], key
+    assert all(exc == "AssertionError" for _, exc in ours["failures"])
+    for k in ("w", "b"):
+        np.testing.assert_allclose(ours["grad"][k], ref["grad"][k], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours["per_example"], ref["per_example"], rtol=1e-5, atol=1e-6)
+
+
+def test_equinox_mlp_trains_as_on_jax():
+    ours, ref = _both("equinox", "equinox_mlp.py")
+    assert ours["n_params"] == ref["n_params"] == 6
+    # same key, same bits: the initial network is JAX's
+    np.testing.assert_allclose(ours["init_out"], ref["init_out"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours["losses"], ref["losses"], rtol=1e-5, atol=1e-6)
+    assert ref["losses"][-1] < ref["losses"][0]
+    for a, b in zip(ours["params"], ref["params"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    # Conv2d, a GRUCell under scan, LayerNorm, Dropout (keyed): the same numbers
+    for a, b in zip(ours["extras"], ref["extras"], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    assert ours["raised"] == ref["raised"] == [False, True]  # eqx.error_if under filter_jit
