@@ -37,16 +37,19 @@ def numeric(eqn) -> bool:
                for v in (*eqn.invars, *eqn.outvars))
 
 
-def native_rule(prim, *, when=_floats, kind="elementwise"):
+def native_rule(prim, *, when=_floats, kind="elementwise", counts=None):
     """Registers the decorated function as `prim`'s native rule for equations `when`
     accepts (by default: all operands and results float32 or float64). The kind says what
     the emitter asks of it: "elementwise" (a C expression of the operands' elements),
     "view" (`rule(eqn, strides)`: the result's element strides over the operand's, or
     None), "reduce" (`rule(c, eqn)`: (initial value, combining template {0} acc {1} value)),
-    "gemm" (`rule(eqn)`: a GEMM description, see emit_gemm)."""
+    "gemm" (`rule(eqn)`: a GEMM description, see emit_gemm), "control" (`rule(emitter,
+    eqn)` writes the C of a loop or branch calling its bodies compiled as C functions;
+    `counts(eqn)`: how many of its bodies' equations run natively and on the NumPy tier)."""
     def register(fn):
         fn.when = when
         fn.kind = kind
+        fn.counts = counts
         prim.def_rule("native", fn)
         return fn
     return register

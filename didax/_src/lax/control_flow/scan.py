@@ -21,6 +21,8 @@ from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, hoist_consts
 from didax._src.tree_util import tree_flatten, tree_unflatten
 from didax._src.jit.codegen import codegen_rule, tuple_text
+from didax._src.native import control
+from didax._src.native.rules import native_rule
 
 scan_p = core.primitive("scan", multiple_results=True)
 
@@ -377,6 +379,62 @@ def _scan_codegen(fb, k, eqn, outs):
     for n, t in zip(ys, y_tmp):
         fb.line(f"{n}[i] = {t}")
     fb.indent -= 1
+
+
+# --------------------------------------------------------------------------------------
+# Native rule (the native tier of jit): the loop in C over the body compiled as C; carries
+# in two buffers swapping roles, each step's ys written into its row of the stacked output.
+# `unroll` changes no value, so the loop is not unrolled (gcc sees one body call per step).
+
+
+def _scan_native_when(eqn):
+    return control.typed_for_c(eqn) and control.worth_compiling(eqn.params["jaxpr"])
+
+
+@native_rule(scan_p, kind="control", when=_scan_native_when,
+             counts=lambda eqn: control.counts_of(eqn.params["jaxpr"]))
+def _scan_native(em, eqn):
+    p = eqn.params
+    nc, nk, length, reverse = p["num_consts"], p["num_carry"], p["length"], p["reverse"]
+    fn = em.function(p["jaxpr"])
+    keep = em.keep_range(fn.n_keep)
+    ops = [em.operand(a) for a in eqn.invars]
+    consts, init, xs = _split(ops, nc, nk)
+    x_avals = [a.aval for a in eqn.invars[nc + nk:]]
+    y_vars = eqn.outvars[nk:]
+    failed = em.fresh("failed")
+    em.line(f"int {failed} = 0;")
+    for x, a in zip(xs, x_avals):  # stacked inputs, C-contiguous
+        _, typenum, shape = em.ctype(a)
+        em.line(f"if (as_carray(&{x}, {typenum}, {a.ndim}, {shape}) < 0) goto done;")
+    ys = []
+    for v in y_vars:
+        em.new_array(em.slot(v), v.aval, var=v)
+        ys.append(em.result(v))
+    carries = control.Carries(em, [v.aval for v in eqn.outvars[:nk]], init, failed)
+    xw, yw = em.fresh("xw"), em.fresh("yw")
+    em.line(f"PyObject *{xw}[{max(len(xs), 1)}] = {{NULL}}, *{yw}[{max(len(ys), 1)}] = {{NULL}};")
+    step = em.fresh("step")
+    em.line(f"for (npy_intp {step} = 0; !{failed} && {step} < {length}; {step}++) {{")
+    at = f"{length - 1} - {step}" if reverse else step
+    stacked = [(xw, n, x, a) for n, (x, a) in enumerate(zip(xs, x_avals))]
+    stacked += [(yw, n, y, v.aval) for n, (y, v) in enumerate(zip(ys, y_vars))]
+    for w, n, arr, a in stacked:  # this step's slices
+        row = ShapedArray(a.shape[1:], a.dtype)
+        _, typenum, shape = em.ctype(row)
+        em.line(f"    if (window(&{w}[{n}], {arr}, (char *)PyArray_DATA((PyArrayObject *)"
+                f"{arr}) + ({at}) * {control.slice_bytes(row)}, {row.ndim}, {shape}, "
+                f"{typenum}) < 0) {{ {failed} = 1; break; }}")
+    carries.make_writable()
+    io = (consts + carries.reading() + [f"{xw}[{n}]" for n in range(len(xs))]
+          + carries.writing() + [f"{yw}[{n}]" for n in range(len(ys))])
+    control.call(em, fn, io, keep, failed)
+    carries.swap()
+    em.line("}")
+    carries.finish([em.result(v) for v in eqn.outvars[:nk]])
+    em.line(f"for (int k = 0; k < {max(len(xs), 1)}; k++) Py_XDECREF({xw}[k]);")
+    em.line(f"for (int k = 0; k < {max(len(ys), 1)}; k++) Py_XDECREF({yw}[k]);")
+    em.line(f"if ({failed}) goto done;")
 
 
 # --------------------------------------------------------------------------------------
