@@ -217,13 +217,10 @@ class _Emitter:
         n_native = sum(len(s.eqns) for s in segs if s.kind not in ("py", "control"))
         n_native += len(self.alias)
         n_python = sum(len(s.eqns) for s in segs if s.kind == "py")
-        for s in segs:
-            if s.kind == "control":
-                n, p = s.eqns[0].primitive.rules["native"].counts(s.eqns[0])
-                n_native, n_python = n_native + n, n_python + p
-        if not n_native and self.fname is None:
+        n_control = sum(1 for s in segs if s.kind == "control")
+        if not n_native + n_control and self.fname is None:
             return None
-        self.m.counts[0] += n_native
+        self.m.counts[0] += n_native  # (bodies count their own)
         self.m.counts[1] += n_python
         j = self.jaxpr
         # Where each variable (a view: its base) is read: segments' indices, len(segs) for
