@@ -173,7 +173,9 @@ class _Emitter:
                 x = eqn.invars[0]
                 base, st = self.alias.get(x, (x, contiguous(x.aval.shape)))
                 new = eqn.primitive.rules["native"](eqn, st)
-                if new is not None:
+                open_py = segs and segs[-1].kind == "py" and where.get(base) is segs[-1]
+                if new is not None and not open_py:  # (a view of a value the open NumPy-tier
+                    # segment computes is computed there too)
                     self.alias[out] = (base, tuple(new))
                     continue
                 kind = None
