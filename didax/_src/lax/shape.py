@@ -23,7 +23,7 @@ from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import select_n, sub
-from didax._src.native.rules import native_rule
+from didax._src.native.rules import ViewAt, native_rule
 from didax._src.typecheck import as_dtype, canonical_axes, check_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
@@ -725,6 +725,16 @@ def _broadcast_in_dim_native(eqn, strides):
     for i, d in enumerate(eqn.params["broadcast_dimensions"]):
         out[d] = strides[i] if shape[i] != 1 else 0
     return out
+
+
+@native_rule(slice_p, kind="view", when=_any_dtype)
+def _slice_native(eqn, strides):
+    """A strided read starting at the slice's first element (the gates of a recurrent
+    cell are slices of one product)."""
+    p = eqn.params
+    steps = p["strides"] or (1,) * len(strides)
+    return ViewAt([s * k for s, k in zip(strides, steps)],
+                  sum(lo * s for lo, s in zip(p["start_indices"], strides)))
 
 
 @native_rule(transpose_p, kind="view", when=_any_dtype)

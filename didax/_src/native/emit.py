@@ -23,7 +23,7 @@ from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal
 from didax._src.jit.compiler import compile_jaxpr
 from didax._src.jit.passes import optimize
 from didax._src.native.loops import Reduction, contiguous, loop_nest, over
-from didax._src.native.rules import C_TYPENUMS, C_TYPES, CExpr, c_constant
+from didax._src.native.rules import C_TYPENUMS, C_TYPES, CExpr, ViewAt, c_constant
 from didax._src.native.toolchain import module_prelude
 
 
@@ -124,6 +124,10 @@ class Function(NamedTuple):
     n_keep: int
 
 
+def _at(pointer: str, offset: int) -> str:
+    return f"({pointer} + {offset})" if offset else pointer
+
+
 class _Seg:
     __slots__ = ("kind", "eqns", "shape", "reduced")
 
@@ -142,7 +146,7 @@ class _Emitter:
         self.fname = body
         self.slots: dict = {}       # variable -> index in v[] (values held as objects)
         self.body: list = []
-        self.alias: dict = {}       # a view's variable -> (base variable, element strides)
+        self.alias: dict = {}       # a view's variable -> (base, element strides, offset)
         self.n_slots = 0
         self.n_keep = 0             # keep[] entries: reused arrays, bodies' own keeps
         self.dest: dict = {}        # (bodies) a result variable -> its io index
@@ -171,12 +175,14 @@ class _Emitter:
             out = eqn.outvars[0] if eqn.outvars else None
             if kind == "view":
                 x = eqn.invars[0]
-                base, st = self.alias.get(x, (x, contiguous(x.aval.shape)))
+                base, st, off = self.alias.get(x, (x, contiguous(x.aval.shape), 0))
                 new = eqn.primitive.rules["native"](eqn, st)
+                if isinstance(new, ViewAt):
+                    new, off = new.strides, off + new.offset
                 open_py = segs and segs[-1].kind == "py" and where.get(base) is segs[-1]
                 if new is not None and not open_py:  # (a view of a value the open NumPy-tier
                     # segment computes is computed there too)
-                    self.alias[out] = (base, tuple(new))
+                    self.alias[out] = (base, tuple(new), off)
                     continue
                 kind = None
             if kind is None:
@@ -339,11 +345,11 @@ class _Emitter:
         order, else a copy by a loop."""
         if a in self.slots:
             return self.slots[a]
-        base, st = self.alias[a]
+        base, st, off = self.alias[a]
         shape, s = a.aval.shape, self.slot(a)
         b = self.body
         keep = [d for d in range(len(shape)) if shape[d] != 1]
-        in_order = (math.prod(shape) == math.prod(base.aval.shape) and
+        in_order = (off == 0 and math.prod(shape) == math.prod(base.aval.shape) and
                     [st[d] for d in keep] == [contiguous(shape)[d] for d in keep])
         b.append("    {  /* a view */")
         self.as_array(base)
@@ -355,7 +361,8 @@ class _Emitter:
         else:
             ctype = C_TYPES[a.aval.dtype]
             self.new_array(s, a.aval)
-            loop_nest(b, shape, [(ctype, f"p{self.slots[base]}", over(shape, shape, st))],
+            loop_nest(b, shape, [(ctype, _at(f"p{self.slots[base]}", off),
+                                  over(shape, shape, st))],
                       lambda fresh, names: None, [(f"q{s}", lambda: "t0")], [])
         b.append("    }")
         return s
@@ -497,11 +504,11 @@ class _Emitter:
         b.append(f"    {{  /* native loop over {shape}: {len(eqns)} equations */")
         reads, done = [], set()
         for a in ins:
-            base, st = self.alias.get(a, (a, contiguous(a.aval.shape)))
+            base, st, off = self.alias.get(a, (a, contiguous(a.aval.shape), 0))
             if base not in done:
                 done.add(base)
                 self.as_array(base)
-            reads.append((C_TYPES[a.aval.dtype], f"p{self.slots[base]}",
+            reads.append((C_TYPES[a.aval.dtype], _at(f"p{self.slots[base]}", off),
                           over(shape, a.aval.shape, st)))
         for v in outs:
             self.new_array(self.slot(v), v.aval, var=v)

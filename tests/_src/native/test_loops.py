@@ -18,6 +18,7 @@ from .conftest import Tiers, assert_native, assert_same, executable, have_compil
 from ...jax_testing import both_x64
 
 CONTROL = {"scan", "while", "cond"}
+VIEWS = {"slice"}  # views added with the loops (a cell's gates are slices of one product)
 LIBM_ULP = 64  # libm in C and in NumPy, each within a few ulps, compounded over iterations
 
 
@@ -374,3 +375,40 @@ def test_results_are_fresh_arrays_each_call():
     jf(c0 * 5, xs * 2)
     for a, b in zip(first, copies):
         np.testing.assert_array_equal(a, b)
+
+
+def test_slices_are_strided_reads():
+    """Slices (strided, offset, of views of slices) read their operand in place inside
+    native loops, and become arrays where a product or a result needs one."""
+    def f(x, w):
+        a = lax.slice(x, (1, 2), (5, 10), (1, 3))          # (4, 3), strided and offset
+        b = lax.slice(x.T, (3, 0), (9, 4))                  # a slice of a transpose
+        c = lax.slice(b[:, ::-1].reshape(24), (5,), (20,), (2,))  # of a (copied) reverse
+        gates = x @ w
+        i, g = lax.logistic(gates[:, :4]), jnp.tanh(gates[:, 4:])
+        return a * 2.0 + 1.0, b - 1.0, c, i * g, lax.slice(x, (2, 0), (4, 10)), gates[1:3] @ w.T
+
+    x = np.arange(60, dtype=np.float32).reshape(6, 10) / 7 - 3
+    w = np.linspace(-1, 1, 80, dtype=np.float32).reshape(10, 8)
+    tiers = Tiers(f)
+    native, numpy_, eager = tiers(x, w)
+    for n, m, e in zip(native[:3], numpy_[:3], eager[:3]):
+        assert_same(m, e)
+        assert_same(n, m)
+    for n, m in zip(native[3:], numpy_[3:]):
+        np.testing.assert_allclose(n, m, rtol=2e-6, atol=2e-6)
+    assert_native(tiers.native, x, w)
+
+
+def test_view_of_a_value_its_numpy_tier_segment_computes():
+    """A view between two equations without native rules stays with them (regression: it
+    was made an array before the segment computing its operand ran)."""
+    def f(x):
+        y = lax.sort(x, dimension=1)
+        return lax.sort(y.reshape(12)[::-1], dimension=0) * 2.0
+
+    tiers = Tiers(f)
+    x = np.array([[3.0, 1.0, 2.0, 0.5], [9.0, -1.0, 4.0, 4.5], [0.0, 7.0, -3.0, 1.5]],
+                 np.float32)
+    _same(tiers(x))
+    assert_native(tiers.native, x)
