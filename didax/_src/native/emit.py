@@ -43,8 +43,8 @@ def native_kind(eqn):
     rule = eqn.primitive.rules.get("native")
     if rule is None:
         return None
-    if rule.kind == "control":
-        return "control" if rule.when(eqn) else None
+    if rule.kind == "block":
+        return "block" if rule.when(eqn) else None
     if eqn.primitive.multiple_results or len(eqn.outvars) != 1:
         return None
     out = eqn.outvars[0].aval
@@ -78,7 +78,7 @@ def native_counts(closed: ClosedJaxpr) -> tuple:
     native = python = 0
     for eqn in closed.jaxpr.eqns:
         kind = native_kind(eqn)
-        if kind == "control":
+        if kind == "block":
             n, p = eqn.primitive.rules["native"].counts(eqn)
             native, python = native + n, python + p
         elif kind is None:
@@ -191,7 +191,7 @@ class _Emitter:
                 else:
                     segs.append(_Seg("py", eqn))
                 open_loop = None
-            elif kind in ("gemm", "control"):
+            elif kind in ("gemm", "block"):
                 segs.append(_Seg(kind, eqn))
                 open_loop = None
             else:
@@ -222,13 +222,13 @@ class _Emitter:
 
     def emit(self) -> Plan | None:
         segs = self.segments()
-        n_native = sum(len(s.eqns) for s in segs if s.kind not in ("py", "control"))
+        n_native = sum(len(s.eqns) for s in segs if s.kind not in ("py", "block"))
         n_native += len(self.alias)
         n_python = sum(len(s.eqns) for s in segs if s.kind == "py")
-        n_control = sum(1 for s in segs if s.kind == "control")
-        if not n_native + n_control and self.fname is None:
+        n_block = sum(1 for s in segs if s.kind == "block")
+        if not n_native + n_block and self.fname is None:
             return None
-        self.m.counts[0] += n_native  # (bodies count their own)
+        self.m.counts[0] += n_native + n_block  # (control-flow bodies count their own)
         self.m.counts[1] += n_python
         j = self.jaxpr
         # Where each variable (a view: its base) is read: segments' indices, len(segs) for
@@ -262,8 +262,8 @@ class _Emitter:
                 temps = self.materialize_all(seg.eqns)
                 if seg.kind == "gemm":
                     self.gemm_segment(i, seg.eqns[0])
-                elif seg.kind == "control":
-                    self.control_segment(i, seg.eqns[0])
+                elif seg.kind == "block":
+                    self.block_segment(i, seg.eqns[0])
                 else:
                     self.python_segment(i, seg.eqns)
                 for a in temps:
@@ -437,9 +437,9 @@ class _Emitter:
 
     # control flow -----------------------------------------------------------------------
 
-    def control_segment(self, i: int, eqn):
-        """A control-flow equation by its primitive's rule (which writes the C of the loop
-        or branch with this emitter's helpers below); results nobody reads are dropped."""
+    def block_segment(self, i: int, eqn):
+        """An equation whose rule writes its C itself (control flow: the loop or branch)
+        with this emitter's helpers below; results nobody reads are dropped."""
         self.body.append(f"    {{  /* {eqn.primitive.name}, native */")
         eqn.primitive.rules["native"](self, eqn)
         self.body.append("    }")

@@ -51,9 +51,10 @@ def native_rule(prim, *, when=_floats, kind="elementwise", counts=None):
     the emitter asks of it: "elementwise" (a C expression of the operands' elements),
     "view" (`rule(eqn, strides)`: the result's element strides over the operand's, a
     ViewAt if it starts elsewhere than the operand's first element, or None), "reduce" (`rule(c, eqn)`: (initial value, combining template {0} acc {1} value)),
-    "gemm" (`rule(eqn)`: a GEMM description, see emit_gemm), "control" (`rule(emitter,
-    eqn)` writes the C of a loop or branch calling its bodies compiled as C functions;
-    `counts(eqn)`: how many of its bodies' equations run natively and on the NumPy tier)."""
+    "gemm" (`rule(eqn)`: a GEMM description, see emit_gemm), "block" (`rule(emitter,
+    eqn)` writes the C of the whole equation with the emitter's helpers: a loop or branch
+    calling its bodies compiled as C functions, a pad; `counts(eqn)`: how many equations,
+    its bodies' included, run natively and on the NumPy tier)."""
     def register(fn):
         fn.when = when
         fn.kind = kind

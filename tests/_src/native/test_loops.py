@@ -18,7 +18,8 @@ from .conftest import Tiers, assert_native, assert_same, executable, have_compil
 from ...jax_testing import both_x64
 
 CONTROL = {"scan", "while", "cond"}
-VIEWS = {"slice"}  # views added with the loops (a cell's gates are slices of one product)
+# added with the loops: a cell's gates are slices of one product, their gradients pads
+LAYOUT = {"slice", "pad"}
 LIBM_ULP = 64  # libm in C and in NumPy, each within a few ulps, compounded over iterations
 
 
@@ -412,3 +413,27 @@ def test_view_of_a_value_its_numpy_tier_segment_computes():
                  np.float32)
     _same(tiers(x))
     assert_native(tiers.native, x)
+
+
+def test_outer_product_through_blas():
+    """No contracting dimension: a gemm with K = 1 (a loss's read-out gradient)."""
+    f = lambda a, b: lax.dot_general(a, b, (((), ()), ((), ()))) * 3.0  # noqa: E731
+    a = np.linspace(-2, 2, 12, dtype=np.float32).reshape(4, 3)
+    b = np.linspace(1, 3, 5, dtype=np.float32)
+    native, numpy_, _ = Tiers(f)(a, b)
+    np.testing.assert_allclose(native, numpy_, rtol=1e-6)
+    np.testing.assert_allclose(native, np.multiply.outer(a, b) * 3.0, rtol=1e-6)
+
+
+def test_pads():
+    def f(x, v):
+        return (lax.pad(x, np.float32(0), [(1, 2, 0), (3, 0, 0)]),
+                lax.pad(x, v, [(0, 0, 0), (0, 4, 0)]),
+                lax.pad(x[:, 1:3], np.float32(-np.inf), [(2, 0, 0), (0, 1, 0)]) * 2.0,
+                lax.pad(x[:0], np.float32(1), [(1, 1, 0), (0, 0, 0)]),
+                lax.pad(x, np.float32(5), [(0, 0, 1), (0, 0, 0)]))  # interior: NumPy tier
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) - 5.5
+    tiers = Tiers(f)
+    _same(tiers(x, np.float32(np.nan)))
+    assert_native(tiers.native, x, np.float32(np.nan))

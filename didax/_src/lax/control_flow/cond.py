@@ -230,7 +230,7 @@ def _cond_native_when(eqn):
             and control.worth_compiling(*eqn.params["branches"]))
 
 
-@native_rule(cond_p, kind="control", when=_cond_native_when,
+@native_rule(cond_p, kind="block", when=_cond_native_when,
              counts=lambda eqn: control.counts_of(*eqn.params["branches"]))
 def _cond_native(em, eqn):
     branches = eqn.params["branches"]

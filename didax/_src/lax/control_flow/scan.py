@@ -497,7 +497,7 @@ def _scan_native_when(eqn):
     return control.typed_for_c(eqn) and control.worth_compiling(eqn.params["jaxpr"])
 
 
-@native_rule(scan_p, kind="control", when=_scan_native_when,
+@native_rule(scan_p, kind="block", when=_scan_native_when,
              counts=lambda eqn: control.counts_of(eqn.params["jaxpr"]))
 def _scan_native(em, eqn):
     p = eqn.params

@@ -252,7 +252,7 @@ def _while_native_when(eqn):
                                                                 p["body_jaxpr"])
 
 
-@native_rule(while_p, kind="control", when=_while_native_when,
+@native_rule(while_p, kind="block", when=_while_native_when,
              counts=lambda eqn: control.counts_of(eqn.params["cond_jaxpr"],
                                                   eqn.params["body_jaxpr"]))
 def _while_native(em, eqn):
