@@ -56,12 +56,13 @@ def loops_on_numpy_tier():
     before it compiled loops): functions built inside run their loops on the NumPy tier."""
     from didax._src import core
 
-    saved = {n: core.all_primitives[n].rules.pop("native") for n in CONTROL_FLOW}
+    saved = {n: core.all_primitives[n].rules.pop("native", None) for n in CONTROL_FLOW}
     try:
         yield
     finally:
         for n, rule in saved.items():
-            core.all_primitives[n].rules["native"] = rule
+            if rule is not None:
+                core.all_primitives[n].rules["native"] = rule
 
 
 def cases(label, didax_loss, jax_loss, args):
