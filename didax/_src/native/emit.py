@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from didax._src import core
-from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, derived
 from didax._src.jit.compiler import compile_jaxpr
 from didax._src.jit.passes import optimize
 from didax._src.native.loops import Reduction, contiguous, loop_nest, over
@@ -74,7 +74,12 @@ def plan(closed: ClosedJaxpr, vector_math: bool) -> Plan | None:
 
 def native_counts(closed: ClosedJaxpr) -> tuple:
     """(equations that would run natively, equations on the NumPy tier) in `closed`, control
-    flow counted through its bodies: what a control-flow rule weighs before compiling."""
+    flow counted through its bodies: what a control-flow rule weighs before compiling
+    (kept per jaxpr: nested loops would otherwise count inner bodies once per level)."""
+    return derived(closed, "native counts", lambda: _count(closed))
+
+
+def _count(closed: ClosedJaxpr) -> tuple:
     native = python = 0
     for eqn in closed.jaxpr.eqns:
         kind = native_kind(eqn)
