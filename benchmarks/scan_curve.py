@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -85,12 +87,36 @@ def cases(label, didax_loss, jax_loss, args):
     return out
 
 
+def cpu_interleaved(cases_, rounds, target_seconds=0.05):
+    """Median CPU seconds per call of each case, round-robin (as harness.time_interleaved,
+    with the process's CPU time as the clock, and the order rotated each round: the case
+    after another's large working set starts with a cold cache)."""
+    counts = {}
+    for key, fn in cases_.items():
+        start = time.process_time()
+        fn()
+        counts[key] = max(1, int(target_seconds / max(time.process_time() - start, 1e-6)))
+    samples = {k: [] for k in cases_}
+    keys = list(cases_)
+    for r in range(rounds):  # each round starts one case later: none always runs first
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            fn = cases_[key]
+            start = time.process_time()
+            for _ in range(counts[key]):
+                fn()
+            samples[key].append((time.process_time() - start) / counts[key])
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--steps", type=int, nargs="*", default=[10, 100, 1000, 10000])
     parser.add_argument("--no-w6", action="store_true")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time by process CPU time (time.process_time) instead of wall "
+                             "time: steadier on a machine other jobs load")
     args = parser.parse_args()
     import didax.numpy as dnp
     import jax.numpy as jnp
@@ -107,7 +133,8 @@ def main():
         params, xs, ys = w6._data()
         all_cases.update(cases(w6.LABEL, w6._loss(dnp, dlax), w6._loss(jnp, jlax),
                                (params, xs, ys)))
-    medians = harness.time_interleaved(all_cases, rounds=args.rounds, warm=True)
+    medians = (cpu_interleaved(all_cases, args.rounds) if args.cpu else
+               harness.time_interleaved(all_cases, rounds=args.rounds, warm=True))
     labels = list(dict.fromkeys(k[0] for k in all_cases))
     print("| workload | native loops | NumPy-tier loops | JAX | native / JAX | "
           "NumPy-tier / JAX |")

@@ -156,6 +156,7 @@ class _Emitter:
         self.n_keep = 0             # keep[] entries: reused arrays, bodies' own keeps
         self.dest: dict = {}        # (bodies) a result variable -> its io index
         self.direct: set = set()    # (bodies) results computed in their io array
+        self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
 
     @property
     def functions(self):
@@ -383,15 +384,17 @@ class _Emitter:
 
     def new_array(self, s, aval, zero=False, var=None):
         """Declares q<s>, the data of a new array of `aval` in slot `s`: in a body, the io
-        array `var` is written into if it is a result, else an array of keep[] reused from
-        the previous call when nothing else holds it."""
+        array `var` is written into if it is a result; else (and for values of `run` that
+        are not its results) an array of keep[] reused from the previous call when nothing
+        else holds it (no page faults for large intermediates, such as stacked residuals,
+        on every call); results of `run` are new arrays."""
         ctype, typenum = C_TYPES[aval.dtype], C_TYPENUMS[aval.dtype]
         shape = self.shape_array(aval.shape)
         b = self.body
         if var is not None and var in self.dest and var not in self.direct:
             self.direct.add(var)
             b.append(f"        v[{s}] = io[{self.dest[var]}]; Py_INCREF(v[{s}]);")
-        elif self.fname is not None:
+        elif self.fname is not None or (var is not None and var not in self.results):
             b.append(f"        v[{s}] = scratch(&keep[{self.n_keep}], {aval.ndim}, {shape}, "
                      f"{typenum});")
             self.n_keep += 1
@@ -589,17 +592,25 @@ class _Emitter:
             "    PyObject *segments = PyTuple_GET_ITEM(state, 0);",
             "    PyObject *consts = PyTuple_GET_ITEM(state, 1);",
             f"    PyObject *v[{n_slots}] = {{NULL}};",
-            f"    PyObject *keep[{n_keep}] = {{NULL}};",
+            "    /* Arrays reused from call to call (kept, unless a call is already using",
+            "       them: a NumPy-tier segment may let another thread in). */",
+            f"    static PyObject *kept[{n_keep}];",
+            "    static int kept_busy;",
+            f"    PyObject *own[{n_keep}] = {{NULL}};",
+            "    int mine = !kept_busy;",
+            "    PyObject **keep = mine ? kept : own;",
+            "    kept_busy = 1;",
             "    PyObject *result = NULL;",
             f"    if (nargs != {n_in}) {{",
             f'        PyErr_Format(PyExc_TypeError, "expected {n_in} arguments, got %zd", '
             "nargs);",
-            "        return NULL;",
+            "        goto done;",
             "    }",
             *self.body,
             "done:",
             f"    for (int k = 0; k < {n_slots}; k++) Py_XDECREF(v[k]);",
-            f"    for (int k = 0; k < {n_keep}; k++) Py_XDECREF(keep[k]);",
+            "    if (mine) kept_busy = 0;",
+            f"    else for (int k = 0; k < {n_keep}; k++) Py_XDECREF(own[k]);",
             "    return result;",
             "}",
             "",

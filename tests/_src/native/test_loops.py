@@ -378,6 +378,26 @@ def test_results_are_fresh_arrays_each_call():
         np.testing.assert_array_equal(a, b)
 
 
+def test_intermediates_reused_across_calls():
+    """Stacked intermediates (not results) are kept from call to call; each call still
+    computes its own values, and a value a callback holds on to is never overwritten."""
+    held = []
+
+    def f(c0, xs):
+        c, ys = lax.scan(lambda c, x: (c * 0.5 + x, c * x), c0, xs)
+        didax.debug.callback(held.append, ys)
+        return c, (ys * ys).sum(0)
+
+    tiers = Tiers(f)
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    outs = [tiers(np.full(3, k, np.float32), xs * k) for k in (1.0, 2.0, 3.0)]
+    for out in outs:
+        _same(out)
+    # three calls on each tier: native, NumPy tier, eager (held: the native tier's first)
+    first = np.asarray(held[0])
+    np.testing.assert_array_equal(first, np.asarray(held[1]))
+
+
 def test_slices_are_strided_reads():
     """Slices (strided, offset, of views of slices) read their operand in place inside
     native loops, and become arrays where a product or a result needs one."""
