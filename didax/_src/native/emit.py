@@ -157,6 +157,7 @@ class _Emitter:
         self.dest: dict = {}        # (bodies) a result variable -> its io index
         self.direct: set = set()    # (bodies) results computed in their io array
         self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
+        self.n_names = 0            # C identifiers made by fresh()
 
     @property
     def functions(self):
@@ -391,6 +392,7 @@ class _Emitter:
         ctype, typenum = C_TYPES[aval.dtype], C_TYPENUMS[aval.dtype]
         shape = self.shape_array(aval.shape)
         b = self.body
+        reused = True  # an io array or keep[]'s (to be zeroed here if asked)
         if var is not None and var in self.dest and var not in self.direct:
             self.direct.add(var)
             b.append(f"        v[{s}] = io[{self.dest[var]}]; Py_INCREF(v[{s}]);")
@@ -399,13 +401,14 @@ class _Emitter:
                      f"{typenum});")
             self.n_keep += 1
         elif zero:
+            reused = False
             b.append(f"        v[{s}] = PyArray_ZEROS({aval.ndim}, {shape}, {typenum}, 0);")
         else:
             b.append(f"        v[{s}] = PyArray_SimpleNew({aval.ndim}, {shape}, {typenum});")
         b.append(f"        if (v[{s}] == NULL) goto done;")
         b.append(f"        {ctype} *restrict q{s} = ({ctype} *)"
                  f"PyArray_DATA((PyArrayObject *)v[{s}]);")
-        if zero and (self.fname is not None or var in self.direct) and math.prod(aval.shape):
+        if zero and reused and math.prod(aval.shape):
             b.append(f"        memset(q{s}, 0, {math.prod(aval.shape) * aval.dtype.itemsize});")
 
     # Python segments --------------------------------------------------------------------
@@ -489,8 +492,8 @@ class _Emitter:
 
     def fresh(self, hint: str) -> str:
         """A C identifier unique in this function."""
-        self._fresh = getattr(self, "_fresh", 0) + 1
-        return f"{hint}{self._fresh}"
+        self.n_names += 1
+        return f"{hint}{self.n_names}"
 
     def ctype(self, aval) -> tuple:
         """(C type, NumPy type number macro, shape array name) of `aval`."""
