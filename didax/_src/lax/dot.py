@@ -544,25 +544,35 @@ class Gemm(NamedTuple):
 
 
 def _gemm(eqn):
-    """The gemm computing `eqn` row-major, or None: leading batch dimensions on both sides,
-    one contracting dimension and at most one free dimension each, in one float dtype."""
+    """The gemm computing `eqn` row-major, or None: leading batch dimensions on both sides;
+    after them each side's contracting dimensions are one consecutive block (paired in
+    order), before or after its free dimensions (a block too: their product is M or N;
+    no contracting dimension is K = 1); one float dtype."""
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     lhs, rhs = (a.aval for a in eqn.invars)
     pet = eqn.params.get("preferred_element_type")
-    if (lhs.dtype != rhs.dtype or lhs.dtype not in FLOATS or len(lc) != 1
+    if (lhs.dtype != rhs.dtype or lhs.dtype not in FLOATS
             or (pet is not None and np.dtype(pet) != lhs.dtype)):
         return None
     nb = len(lb)
     if tuple(lb) != tuple(range(nb)) or tuple(rb) != tuple(range(nb)):
         return None
-    lrest, rrest = lhs.ndim - nb, rhs.ndim - nb
-    if lrest not in (1, 2) or rrest not in (1, 2):
-        return None
-    K = lhs.shape[lc[0]]
-    trans_a = lrest == 2 and lc[0] == nb
-    trans_b = rrest == 2 and rc[0] == nb + 1
-    M = lhs.shape[nb + trans_a] if lrest == 2 else 1
-    N = rhs.shape[nb + (not trans_b)] if rrest == 2 else 1
+    sides = []
+    for aval, c in ((lhs, lc), (rhs, rc)):
+        c, rest = tuple(c), aval.ndim - nb
+        if c and c != tuple(range(c[0], c[0] + len(c))):
+            return None
+        if c and c[0] not in (nb, aval.ndim - len(c)):
+            return None
+        contract_first = bool(c) and c[0] == nb and len(c) < rest
+        free = [d for d in range(nb, aval.ndim) if d not in c]
+        sides.append((contract_first, math.prod(aval.shape[d] for d in free)))
+    K = math.prod(lhs.shape[d] for d in lc)
+    (trans_a, M), (rhs_contract_first, N) = sides
+    trans_b = not rhs_contract_first and len(rc) > 0 and N > 1
+    if not rc or N == 1:
+        trans_b = False  # a K x 1 or 1 x N operand reads the same either way
+    trans_a = trans_a and M > 1
     lda = max(1, M if trans_a else K)
     ldb = max(1, K if trans_b else N)
     return Gemm(math.prod(lhs.shape[:nb]), M, N, K, trans_a, trans_b, lda, ldb)

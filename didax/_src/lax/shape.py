@@ -23,7 +23,7 @@ from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import select_n, sub
-from didax._src.native.rules import native_rule
+from didax._src.native.rules import C_TYPES, ViewAt, c_constant, native_rule
 from didax._src.typecheck import as_dtype, canonical_axes, check_shape, static_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
@@ -361,6 +361,47 @@ def _zero_pad_region(eqn):
 
 
 pad_p.zero_pad_region = _zero_pad_region
+
+
+def _pad_native_when(eqn):
+    return _pad_simple(eqn) and eqn.outvars[0].aval.dtype in C_TYPES
+
+
+@native_rule(pad_p, kind="block", when=_pad_native_when, counts=lambda eqn: (1, 0))
+def _pad_native(em, eqn):
+    """The result filled with the padding value, then the operand's rows copied in (the
+    transpose of a slice: a gate's gradient placed in the gradient of all gates)."""
+    x, value = eqn.invars
+    out = eqn.outvars[0]
+    ctype = C_TYPES[out.aval.dtype]
+    em.operand(x)
+    em.as_array(x)
+    if type(value) is Literal:
+        fill = c_constant(value.val, value.aval.dtype)
+    else:
+        em.operand(value)
+        em.as_array(value)
+        fill = f"p{em.slots[value]}[0]"
+    s = em.slot(out)
+    em.new_array(s, out.aval, var=out)
+    size = math.prod(out.aval.shape)
+    em.line(f"for (npy_intp k = 0; k < {size}; k++) q{s}[k] = {fill};")
+    shape, oshape = x.aval.shape, out.aval.shape
+    if not math.prod(shape):
+        return
+    lows = [lo for lo, _, _ in eqn.params["padding_config"]]
+    ostrides = [math.prod(oshape[d + 1:]) for d in range(len(oshape))]
+    start = sum(lo * st for lo, st in zip(lows, ostrides))
+    rank = len(shape)
+    if rank == 0:
+        em.line(f"q{s}[0] = p{em.slots[x]}[0];")
+        return
+    index = " + ".join([str(start)] + [f"i{d} * {ostrides[d]}" for d in range(rank - 1)])
+    src = " + ".join(["0"] + [f"i{d} * {math.prod(shape[d + 1:])}" for d in range(rank - 1)])
+    for d in range(rank - 1):
+        em.line(f"{'    ' * d}for (npy_intp i{d} = 0; i{d} < {shape[d]}; i{d}++)")
+    em.line(f"{'    ' * (rank - 1)}memcpy(q{s} + {index}, p{em.slots[x]} + {src}, "
+            f"{shape[-1] * out.aval.dtype.itemsize});")
 
 
 @codegen_rule(pad_p, when=_pad_simple, fresh=True)
@@ -725,6 +766,16 @@ def _broadcast_in_dim_native(eqn, strides):
     for i, d in enumerate(eqn.params["broadcast_dimensions"]):
         out[d] = strides[i] if shape[i] != 1 else 0
     return out
+
+
+@native_rule(slice_p, kind="view", when=_any_dtype)
+def _slice_native(eqn, strides):
+    """A strided read starting at the slice's first element (the gates of a recurrent
+    cell are slices of one product)."""
+    p = eqn.params
+    steps = p["strides"] or (1,) * len(strides)
+    return ViewAt([s * k for s, k in zip(strides, steps)],
+                  sum(lo * s for lo, s in zip(p["start_indices"], strides)))
 
 
 @native_rule(transpose_p, kind="view", when=_any_dtype)

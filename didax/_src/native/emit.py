@@ -19,10 +19,11 @@ from typing import NamedTuple
 import numpy as np
 
 from didax._src import core
-from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, derived
 from didax._src.jit.compiler import compile_jaxpr
+from didax._src.jit.passes import optimize
 from didax._src.native.loops import Reduction, contiguous, loop_nest, over
-from didax._src.native.rules import C_TYPENUMS, C_TYPES, CExpr, c_constant
+from didax._src.native.rules import C_TYPENUMS, C_TYPES, CExpr, ViewAt, c_constant
 from didax._src.native.toolchain import module_prelude
 
 
@@ -40,7 +41,11 @@ def native_kind(eqn):
     rule that accepts it, dtypes C handles, and (elementwise) operands that broadcast to
     its one result."""
     rule = eqn.primitive.rules.get("native")
-    if rule is None or eqn.primitive.multiple_results or len(eqn.outvars) != 1:
+    if rule is None:
+        return None
+    if rule.kind == "block":
+        return "block" if rule.when(eqn) else None
+    if eqn.primitive.multiple_results or len(eqn.outvars) != 1:
         return None
     out = eqn.outvars[0].aval
     for a in (*eqn.invars, eqn.outvars[0]):
@@ -64,7 +69,68 @@ def native_ok(eqn) -> bool:
 def plan(closed: ClosedJaxpr, vector_math: bool) -> Plan | None:
     """The module for `closed`, or None if no equation runs natively. Its name is the
     macro DIDAX_MODULE, defined when it is built (see toolchain.build)."""
-    return _Emitter(closed, vector_math).emit()
+    return _Emitter(_Module(vector_math), closed).emit()
+
+
+def native_counts(closed: ClosedJaxpr) -> tuple:
+    """(equations that would run natively, equations on the NumPy tier) in `closed`, control
+    flow counted through its bodies: what a control-flow rule weighs before compiling
+    (kept per jaxpr: nested loops would otherwise count inner bodies once per level)."""
+    return derived(closed, "native counts", lambda: _count(closed))
+
+
+def _count(closed: ClosedJaxpr) -> tuple:
+    native = python = 0
+    for eqn in closed.jaxpr.eqns:
+        kind = native_kind(eqn)
+        if kind == "block":
+            n, p = eqn.primitive.rules["native"].counts(eqn)
+            native, python = native + n, python + p
+        elif kind is None:
+            python += 1
+        else:
+            native += 1
+    return native, python
+
+
+class _Module:
+    """What the functions of one C module share: constants, NumPy-tier segments, libm
+    functions, shape arrays, and the functions compiled for control-flow bodies."""
+
+    def __init__(self, vector_math):
+        self.vector_math = vector_math
+        self.consts: list = []
+        self.py_segments: list = []
+        self.functions: set = set()
+        self.statics: list = []     # file-scope shape arrays
+        self.shape_names: dict = {}
+        self.helpers: list = []     # C functions of bodies, each before its first caller
+        self.uses_blas = False
+        self.counts = [0, 0]        # native, NumPy-tier equations in all functions
+        self.n_bodies = 0
+
+    def shape_array(self, shape) -> str:
+        name = self.shape_names.get(shape)
+        if name is None:
+            name = self.shape_names[shape] = f"shape{len(self.shape_names)}"
+            dims = ", ".join(str(d) for d in shape) or "0"
+            self.statics.append(f"static npy_intp {name}[] = {{{dims}}};")
+        return name
+
+
+class Function(NamedTuple):
+    """A jaxpr compiled as a C function `int name(segments, consts, io, keep)`: `io` holds
+    its inputs, then arrays its results are written into (C-contiguous, of their types,
+    aliasing no input); `keep` holds `n_keep` arrays it reuses from call to call (NULL at
+    first); 0 on success, -1 with a Python exception set."""
+    name: str
+    n_in: int
+    n_out: int
+    n_keep: int
+
+
+def _at(pointer: str, offset: int) -> str:
+    return f"({pointer} + {offset})" if offset else pointer
 
 
 class _Seg:
@@ -75,20 +141,30 @@ class _Seg:
 
 
 class _Emitter:
-    def __init__(self, closed, vector_math):
+    """Writes one C function for a jaxpr: the module's `run` (`body` is None) or, for a
+    control-flow body, a `Function` (`body` is its name)."""
+
+    def __init__(self, module: _Module, closed, body: str | None = None):
+        self.m = module
         self.closed = closed
         self.jaxpr = closed.jaxpr
-        self.vector_math = vector_math
+        self.fname = body
         self.slots: dict = {}       # variable -> index in v[] (values held as objects)
-        self.consts: list = []
-        self.py_segments: list = []
-        self.functions: set = set()
-        self.statics: list = []     # file-scope shape arrays
-        self.shape_names: dict = {}
         self.body: list = []
-        self.alias: dict = {}       # a view's variable -> (base variable, element strides)
-        self.uses_blas = False
+        self.alias: dict = {}       # a view's variable -> (base, element strides, offset)
         self.n_slots = 0
+        self.n_keep = 0             # keep[] entries: reused arrays, bodies' own keeps
+        self.dest: dict = {}        # (bodies) a result variable -> its io index
+        self.direct: set = set()    # (bodies) results computed in their io array
+        self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
+        self.n_names = 0            # C identifiers made by fresh()
+
+    @property
+    def functions(self):
+        return self.m.functions
+
+    def shape_array(self, shape) -> str:
+        return self.m.shape_array(shape)
 
     # segments ---------------------------------------------------------------------------
 
@@ -96,20 +172,24 @@ class _Emitter:
         return self.alias[a][0] if a in self.alias else a
 
     def segments(self):
-        """Cuts the equations, in order, into python, loop and gemm segments; views
-        become aliases (strided reads of their base)."""
+        """Cuts the equations, in order, into python, loop, gemm and control segments;
+        views become aliases (strided reads of their base)."""
         segs: list = []
         where: dict = {}  # variable -> the segment defining it
         open_loop = None
         for eqn in self.jaxpr.eqns:
             kind = native_kind(eqn)
-            out = eqn.outvars[0]
+            out = eqn.outvars[0] if eqn.outvars else None
             if kind == "view":
                 x = eqn.invars[0]
-                base, st = self.alias.get(x, (x, contiguous(x.aval.shape)))
+                base, st, off = self.alias.get(x, (x, contiguous(x.aval.shape), 0))
                 new = eqn.primitive.rules["native"](eqn, st)
-                if new is not None:
-                    self.alias[out] = (base, tuple(new))
+                if isinstance(new, ViewAt):
+                    new, off = new.strides, off + new.offset
+                open_py = segs and segs[-1].kind == "py" and where.get(base) is segs[-1]
+                if new is not None and not open_py:  # (a view of a value the open NumPy-tier
+                    # segment computes is computed there too)
+                    self.alias[out] = (base, tuple(new), off)
                     continue
                 kind = None
             if kind is None:
@@ -118,8 +198,8 @@ class _Emitter:
                 else:
                     segs.append(_Seg("py", eqn))
                 open_loop = None
-            elif kind == "gemm":
-                segs.append(_Seg("gemm", eqn))
+            elif kind in ("gemm", "block"):
+                segs.append(_Seg(kind, eqn))
                 open_loop = None
             else:
                 shape = (out.aval.shape if kind == "elementwise"
@@ -149,10 +229,14 @@ class _Emitter:
 
     def emit(self) -> Plan | None:
         segs = self.segments()
-        n_native = sum(len(s.eqns) for s in segs if s.kind != "py") + len(self.alias)
+        n_native = sum(len(s.eqns) for s in segs if s.kind not in ("py", "block"))
+        n_native += len(self.alias)
         n_python = sum(len(s.eqns) for s in segs if s.kind == "py")
-        if not n_native:
+        n_block = sum(1 for s in segs if s.kind == "block")
+        if not n_native + n_block and self.fname is None:
             return None
+        self.m.counts[0] += n_native + n_block  # (control-flow bodies count their own)
+        self.m.counts[1] += n_python
         j = self.jaxpr
         # Where each variable (a view: its base) is read: segments' indices, len(segs) for
         # results.
@@ -167,11 +251,17 @@ class _Emitter:
                 readers.setdefault(self.base(a), set()).add(len(segs))
         self.readers = readers
         self.last_reader = {a: max(r) for a, r in readers.items()}
+        args = "args" if self.fname is None else "io"
         for k, v in enumerate(j.invars):
-            self.body.append(f"    v[{self.slot(v)}] = args[{k}]; Py_INCREF(args[{k}]);")
+            self.body.append(f"    v[{self.slot(v)}] = {args}[{k}]; Py_INCREF({args}[{k}]);")
         for v, c in zip(j.constvars, self.closed.consts):
             value = c._value if type(c) is core.Array else c
             self._hold_const(self.slot(v), np.array(value, v.aval.dtype, order="C"))
+        if self.fname is not None:  # results computed where they are written
+            for k, a in enumerate(j.outvars):
+                if (type(a) is not Literal and a not in self.alias and a not in j.invars
+                        and a not in self.dest):
+                    self.dest[a] = len(j.invars) + k
         for i, seg in enumerate(segs):
             if seg.kind == "loop":
                 self.loop_segment(i, seg)
@@ -179,6 +269,8 @@ class _Emitter:
                 temps = self.materialize_all(seg.eqns)
                 if seg.kind == "gemm":
                     self.gemm_segment(i, seg.eqns[0])
+                elif seg.kind == "block":
+                    self.block_segment(i, seg.eqns[0])
                 else:
                     self.python_segment(i, seg.eqns)
                 for a in temps:
@@ -194,18 +286,45 @@ class _Emitter:
             else:
                 s = self.slots[a]
             result_items.append(s)
+        if self.fname is not None:
+            return self.finish_function(result_items)
         self.body.append(f"    result = PyTuple_New({len(result_items)});")
         self.body.append("    if (result == NULL) goto done;")
         for k, s in enumerate(result_items):
             self.body.append(f"    Py_INCREF(v[{s}]); PyTuple_SET_ITEM(result, {k}, v[{s}]);")
         source = self.module_source(len(j.invars))
-        return Plan(source, tuple(self.py_segments), tuple(self.consts), n_native, n_python,
-                    self.uses_blas)
+        m = self.m
+        return Plan(source, tuple(m.py_segments), tuple(m.consts), m.counts[0], m.counts[1],
+                    m.uses_blas)
+
+    def finish_function(self, result_items) -> Function:
+        """Copies the results not computed in place into their io arrays; adds the C
+        function to the module."""
+        j = self.jaxpr
+        n_in = len(j.invars)
+        for k, (a, s) in enumerate(zip(j.outvars, result_items)):
+            if type(a) is Literal or a not in self.direct or self.dest.get(a) != n_in + k:
+                typenum = C_TYPENUMS[j.outvars[k].aval.dtype]
+                self.body.append(f"    if (copy_into(io[{n_in + k}], v[{s}], {typenum}) < 0) "
+                                 "goto done;")
+        n_slots = max(self.n_slots, 1)
+        self.m.helpers.append("\n".join([
+            f"static int {self.fname}(PyObject *segments, PyObject *consts, "
+            "PyObject *const *io, PyObject **keep) {",
+            f"    PyObject *v[{n_slots}] = {{NULL}};",
+            "    int status = -1;",
+            *self.body,
+            "    status = 0;",
+            "done:",
+            f"    for (int k = 0; k < {n_slots}; k++) Py_XDECREF(v[k]);",
+            "    return status;",
+            "}", ""]))
+        return Function(self.fname, n_in, len(j.outvars), self.n_keep)
 
     def _hold_const(self, slot: int, value):
-        self.body.append(f"    v[{slot}] = PyTuple_GET_ITEM(consts, {len(self.consts)}); "
+        self.body.append(f"    v[{slot}] = PyTuple_GET_ITEM(consts, {len(self.m.consts)}); "
                          f"Py_INCREF(v[{slot}]);")
-        self.consts.append(value)
+        self.m.consts.append(value)
 
     def release(self, i: int):
         """Drops the values whose last reader was segment `i`."""
@@ -233,11 +352,11 @@ class _Emitter:
         order, else a copy by a loop."""
         if a in self.slots:
             return self.slots[a]
-        base, st = self.alias[a]
+        base, st, off = self.alias[a]
         shape, s = a.aval.shape, self.slot(a)
         b = self.body
         keep = [d for d in range(len(shape)) if shape[d] != 1]
-        in_order = (math.prod(shape) == math.prod(base.aval.shape) and
+        in_order = (off == 0 and math.prod(shape) == math.prod(base.aval.shape) and
                     [st[d] for d in keep] == [contiguous(shape)[d] for d in keep])
         b.append("    {  /* a view */")
         self.as_array(base)
@@ -249,7 +368,8 @@ class _Emitter:
         else:
             ctype = C_TYPES[a.aval.dtype]
             self.new_array(s, a.aval)
-            loop_nest(b, shape, [(ctype, f"p{self.slots[base]}", over(shape, shape, st))],
+            loop_nest(b, shape, [(ctype, _at(f"p{self.slots[base]}", off),
+                                  over(shape, shape, st))],
                       lambda fresh, names: None, [(f"q{s}", lambda: "t0")], [])
         b.append("    }")
         return s
@@ -263,15 +383,33 @@ class _Emitter:
         self.body.append(f"        const {ctype} *restrict p{s} = (const {ctype} *)"
                          f"PyArray_DATA((PyArrayObject *)v[{s}]);")
 
-    def new_array(self, s, aval, zero=False):
+    def new_array(self, s, aval, zero=False, var=None):
+        """Declares q<s>, the data of a new array of `aval` in slot `s`: in a body, the io
+        array `var` is written into if it is a result; else (and for values of `run` that
+        are not its results) an array of keep[] reused from the previous call when nothing
+        else holds it (no page faults for large intermediates, such as stacked residuals,
+        on every call); results of `run` are new arrays."""
         ctype, typenum = C_TYPES[aval.dtype], C_TYPENUMS[aval.dtype]
-        new = (f"PyArray_ZEROS({aval.ndim}, {self.shape_array(aval.shape)}, {typenum}, 0)"
-               if zero else
-               f"PyArray_SimpleNew({aval.ndim}, {self.shape_array(aval.shape)}, {typenum})")
-        self.body.append(f"        v[{s}] = {new};")
-        self.body.append(f"        if (v[{s}] == NULL) goto done;")
-        self.body.append(f"        {ctype} *restrict q{s} = ({ctype} *)"
-                         f"PyArray_DATA((PyArrayObject *)v[{s}]);")
+        shape = self.shape_array(aval.shape)
+        b = self.body
+        reused = True  # an io array or keep[]'s (to be zeroed here if asked)
+        if var is not None and var in self.dest and var not in self.direct:
+            self.direct.add(var)
+            b.append(f"        v[{s}] = io[{self.dest[var]}]; Py_INCREF(v[{s}]);")
+        elif self.fname is not None or (var is not None and var not in self.results):
+            b.append(f"        v[{s}] = scratch(&keep[{self.n_keep}], {aval.ndim}, {shape}, "
+                     f"{typenum});")
+            self.n_keep += 1
+        elif zero:
+            reused = False
+            b.append(f"        v[{s}] = PyArray_ZEROS({aval.ndim}, {shape}, {typenum}, 0);")
+        else:
+            b.append(f"        v[{s}] = PyArray_SimpleNew({aval.ndim}, {shape}, {typenum});")
+        b.append(f"        if (v[{s}] == NULL) goto done;")
+        b.append(f"        {ctype} *restrict q{s} = ({ctype} *)"
+                 f"PyArray_DATA((PyArrayObject *)v[{s}]);")
+        if zero and reused and math.prod(aval.shape):
+            b.append(f"        memset(q{s}, 0, {math.prod(aval.shape) * aval.dtype.itemsize});")
 
     # Python segments --------------------------------------------------------------------
 
@@ -287,8 +425,8 @@ class _Emitter:
                 if type(v) is not DropVar and self.needed_after(v, i)]
         sub = ClosedJaxpr(Jaxpr([], ins, outs, eqns), [])
         fn = compile_jaxpr(sub, "segment", debug_nans=False, optimized=True)
-        k = len(self.py_segments)
-        self.py_segments.append(fn.run)
+        k = len(self.m.py_segments)
+        self.m.py_segments.append(fn.run)
         argv = ", ".join(f"v[{self.slots[a]}]" for a in ins) or "NULL"
         b = self.body
         b.append(f"    {{  /* equations on the NumPy tier: {len(eqns)} */")
@@ -308,16 +446,60 @@ class _Emitter:
         b.append("        Py_DECREF(r);")
         b.append("    }")
 
+    # control flow -----------------------------------------------------------------------
+
+    def block_segment(self, i: int, eqn):
+        """An equation whose rule writes its C itself (control flow: the loop or branch)
+        with this emitter's helpers below; results nobody reads are dropped."""
+        self.body.append(f"    {{  /* {eqn.primitive.name}, native */")
+        eqn.primitive.rules["native"](self, eqn)
+        self.body.append("    }")
+        for v in eqn.outvars:
+            if type(v) is DropVar or not self.needed_after(v, i):
+                self.body.append(f"    Py_CLEAR(v[{self.slot(v)}]);")
+
+    def line(self, text: str):
+        """Appends a line of C (inside the segment's block)."""
+        self.body.append("        " + text)
+
+    def operand(self, a) -> str:
+        """The C expression of the object holding operand `a` (a literal becomes a
+        constant); views were made arrays before the rule runs."""
+        if type(a) is Literal:
+            s = self.slot(("literal", id(a), len(self.m.consts)))
+            self.body.append("    {")
+            self._hold_const(s, np.asarray(a.val, a.aval.dtype))
+            self.body.append("    }")
+        else:
+            s = self.slots[a]
+        return f"v[{s}]"
+
+    def result(self, v) -> str:
+        """The C expression of the slot result `v` is put in (the rule stores a new
+        reference there)."""
+        return f"v[{self.slot(v)}]"
+
+    def function(self, closed) -> Function:
+        """`closed` (optimised here) compiled as a C function of this module."""
+        self.m.n_bodies += 1
+        return _Emitter(self.m, optimize(closed), f"body{self.m.n_bodies}").emit()
+
+    def keep_range(self, n: int) -> str:
+        """A C expression of `n` keep[] entries reserved for a body this function calls."""
+        at = self.n_keep
+        self.n_keep += n
+        return f"keep + {at}"
+
+    def fresh(self, hint: str) -> str:
+        """A C identifier unique in this function."""
+        self.n_names += 1
+        return f"{hint}{self.n_names}"
+
+    def ctype(self, aval) -> tuple:
+        """(C type, NumPy type number macro, shape array name) of `aval`."""
+        return C_TYPES[aval.dtype], C_TYPENUMS[aval.dtype], self.shape_array(aval.shape)
+
     # native segments --------------------------------------------------------------------
-
-    def shape_array(self, shape) -> str:
-        name = self.shape_names.get(shape)
-        if name is None:
-            name = self.shape_names[shape] = f"shape{len(self.shape_names)}"
-            dims = ", ".join(str(d) for d in shape) or "0"
-            self.statics.append(f"static npy_intp {name}[] = {{{dims}}};")
-        return name
-
 
     def loop_segment(self, i: int, seg):
         shape, eqns = seg.shape, seg.eqns
@@ -333,20 +515,20 @@ class _Emitter:
         b.append(f"    {{  /* native loop over {shape}: {len(eqns)} equations */")
         reads, done = [], set()
         for a in ins:
-            base, st = self.alias.get(a, (a, contiguous(a.aval.shape)))
+            base, st, off = self.alias.get(a, (a, contiguous(a.aval.shape), 0))
             if base not in done:
                 done.add(base)
                 self.as_array(base)
-            reads.append((C_TYPES[a.aval.dtype], f"p{self.slots[base]}",
+            reads.append((C_TYPES[a.aval.dtype], _at(f"p{self.slots[base]}", off),
                           over(shape, a.aval.shape, st)))
         for v in outs:
-            self.new_array(self.slot(v), v.aval)
+            self.new_array(self.slot(v), v.aval, var=v)
         reductions = {}
         for eqn in eqns:
             out = eqn.outvars[0]
             if out in seg.reduced:
                 s = self.slot(out)
-                self.new_array(s, out.aval)
+                self.new_array(s, out.aval, var=out)
                 c = CExpr(out.aval.dtype, None, self.functions)
                 init, combine, is_sum = eqn.primitive.rules["native"](c, eqn)
                 axes = eqn.params["axes"]
@@ -378,13 +560,13 @@ class _Emitter:
         lhs, rhs = eqn.invars
         out = eqn.outvars[0]
         b = self.body
-        self.uses_blas = True
+        self.m.uses_blas = True
         fn = "didax_sgemm" if out.aval.dtype == np.float32 else "didax_dgemm"
         b.append("    {  /* a product through BLAS */")
         self.as_array(lhs)
         self.as_array(rhs)
         s = self.slot(out)
-        self.new_array(s, out.aval, zero=g.K == 0)
+        self.new_array(s, out.aval, zero=g.K == 0, var=out)
         if g.M * g.N * g.K:
             pl, pr = f"p{self.slots[lhs]}", f"p{self.slots[rhs]}"
             b.append(f"        for (npy_intp k = 0; k < {g.batch}; k++)")
@@ -398,25 +580,40 @@ class _Emitter:
 
     def module_source(self, n_in: int) -> str:
         n_slots = max(self.n_slots, 1)
+        n_keep = max(self.n_keep, 1)
+        m = self.m
         parts = [
-            module_prelude(self.vector_math, self.functions),
-            *self.statics,
+            module_prelude(m.vector_math, m.functions),
+            "#include <string.h>",
+            *m.statics,
             "",
             _AS_CARRAY,
             _GEMM,
+            _BODY_HELPERS,
+            *m.helpers,
             "static PyObject *run(PyObject *state, PyObject *const *args, Py_ssize_t nargs) {",
             "    PyObject *segments = PyTuple_GET_ITEM(state, 0);",
             "    PyObject *consts = PyTuple_GET_ITEM(state, 1);",
             f"    PyObject *v[{n_slots}] = {{NULL}};",
+            "    /* Arrays reused from call to call (kept, unless a call is already using",
+            "       them: a NumPy-tier segment may let another thread in). */",
+            f"    static PyObject *kept[{n_keep}];",
+            "    static int kept_busy;",
+            f"    PyObject *own[{n_keep}] = {{NULL}};",
+            "    int mine = !kept_busy;",
+            "    PyObject **keep = mine ? kept : own;",
+            "    kept_busy = 1;",
             "    PyObject *result = NULL;",
             f"    if (nargs != {n_in}) {{",
             f'        PyErr_Format(PyExc_TypeError, "expected {n_in} arguments, got %zd", '
             "nargs);",
-            "        return NULL;",
+            "        goto done;",
             "    }",
             *self.body,
             "done:",
             f"    for (int k = 0; k < {n_slots}; k++) Py_XDECREF(v[k]);",
+            "    if (mine) kept_busy = 0;",
+            f"    else for (int k = 0; k < {n_keep}; k++) Py_XDECREF(own[k]);",
             "    return result;",
             "}",
             "",
@@ -481,4 +678,73 @@ typedef void (*dgemm_t)(int, int, int, npy_int64, npy_int64, npy_int64, double,
                         npy_int64);
 static sgemm_t didax_sgemm;
 static dgemm_t didax_dgemm;
+"""
+
+_BODY_HELPERS = r"""/* keep[k] again if nothing but keep holds it (the previous call's array, dead now),
+   else a new array left in keep[k]; a new reference either way. */
+static PyObject *scratch(PyObject **keep, int ndim, npy_intp *dims, int typenum) {
+    PyObject *a = *keep;
+    if (a == NULL || Py_REFCNT(a) != 1) {
+        a = PyArray_SimpleNew(ndim, dims, typenum);
+        if (a == NULL) return NULL;
+        Py_XDECREF(*keep);
+        *keep = a;
+    }
+    Py_INCREF(a);
+    return a;
+}
+
+/* Copies the value `src` (an array or a NumPy or Python scalar) into the C-contiguous array
+   `dst` of the same shape. */
+static int copy_into(PyObject *dst, PyObject *src, int typenum) {
+    if (dst == src) return 0;
+    PyArrayObject *d = (PyArrayObject *)dst;
+    PyObject *c = PyArray_FROMANY(src, typenum, 0, 0, NPY_ARRAY_CARRAY_RO);
+    if (c == NULL) return -1;
+    if (PyArray_SIZE((PyArrayObject *)c) != PyArray_SIZE(d)) {
+        Py_DECREF(c);
+        PyErr_SetString(PyExc_RuntimeError, "didax native: a result has an unexpected shape");
+        return -1;
+    }
+    memcpy(PyArray_DATA(d), PyArray_DATA((PyArrayObject *)c), PyArray_NBYTES(d));
+    Py_DECREF(c);
+    return 0;
+}
+
+/* *win: an array of `ndim`, `dims` and `typenum` over `data` inside the C-contiguous array
+   `base` (one slice of a stacked value). The object is reused, its data pointer moved, when
+   nothing but *win holds it; 0, or -1 with an exception set. */
+static int window(PyObject **win, PyObject *base, char *data, int ndim, npy_intp *dims,
+                  int typenum) {
+    PyObject *w = *win;
+    if (w != NULL && Py_REFCNT(w) == 1) {
+        ((PyArrayObject_fields *)w)->data = data;
+        return 0;
+    }
+    Py_XDECREF(w);
+    *win = NULL;
+    PyArray_Descr *descr = PyArray_DescrFromType(typenum);
+    if (descr == NULL) return -1;
+    w = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, dims, NULL, data,
+                             NPY_ARRAY_CARRAY, NULL);
+    if (w == NULL) return -1;
+    Py_INCREF(base);
+    if (PyArray_SetBaseObject((PyArrayObject *)w, base) < 0) {
+        Py_DECREF(w);
+        return -1;
+    }
+    *win = w;
+    return 0;
+}
+
+/* A new C-contiguous copy of the array value `src` (of `typenum`), for a carry buffer. */
+static PyObject *fresh_copy(PyObject *src, int typenum, int ndim, npy_intp *dims) {
+    PyObject *a = PyArray_SimpleNew(ndim, dims, typenum);
+    if (a == NULL) return NULL;
+    if (copy_into(a, src, typenum) < 0) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
 """

@@ -14,6 +14,7 @@ ulps. This module knows no primitive (so declaring one may import it).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,16 +38,27 @@ def numeric(eqn) -> bool:
                for v in (*eqn.invars, *eqn.outvars))
 
 
-def native_rule(prim, *, when=_floats, kind="elementwise"):
+class ViewAt(NamedTuple):
+    """What a view rule returns for a view starting inside its operand: element strides,
+    and the offset in elements of its first element."""
+    strides: tuple
+    offset: int
+
+
+def native_rule(prim, *, when=_floats, kind="elementwise", counts=None):
     """Registers the decorated function as `prim`'s native rule for equations `when`
     accepts (by default: all operands and results float32 or float64). The kind says what
     the emitter asks of it: "elementwise" (a C expression of the operands' elements),
-    "view" (`rule(eqn, strides)`: the result's element strides over the operand's, or
-    None), "reduce" (`rule(c, eqn)`: (initial value, combining template {0} acc {1} value)),
-    "gemm" (`rule(eqn)`: a GEMM description, see emit_gemm)."""
+    "view" (`rule(eqn, strides)`: the result's element strides over the operand's, a
+    ViewAt if it starts elsewhere than the operand's first element, or None), "reduce" (`rule(c, eqn)`: (initial value, combining template {0} acc {1} value)),
+    "gemm" (`rule(eqn)`: a GEMM description, see emit_gemm), "block" (`rule(emitter,
+    eqn)` writes the C of the whole equation with the emitter's helpers: a loop or branch
+    calling its bodies compiled as C functions, a pad; `counts(eqn)`: how many equations,
+    its bodies' included, run natively and on the NumPy tier)."""
     def register(fn):
         fn.when = when
         fn.kind = kind
+        fn.counts = counts
         prim.def_rule("native", fn)
         return fn
     return register

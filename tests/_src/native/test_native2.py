@@ -46,6 +46,12 @@ DOTS = {  # (lhs shape, rhs shape, dimension numbers): every transposition, batc
     "empty_k": ((3, 0), (0, 5), (((1,), (0,)), ((), ()))),
     "empty_m": ((0, 4), (4, 5), (((1,), (0,)), ((), ()))),
     "size1": ((1, 4), (4, 1), (((1,), (0,)), ((), ()))),
+    # contracting and free dimensions in blocks: stacked weight gradients, outer products
+    "stacked_tn": ((3, 2, 4), (3, 2, 5), (((0, 1), (0, 1)), ((), ()))),
+    "stacked_vec": ((3, 2), (3, 2, 5), (((0, 1), (0, 1)), ((), ()))),
+    "free_block": ((3, 2, 4), (4,), (((2,), (0,)), ((), ()))),
+    "free_block_t": ((4, 3, 2), (5, 4), (((0,), (1,)), ((), ()))),
+    "batched_blocks": ((2, 3, 2, 4), (2, 3, 2), (((1, 2), (1, 2)), ((0,), (0,)))),
 }
 
 

@@ -43,9 +43,10 @@ MAXULP = 8
 
 def test_primitives_with_native_rules():
     have = {n for n, p in core.all_primitives.items() if "native" in p.rules}
+    from .test_loops import CONTROL, LAYOUT
     from .test_native2 import NEW
     assert have == (set(UNARY_EXACT) | set(BINARY_EXACT) | set(UNARY_LIBM) | set(BINARY_LIBM)
-                    | NEW)
+                    | NEW | CONTROL | LAYOUT)
 
 
 def _unary(x):

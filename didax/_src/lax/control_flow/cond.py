@@ -24,6 +24,8 @@ from didax._src.tree_util import (
     first_difference, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten,
 )
 from didax._src.jit.codegen import codegen_rule, tuple_text
+from didax._src.native import control
+from didax._src.native.rules import native_rule
 
 cond_p = core.primitive("cond", multiple_results=True)
 
@@ -219,6 +221,46 @@ def _cond_codegen(fb, k, eqn, outs):
         fb.indent += 1
         fb.line(f"{lhs} = {n}{call}")
         fb.indent -= 1
+
+
+# --------------------------------------------------------------------------------------
+# Native rule (the native tier of jit): a C switch over the branches compiled as C, each
+# writing the results into the same arrays; the index clamped as the impl clamps it.
+
+
+def _cond_native_when(eqn):
+    return (control.typed_for_c(eqn) and eqn.invars[0].aval.dtype.kind in "iub"
+            and control.worth_compiling(*eqn.params["branches"]))
+
+
+@native_rule(cond_p, kind="block", when=_cond_native_when,
+             counts=lambda eqn: control.counts_of(*eqn.params["branches"]))
+def _cond_native(em, eqn):
+    branches = eqn.params["branches"]
+    fns = [em.function(b) for b in branches]
+    keeps = [em.keep_range(f.n_keep) for f in fns]
+    index, *ops = [em.operand(a) for a in eqn.invars]
+    a = eqn.invars[0].aval
+    ctype, typenum, shape = em.ctype(a)
+    at = em.fresh("branch")
+    em.line(f"if (as_carray(&{index}, {typenum}, 0, {shape}) < 0) goto done;")
+    value = f"*({ctype} *)PyArray_DATA((PyArrayObject *){index})"
+    em.line(f"npy_intp {at} = {len(fns) - 1};")  # clamped into range, as the impl does
+    if a.dtype.kind == "u" or a.dtype == np.bool_:
+        em.line(f"if ((npy_uint64){value} < {len(fns)}ULL) {at} = (npy_intp){value};")
+    else:
+        em.line(f"if ((npy_int64){value} < 0) {at} = 0;")
+        em.line(f"else if ((npy_int64){value} < {len(fns)}LL) {at} = (npy_intp){value};")
+    for v in eqn.outvars:
+        em.new_array(em.slot(v), v.aval, var=v)
+    io = ops + [em.result(v) for v in eqn.outvars]
+    em.line(f"switch ({at}) {{")
+    for k, (fn, keep) in enumerate(zip(fns, keeps)):
+        em.line(f"case {k}: {{")
+        control.call(em, fn, io, keep, None, indent="    ")
+        em.line("    break;")
+        em.line("}")
+    em.line("}")
 
 
 # --------------------------------------------------------------------------------------

@@ -24,7 +24,11 @@ from didax._src.lax.control_flow.carry_types import (
     carry_structure_error, carry_type_error, promote_weak_carry,
 )
 from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from didax._src.base_prims import transpose, transpose_p
+from didax._src.lax.dot import dot_general, dot_general_p
 from didax._src.jit.codegen import codegen_rule, tuple_text
+from didax._src.native import control
+from didax._src.native.rules import native_rule
 
 scan_p = core.primitive("scan", multiple_results=True)
 
@@ -308,10 +312,23 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
                 + [ShapedArray(a.shape[1:], a.dtype) for a in x_avals]
                 + [ShapedArray(get_aval(c).shape[1:], get_aval(c).dtype) for c in ct_ys])
     body = _no_consts(trace_to_jaxpr(step, in_avals)[0])
-    zeros = [zeros_like_aval(a) for a in lc_avals]
-    outs = _bind_scan(body, k_consts, zeros + ct_carry, k_xs + ct_ys, length, not reverse)
-    ct_lin_consts, ct_init = outs[:n_lc], outs[n_lc:n_lc + num_carry]
-    ct_lin_xs = iter(outs[n_lc + num_carry:])
+    hoisted = (None if isinstance(body, _Bound) else
+                _hoist_products(body, n_kc, n_lc, num_carry))
+    if hoisted is not None:  # products summed over the loop: one product after it
+        body, kept, stacked = hoisted
+        n_kept = len(kept)
+        outer_xs = k_xs + ct_ys
+        zeros = [zeros_like_aval(lc_avals[a]) for a in kept]
+        outs = _bind_scan(body, k_consts, zeros + ct_carry, outer_xs, length, not reverse)
+        ys_out = outs[len(outs) - stacked.n_new:]
+        ct_lin_consts = stacked.finish(kept, outs[:n_kept], outer_xs, ys_out, n_lc)
+        ct_init = outs[n_kept:n_kept + num_carry]
+        ct_lin_xs = iter(outs[n_kept + num_carry:len(outs) - stacked.n_new])
+    else:
+        zeros = [zeros_like_aval(a) for a in lc_avals]
+        outs = _bind_scan(body, k_consts, zeros + ct_carry, k_xs + ct_ys, length, not reverse)
+        ct_lin_consts, ct_init = outs[:n_lc], outs[n_lc:n_lc + num_carry]
+        ct_lin_xs = iter(outs[n_lc + num_carry:])
     lc = iter(ct_lin_consts)
     result = [next(lc) if lin else None for lin in lin_consts]
     result += [ct if is_undefined(c) else None for c, ct in zip(carry, ct_init)]
@@ -320,6 +337,97 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
 
 
 scan_p.def_transpose(_scan_transpose)
+
+
+class _Stacked:
+    """Accumulators hoisted out of a transposed scan: for each, its index among the
+    accumulators, the product's parameters and where its two factors come from per step
+    (("xs", k): the scan's k-th stacked input, read directly; ("ys", k): a stacked output
+    the body now returns); after the loop each sum is one product over the stacked axis."""
+
+    def __init__(self):
+        self.hoisted = []  # (acc index, dot params, transpose permutation or None, (src, src))
+        self.n_new = 0
+
+    def finish(self, kept, kept_vals, outer_xs, ys_out, n_acc):
+        new_ys = list(ys_out)
+        vals = dict(zip(kept, kept_vals))
+        for a, params, perm, sources in self.hoisted:
+            x, y = [outer_xs[k] if src == "xs" else new_ys[k] for src, k in sources]
+            (lc, rc), _ = params["dimension_numbers"]
+            dn = (((0, *[d + 1 for d in lc]), (0, *[d + 1 for d in rc])), ((), ()))
+            total = dot_general(x, y, dn, preferred_element_type=params.get(
+                "preferred_element_type"))
+            vals[a] = total if perm is None else transpose(total, perm)
+        return [vals[a] for a in range(n_acc)]
+
+
+def _hoist_products(body, n_lead, n_acc, n_carry):
+    """Accumulators of a transposed scan's body (inputs n_lead.. n_lead + n_acc, outputs
+    0.. n_acc; then n_carry other carries, then the stacked inputs) updated as `acc + product(x, y)` (a dot_general without batch dimensions,
+    perhaps transposed) of per-iteration values: the weight gradients of a recurrent cell.
+    The sum over steps of those small products is one large product of the stacked
+    factors, far faster (and it needs the factors stacked, not a carry per step). Returns
+    (new body without those carries, the kept accumulators' indices, _Stacked) or None."""
+    j = body.jaxpr
+    uses: dict = {}
+    for eqn in j.eqns:
+        for a in eqn.invars:
+            if type(a) is not Literal:
+                uses[a] = uses.get(a, 0) + 1
+    for a in j.outvars:
+        if type(a) is not Literal:
+            uses[a] = uses.get(a, 0) + 1
+    producer = {v: e for e in j.eqns for v in e.outvars}
+    consts = set(j.invars[:n_lead]) | set(j.constvars)
+    accs = set(j.invars[n_lead:n_lead + n_acc])
+    stacked_in = {v: k for k, v in enumerate(j.invars[n_lead + n_acc + n_carry:])}
+    drop, plan = set(), []
+    for a in range(n_acc):
+        acc_in, acc_out = j.invars[n_lead + a], j.outvars[a]
+        add = producer.get(acc_out)
+        if (add is None or not add.primitive.is_addition or uses.get(acc_in) != 1
+                or uses.get(acc_out) != 1 or acc_in not in add.invars):
+            continue
+        t = add.invars[1] if add.invars[0] is acc_in else add.invars[0]
+        if type(t) is Literal or uses.get(t) != 1 or t not in producer:
+            continue
+        perm, dot, found = None, producer[t], [add]
+        if dot.primitive is transpose_p:
+            perm = dot.params["permutation"]
+            inner = dot.invars[0]
+            if type(inner) is Literal or uses.get(inner) != 1 or inner not in producer:
+                continue
+            found.append(dot)
+            dot = producer[inner]
+        if dot.primitive is not dot_general_p or any(dot.params["dimension_numbers"][1]):
+            continue
+        x, y = dot.invars
+        if any(type(v) is Literal or v in consts or v in accs for v in (x, y)):
+            continue
+        drop.update(found + [dot])
+        plan.append((a, dot.params, perm, (x, y)))
+    if not plan:
+        return None
+    stacked = _Stacked()
+    new_outs = []
+    for a, params, perm, factors in plan:
+        sources = []
+        for v in factors:
+            if v in stacked_in:
+                sources.append(("xs", stacked_in[v]))
+            else:
+                sources.append(("ys", len(new_outs)))
+                new_outs.append(v)
+        stacked.hoisted.append((a, params, perm, tuple(sources)))
+    stacked.n_new = len(new_outs)
+    gone = {p[0] for p in plan}
+    kept = [a for a in range(n_acc) if a not in gone]
+    invars = [v for k, v in enumerate(j.invars) if not (n_lead <= k < n_lead + n_acc and
+                                                         k - n_lead in gone)]
+    outvars = [v for k, v in enumerate(j.outvars) if k not in gone] + new_outs
+    eqns = [e for e in j.eqns if e not in drop]
+    return ClosedJaxpr(Jaxpr(j.constvars, invars, outvars, eqns), body.consts), kept, stacked
 
 
 # --------------------------------------------------------------------------------------
@@ -381,6 +489,62 @@ def _scan_codegen(fb, k, eqn, outs):
     for n, t in zip(ys, y_tmp):
         fb.line(f"{n}[i] = {t}")
     fb.indent -= 1
+
+
+# --------------------------------------------------------------------------------------
+# Native rule (the native tier of jit): the loop in C over the body compiled as C; carries
+# in two buffers swapping roles, each step's ys written into its row of the stacked output.
+# `unroll` changes no value, so the loop is not unrolled (gcc sees one body call per step).
+
+
+def _scan_native_when(eqn):
+    return control.typed_for_c(eqn) and control.worth_compiling(eqn.params["jaxpr"])
+
+
+@native_rule(scan_p, kind="block", when=_scan_native_when,
+             counts=lambda eqn: control.counts_of(eqn.params["jaxpr"]))
+def _scan_native(em, eqn):
+    p = eqn.params
+    nc, nk, length, reverse = p["num_consts"], p["num_carry"], p["length"], p["reverse"]
+    fn = em.function(p["jaxpr"])
+    keep = em.keep_range(fn.n_keep)
+    ops = [em.operand(a) for a in eqn.invars]
+    consts, init, xs = _split(ops, nc, nk)
+    x_avals = [a.aval for a in eqn.invars[nc + nk:]]
+    y_vars = eqn.outvars[nk:]
+    failed = em.fresh("failed")
+    em.line(f"int {failed} = 0;")
+    for x, a in zip(xs, x_avals):  # stacked inputs, C-contiguous
+        _, typenum, shape = em.ctype(a)
+        em.line(f"if (as_carray(&{x}, {typenum}, {a.ndim}, {shape}) < 0) goto done;")
+    ys = []
+    for v in y_vars:
+        em.new_array(em.slot(v), v.aval, var=v)
+        ys.append(em.result(v))
+    carries = control.Carries(em, [v.aval for v in eqn.outvars[:nk]], init, failed)
+    xw, yw = em.fresh("xw"), em.fresh("yw")
+    em.line(f"PyObject *{xw}[{max(len(xs), 1)}] = {{NULL}}, *{yw}[{max(len(ys), 1)}] = {{NULL}};")
+    step = em.fresh("step")
+    em.line(f"for (npy_intp {step} = 0; !{failed} && {step} < {length}; {step}++) {{")
+    at = f"{length - 1} - {step}" if reverse else step
+    stacked = [(xw, n, x, a) for n, (x, a) in enumerate(zip(xs, x_avals))]
+    stacked += [(yw, n, y, v.aval) for n, (y, v) in enumerate(zip(ys, y_vars))]
+    for w, n, arr, a in stacked:  # this step's slices
+        row = ShapedArray(a.shape[1:], a.dtype)
+        _, typenum, shape = em.ctype(row)
+        em.line(f"    if (window(&{w}[{n}], {arr}, (char *)PyArray_DATA((PyArrayObject *)"
+                f"{arr}) + ({at}) * {control.slice_bytes(row)}, {row.ndim}, {shape}, "
+                f"{typenum}) < 0) {{ {failed} = 1; break; }}")
+    carries.make_writable()
+    io = (consts + carries.reading() + [f"{xw}[{n}]" for n in range(len(xs))]
+          + carries.writing() + [f"{yw}[{n}]" for n in range(len(ys))])
+    control.call(em, fn, io, keep, failed)
+    carries.swap()
+    em.line("}")
+    carries.finish([em.result(v) for v in eqn.outvars[:nk]])
+    em.line(f"for (int k = 0; k < {max(len(xs), 1)}; k++) Py_XDECREF({xw}[k]);")
+    em.line(f"for (int k = 0; k < {max(len(ys), 1)}; k++) Py_XDECREF({yw}[k]);")
+    em.line(f"if ({failed}) goto done;")
 
 
 # --------------------------------------------------------------------------------------

@@ -33,6 +33,8 @@ from didax._src.lax.control_flow.carry_types import (
 )
 from didax._src.tree_util import tree_flatten, tree_unflatten
 from didax._src.jit.codegen import codegen_rule, tuple_text
+from didax._src.native import control
+from didax._src.native.rules import native_rule
 
 while_p = core.primitive("while", multiple_results=True)
 
@@ -241,6 +243,44 @@ def _while_codegen(fb, k, eqn, outs):
     fb.indent += 1
     fb.line(f"{tuple_text(outs)} = {body}({', '.join(bc + outs)})")
     fb.indent -= 1
+
+
+# Native rule (the native tier of jit): the loop in C, predicate and body compiled as C,
+# carries in two buffers swapping roles. It checks for signals (Ctrl-C) each iteration, as
+# the Python loop of the NumPy tier would.
+
+
+def _while_native_when(eqn):
+    p = eqn.params
+    return control.typed_for_c(eqn) and control.worth_compiling(p["cond_jaxpr"],
+                                                                p["body_jaxpr"])
+
+
+@native_rule(while_p, kind="block", when=_while_native_when,
+             counts=lambda eqn: control.counts_of(eqn.params["cond_jaxpr"],
+                                                  eqn.params["body_jaxpr"]))
+def _while_native(em, eqn):
+    p = eqn.params
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    cond_fn, body_fn = em.function(p["cond_jaxpr"]), em.function(p["body_jaxpr"])
+    cond_keep, body_keep = em.keep_range(cond_fn.n_keep), em.keep_range(body_fn.n_keep)
+    cc, bc, init = _split([em.operand(a) for a in eqn.invars], nc, nb)
+    failed, pred = em.fresh("failed"), em.fresh("pred")
+    em.line(f"int {failed} = 0;")
+    em.line(f"PyObject *{pred} = PyArray_SimpleNew(0, NULL, NPY_BOOL);")
+    em.line(f"if ({pred} == NULL) goto done;")
+    carries = control.Carries(em, [v.aval for v in eqn.outvars], init, failed)
+    em.line(f"while (!{failed}) {{")
+    control.call(em, cond_fn, cc + carries.reading() + [pred], cond_keep, failed)
+    em.line(f"    if (!*(npy_bool *)PyArray_DATA((PyArrayObject *){pred})) break;")
+    em.line(f"    if (PyErr_CheckSignals() < 0) {{ {failed} = 1; break; }}")
+    carries.make_writable()
+    control.call(em, body_fn, bc + carries.reading() + carries.writing(), body_keep, failed)
+    carries.swap()
+    em.line("}")
+    em.line(f"Py_DECREF({pred});")
+    carries.finish([em.result(v) for v in eqn.outvars])
+    em.line(f"if ({failed}) goto done;")
 
 
 def while_loop(cond_fun, body_fun, init_val):
