@@ -223,7 +223,7 @@ def _argnums_tuple(argnums, nargs, name):
 
 
 def _is_differentiable(x) -> bool:
-    return get_aval(x).dtype.kind in "fc"
+    return dtypes.kind(get_aval(x).dtype) in "fc"
 
 
 def _check_cotangent(ct, aval, i):
@@ -327,10 +327,10 @@ def linear_transpose(fun, *primals, reduce_axes=()):
 def _check_grad_inputs(name, args, holomorphic, allow_int):
     for x in tree_flatten(args)[0]:
         dt = get_aval(x).dtype
-        if holomorphic and dt.kind != "c":
+        if holomorphic and dtypes.kind(dt) != "c":
             raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
                             f"but got {dt.name}.")
-        if dt.kind not in "fc" and not allow_int:
+        if dtypes.kind(dt) not in "fc" and not allow_int:
             raise TypeError(
                 f"{name} requires real- or complex-valued inputs (input dtype that is a "
                 f"sub-dtype of np.inexact), but got {dt.name}. If you want to use Boolean- or "
@@ -342,10 +342,10 @@ def _check_scalar_output(name, out, holomorphic):
     if aval.shape != ():
         raise TypeError(f"{name}: gradient only defined for scalar-output functions. Output "
                         f"had shape: {aval.shape}. For a vector output use jacrev or vjp.")
-    if holomorphic and aval.dtype.kind != "c":
+    if holomorphic and dtypes.kind(aval.dtype) != "c":
         raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
                         f"but got {aval.dtype.name}.")
-    if not holomorphic and aval.dtype.kind != "f":
+    if not holomorphic and dtypes.kind(aval.dtype) != "f":
         raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype "
                         f"of np.floating), but got {aval.dtype.name}. For holomorphic "
                         "differentiation, pass holomorphic=True. For differentiating non-"

@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.base_prims import instantiate
 from didax._src.core import Zero, asarray_value, get_aval
 from didax._src.interpreters import batching
@@ -161,7 +161,7 @@ def saved_residuals(fun, *args, **kwargs) -> list[tuple[core.ShapedArray, str]]:
     """What reverse mode stores for `fun(*args)`: each residual's type and origin."""
     flat, in_tree = tree_flatten((args, kwargs))
     flat = [asarray_value(x) for x in flat]  # residuals are recognised by identity
-    differentiable = [get_aval(x).dtype.kind in "fc" for x in flat]
+    differentiable = [dtypes.kind(get_aval(x).dtype) in "fc" for x in flat]
 
     def flat_fun(*xs):
         a, k = tree_unflatten(in_tree, xs)

@@ -31,7 +31,7 @@ class JVPTracer(Tracer):
 
     def carries_tangent(self):
         # (an integer's tangent is float0: converting it drops nothing)
-        return type(self.tangent) is not Zero and self.aval.dtype.kind in "fc"
+        return type(self.tangent) is not Zero and dtypes.kind(self.aval.dtype) in "fc"
 
     def abstract_source(self):
         p = self.primal

@@ -32,7 +32,7 @@ from didax._src.typecheck import check_dtype, check_same_dtypes, inexact, sint
 
 
 def _is_complex(x) -> bool:
-    return np.issubdtype(get_aval(x).dtype, np.complexfloating)
+    return dtypes.issubdtype(get_aval(x).dtype, np.complexfloating)
 
 
 def _T(x):

@@ -490,7 +490,7 @@ def _slogdet_small_jvp(primals, tangents):
 
 def _slogdet_tangents(x, sign, ans_dot):
     """The sign is constant for real matrices; for complex ones it turns with the phase."""
-    if np.issubdtype(x.dtype, np.complexfloating):
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
         sign_dot = (ans_dot - ufuncs.real(ans_dot).astype(ans_dot.dtype)) * sign
         return sign_dot, ufuncs.real(ans_dot)
     return lax.zeros_like(sign), ans_dot
@@ -505,7 +505,7 @@ def _slogdet_lu(a):
     is_zero = reductions.any(ufuncs.equal(diag, np.asarray(0, dtype)), axis=-1)
     iota = lax_shape.broadcasted_iota(pivots.dtype, pivots.shape, pivots.ndim - 1)
     parity = reductions.count_nonzero(ufuncs.not_equal(pivots, iota), axis=-1)
-    if np.issubdtype(dtype, np.complexfloating):
+    if dtypes.issubdtype(dtype, np.complexfloating):
         sign = reductions.prod(diag / ufuncs.abs(diag).astype(dtype), axis=-1)
     else:
         sign = np.asarray(1, dtype)

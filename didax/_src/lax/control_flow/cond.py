@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.base_prims import instantiate, zeros_like_aval
 from didax._src.core import Zero, get_aval
 from didax._src.interpreters import batching
@@ -60,7 +60,7 @@ def _cond_impl(index, *ops, branches):
 
 
 def _cond_aval(index, *ops, branches):
-    if index.shape != () or index.dtype.kind not in "iu":
+    if index.shape != () or dtypes.kind(index.dtype) not in "iu":
         raise TypeError(f"cond: the branch index must be an integer scalar, got "
                         f"{index.str_short()}")
     first = branches[0].out_avals
@@ -261,7 +261,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=None):
     if aval.shape != ():
         raise TypeError(f"cond: the predicate must be a scalar, got {aval.str_short()}; use "
                         "jnp.where for elementwise choices")
-    if aval.dtype != np.bool_ and aval.dtype.kind not in "iu":
+    if aval.dtype != np.bool_ and dtypes.kind(aval.dtype) not in "iu":
         raise TypeError(f"cond: the predicate must be a boolean or integer scalar, got "
                         f"{aval.dtype.name}")
     if aval.dtype != np.bool_:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.core import get_aval
 from didax._src.lax.control_flow.scan import scan
 from didax._src.lax.control_flow.while_loop import while_loop
@@ -43,7 +43,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         i, val = carry
         return (add(i, np.asarray(1, i.dtype)), body_fun(i, val)), None
 
-    start = core.Array(np.asarray(lo, dtype if np.issubdtype(dtype, np.integer) else np.int32))
+    start = core.Array(np.asarray(lo, dtype if dtypes.issubdtype(dtype, np.integer) else np.int32))
     (_, val), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0))
     return val
 
