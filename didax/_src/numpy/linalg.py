@@ -31,7 +31,7 @@ from didax._src.numpy.util import (
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "vecdot", "matmul", "outer", "tensordot",
            "trace", "diagonal", "cross", "matrix_transpose", "multi_dot", "cholesky", "qr",
-           "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "solve", "inv", "det",
+           "eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "solve", "inv", "det",
            "slogdet", "pinv", "lstsq", "matrix_power", "cond", "tensorinv", "tensorsolve",
            "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
 
@@ -318,6 +318,24 @@ def _uplo_lower(uplo):
     if uplo == "U":
         return False
     raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {uplo}")
+
+
+def eig(a):
+    """(w, v): the complex eigenvalues and unit-norm right eigenvectors v[..., :, i] of a
+    general square matrix (LAPACK's geev). Only the eigenvalues differentiate."""
+    (a,) = _arraylike("jnp.linalg.eig", a)
+    _check_square("eig", a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return w, v
+
+
+def eigvals(a):
+    """The complex eigenvalues of a general square matrix; forward and reverse mode
+    differentiate them where they are distinct."""
+    (a,) = _arraylike("jnp.linalg.eigvals", a)
+    _check_square("eigvals", a)
+    (w,) = lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)
+    return w
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):  # noqa: N803 - NumPy's argument name
