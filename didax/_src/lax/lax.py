@@ -22,6 +22,7 @@ from didax._src.lax.control_flow.scan import scan  # noqa: F401
 from didax._src.lax.control_flow.loops import associative_scan, fori_loop, map  # noqa: F401,A004
 from didax._src.lax.control_flow.cond import cond, switch  # noqa: F401
 from didax._src.lax.control_flow.while_loop import while_loop  # noqa: F401
+from didax._src.lax.control_flow.general_reduce import reduce  # noqa: F401,A004
 
 
 def dtype(x):
