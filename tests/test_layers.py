@@ -26,9 +26,9 @@ LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
              "base_prims", "special_algorithms", "incomplete_algorithms"],
     "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen", "native"],
-    "primitives": ["lax", "custom_derivatives", "custom_extras", "checkpoint", "prng", "callback", "debugging",
+    "primitives": ["lax", "custom_derivatives", "custom_extras", "checkpoint", "prng", "callback", "debugging", "linear_solve",
                    "jit.call", "device"],
-    "api": ["api", "jit.api", "public_test_util", "visualize", "environment"],
+    "api": ["api", "jit.api", "public_test_util", "visualize", "environment", "implicit"],
     "libraries": ["numpy", "nn", "scipy", "random", "optim", "flatten_util",
                   "ode"],
 }

@@ -887,6 +887,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
     return out[0]
 
 
-__all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "EighImplementation", "lu", "lu_p",
+__all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "EighImplementation",
+           "lu", "lu_p",
            "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd",
            "svd_p", "SvdAlgorithm", "triangular_solve", "triangular_solve_p"]

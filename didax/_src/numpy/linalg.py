@@ -31,7 +31,8 @@ from didax._src.numpy.util import (
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "vecdot", "matmul", "outer", "tensordot",
            "trace", "diagonal", "cross", "matrix_transpose", "multi_dot", "cholesky", "qr",
-           "eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "solve", "inv", "det",
+           "eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "solve",
+           "inv", "det",
            "slogdet", "pinv", "lstsq", "matrix_power", "cond", "tensorinv", "tensorsolve",
            "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
 

@@ -24,8 +24,8 @@ from didax._src.numpy.util import (
     promote_dtypes_inexact,
 )
 
-__all__ = ["polyval", "vander", "poly", "roots", "polyadd", "polysub", "polymul", "polydiv", "polyder",
-           "polyint", "polyfit"]
+__all__ = ["polyval", "vander", "poly", "roots", "polyadd", "polysub", "polymul", "polydiv",
+           "polyder", "polyint", "polyfit"]
 
 
 def polyval(p, x, *, unroll=16):
