@@ -21,7 +21,10 @@ from didax._src import core, dtypes, prng, special_algorithms
 from didax._src.api import vmap
 from didax._src.core import Tracer, get_aval
 from didax._src.custom_derivatives import custom_jvp
+from didax._src.interpreters import batching
+from didax._src.jit.api import jit
 from didax._src.lax import elementwise as lax
+from didax._src.lax.incomplete import random_gamma_grad
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.control_flow.scan import scan
@@ -923,25 +926,62 @@ def _gamma_samples_impl(data, a, log_space):
     return lax_shape.reshape(samples, shape)
 
 
-@custom_jvp
+# random_gamma: Gamma(a, 1) samples (or their logs), one key per element split from `key`.
+# Its derivative in `a` is the implicit reparameterization gradient dx/da = -(dF/da)/(dF/dx)
+# of the CDF F, which lax.random_gamma_grad computes (as JAX differentiates it). It is a
+# primitive, as in JAX, so that jaxprs show it and the rule lives in one place.
+
+random_gamma_p = core.primitive("random_gamma")
+
+
+# The sampler (a vmapped rejection loop), compiled once per shape: eager calls and the
+# compiled code of an enclosing jit both run it through here.
+_gamma_sampler = jit(_gamma_samples_impl, static_argnums=2)
+
+
+def _random_gamma_impl(data, a, *, log_space):
+    return np.asarray(_gamma_sampler(data, a, log_space))
+
+
+def _random_gamma_aval(data, a, *, log_space):
+    if data.dtype != np.uint32 or data.shape != (2,):
+        raise TypeError(f"random_gamma expects threefry key data (uint32[2]), got "
+                        f"{data.str_short()}")
+    return core.ShapedArray(a.shape, a.dtype)
+
+
+@random_gamma_p.def_jvp
+def _random_gamma_jvp(primals, tangents, *, log_space):
+    (data, a), (_, a_dot) = primals, tangents
+    x = random_gamma_p.bind(data, a, log_space=log_space)
+    if type(a_dot) is core.Zero:
+        return x, core.Zero(get_aval(x).to_tangent_aval())
+    if log_space:  # d log(g)/da = (dg/da) / g
+        dx_da = lax.div(random_gamma_grad(a, lax.exp(x)), lax.exp(x))
+    else:
+        dx_da = random_gamma_grad(a, x)
+    return x, lax.mul(a_dot, dx_da)
+
+
+@random_gamma_p.def_batch
+def _random_gamma_batch(size, vals, dims, *, log_space):
+    """One draw per batch member, each with its own key, as a loop over the batch."""
+    data, a = (batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims))
+    _, out = scan(lambda c, ka: (c, random_gamma_p.bind(ka[0], ka[1], log_space=log_space)),
+                  (), (data, a))
+    return out, 0
+
+
+random_gamma_p.def_impl(_random_gamma_impl)
+random_gamma_p.def_abstract_eval(_random_gamma_aval)
+
+
 def _gamma_samples(data, a):
-    return _gamma_samples_impl(data, a, False)
+    return random_gamma_p.bind(data, a, log_space=False)
 
 
-@custom_jvp
 def _log_gamma_samples(data, a):
-    return _gamma_samples_impl(data, a, True)
-
-
-def _gamma_jvp(primals, tangents):
-    raise NotImplementedError(
-        "derivatives of gamma samples with respect to the shape parameter (JAX's implicit "
-        "reparameterization through random_gamma_grad): gamma, loggamma, beta, dirichlet, "
-        "chisquare, t, f, generalized_normal and ball are not differentiable in didax yet")
-
-
-_gamma_samples.defjvp(_gamma_jvp)
-_log_gamma_samples.defjvp(_gamma_jvp)
+    return random_gamma_p.bind(data, a, log_space=True)
 
 
 def _gamma(data, a, shape, dtype, log_space=False):
