@@ -88,11 +88,6 @@ def is_inexact(dt: np.dtype) -> bool:
     return kind(dt) in "fc"
 
 
-def is_ml_dtype(dt: Any) -> bool:
-    """One of the ml_dtypes types (bfloat16, float8_*, int4, ...)."""
-    return isinstance(dt, np.dtype) and dt in _ML_KIND
-
-
 # --- configuration-dependent defaults ---------------------------------------------------------
 
 def default_int_dtype() -> np.dtype:
@@ -346,8 +341,8 @@ def _least_upper_bound(x64: bool, nodes: frozenset[str]) -> str:
         raise TypePromotionError(
             f"Input dtypes ({names}) have no available implicit dtype promotion path. To avoid "
             "unintended promotion, the narrow ml_dtypes types (float8_*, float6_*, float4_*, "
-            "int4, uint4, ...) promote only with themselves, bool and Python scalars; convert "
-            "explicitly with .astype().")
+            "int4, uint4, ...) promote only with themselves, bool, Python scalars and (the "
+            "floats) the standard integers; convert explicitly with .astype().")
     (node,) = least
     return node
 
