@@ -40,6 +40,7 @@ from didax._src.random import (
     permutation,
     poisson,
     rademacher,
+    random_gamma_p,
     randint,
     rayleigh,
     split,
@@ -59,6 +60,6 @@ __all__ = [
     "key_data", "key_dtype", "key_impl", "laplace", "loggamma", "logistic", "lognormal",
     "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal", "pareto",
     "permutation",
-    "poisson", "rademacher", "randint", "rayleigh", "split", "t", "triangular",
+    "poisson", "rademacher", "random_gamma_p", "randint", "rayleigh", "split", "t", "triangular",
     "truncated_normal", "uniform", "wald", "weibull_min", "wrap_key_data",
 ]

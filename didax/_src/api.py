@@ -243,7 +243,7 @@ def _argnums_tuple(argnums, nargs, name, fun=None):
 
 
 def _is_differentiable(x) -> bool:
-    return get_aval(x).dtype.kind in "fc"
+    return dtypes.kind(get_aval(x).dtype) in "fc"
 
 
 def _check_cotangent(ct, aval, i):
@@ -363,10 +363,10 @@ def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):
                 "not a valid didax type: only arrays and Python numbers (and pytrees of them) "
                 "can be differentiated.\nWhat to do: pass it through a closure "
                 "(`grad(lambda x: f(x, other))`) or leave it out of argnums.")) from None
-        if holomorphic and dt.kind != "c":
+        if holomorphic and dtypes.kind(dt) != "c":
             raise user_error(TypeError, f"{name} with holomorphic=True requires inputs with "
                              f"complex dtype, but got {dt.name}.")
-        if dt.kind not in "fc" and not allow_int:
+        if dtypes.kind(dt) not in "fc" and not allow_int:
             raise user_error(TypeError, (
                 f"{name} requires real- or complex-valued inputs (input dtype that is a "
                 f"sub-dtype of np.inexact), but got {dt.name}{' for' + where if where else ''} "
@@ -401,11 +401,11 @@ def _check_scalar_output(name, out, holomorphic, fun=None):
             f"{name}: gradient only defined for scalar-output functions. Output had shape: "
             f"{aval.shape} ({aval.str_short()}). For a vector output use jacrev or vjp; to "
             "differentiate its sum or mean, return `jnp.sum(...)` or `jnp.mean(...)`."))
-    if holomorphic and aval.dtype.kind != "c":
+    if holomorphic and dtypes.kind(aval.dtype) != "c":
         raise user_error(TypeError, (
             f"{name} with holomorphic=True requires outputs with complex dtype, "
             f"but got {aval.dtype.name}."))
-    if not holomorphic and aval.dtype.kind != "f":
+    if not holomorphic and dtypes.kind(aval.dtype) != "f":
         raise user_error(TypeError, (
             f"{name} requires real-valued outputs (output dtype that is a sub-dtype "
             f"of np.floating), but got {aval.dtype.name}. For holomorphic "

@@ -212,13 +212,13 @@ convert_element_type_p = core.primitive("convert_element_type")
 
 
 def _convert_impl(x, *, new_dtype, weak_type):
-    src, dst = x.dtype.kind, np.dtype(new_dtype).kind
+    src, dst = dtypes.kind(x.dtype), dtypes.kind(np.dtype(new_dtype))
     if src == "c" and dst != "c":
         x = np.real(x)
-        src = x.dtype.kind
+        src = dtypes.kind(x.dtype)
     if src == "f" and dst in "iu":
         # XLA saturates and maps NaN to 0
-        info = np.iinfo(new_dtype)
+        info = dtypes.iinfo(new_dtype)
         x = np.where(np.isnan(x), 0, np.clip(np.trunc(x), info.min, info.max))
     if new_dtype == np.bool_:
         return x != 0
@@ -239,7 +239,7 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
     if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(x, core.ArrayBase):
         return x
     if type(x) in _SCALAR_TYPES or type(x) is bool:  # a Python scalar: convert now
-        if new_dtype.kind in "fc":  # exact for any Python scalar (ints may overflow)
+        if dtypes.kind(new_dtype) in "fc":  # exact for any Python scalar (ints may overflow)
             return core.Array.from_numpy(np.asarray(x, new_dtype),
                                          ShapedArray((), new_dtype, weak_type))
     if not isinstance(x, core.ArrayBase):  # a constant: convert now, no equation

@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.base_prims import instantiate
 from didax._src.core import Zero, asarray_value, get_aval
 from didax._src.interpreters import batching
@@ -37,6 +37,29 @@ class checkpoint_policies:
     def nothing_saveable(*_, **__):
         return False
 
+    @staticmethod
+    def save_only_these_names(*names):
+        return _NamePolicy("save_only_these_names", names)
+
+    @staticmethod
+    def save_any_names_but_these(*names):
+        return _NamePolicy("save_any_names_but_these", names)
+
+    @staticmethod
+    def save_and_offload_only_these_names(*, names_which_can_be_saved=(),
+                                          names_which_can_be_offloaded=(), **_):
+        return _NamePolicy("save_and_offload_only_these_names",
+                           tuple(names_which_can_be_saved) + tuple(names_which_can_be_offloaded))
+
+
+class _NamePolicy:
+    """A policy deciding by `checkpoint_name` labels. checkpoint saves all of a block's
+    intermediates or none, so it refuses these (NotImplementedError) rather than ignore them."""
+
+    def __init__(self, kind, names):
+        self.__name__ = kind
+        self.names = tuple(names)
+
 
 _POLICIES = (None, checkpoint_policies.everything_saveable, checkpoint_policies.nothing_saveable)
 
@@ -54,6 +77,12 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnum
     if fun is None:
         return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
                                  static_argnums=static_argnums)
+    if isinstance(policy, _NamePolicy):
+        raise NotImplementedError(
+            f"checkpoint: the name-based policy {policy.__name__}{policy.names} is not "
+            "implemented: didax's checkpoint saves all of a block's intermediates or none. Use "
+            "policy=None (recompute all but the inputs) or split the block with nested "
+            "checkpoints around the values you would name.")
     if policy not in _POLICIES:
         raise NotImplementedError(
             f"checkpoint: policy {getattr(policy, '__name__', policy)!r} is not supported; use "
@@ -161,7 +190,7 @@ def saved_residuals(fun, *args, **kwargs) -> list[tuple[core.ShapedArray, str]]:
     """What reverse mode stores for `fun(*args)`: each residual's type and origin."""
     flat, in_tree = tree_flatten((args, kwargs))
     flat = [asarray_value(x) for x in flat]  # residuals are recognised by identity
-    differentiable = [get_aval(x).dtype.kind in "fc" for x in flat]
+    differentiable = [dtypes.kind(get_aval(x).dtype) in "fc" for x in flat]
 
     def flat_fun(*xs):
         a, k = tree_unflatten(in_tree, xs)
@@ -232,3 +261,31 @@ def _inline_checkpoint(self, fn, args):
 
 StagingInterpreter.process_checkpoint = _staging_checkpoint
 PartialEvalInterpreter.process_checkpoint = _inline_checkpoint  # only on unknown values
+
+
+# --------------------------------------------------------------------------------------
+# name: an identity that labels a value (`checkpoint_name`), for name-based policies
+
+name_p = core.primitive("name")
+name_p.def_impl(lambda x, *, name: x)
+name_p.def_abstract_eval(lambda x, *, name: x)
+name_p.returns_operand = lambda eqn: 0  # jit forwards it: it only labels
+
+
+@name_p.def_jvp
+def _name_jvp(primals, tangents, *, name):
+    (x,), (t,) = primals, tangents
+    return name_p.bind(x, name=name), t  # the tangent is not labelled (as in JAX)
+
+
+@name_p.def_batch
+def _name_batch(size, vals, dims, *, name):
+    return name_p.bind(vals[0], name=name), dims[0]
+
+
+def checkpoint_name(x, name: str):
+    """`x`, labelled `name` in the jaxpr (every array leaf of a pytree `x`)."""
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: name must be a string, got {name!r}")
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [name_p.bind(leaf, name=name) for leaf in leaves])

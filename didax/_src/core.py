@@ -98,7 +98,7 @@ class ShapedArray:
         return f"ShapedArray({self.str_short()}{weak})"
 
     def to_tangent_aval(self) -> ShapedArray:
-        if self.dtype.kind in "fc":  # inexact values are their own tangent type
+        if dtypes.kind(self.dtype) in "fc":  # inexact values are their own tangent type
             return self
         return ShapedArray(self.shape, dtypes.tangent_dtype(self.dtype), self.weak_type)
 
@@ -529,7 +529,7 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
         return complex(self._value)
 
     def __index__(self):
-        if not np.issubdtype(self._value.dtype, np.integer):
+        if not dtypes.issubdtype(self._value.dtype, np.integer):
             raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
         return int(self._value)
 
@@ -660,7 +660,7 @@ class Tracer(ArrayBase):
 
     def __index__(self):
         aval = self.aval
-        if aval.shape or not np.issubdtype(aval.dtype, np.integer):
+        if aval.shape or not dtypes.issubdtype(aval.dtype, np.integer):
             raise TypeError("Only integer scalar arrays can be converted to a scalar index; "
                             f"got a {aval.str_short()} value")
         return int(self._concrete_or_raise("use as a Python index (__index__)",

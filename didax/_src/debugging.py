@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.config import config
 from didax._src.errors import user_location
 from didax._src.interpreters import batching
@@ -87,8 +87,8 @@ def _checking_process(self, prim, args, params):
     out = _plain_process(self, prim, args, params)
     for o in (out if prim.multiple_results else (out,)):
         v = o._value
-        if v.dtype.kind in "fc" and np.isnan(v).any():
-            if any(type(a) is core.Array and a._value.dtype.kind in "fc"
+        if dtypes.kind(v.dtype) in "fc" and np.isnan(v).any():
+            if any(type(a) is core.Array and dtypes.kind(a._value.dtype) in "fc"
                    and np.isnan(a._value).any() for a in args):
                 continue  # NaN in, NaN out: the first NaN was reported where it appeared
             raise FloatingPointError(

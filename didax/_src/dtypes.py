@@ -1,8 +1,9 @@
 """Dtypes, x64 canonicalization and JAX's type-promotion rules.
 
-Supported array dtypes: bool, int8/16/32/64, uint8/16/32/64, float16/32/64, complex64/128, and
-``float0`` (the tangent dtype of integer and boolean values). bfloat16, the float8 family and the
-small int types are NOT supported: they need ml_dtypes, which didax does not depend on.
+Supported array dtypes: bool, int8/16/32/64, uint8/16/32/64, float16/32/64, complex64/128,
+``float0`` (the tangent dtype of integer and boolean values), and the ml_dtypes types: bfloat16,
+the float8/float6/float4 family and int1/2/4, uint1/2/4. NumPy gives those dtypes kind ``'V'``,
+so code asks :func:`kind` (``'f'``, ``'i'`` or ``'u'`` for them) rather than ``dtype.kind``.
 
 Python scalars are *weakly typed*: ``int``, ``float`` and ``complex`` values (and those types
 themselves) take the dtype of whatever they are combined with when possible, so that e.g.
@@ -15,6 +16,7 @@ import functools
 import warnings
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from didax._src.config import config
@@ -32,6 +34,22 @@ _SHORT_NAMES = {
     np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
     np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128",
 }
+# The ml_dtypes floats: bfloat16 sits in the lattice between the weak float and float32; the
+# narrow floats and ints promote only with bool, weak scalars and (floats) the standard ints.
+ML_FLOAT_NAMES = (
+    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn",
+    "float6_e3m2fn", "float4_e2m1fn",
+)
+ML_INT_NAMES = ("int1", "int2", "int4", "uint1", "uint2", "uint4")
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+_ML_KIND = {
+    **{np.dtype(getattr(ml_dtypes, n)): "f" for n in ML_FLOAT_NAMES},
+    **{np.dtype(getattr(ml_dtypes, n)): n[0] for n in ML_INT_NAMES},
+}
+_SHORT_NAMES[bfloat16] = "bf16"
+_SHORT_NAMES.update({dt: dt.name.replace("float", "f").replace("uint", "u").replace("int", "i")
+                     for dt in _ML_KIND if dt != bfloat16})  # f8_e4m3fn, i4, u2...
 _NUMERIC_DTYPES = frozenset(_SHORT_NAMES)
 _VALID_DTYPES = _NUMERIC_DTYPES | {float0}
 _TO_32BIT = {
@@ -60,6 +78,15 @@ _DEFAULT_OF_KIND = {
           "u": np.dtype(np.uint64 if x64 else np.uint32)}
     for x64 in (False, True)
 }
+
+
+def kind(dt: np.dtype) -> str:
+    """``dt.kind``, except 'f', 'i' or 'u' for the ml_dtypes types (whose NumPy kind is 'V')."""
+    return _ML_KIND.get(dt) or dt.kind
+
+
+def is_inexact(dt: np.dtype) -> bool:
+    return kind(dt) in "fc"
 
 
 # --- configuration-dependent defaults ---------------------------------------------------------
@@ -236,14 +263,14 @@ def _explicit_dtype(x: Any, canonicalize: bool) -> np.dtype:
 
 def scalar_type_of(x: Any) -> type:
     """The Python scalar type (bool, int, float or complex) matching a value's or dtype's kind."""
-    kind = dtype(x).kind
-    if kind == "b":
+    kind_ = kind(dtype(x))
+    if kind_ == "b":
         return bool
-    if kind in "iu":
+    if kind_ in "iu":
         return int
-    if kind == "f":
+    if kind_ == "f":
         return float
-    if kind == "c":
+    if kind_ == "c":
         return complex
     raise TypeError(f"Invalid scalar value {x!r}")
 
@@ -258,7 +285,7 @@ def coerce_to_array(x: Any, dtype: Any = None) -> np.ndarray:
 def tangent_dtype(primal_dtype: Any) -> np.dtype:
     """Dtype of the tangents of values of ``primal_dtype``: float0 unless it is inexact."""
     dt = np.dtype(primal_dtype)
-    return dt if dt.kind in "fc" else float0
+    return dt if kind(dt) in "fc" else float0
 
 
 # --- the promotion lattice ----------------------------------------------------------------------
@@ -273,17 +300,26 @@ _DTYPE_OF_NODE = {
 
 
 def _promotion_lattice(x64: bool) -> dict[str, tuple[str, ...]]:
-    """Each node's immediate successors (JAX's standard lattice, without the ml_dtypes types).
+    """Each node's immediate successors (JAX's standard lattice).
 
-    Without x64, uint32 promotes with signed ints to int32 rather than forming int64.
+    Without x64, uint32 promotes with signed ints to int32 rather than forming int64. bfloat16
+    lies between the weak float and float32 (so bfloat16 with float16 gives float32); the
+    other ml_dtypes types are maximal: they combine with bool, the weak scalars and (the narrow
+    floats) the standard integers, and with nothing else (TypePromotionError).
     """
+    narrow_floats = tuple(_SHORT_NAMES[np.dtype(getattr(ml_dtypes, n))]
+                          for n in ML_FLOAT_NAMES if n != "bfloat16")
+    narrow_ints = tuple(_SHORT_NAMES[np.dtype(getattr(ml_dtypes, n))] for n in ML_INT_NAMES)
     return {
-        "bool": ("i*",),
-        "i*": ("u8", "i8"),
+        "bool": ("i*",) + narrow_ints,
+        "i*": ("u8", "i8") + narrow_ints,
+        **{n: () for n in narrow_floats + narrow_ints},
+        "bf16": ("f32",),
         "u8": ("i16", "u16"), "u16": ("i32", "u32"),
         "u32": ("i64", "u64") if x64 else ("i32", "u64"), "u64": ("f*",),
         "i8": ("i16",), "i16": ("i32",), "i32": ("i64",), "i64": ("f*",),
-        "f*": ("f16", "c*"), "f16": ("f32",), "f32": ("f64", "c64"), "f64": ("c128",),
+        "f*": ("f16", "bf16", "c*") + narrow_floats,
+        "f16": ("f32",), "f32": ("f64", "c64"), "f64": ("c128",),
         "c*": ("c64",), "c64": ("c128",), "c128": (),
     }
 
@@ -307,15 +343,25 @@ _UPPER_BOUNDS = {x64: _upper_bounds(_promotion_lattice(x64)) for x64 in (False, 
 
 @functools.lru_cache(maxsize=None)
 def _least_upper_bound(x64: bool, nodes: frozenset[str]) -> str:
-    """The least upper bound of ``nodes`` (every node pair has one in this lattice)."""
+    """The least upper bound of ``nodes``; TypePromotionError where there is none (the narrow
+    ml_dtypes types with anything but bool and weak scalars)."""
     bounds = _UPPER_BOUNDS[x64]
     common = frozenset.intersection(*(bounds[n] for n in nodes))
-    (least,) = (common & nodes) or {c for c in common if common <= bounds[c]}
-    return least
+    least = (common & nodes) or {c for c in common if common <= bounds[c]}
+    if len(least) != 1:
+        names = ", ".join(sorted(_DTYPE_OF_NODE[n].name if n in _DTYPE_OF_NODE else n
+                                 for n in nodes))
+        raise TypePromotionError(
+            f"Input dtypes ({names}) have no available implicit dtype promotion path. To avoid "
+            "unintended promotion, the narrow ml_dtypes types (float8_*, float6_*, float4_*, "
+            "int4, uint4, ...) promote only with themselves, bool, Python scalars and (the "
+            "floats) the standard integers; convert explicitly with .astype().")
+    (node,) = least
+    return node
 
 
 def _node(dt: np.dtype, weak: bool) -> str:
-    node = (weak and _WEAK_NODE_OF_KIND.get(dt.kind)) or _SHORT_NAMES.get(dt)
+    node = (weak and _WEAK_NODE_OF_KIND.get(kind(dt))) or _SHORT_NAMES.get(dt)
     if node is None:
         raise ValueError(f"dtype={dt!r} is not a valid dtype for JAX type promotion.")
     return node
@@ -379,7 +425,7 @@ def _lattice_result(x64: bool, keys: tuple[tuple[np.dtype, bool], ...]) -> tuple
             node = _least_upper_bound(x64, frozenset(_node(dt, w) for dt, w in keys))
             out, weak = canonicalize_dtype(_DTYPE_OF_NODE[node]), node.endswith("*")
     if weak and out != _BOOL:
-        return _DEFAULT_OF_KIND[x64].get(out.kind, out), True
+        return _DEFAULT_OF_KIND[x64].get(kind(out), out), True
     return out, False
 
 
@@ -428,8 +474,9 @@ class prng_key(extended):
 
 
 class TypePromotionError(ValueError):
-    """JAX raises it for an implicit promotion its strict mode forbids. didax has only the
-    standard promotion mode, so it never raises it; it exists for `except` clauses."""
+    """An implicit promotion with no path in the lattice (a narrow ml_dtypes type mixed with
+    another dtype). didax has only the standard promotion mode; JAX's strict mode raises it
+    more often."""
 
 
 def _is_extended(dt: Any) -> bool:
@@ -463,19 +510,38 @@ def itemsize_bits(dtype: Any) -> int:
     return np.dtype(dtype).itemsize * 8
 
 
+# What the ml_dtypes types are sub-dtypes of, through a standard type of the same kind.
+_ML_STAND_IN = {"f": np.float16, "i": np.int8, "u": np.uint8}
+
+
 @functools.lru_cache(maxsize=512)
 def _issubdtype_cached(a: Any, b: Any) -> bool:
+    ml_a = _ml_dtype_of(a)
+    if ml_a is not None:  # bfloat16 is a floating, int4 a signedinteger, ...
+        if _ml_dtype_of(b) is not None or not (isinstance(b, type) and issubclass(b, np.generic)
+                                               and b.__subclasses__()):
+            return ml_a == np.dtype(b)
+        return issubclass(_ML_STAND_IN[_ML_KIND[ml_a]], b)
     return bool(np.issubdtype(a, b))
+
+
+def _ml_dtype_of(x: Any) -> np.dtype | None:
+    try:
+        dt = x if isinstance(x, np.dtype) else np.dtype(x) if isinstance(x, (type, str)) else \
+            getattr(x, "dtype", None)
+    except TypeError:
+        return None
+    return dt if dt in _ML_KIND else None
 
 
 _KIND_SETS = {
     "bool": frozenset({_BOOL}),
-    "signed integer": frozenset(d for d in _NUMERIC_DTYPES if d.kind == "i"),
-    "unsigned integer": frozenset(d for d in _NUMERIC_DTYPES if d.kind == "u"),
-    "integral": frozenset(d for d in _NUMERIC_DTYPES if d.kind in "iu"),
-    "real floating": frozenset(d for d in _NUMERIC_DTYPES if d.kind == "f"),
-    "complex floating": frozenset(d for d in _NUMERIC_DTYPES if d.kind == "c"),
-    "numeric": frozenset(d for d in _NUMERIC_DTYPES if d.kind != "b"),
+    "signed integer": frozenset(d for d in _NUMERIC_DTYPES if kind(d) == "i"),
+    "unsigned integer": frozenset(d for d in _NUMERIC_DTYPES if kind(d) == "u"),
+    "integral": frozenset(d for d in _NUMERIC_DTYPES if kind(d) in "iu"),
+    "real floating": frozenset(d for d in _NUMERIC_DTYPES if kind(d) == "f"),
+    "complex floating": frozenset(d for d in _NUMERIC_DTYPES if kind(d) == "c"),
+    "numeric": frozenset(d for d in _NUMERIC_DTYPES if kind(d) != "b"),
 }
 
 
@@ -506,19 +572,46 @@ def _info_arg(x: Any) -> Any:
 
 
 class finfo(np.finfo):
-    """``np.finfo`` that also accepts didax arrays and dtype-carrying objects."""
+    """``np.finfo`` that also accepts didax arrays and dtype-carrying objects, and the ml_dtypes
+    floats (bfloat16, float8_*...), whose limits ml_dtypes computes."""
 
     _finfo_cache: dict = {}  # np.finfo's own cache would hand back plain np.finfo objects
+    _ml_cache: dict = {}
 
     def __new__(cls, dtype):
-        return super().__new__(cls, _info_arg(dtype))
+        arg = _info_arg(dtype)
+        ml = _ml_dtype_of(arg)
+        if ml is None:
+            return super().__new__(cls, arg)
+        info = cls._ml_cache.get(ml)
+        if info is None:
+            info = object.__new__(cls)
+            info.__dict__.update(vars(ml_dtypes.finfo(ml)))
+            cls._ml_cache[ml] = info
+        return info
 
 
 class iinfo(np.iinfo):
-    """``np.iinfo`` that also accepts didax arrays and dtype-carrying objects."""
+    """``np.iinfo`` that also accepts didax arrays and dtype-carrying objects, and the narrow
+    ml_dtypes ints (int4, uint2...), whose limits ml_dtypes gives."""
 
     def __init__(self, int_type):
-        super().__init__(_info_arg(int_type))
+        arg = _info_arg(int_type)
+        self._ml = None if _ml_dtype_of(arg) is None else ml_dtypes.iinfo(arg)
+        if self._ml is None:
+            super().__init__(arg)
+        else:
+            self.dtype, self.bits = self._ml.dtype, self._ml.bits
+            self.kind = _ML_KIND[self.dtype]
+            self.key = f"{self.kind}{self.bits}"
+
+    @property
+    def min(self):
+        return super().min if self._ml is None else int(self._ml.min)
+
+    @property
+    def max(self):
+        return super().max if self._ml is None else int(self._ml.max)
 
 
 def short_name(dtype: Any) -> str:

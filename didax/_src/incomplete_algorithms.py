@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from didax._src import special_algorithms as _sa
+from didax._src import dtypes, special_algorithms as _sa
 
 try:  # optional fast path, never required for correctness
     import scipy.special as _sps
@@ -38,7 +38,7 @@ __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc",
 
 USE_SCIPY = _sps is not None
 
-_EPS = np.finfo(np.float64).eps
+_EPS = dtypes.finfo(np.float64).eps
 _BIG = 2.0 ** 52
 _TINY = 1e-300
 _MAX_ITER = 100000
@@ -52,7 +52,8 @@ def _prepare(*args):
     """Broadcast float64 flat copies, the broadcast shape and the output dtype (the first
     argument's if floating, float64 otherwise)."""
     arrs = [np.asarray(v) for v in args]
-    dtype = arrs[0].dtype if np.issubdtype(arrs[0].dtype, np.floating) else np.dtype(np.float64)
+    dtype = (arrs[0].dtype if dtypes.issubdtype(arrs[0].dtype, np.floating)
+             else np.dtype(np.float64))
     shape = np.broadcast_shapes(*(v.shape for v in arrs))
     flat = [np.array(np.broadcast_to(v, shape), dtype=np.float64).reshape(-1) for v in arrs]
     return flat, shape, dtype

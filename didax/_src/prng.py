@@ -204,7 +204,7 @@ def seed_key_data(seed):
     if aval.shape:
         raise TypeError(f"PRNG key seed must be a scalar, got an array of shape {aval.shape}. "
                         "Use didax.vmap for batching.")
-    if not np.issubdtype(aval.dtype, np.integer):
+    if not dtypes.issubdtype(aval.dtype, np.integer):
         raise TypeError(f"PRNG key seed must be an integer, got dtype {aval.dtype.name}")
     if isinstance(seed, np.generic):
         seed = np.asarray(seed, dtypes.canonicalize_dtype(seed.dtype))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import api, core
+from didax._src import api, core, dtypes
 from didax._src.errors import function_site, user_error
 from didax._src.tree_util import tree_flatten, tree_map
 
@@ -21,7 +21,7 @@ def _np(x):
 
 
 def _is_float(x):
-    return np.issubdtype(_np(x).dtype, np.inexact)
+    return dtypes.issubdtype(_np(x).dtype, np.inexact)
 
 
 def _default_tol(dtype):
@@ -37,7 +37,7 @@ def _rand_like(rng, tree):
         if not _is_float(a):
             return core.Array(np.zeros(a.shape, np.dtype([("float0", np.void, 0)])))
         t = rng.standard_normal(a.shape)
-        if np.issubdtype(a.dtype, np.complexfloating):
+        if dtypes.issubdtype(a.dtype, np.complexfloating):
             t = t + 1j * rng.standard_normal(a.shape)
         return core.Array(t.astype(a.dtype))
 
@@ -97,7 +97,7 @@ def _inner(xs, ys) -> float:
 def _conj(tree):
     def leaf(x):
         a = _np(x)
-        return core.Array(np.conj(a)) if np.issubdtype(a.dtype, np.complexfloating) else x
+        return core.Array(np.conj(a)) if dtypes.issubdtype(a.dtype, np.complexfloating) else x
 
     return tree_map(leaf, tree)
 

@@ -21,7 +21,10 @@ from didax._src import core, dtypes, prng, special_algorithms
 from didax._src.api import vmap
 from didax._src.core import Tracer, get_aval
 from didax._src.custom_derivatives import custom_jvp
+from didax._src.interpreters import batching
+from didax._src.jit.api import jit
 from didax._src.lax import elementwise as lax
+from didax._src.lax.incomplete import random_gamma_grad
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.control_flow.scan import scan
@@ -165,14 +168,14 @@ def _shape(shape, name):
 
 def _float_dtype(name, dtype):
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype, name)
-    if not np.issubdtype(dtype, np.floating):
+    if not dtypes.issubdtype(dtype, np.floating):
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dtype}")
     return dtype
 
 
 def _int_dtype(name, dtype):
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype, name)
-    if not np.issubdtype(dtype, np.integer):
+    if not dtypes.issubdtype(dtype, np.integer):
         raise ValueError(f"dtype argument to `{name}` must be an int dtype, got {dtype}")
     return dtype
 
@@ -230,7 +233,7 @@ def bits(key, shape=(), dtype=None):
         dtype = dtypes.default_uint_dtype()
     else:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "bits")
-    if not np.issubdtype(dtype, np.unsignedinteger):
+    if not dtypes.issubdtype(dtype, np.unsignedinteger):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
     return prng.random_bits(data, np.dtype(dtype).itemsize * 8, _shape(shape, "bits"))
 
@@ -265,7 +268,10 @@ def _unit_floats(xp, data, shape, dtype):
     the same number exactly (m < 2**nmant is exactly representable).
     """
     finfo = dtypes.finfo(dtype)
-    nbits, nmant = finfo.bits, finfo.nmant
+    nmant = finfo.nmant
+    # As JAX: the narrowest of 8/16/32/64 random bits that holds the mantissa and one more
+    # (bfloat16 and the float8 types draw 8 bits, not as many as they are wide).
+    nbits = next(w for w in (8, 16, 32, 64) if w > nmant)
     raw = prng.random_bits(data, nbits, shape)
     if xp is _NumpyOps:
         raw = raw._value
@@ -320,8 +326,8 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 def _clip_to(x, dtype):
     """Integer `x` converted to integer `dtype`, clipped to its range instead of wrapping."""
     src = get_aval(x).dtype
-    lo = max(int(np.iinfo(dtype).min), int(np.iinfo(src).min))
-    hi = min(int(np.iinfo(dtype).max), int(np.iinfo(src).max))
+    lo = max(int(dtypes.iinfo(dtype).min), int(dtypes.iinfo(src).min))
+    hi = min(int(dtypes.iinfo(dtype).max), int(dtypes.iinfo(src).max))
     return lax.convert_element_type(lax.clamp(_const(lo, src), x, _const(hi, src)), dtype)
 
 
@@ -331,10 +337,10 @@ def randint(key, shape, minval, maxval, dtype=None):
     data, _ = _key_data_of("randint", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
                                                      "randint")
-    if not np.issubdtype(dtype, np.integer):
+    if not dtypes.issubdtype(dtype, np.integer):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     shape = _shape(shape, "randint")
-    info = np.iinfo(dtype)
+    info = dtypes.iinfo(dtype)
     sampling_dtype = dtype
     if info.bits < 32:  # sample in 32 bits: less bias
         sampling_dtype = np.dtype(np.int32)
@@ -349,17 +355,17 @@ def _randint(data, minval, maxval, shape, dtype):
     _check_shape("randint", shape, _np_shape(minval), _np_shape(maxval))
     minval = jnp.asarray(minval)
     maxval = jnp.asarray(maxval)
-    if not np.issubdtype(minval.dtype, np.integer):
+    if not dtypes.issubdtype(minval.dtype, np.integer):
         minval = minval.astype(int)
-    if not np.issubdtype(maxval.dtype, np.integer):
+    if not dtypes.issubdtype(maxval.dtype, np.integer):
         maxval = maxval.astype(int)
     rank = len(shape)
-    dtype_max = min(int(np.iinfo(dtype).max), int(np.iinfo(maxval.dtype).max))
+    dtype_max = min(int(dtypes.iinfo(dtype).max), int(dtypes.iinfo(maxval.dtype).max))
     maxval_out_of_range = lax_shape.broadcast_to_rank(
         lax.gt(maxval, _const(dtype_max, maxval.dtype)), rank)
     minval = lax_shape.broadcast_to_rank(_clip_to(minval, dtype), rank)
     maxval = lax_shape.broadcast_to_rank(_clip_to(maxval, dtype), rank)
-    nbits = np.iinfo(dtype).bits
+    nbits = dtypes.iinfo(dtype).bits
     unsigned = np.dtype(f"uint{nbits}")
 
     k1, k2 = _split(data)
@@ -389,7 +395,7 @@ def _shuffle(data, x, axis: int):
     """Sorts by fresh 32-bit random keys, as many rounds as make collisions unlikely
     (JAX's rule: ceil(3 * log(size) / log(2**32 - 1)))."""
     size = math.prod(get_aval(x).shape)
-    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
+    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(dtypes.iinfo(np.uint32).max)))
     for _ in range(rounds):
         data, sub = _split(data)
         sort_keys = prng.random_bits(sub, 32, get_aval(x).shape)
@@ -410,7 +416,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
     ndim = _np_ndim(x)
     axis = _canonical_axis(axis, ndim or 1, "permutation")
     if not ndim:
-        if not np.issubdtype(dtypes.dtype(x), np.integer):
+        if not dtypes.issubdtype(dtypes.dtype(x), np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
         n = int(concrete_or_error(x, "argument x of didax.random.permutation()"))
         return _shuffle(data, jnp.arange(n), axis)
@@ -540,8 +546,8 @@ def _normal_real(data, shape, dtype):
 
 
 def _normal(data, shape, dtype):
-    if np.issubdtype(dtype, np.complexfloating):
-        real_dtype = np.finfo(dtype).dtype
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        real_dtype = dtypes.finfo(dtype).dtype
         k_re, k_im = _split(data)
         z = lax.complex(_normal_real(k_re, shape, real_dtype),
                         _normal_real(k_im, shape, real_dtype))
@@ -555,7 +561,7 @@ def normal(key, shape=(), dtype=None):
     data, _ = _key_data_of("normal", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
                                                      "normal")
-    if not np.issubdtype(dtype, np.inexact):
+    if not dtypes.issubdtype(dtype, np.inexact):
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got "
                          f"{dtype}")
     return _normal(data, _shape(shape, "normal"), dtype)
@@ -586,7 +592,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
     if method not in {"svd", "eigh", "cholesky"}:
         raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
     dtype = mean.dtype if dtype is None else _float_dtype("multivariate_normal", dtype)
-    if not np.issubdtype(dtype, np.floating):
+    if not dtypes.issubdtype(dtype, np.floating):
         raise ValueError(f"dtype argument to `multivariate_normal` must be a float dtype, got "
                          f"{dtype}")
     if mean.ndim < 1:
@@ -629,7 +635,7 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     data, _ = _key_data_of("lognormal", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
                                                      "lognormal")
-    if not np.issubdtype(dtype, np.inexact):
+    if not dtypes.issubdtype(dtype, np.inexact):
         raise ValueError(f"dtype argument to `lognormal` must be a float or complex dtype, "
                          f"got {dtype}")
     shape = _shape_or_broadcast("lognormal", shape, sigma)
@@ -652,7 +658,7 @@ def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     dtype = dtypes.dtype(p, canonicalize=True)
-    if not np.issubdtype(dtype, np.floating):
+    if not dtypes.issubdtype(dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
     p = _to_dtype(p, dtype)
     shape = _shape_or_broadcast("bernoulli", shape, p)
@@ -660,7 +666,7 @@ def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
     if mode == "high":
         u = _uniform(data, 0.0, 1.0, (2,) + shape, dtype)
         u1, u2 = (lax_shape.reshape(lax_shape.index_in_dim(u, i, 0), shape) for i in (0, 1))
-        u2 = lax.mul(u2, _const(2.0 ** -np.finfo(dtype).nmant, dtype))
+        u2 = lax.mul(u2, _const(2.0 ** -dtypes.finfo(dtype).nmant, dtype))
         return lax.lt(u2, lax.sub(p, u1))
     return lax.lt(_uniform(data, 0.0, 1.0, shape, dtype), p)
 
@@ -700,7 +706,7 @@ def gumbel(key, shape=(), dtype=None, mode=None):
 
 
 def _gumbel(data, shape, dtype, mode):
-    info = np.finfo(dtype)
+    info = dtypes.finfo(dtype)
     if mode == "highest" and dtype == np.float32:
         raise NotImplementedError("gumbel(mode='highest') for float32 (it needs lax.clz)")
     if mode in ("high", "highest"):
@@ -765,7 +771,7 @@ def laplace(key, shape=(), dtype=None):
     """Laplace(0, 1) samples: sign(u) * log1p(-|u|), u uniform in (-1, 1)."""
     data, _ = _key_data_of("laplace", key)
     dtype = _float_dtype("laplace", dtype)
-    u = _uniform(data, _const(-1.0 + np.finfo(dtype).epsneg, dtype), 1.0,
+    u = _uniform(data, _const(-1.0 + dtypes.finfo(dtype).epsneg, dtype), 1.0,
                  _shape(shape, "laplace"), dtype)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
@@ -774,7 +780,7 @@ def logistic(key, shape=(), dtype=None):
     """Logistic samples: log(u) - log1p(-u)."""
     data, _ = _key_data_of("logistic", key)
     dtype = _float_dtype("logistic", dtype)
-    x = _uniform(data, _const(np.finfo(dtype).tiny, dtype), 1.0, _shape(shape, "logistic"),
+    x = _uniform(data, _const(dtypes.finfo(dtype).tiny, dtype), 1.0, _shape(shape, "logistic"),
                  dtype)
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
@@ -783,7 +789,7 @@ def cauchy(key, shape=(), dtype=None):
     """Cauchy samples: tan(pi * (u - 1/2))."""
     data, _ = _key_data_of("cauchy", key)
     dtype = _float_dtype("cauchy", dtype)
-    u = _uniform(data, _const(np.finfo(dtype).eps, dtype), 1.0, _shape(shape, "cauchy"), dtype)
+    u = _uniform(data, _const(dtypes.finfo(dtype).eps, dtype), 1.0, _shape(shape, "cauchy"), dtype)
     return lax.tan(lax.mul(_const(np.pi, dtype), lax.sub(u, _const(0.5, dtype))))
 
 
@@ -922,25 +928,62 @@ def _gamma_samples_impl(data, a, log_space):
     return lax_shape.reshape(samples, shape)
 
 
-@custom_jvp
+# random_gamma: Gamma(a, 1) samples (or their logs), one key per element split from `key`.
+# Its derivative in `a` is the implicit reparameterization gradient dx/da = -(dF/da)/(dF/dx)
+# of the CDF F, which lax.random_gamma_grad computes (as JAX differentiates it). It is a
+# primitive, as in JAX, so that jaxprs show it and the rule lives in one place.
+
+random_gamma_p = core.primitive("random_gamma")
+
+
+# The sampler (a vmapped rejection loop), compiled once per shape: eager calls and the
+# compiled code of an enclosing jit both run it through here.
+_gamma_sampler = jit(_gamma_samples_impl, static_argnums=2)
+
+
+def _random_gamma_impl(data, a, *, log_space):
+    return np.asarray(_gamma_sampler(data, a, log_space))
+
+
+def _random_gamma_aval(data, a, *, log_space):
+    if data.dtype != np.uint32 or data.shape != (2,):
+        raise TypeError(f"random_gamma expects threefry key data (uint32[2]), got "
+                        f"{data.str_short()}")
+    return core.ShapedArray(a.shape, a.dtype)
+
+
+@random_gamma_p.def_jvp
+def _random_gamma_jvp(primals, tangents, *, log_space):
+    (data, a), (_, a_dot) = primals, tangents
+    x = random_gamma_p.bind(data, a, log_space=log_space)
+    if type(a_dot) is core.Zero:
+        return x, core.Zero(get_aval(x).to_tangent_aval())
+    if log_space:  # d log(g)/da = (dg/da) / g
+        dx_da = lax.div(random_gamma_grad(a, lax.exp(x)), lax.exp(x))
+    else:
+        dx_da = random_gamma_grad(a, x)
+    return x, lax.mul(a_dot, dx_da)
+
+
+@random_gamma_p.def_batch
+def _random_gamma_batch(size, vals, dims, *, log_space):
+    """One draw per batch member, each with its own key, as a loop over the batch."""
+    data, a = (batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims))
+    _, out = scan(lambda c, ka: (c, random_gamma_p.bind(ka[0], ka[1], log_space=log_space)),
+                  (), (data, a))
+    return out, 0
+
+
+random_gamma_p.def_impl(_random_gamma_impl)
+random_gamma_p.def_abstract_eval(_random_gamma_aval)
+
+
 def _gamma_samples(data, a):
-    return _gamma_samples_impl(data, a, False)
+    return random_gamma_p.bind(data, a, log_space=False)
 
 
-@custom_jvp
 def _log_gamma_samples(data, a):
-    return _gamma_samples_impl(data, a, True)
-
-
-def _gamma_jvp(primals, tangents):
-    raise NotImplementedError(
-        "derivatives of gamma samples with respect to the shape parameter (JAX's implicit "
-        "reparameterization through random_gamma_grad): gamma, loggamma, beta, dirichlet, "
-        "chisquare, t, f, generalized_normal and ball are not differentiable in didax yet")
-
-
-_gamma_samples.defjvp(_gamma_jvp)
-_log_gamma_samples.defjvp(_gamma_jvp)
+    return random_gamma_p.bind(data, a, log_space=True)
 
 
 def _gamma(data, a, shape, dtype, log_space=False):
@@ -1148,7 +1191,7 @@ def poisson(key, lam, shape=None, dtype=None):
     use_knuth = jnp.isnan(lam) | (lam < 10)
     lam_knuth = jnp.where(use_knuth, lam, 0.0)
     lam_rejection = jnp.where(use_knuth, 1e5, lam)  # (any rate where rejection is fast)
-    max_iters = np.iinfo(dtype).max
+    max_iters = dtypes.iinfo(dtype).max
     result = jnp.where(use_knuth, _poisson_knuth(data, lam_knuth, shape, dtype, max_iters),
                        _poisson_rejection(data, lam_rejection, shape, dtype, max_iters))
     return jnp.where(lam == 0, jnp.zeros_like(result), result)
@@ -1260,7 +1303,7 @@ def _binomial(data, count, prob, shape, dtype):
     count_inv = jnp.where(use_inversion, count, 0.0)
     count_btrs = jnp.where(use_inversion, 1e4, count)
     q_btrs = jnp.where(use_inversion, 0.5, q)
-    max_iters = np.finfo(dtype).max
+    max_iters = dtypes.finfo(dtype).max
     samples = jnp.where(use_inversion,
                         _binomial_inversion(data, count_inv, q, shape, dtype, max_iters),
                         _btrs(data, count_btrs, q_btrs, shape, dtype, max_iters))

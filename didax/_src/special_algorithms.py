@@ -37,6 +37,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from didax._src import dtypes
+
 try:  # optional fast path, never required for correctness
     import scipy.special as _sps
 except Exception:  # pragma: no cover - depends on the machine
@@ -63,9 +65,9 @@ _TWO_OVER_SQRT_PI = 1.1283791670955125739  # 2 / sqrt(pi)
 def _as_float(x):
     """Return (flat float64 copy, original shape, output dtype); rejects complex input."""
     a = np.asarray(x)
-    if np.issubdtype(a.dtype, np.complexfloating):
+    if dtypes.issubdtype(a.dtype, np.complexfloating):
         raise TypeError(f"special functions do not accept complex input, got {a.dtype}")
-    out_dtype = a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float64)
+    out_dtype = a.dtype if dtypes.issubdtype(a.dtype, np.floating) else np.dtype(np.float64)
     return np.array(a, dtype=np.float64).reshape(-1), a.shape, out_dtype
 
 
@@ -597,7 +599,7 @@ def polygamma_numpy(n, x):
     """
     xa = np.asarray(x)
     na = np.asarray(n)
-    if np.issubdtype(na.dtype, np.complexfloating):
+    if dtypes.issubdtype(na.dtype, np.complexfloating):
         raise TypeError("polygamma does not accept a complex order n")
     flat, _, dtype = _as_float(xa)
     shape = np.broadcast_shapes(na.shape, xa.shape)

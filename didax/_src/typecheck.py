@@ -38,7 +38,7 @@ def dtype_in(dtype, accepted) -> bool:
     key = (dtype, accepted)
     ok = _accepts.get(key)
     if ok is None:
-        ok = _accepts[key] = any(np.issubdtype(dtype, k) for k in accepted)
+        ok = _accepts[key] = any(dtypes.issubdtype(dtype, k) for k in accepted)
     return ok
 
 
@@ -206,7 +206,7 @@ def const_like(x, value):
     dtype is the Python scalar's default, so it never changes `x`'s weak type; else a
     NumPy scalar of that dtype."""
     dtype = core.get_aval(x).dtype
-    py_type = _PY_TYPE_OF_KIND.get(dtype.kind)
+    py_type = _PY_TYPE_OF_KIND.get(dtypes.kind(dtype))
     if py_type is not None and dtypes.python_scalar_dtype(py_type(0)) == dtype:
         return py_type(value)
     return np.asarray(value, dtype)

@@ -6,4 +6,7 @@ from didax._src.nn.functions import (  # noqa: F401
     mish, one_hot, relu, relu6, selu, sigmoid, silu, soft_sign, softmax, softplus, sparse_plus,
     sparse_sigmoid, squareplus, standardize, swish, tanh,
 )
+from didax._src.nn.scaled import (  # noqa: F401
+    get_scaled_dot_general_config, scaled_dot_general, scaled_matmul,
+)
 from didax.nn import initializers  # noqa: F401

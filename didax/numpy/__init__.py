@@ -11,6 +11,7 @@ from didax._src.numpy.diagonals import *  # noqa: F401,F403
 from didax._src.numpy.differences import *  # noqa: F401,F403
 from didax._src.numpy.dtype_objects import *  # noqa: F401,F403
 from didax._src.numpy.editing import *  # noqa: F401,F403
+from didax._src.numpy.file_io import *  # noqa: F401,F403
 from didax._src.numpy.einsum import *  # noqa: F401,F403
 from didax._src.numpy.histograms import *  # noqa: F401,F403
 from didax._src.numpy.index_tricks import *  # noqa: F401,F403
@@ -30,6 +31,7 @@ from didax._src.numpy.sorting import *  # noqa: F401,F403
 from didax._src.numpy.statistics import *  # noqa: F401,F403
 from didax._src.numpy.tiling import *  # noqa: F401,F403
 from didax._src.numpy.ufuncs import *  # noqa: F401,F403
+from didax._src.numpy.ufunc_objects import *  # noqa: F401,F403
 from didax._src.numpy.vectorize import *  # noqa: F401,F403
 from didax._src.numpy.windows import *  # noqa: F401,F403
 from didax._src.numpy.ufuncs import (  # noqa: F401 - names shadowing builtins

@@ -3,6 +3,7 @@ JAX 0.10.2: bits, uniforms and integers exactly, floats through log/erf_inv/tan 
 rounding), distribution statistics, and keys under vmap, jit and grad."""
 import math
 
+import jax
 import numpy as np
 import pytest
 
@@ -435,12 +436,23 @@ def test_poisson_binomial_multinomial_moments():
     np.testing.assert_allclose(m.mean(0), 100 * P3, atol=0.6)
 
 
-def test_gamma_gradients_are_reported_missing():
-    with pytest.raises(NotImplementedError, match="derivatives of gamma samples"):
-        didax.grad(lambda a: jnp.sum(R.gamma(K1, a, (3,))))(2.0)
-    with pytest.raises(NotImplementedError, match="derivatives of gamma samples"):
-        didax.grad(lambda a: jnp.sum(R.beta(K1, a, 2.0, (3,))))(2.0)
-    # Other arguments stay differentiable: only the shape parameter is missing.
+def test_gamma_gradients_match_jax():
+    """random_gamma differentiates in its shape parameter by implicit reparameterization
+    (lax.random_gamma_grad), as in JAX; so do beta, dirichlet... built on it."""
+    a = np.array([0.5, 1.0, 3.0], np.float32)
+    key, jkey = didax.random.key(0), jax.random.key(0)
+    for ours, theirs in (
+            (lambda a: jnp.sum(R.gamma(key, a)), lambda a: jax.random.gamma(jkey, a).sum()),
+            (lambda a: jnp.sum(R.loggamma(key, a)), lambda a: jax.random.loggamma(jkey, a).sum()),
+            (lambda a: jnp.sum(R.beta(key, a[1], 2.0, (3,))),
+             lambda a: jax.random.beta(jkey, a[1], 2.0, (3,)).sum())):
+        np.testing.assert_allclose(didax.grad(ours)(a), jax.jit(jax.grad(theirs))(a), rtol=2e-4)
+    np.testing.assert_allclose(
+        didax.vmap(R.gamma)(didax.random.split(key, 3), a),
+        jax.vmap(jax.random.gamma)(jax.random.split(jkey, 3), a), rtol=1e-5)
+    assert "random_gamma[log_space=False]" in str(didax.make_jaxpr(lambda a: R.gamma(key, a))(a))
+    assert R.random_gamma_p.name == jax.random.random_gamma_p.name
+    # Other arguments stay differentiable as before.
     g = didax.grad(lambda s: jnp.sum(s * R.gamma(K1, 2.0, (3,))))(1.5)
     np.testing.assert_allclose(g, np.sum(R.gamma(K1, 2.0, (3,))), rtol=1e-6)
 

@@ -31,7 +31,7 @@ class JVPTracer(Tracer):
 
     def carries_tangent(self):
         # (an integer's tangent is float0: converting it drops nothing)
-        return type(self.tangent) is not Zero and self.aval.dtype.kind in "fc"
+        return type(self.tangent) is not Zero and dtypes.kind(self.aval.dtype) in "fc"
 
     def abstract_source(self):
         p = self.primal
@@ -250,8 +250,11 @@ def jvp_jaxpr(closed, nonzeros, instantiate_out: bool = False):
 
     def fun(*args):
         primals, given = args[:n], iter(args[n:])
-        tangents = [next(given) if nz else Zero(a.to_tangent_aval())
-                    for a, nz in zip(avals, nonzeros)]
+        # A float0 tangent (of an integer or boolean input) carries nothing: it is a symbolic
+        # zero inside, so rules never see float0 operands.
+        tangents = [t if nz and dtypes.is_inexact(a.dtype) else Zero(a.to_tangent_aval())
+                    for a, nz in zip(avals, nonzeros)
+                    for t in [next(given) if nz else None]]
         p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
                                 primals, tangents)
         if instantiate_out:

@@ -15,6 +15,8 @@ import functools
 
 import numpy as np
 
+from didax._src import dtypes
+
 
 def _always(eqn) -> bool:
     return True
@@ -96,7 +98,7 @@ def ufunc_rule(ufunc):
     def rule(fb, k, eqn, outs):
         out_aval = eqn.outvars[0].aval
         if out_aval.shape == () and all(a.aval.shape == () for a in eqn.invars):
-            form = _OPERATORS.get(ufunc) or (eqn.invars[0].aval.dtype.kind in "fc"
+            form = _OPERATORS.get(ufunc) or (dtypes.kind(eqn.invars[0].aval.dtype) in "fc"
                                              and _FLOAT_OPERATORS.get(ufunc))
             if form:
                 fb.line(f"{outs[0]} = " + form.format(*(fb.name(a) for a in eqn.invars)))

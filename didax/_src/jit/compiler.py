@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.config import config
 from didax._src.errors import format_source_info
 from didax._src.ir import ClosedJaxpr, DropVar, Literal, derived
@@ -315,7 +315,7 @@ class FunctionBuilder:
 
     def _nan_checks(self, eqn, outs):
         for v, n in zip(eqn.outvars, outs):
-            if v.aval.dtype.kind in "fc":
+            if dtypes.kind(v.aval.dtype) in "fc":
                 where = format_source_info(eqn.source_info) if eqn.source_info else None
                 fn = self.module.global_name(_nan_checker(eqn.primitive.name, where),
                                              "check_nan")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 
 FOLD_MAX_SIZE = 1 << 16  # constants larger than this stay computed at run time
@@ -213,7 +213,7 @@ def _unit_operand(eqn, ins, known):
         return None
     out = eqn.outvars[0].aval
     for u, x in ((ins[0], ins[1]), (ins[1], ins[0])):
-        if (out.dtype.kind in "fc" and type(x) is not Literal
+        if (dtypes.kind(out.dtype) in "fc" and type(x) is not Literal
                 and x.aval.shape == out.shape and x.aval.dtype == out.dtype
                 and (u.val == unit if type(u) is Literal else
                      u in known and bool(np.all(np.asarray(known[u]) == unit)))):

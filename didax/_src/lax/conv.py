@@ -203,14 +203,15 @@ def _check_conv_params(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dila
 
 def _check_preferred(input_dtype: np.dtype, preferred: np.dtype):
     """JAX's rule: preferred_element_type keeps the kind (int may become float) and widens."""
-    if not (np.issubdtype(input_dtype, np.integer) and np.issubdtype(preferred, np.floating)):
+    if not (dtypes.issubdtype(input_dtype, np.integer)
+            and dtypes.issubdtype(preferred, np.floating)):
         for kind in (np.integer, np.floating, np.complexfloating):
-            if np.issubdtype(input_dtype, kind) and not np.issubdtype(preferred, kind):
+            if dtypes.issubdtype(input_dtype, kind) and not dtypes.issubdtype(preferred, kind):
                 raise TypeError("Input type is incompatible with `preferred_element_type`. The "
                                 "compatible combinations of (input_type, preferred_element_type) "
                                 "are (integral, integral), (integral, floating), (floating, "
                                 "floating), (complex, complex).")
-        if np.issubdtype(input_dtype, np.signedinteger) and not np.issubdtype(
+        if dtypes.issubdtype(input_dtype, np.signedinteger) and not dtypes.issubdtype(
                 preferred, np.signedinteger):
             raise TypeError("`preferred_element_type` must have the same signedness as the "
                             "original type.")

@@ -142,18 +142,18 @@ def _check_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
 
 def _type_rank(dt: np.dtype) -> tuple:
     """Orders dtypes as XLA's HigherPrecisionType does: complex, range, mantissa, bits, sign."""
-    real = np.finfo(dt).dtype if np.issubdtype(dt, np.complexfloating) else dt
-    is_float = np.issubdtype(real, np.floating)
-    return (np.issubdtype(dt, np.complexfloating),
-            np.finfo(real).maxexp if is_float else -1,
-            np.finfo(real).nmant if is_float else -1,
+    real = dtypes.finfo(dt).dtype if dtypes.issubdtype(dt, np.complexfloating) else dt
+    is_float = dtypes.issubdtype(real, np.floating)
+    return (dtypes.issubdtype(dt, np.complexfloating),
+            dtypes.finfo(real).maxexp if is_float else -1,
+            dtypes.finfo(real).nmant if is_float else -1,
             _bit_width(real),
-            not np.issubdtype(real, np.unsignedinteger))
+            not dtypes.issubdtype(real, np.unsignedinteger))
 
 
 def _bit_width(dt: np.dtype) -> int:
-    if np.issubdtype(dt, np.inexact):
-        return np.finfo(dt).bits  # of the real part, for complex dtypes
+    if dtypes.issubdtype(dt, np.inexact):
+        return dtypes.finfo(dt).bits  # of the real part, for complex dtypes
     return 1 if dt == np.bool_ else np.dtype(dt).itemsize * 8
 
 
@@ -166,7 +166,7 @@ def dot_general_dtype(lhs_dtype: np.dtype, rhs_dtype: np.dtype, preferred) -> np
     result = lhs_dtype if lrank >= rrank else rhs_dtype
     if preferred is None or preferred == result:
         return result
-    if not np.issubdtype(result, np.floating) and _bit_width(preferred) < _bit_width(result):
+    if not dtypes.issubdtype(result, np.floating) and _bit_width(preferred) < _bit_width(result):
         raise TypeError("`preferred_element_type` must not be narrower than the original type, "
                         f"got preferred_element_type of {preferred} for result type of "
                         f"{result}.")

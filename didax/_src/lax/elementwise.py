@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from didax._src import core, special_algorithms, tree_util
+from didax._src import core, dtypes, special_algorithms, tree_util
 from didax._src.base_prims import (
     add_any_p, add_tangents, broadcast_in_dim, convert_element_type, convert_element_type_p,
     reshape,
@@ -81,7 +81,7 @@ def _bind2(p):
 
 def _inexact(eqn) -> bool:
     """Whether an equation's operands are floating or complex (codegen rules' `when`)."""
-    return eqn.invars[0].aval.dtype.kind in "fc"
+    return dtypes.kind(eqn.invars[0].aval.dtype) in "fc"
 
 
 def _c_operands(eqn) -> bool:
@@ -90,7 +90,7 @@ def _c_operands(eqn) -> bool:
 
 
 def _int_or_bool(eqn) -> bool:
-    return all(a.aval.dtype in C_TYPES and a.aval.dtype.kind in "biu"
+    return all(a.aval.dtype in C_TYPES and dtypes.kind(a.aval.dtype) in "biu"
                for a in (*eqn.invars, *eqn.outvars))
 
 
@@ -108,7 +108,7 @@ neg_p.involution = True
 neg = _bind1(neg_p)
 @native_rule(neg_p, when=numeric)
 def _neg_native(c, eqn, x):
-    if c.dtype.kind in "iu":  # in unsigned arithmetic: wraps as NumPy does
+    if dtypes.kind(c.dtype) in "iu":  # in unsigned arithmetic: wraps as NumPy does
         u = "npy_uint64" if c.dtype.itemsize == 8 else "npy_uint32"
         return f"(({c.ctype})(({u})0 - ({u}){x}))"
     return f"(-{x})"
@@ -185,8 +185,8 @@ def _logistic_impl(x):
     np.exp(t, out=t)
     np.add(t, 1, out=t)
     np.reciprocal(t, out=t)
-    if t.size and t.dtype.kind == "f":
-        tail = x < -np.log(np.finfo(t.dtype).max)
+    if t.size and dtypes.kind(t.dtype) == "f":
+        tail = x < -np.log(dtypes.finfo(t.dtype).max)
         if tail.any():
             t[tail] = np.exp(x[tail])
     return t
@@ -203,7 +203,7 @@ codegen_rule(logistic_p, fresh=True)(emit_impl_call)
 def _logistic_native(c, eqn, x):
     """As the impl: 1 / (1 + exp(-x)), and exp(x) where exp(-x) overflows (both computed:
     a libm call in one branch only would not vectorize)."""
-    big = -np.log(np.finfo(c.dtype).max)
+    big = -np.log(dtypes.finfo(c.dtype).max)
     head = c.let(f"{c.const(1)} / ({c.const(1)} + {c.call('exp', f'(-{x})')})")
     tail = c.let(c.call("exp", x))
     return f"({x} < {c.const(big)} ? {tail} : {head})"
@@ -276,7 +276,7 @@ cbrt = _bind1(cbrt_p)
 
 
 def _abs_out_dtype(d):
-    return np.finfo(d).dtype if np.issubdtype(d, np.complexfloating) else d
+    return dtypes.finfo(d).dtype if dtypes.issubdtype(d, np.complexfloating) else d
 
 
 abs_p = unop("abs", num, np.abs, out_dtype=_abs_out_dtype)
@@ -286,7 +286,7 @@ def _abs_jvp(primals, tangents):
     """JAX's rule: the slope is +1 at 0 (and -1 at NaN) for reals; 0 at 0 for complex."""
     (x,), (g,) = primals, tangents
     ans = abs(x)
-    if np.issubdtype(get_aval(x).dtype, np.complexfloating):
+    if dtypes.issubdtype(get_aval(x).dtype, np.complexfloating):
         safe = select_n(eq(ans, const_like(ans, 0)), ans, full_like(ans, 1))
         return ans, div(real(mul(conj(x), g)), safe)
     return ans, select_n(ge(x, const_like(x, 0)), neg(g), g)
@@ -325,7 +325,7 @@ polygamma = _bind2(polygamma_p)
 
 def _integer_pow_impl(x, *, y):
     """Repeated squaring, as XLA expands integer powers (x**2 is x * x, ...)."""
-    if y < 0 and np.issubdtype(x.dtype, np.integer):
+    if y < 0 and dtypes.issubdtype(x.dtype, np.integer):
         raise TypeError("integer_pow with a negative exponent needs a floating-point base")
     n, acc = abs(y), None
     while n:
@@ -348,7 +348,7 @@ def _integer_pow_aval(x, *, y):
     check_dtype("integer_pow", x, num)
     if not isinstance(y, int):
         raise TypeError(f"integer_pow: the exponent must be a Python int, got {y!r}")
-    if y < 0 and np.issubdtype(x.dtype, np.integer):
+    if y < 0 and dtypes.issubdtype(x.dtype, np.integer):
         raise TypeError(f"integer_pow: a negative exponent {y} needs a floating-point base, "
                         f"got {x.dtype.name}")
     return x
@@ -416,12 +416,12 @@ def _complex_transpose(ct, x, y):
 
 complex_p.def_transpose(_complex_transpose)
 
-real_p = unop("real", complex_, np.real, out_dtype=lambda d: np.finfo(d).dtype)
+real_p = unop("real", complex_, np.real, out_dtype=lambda d: dtypes.finfo(d).dtype)
 deflinear(real_p)
 real = _bind1(real_p)
 real_p.def_transpose(lambda ct, x: [complex(ct, full_like(ct, 0))])
 
-imag_p = unop("imag", complex_, np.imag, out_dtype=lambda d: np.finfo(d).dtype)
+imag_p = unop("imag", complex_, np.imag, out_dtype=lambda d: dtypes.finfo(d).dtype)
 deflinear(imag_p)
 imag = _bind1(imag_p)
 imag_p.def_transpose(lambda ct, x: [complex(full_like(ct, 0), neg(ct))])
@@ -537,7 +537,7 @@ mul_p.def_transpose(_mul_transpose)
 
 
 def _div_impl(x, y):
-    if x.dtype.kind in "iu":  # C-style truncation, as XLA does
+    if dtypes.kind(x.dtype) in "iu":  # C-style truncation, as XLA does
         q = np.where(y == 0, 0, np.abs(x) // np.where(y == 0, 1, np.abs(y)))
         return (np.sign(x) * np.sign(y) * q).astype(x.dtype)
     return np.true_divide(x, y).astype(x.dtype, copy=False)
@@ -561,7 +561,7 @@ codegen_rule(div_p, when=_inexact, fresh=True)(ufunc_rule(np.true_divide))
 
 
 def _rem_impl(x, y):
-    if np.issubdtype(x.dtype, np.integer):
+    if dtypes.issubdtype(x.dtype, np.integer):
         return (np.sign(x) * np.fmod(np.abs(x), np.where(y == 0, 1, np.abs(y)))).astype(x.dtype)
     return np.fmod(x, y)
 
@@ -635,7 +635,7 @@ def _mulhi_impl(x, y):
     x, y = np.broadcast_arrays(x, y)
     bits = 8 * x.dtype.itemsize
     if bits < 64:
-        wide = np.int64 if x.dtype.kind == "i" else np.uint64
+        wide = np.int64 if dtypes.kind(x.dtype) == "i" else np.uint64
         return ((x.astype(wide) * y.astype(wide)) >> np.array(bits, wide)).astype(x.dtype)
     u64 = np.uint64
     a, b = x.astype(u64), y.astype(u64)
@@ -644,7 +644,7 @@ def _mulhi_impl(x, y):
     lo_lo, hi_lo, lo_hi = a_lo * b_lo, a_hi * b_lo, a_lo * b_hi
     middle = (lo_lo >> k32) + (hi_lo & mask) + (lo_hi & mask)
     hi = a_hi * b_hi + (hi_lo >> k32) + (lo_hi >> k32) + (middle >> k32)
-    if x.dtype.kind == "i":
+    if dtypes.kind(x.dtype) == "i":
         hi = hi - np.where(x < 0, b, u64(0)) - np.where(y < 0, a, u64(0))
     return hi.astype(x.dtype)
 
@@ -733,7 +733,7 @@ def _select_n_impl(which, *cases):
 def _select_n_aval(which, *cases):
     if not cases:
         raise TypeError("select_n needs at least one case")
-    if which.dtype != np.bool_ and not np.issubdtype(which.dtype, np.integer):
+    if which.dtype != np.bool_ and not dtypes.issubdtype(which.dtype, np.integer):
         raise TypeError(f"select_n: the selector must be bool or int32, got {which.dtype.name}")
     if which.dtype == np.bool_ and len(cases) > 2:
         raise TypeError("select_n: a boolean selector allows at most two cases, got "
@@ -868,7 +868,7 @@ clamp_p.def_batch(lambda size, vals, dims: _clamp_batch(size, vals, dims))
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    if not np.issubdtype(new_dtype, np.inexact) or not np.issubdtype(get_aval(x).dtype,
+    if not dtypes.issubdtype(new_dtype, np.inexact) or not dtypes.issubdtype(get_aval(x).dtype,
                                                                      np.inexact):
         return out, Zero(get_aval(out).to_tangent_aval())
     return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
@@ -891,7 +891,8 @@ def _plain_conversion(eqn) -> bool:
     """Conversions `astype` does as the impl does (no complex parts dropped, no float to
     integer saturation, no test against zero for bool)."""
     src, dst = eqn.invars[0].aval.dtype, np.dtype(eqn.params["new_dtype"])
-    return (src.kind in "biuf" and dst.kind in "fc") or (src.kind in "biu" and dst.kind in "iu")
+    src, dst = dtypes.kind(src), dtypes.kind(dst)
+    return (src in "biuf" and dst in "fc") or (src in "biu" and dst in "iu")
 
 
 @codegen_rule(convert_element_type_p, when=_plain_conversion)
@@ -904,8 +905,8 @@ def _convert_codegen(fb, k, eqn, outs):
 @native_rule(convert_element_type_p,
              when=lambda eqn: (eqn.invars[0].aval.dtype in C_TYPES
                                and eqn.outvars[0].aval.dtype in C_TYPES
-                               and not (eqn.invars[0].aval.dtype.kind == "f"
-                                        and eqn.outvars[0].aval.dtype.kind in "iu")))
+                               and not (dtypes.kind(eqn.invars[0].aval.dtype) == "f"
+                                        and dtypes.kind(eqn.outvars[0].aval.dtype) in "iu")))
 def _convert_native(c, eqn, x):
     """C conversions, as NumPy's astype (integers wrap); to bool: a test against zero.
     (Float to integer saturates in lax: the NumPy tier does it.)"""
@@ -923,7 +924,7 @@ stop_gradient_prim = _bind1(stop_gradient_p)
 def stop_gradient(x):
     """Identity whose derivative is zero (maps over pytrees)."""
     def stop(v):
-        if np.issubdtype(get_aval(v).dtype, np.inexact):
+        if dtypes.issubdtype(get_aval(v).dtype, np.inexact):
             return stop_gradient_p.bind(v)
         return v
 

@@ -55,7 +55,7 @@ def _inexact_dtype(dtype) -> np.dtype:
     """JAX's `to_inexact_dtype`: 64-bit integers to float64, other integers and bools to
     float32 (float64 only where x64 allows it)."""
     dtype = np.dtype(dtype)
-    if dtype.kind in "fc":
+    if dtypes.kind(dtype) in "fc":
         return dtype
     return dtypes.canonicalize_dtype(np.float64 if dtype.itemsize == 8 else np.float32)
 
@@ -147,7 +147,7 @@ def fft(x, fft_type, fft_lengths):
     fft_type = _fft_type(fft_type)
     dtype = get_aval(x).dtype
     if fft_type == FftType.RFFT:
-        if dtype.kind == "c":
+        if dtypes.kind(dtype) == "c":
             raise ValueError("only real valued inputs supported for rfft")
         x = ew.convert_element_type(x, _inexact_dtype(dtype))
     else:

@@ -116,7 +116,7 @@ def _check_mode(name, mode):
 def _as_int64(idx: np.ndarray) -> np.ndarray:
     """Indices as int64, saturating uint64 values that int64 cannot hold."""
     if idx.dtype == np.uint64:
-        idx = np.minimum(idx, np.uint64(np.iinfo(np.int64).max))
+        idx = np.minimum(idx, np.uint64(dtypes.iinfo(np.int64).max))
     return idx.astype(np.int64)
 
 
@@ -131,7 +131,7 @@ def _check_scalar_int_indices(name, indices):
     if any(i.ndim != 0 for i in indices):
         raise TypeError(f"{name}: start indices must be scalars, got shapes "
                         f"{[i.shape for i in indices]}")
-    if indices and any(i.dtype != indices[0].dtype or not np.issubdtype(i.dtype, np.integer)
+    if indices and any(i.dtype != indices[0].dtype or not dtypes.issubdtype(i.dtype, np.integer)
                        for i in indices):
         raise TypeError(f"{name}: index arguments must be integers of the same type, got: "
                         f"{', '.join(i.dtype.name for i in indices)}")
@@ -319,8 +319,8 @@ def _index_dtype(indices):
 
 
 def _static_index(value, dtype):
-    if np.issubdtype(dtype, np.integer):  # saturating is harmless: starts get clamped
-        info = np.iinfo(dtype)
+    if dtypes.issubdtype(dtype, np.integer):  # saturating is harmless: starts get clamped
+        info = dtypes.iinfo(dtype)
         value = min(max(value, info.min), info.max)
     return np.asarray(value, dtype)
 
@@ -337,9 +337,9 @@ def _normalize_index(i, size, dtype, allow_negative):
                              "allow_negative_indices=False")
         return _static_index(value + size if value < 0 else value, dtype)
     aval = get_aval(i)
-    if not allow_negative or not np.issubdtype(aval.dtype, np.signedinteger) or aval.ndim:
+    if not allow_negative or not dtypes.issubdtype(aval.dtype, np.signedinteger) or aval.ndim:
         return i
-    size = min(size, int(np.iinfo(aval.dtype).max))
+    size = min(size, int(dtypes.iinfo(aval.dtype).max))
     zero, n = np.asarray(0, aval.dtype), np.asarray(size, aval.dtype)
     return select_n(lt(i, zero), i, add(i, n))
 
@@ -446,7 +446,7 @@ def _check_index_avals(op, operand, indices, dn):
     if indices.ndim < 1:
         raise TypeError(f"{op}: indices must have rank >= 1 (the last dimension holds the "
                         f"index vectors), got shape {indices.shape}")
-    if not np.issubdtype(indices.dtype, np.integer):
+    if not dtypes.issubdtype(indices.dtype, np.integer):
         raise ValueError(f"{op}: indices must have an integer type, got {indices.dtype.name}")
     last = indices.ndim - 1
     if len(index_map) != indices.shape[last]:
@@ -581,12 +581,12 @@ defjvp(gather_p, lambda g, operand, indices, **params: gather_p.bind(
 
 
 def _default_fill_value(dtype):
-    if np.issubdtype(dtype, np.inexact):
+    if dtypes.issubdtype(dtype, np.inexact):
         return np.nan
-    if np.issubdtype(dtype, np.signedinteger):
-        return int(np.iinfo(dtype).min)
-    if np.issubdtype(dtype, np.unsignedinteger):
-        return int(np.iinfo(dtype).max)
+    if dtypes.issubdtype(dtype, np.signedinteger):
+        return int(dtypes.iinfo(dtype).min)
+    if dtypes.issubdtype(dtype, np.unsignedinteger):
+        return int(dtypes.iinfo(dtype).max)
     return True
 
 

@@ -13,6 +13,7 @@ from didax._src.lax.conv import *  # noqa: F401,F403
 from didax._src.lax.parallel import *  # noqa: F401,F403
 from didax._src.lax.windowed import *  # noqa: F401,F403
 from didax._src.lax.fft import FftType, fft  # noqa: F401
+from didax._src.lax.bitcast import bitcast_convert_type  # noqa: F401
 from didax._src.lax.zeta import zeta  # noqa: F401
 from didax._src.lax.incomplete import (  # noqa: F401
     betainc, igamma, igamma_grad_a, igammac, random_gamma_grad,
@@ -21,6 +22,7 @@ from didax._src.lax.control_flow.scan import scan  # noqa: F401
 from didax._src.lax.control_flow.loops import associative_scan, fori_loop, map  # noqa: F401,A004
 from didax._src.lax.control_flow.cond import cond, switch  # noqa: F401
 from didax._src.lax.control_flow.while_loop import while_loop  # noqa: F401
+from didax._src.lax.control_flow.general_reduce import reduce  # noqa: F401,A004
 
 
 def dtype(x):

@@ -32,7 +32,7 @@ from didax._src.typecheck import check_dtype, check_same_dtypes, inexact, sint
 
 
 def _is_complex(x) -> bool:
-    return np.issubdtype(get_aval(x).dtype, np.complexfloating)
+    return dtypes.issubdtype(get_aval(x).dtype, np.complexfloating)
 
 
 def _T(x):
@@ -693,6 +693,84 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
     return v, w
 
 
+# --------------------------------------------------------------------------------------
+# eig: eigenvalues and right eigenvectors of a general square matrix (LAPACK geev through
+# NumPy); complex results whatever the input, eigenvectors of unit norm
+
+eig_p = core.primitive("eig", multiple_results=True)
+
+
+def _complex_of(dtype):
+    dtype = np.dtype(dtype)
+    if dtypes.kind(dtype) == "c":
+        return dtype
+    return np.dtype(np.complex128 if dtype.itemsize == 8 else np.complex64)
+
+
+def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
+              enable_eigvec_derivs, implementation):
+    out = _complex_of(x.dtype)
+    if not compute_right_eigenvectors:
+        return [_lapack_call("eig", np.linalg.eigvals, x).astype(out)]
+    w, v = _lapack_call("eig", np.linalg.eig, x, n_out=2)
+    return [w.astype(out), v.astype(out)]
+
+
+def _eig_aval(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
+              enable_eigvec_derivs, implementation):
+    _check_operand("eig", x)
+    if x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"Argument to nonsymmetric eigendecomposition must have shape "
+                         f"[..., n, n], got shape {x.shape}")
+    if compute_left_eigenvectors:
+        raise NotImplementedError("eig: left eigenvectors (compute_left_eigenvectors=True) are "
+                                  "not implemented in didax; the eigenvectors of x^H are")
+    if implementation is not None:
+        raise NotImplementedError(f"eig: implementation {implementation} is not available in "
+                                  "didax (it runs LAPACK's geev through NumPy)")
+    *batch, n, _ = x.shape
+    dtype = _complex_of(x.dtype)
+    w = ShapedArray((*batch, n), dtype)
+    return [w, ShapedArray((*batch, n, n), dtype)] if compute_right_eigenvectors else [w]
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
+             enable_eigvec_derivs, implementation):
+    """First-order perturbation of distinct eigenvalues: dw_i = (V^-1 Ȧ V)_ii. Eigenvector
+    derivatives depend on a normalisation the input cannot pin down (JAX asks for an opt-in);
+    didax does not implement them."""
+    if compute_right_eigenvectors:
+        raise NotImplementedError(
+            "Derivatives of non-symmetric eigenvectors are not implemented in didax; "
+            "jnp.linalg.eigvals (eigenvalues only) differentiates.")
+    (a,), (a_dot,) = primals, tangents
+    params = dict(compute_left_eigenvectors=False, enable_eigvec_derivs=enable_eigvec_derivs,
+                  implementation=implementation)
+    (w,) = eig_p.bind(a, compute_right_eigenvectors=False, **params)
+    _, v = eig_p.bind(a, compute_right_eigenvectors=True, **params)
+    cdtype = get_aval(w).dtype
+    lu_v, _, perm = lu(v)
+    vinv_adot_v = lu_solve(lu_v, perm, _matmul(ew.convert_element_type(a_dot, cdtype), v))
+    return [w], [_diagonal(vinv_adot_v)]
+
+
+eig_p.def_impl(_eig_impl)
+eig_p.def_abstract_eval(_eig_aval)
+eig_p.def_jvp(_eig_jvp)
+_batch_at_front(eig_p)
+
+
+def eig(x, *, compute_left_eigenvectors: bool = False,
+        compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
+        use_magma=None, implementation=None):
+    """[w] or [w, vr]: the (complex) eigenvalues of a general square `x`, and its right
+    eigenvectors vr[..., :, i] (unit norm) if asked."""
+    return eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                      compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                      enable_eigvec_derivs=bool(enable_eigvec_derivs),
+                      implementation=implementation)
+
+
 def _check_full_subset(name, n, subset_by_index):
     if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
         raise NotImplementedError(f"{name}: subset_by_index={subset_by_index} (a partial "
@@ -809,6 +887,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
     return out[0]
 
 
-__all__ = ["cholesky", "cholesky_p", "eigh", "eigh_p", "EighImplementation", "lu", "lu_p",
+__all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "EighImplementation",
+           "lu", "lu_p",
            "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd",
            "svd_p", "SvdAlgorithm", "triangular_solve", "triangular_solve_p"]

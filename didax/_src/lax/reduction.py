@@ -42,16 +42,16 @@ from didax._src.native.rules import FLOATS, INTS, native_rule, wrapping
 def _max_identity(dtype):
     if dtype == np.bool_:
         return False
-    if np.issubdtype(dtype, np.integer):
-        return np.iinfo(dtype).min
+    if dtypes.issubdtype(dtype, np.integer):
+        return dtypes.iinfo(dtype).min
     return -np.inf
 
 
 def _min_identity(dtype):
     if dtype == np.bool_:
         return True
-    if np.issubdtype(dtype, np.integer):
-        return np.iinfo(dtype).max
+    if dtypes.issubdtype(dtype, np.integer):
+        return dtypes.iinfo(dtype).max
     return np.inf
 
 
@@ -76,7 +76,7 @@ def _reduce_codegen(prim, ufunc_name, empty_ok):
     ufunc has an identity), to a non-0-d result."""
     def applies(eqn):
         x = eqn.invars[0]
-        return (x.aval.dtype.kind in "fc" and (empty_ok or x.aval.size != 0)
+        return (dtypes.kind(x.aval.dtype) in "fc" and (empty_ok or x.aval.size != 0)
                 and eqn.outvars[0].aval.shape != () and bool(eqn.params["axes"]))
 
     @codegen_rule(prim, when=applies, fresh=True)
@@ -203,7 +203,7 @@ def _argminmax(name: str, np_fn) -> core.Primitive:
         if x.shape[axis] < 1:
             raise ValueError(f"{name} requires a non-empty reduced dimension; operand shape "
                              f"{x.shape}, axis {axis}")
-        if not np.issubdtype(index_dtype, np.integer):
+        if not dtypes.issubdtype(index_dtype, np.integer):
             raise TypeError(f"{name}: index_dtype must be an integer type, but got "
                             f"{np.dtype(index_dtype).name}")
         shape = x.shape[:axis] + x.shape[axis + 1:]
@@ -522,9 +522,9 @@ def _descending_key(x):
     (-NaN < -inf < ... < -0 < 0 < ... < inf < NaN), so NaN and 0 rank before -0."""
     if x.dtype == np.bool_:
         x = x.astype(np.uint8)
-    elif np.issubdtype(x.dtype, np.floating):
+    elif dtypes.issubdtype(x.dtype, np.floating):
         bits = x.view(np.dtype(f"i{x.dtype.itemsize}"))
-        x = np.where(bits < 0, bits ^ np.iinfo(bits.dtype).max, bits)
+        x = np.where(bits < 0, bits ^ dtypes.iinfo(bits.dtype).max, bits)
     return ~x
 
 
@@ -630,7 +630,7 @@ def _native_reduction(eqn) -> bool:
 
 @native_rule(reduce_sum_p, kind="reduce", when=_native_reduction)
 def _reduce_sum_native(c, eqn):
-    if c.dtype.kind in "iu":
+    if dtypes.kind(c.dtype) in "iu":
         return c.const(0), wrapping("+")(c, eqn, "{0}", "{1}"), True
     return c.const(0), "({0} + {1})", True
 

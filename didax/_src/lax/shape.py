@@ -718,7 +718,7 @@ def _iota_aval(*, dtype, shape, dimension, sharding=None):
     shape = check_shape("iota", shape)
     if not 0 <= dimension < len(shape):
         raise TypeError(f"iota: dimension {dimension} out of bounds for shape {shape}")
-    if not np.issubdtype(dtype, np.number):
+    if not dtypes.issubdtype(dtype, np.number):
         raise TypeError(f"iota: dtype must be numeric, got {np.dtype(dtype).name}")
     return ShapedArray(shape, dtype, False)
 

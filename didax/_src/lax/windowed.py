@@ -27,7 +27,7 @@ import operator
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from didax._src import core, tree_util
+from didax._src import core, dtypes, tree_util
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.batching import bdim_at_front
 from didax._src.interpreters.jvp import defjvp, deflinear
@@ -132,13 +132,13 @@ def _positions(window_dimensions):
 def _max_identity(dtype):
     if dtype == np.bool_:
         return False
-    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+    return dtypes.iinfo(dtype).min if dtypes.kind(dtype) in "iu" else -np.inf
 
 
 def _min_identity(dtype):
     if dtype == np.bool_:
         return True
-    return np.iinfo(dtype).max if dtype.kind in "iu" else np.inf
+    return dtypes.iinfo(dtype).max if dtypes.kind(dtype) in "iu" else np.inf
 
 
 # --------------------------------------------------------------------------------------
@@ -165,7 +165,7 @@ def _reducer_impl(ufunc, identity):
 
 def _reducer_aval(name, accepted):
     def abstract_eval(x, **params):
-        if not any(np.issubdtype(x.dtype, k) for k in accepted):
+        if not any(dtypes.issubdtype(x.dtype, k) for k in accepted):
             if name == "reduce_window_sum":
                 raise TypeError(f"operand to reduce_window_sum must have a number dtype, got "
                                 f"{x.dtype.name}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.core import get_aval
 from didax._src.base_prims import broadcast_in_dim
 from didax._src.lax.elementwise import (
@@ -70,7 +71,7 @@ def zeta_series(s, a):
     t0 = pow(a_n, neg(s))
     ratios = cumprod(div(add(s_, along_last(np.arange(2 * terms))), add(a_, dtype(terms))), nd)
     ratios = slice(ratios, (0,) * (nd + 1), aval.shape + (2 * terms,), (1,) * nd + (2,))
-    ratios = min(ratios, dtype(np.finfo(dtype).max))
+    ratios = min(ratios, dtype(dtypes.finfo(dtype).max))
     tail = mul(t0, add(dtype(0.5), reduce_sum(div(ratios, along_last(_BERNOULLI_COEFS[:terms])),
                                               (nd,))))
     return add(add(head, integral), tail)

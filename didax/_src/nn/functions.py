@@ -217,7 +217,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     else:
         a, = promote_args_inexact("logsumexp", a)
     aval = get_aval(a)
-    is_complex = np.issubdtype(aval.dtype, np.complexfloating)
+    is_complex = dtypes.issubdtype(aval.dtype, np.complexfloating)
     dims = reductions._reduction_dims(aval.ndim, reductions._static_axis(axis))
     amax = jnp.max(jnp.real(a), axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
     amax = lax.stop_gradient(lax.select_n(jnp.isfinite(amax), lax.full_like(amax, 0), amax))
@@ -417,7 +417,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
                            local_window_size)
     if keep is not None:
         # Finite in float32 too, where the softmax is computed.
-        large_negative = -0.7 * min(np.finfo(logits_dtype).max, np.finfo(np.float32).max)
+        large_negative = -0.7 * min(dtypes.finfo(logits_dtype).max, dtypes.finfo(np.float32).max)
         logits = jnp.where(keep, logits, jnp.asarray(large_negative, dtype=logits_dtype))
     logits = logits.astype(np.float32)
     probs = softmax(logits, axis=-1).astype(k_dtype)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.lax import elementwise as lax
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import _all, _aval
@@ -21,7 +22,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = promote_dtypes_inexact(a, b)
     a, b = broadcast_arrays(a, b)
     dtype = _aval(a).dtype
-    real = np.finfo(dtype).dtype if dtype.kind == "c" else dtype
+    real = dtypes.finfo(dtype).dtype if dtypes.kind(dtype) == "c" else dtype
     rtol = lax.convert_element_type(rtol, real)
     atol = lax.convert_element_type(atol, real)
     both_nan = lax.bitwise_and(ufuncs.isnan(a), ufuncs.isnan(b))

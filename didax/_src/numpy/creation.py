@@ -117,7 +117,7 @@ def astype(x, dtype, /, *, copy=False, device=None):
     check_arraylike("astype", x)
     x = asarray(x)
     dtype = dtypes.default_float_dtype() if dtype is None else _user_dtype(dtype, "astype")
-    if _aval(x).dtype.kind == "c" and dtype == np.bool_:
+    if dtypes.kind(_aval(x).dtype) == "c" and dtype == np.bool_:
         return lax.ne(x, _const(x, 0))
     return lax.convert_element_type(x, dtype)
 
@@ -137,7 +137,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
             v = np.asarray(concrete_or_error(v, what, topic="shape"))
             if v.ndim != 0:
                 raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={v}")
-            if v.dtype.kind == "c":
+            if dtypes.kind(v.dtype) == "c":
                 raise ValueError("Passing complex start/stop/step to jnp.arange is no longer "
                                  "supported starting in JAX v0.10.0.")
             v = v.item()
@@ -150,7 +150,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     if step is not None:
         if step == 0:
             raise ValueError("arange: step must be nonzero")
-        work = np.dtype(np.float32) if dtype.kind == "f" and dtype.itemsize < 4 else dtype
+        work = np.dtype(np.float32) if dtypes.kind(dtype) == "f" and dtype.itemsize < 4 else dtype
         size = max(0, int(np.ceil((stop - start) / step)))
         out = lax.add(lax.convert_element_type(start, work),
                       lax.mul(lax.convert_element_type(step, work), _iota(work, (size,))))
@@ -184,7 +184,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = num - 1 if endpoint else num
     if num > 1:
         delta = ufuncs.true_divide(ufuncs.subtract(stop, start), _asarray(div, cdtype))
-        real = np.finfo(cdtype).dtype
+        real = dtypes.finfo(cdtype).dtype
         iota_shape = [1] * len(out_bounds)
         iota_shape[axis] = div
         step = lax.div(lax_shape.reshape(_iota(real, (div,)), iota_shape), np.asarray(div, real))
@@ -200,7 +200,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     else:
         delta = _filled((), np.nan, cdtype)
         out = _filled(bounds[:axis] + [0] + bounds[axis:], 0, cdtype)
-    if np.issubdtype(dtype, np.integer) and not np.issubdtype(_aval(out).dtype, np.integer):
+    if dtypes.issubdtype(dtype, np.integer) and not dtypes.issubdtype(_aval(out).dtype, np.integer):
         out = lax.floor(out)
     result = lax.convert_element_type(out, dtype)
     return (result, delta) if retstep else result
@@ -246,9 +246,9 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 def _shifted_iotas(n, m, k):
     """Row and column indices of an (n, m) grid, the rows shifted by the (maybe traced) k."""
     if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-        k = int(np.clip(k, np.iinfo(np.int32).min, np.iinfo(np.int32).max))
+        k = int(np.clip(k, dtypes.iinfo(np.int32).min, dtypes.iinfo(np.int32).max))
     offset = asarray(k)
-    if not (_aval(offset).shape == () and np.issubdtype(_aval(offset).dtype, np.integer)):
+    if not (_aval(offset).shape == () and dtypes.issubdtype(_aval(offset).dtype, np.integer)):
         raise ValueError(f"k must be a scalar integer; got {k}")
     dt = _aval(offset).dtype
     i = lax.add(_iota(dt, (n, m), 0), lax.convert_element_type(offset, dt))

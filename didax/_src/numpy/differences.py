@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import reductions, ufuncs
@@ -154,14 +155,14 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """`p` with jumps larger than `discont` replaced by their `period` complement."""
     check_arraylike("unwrap", p)
     p, period = promote_dtypes(asarray(p), asarray(period))
-    if _aval(p).dtype.kind == "c":
+    if dtypes.kind(_aval(p).dtype) == "c":
         raise ValueError("jnp.unwrap does not support complex inputs.")
     axis = canonical_axis(axis, _aval(p).ndim, "unwrap")
     if _aval(p).shape[axis] == 0:
         return p
     if discont is None:
         discont = ufuncs.true_divide(period, 2)
-    if _aval(p).dtype.kind in "iu":
+    if dtypes.kind(_aval(p).dtype) in "iu":
         interval = ufuncs.floor_divide(period, 2)
     else:
         interval = ufuncs.true_divide(period, 2)

@@ -43,6 +43,10 @@ uint8, uint16, uint32, uint64 = (_ScalarType(t) for t in (np.uint8, np.uint16, n
                                                           np.uint64))
 float16, float32, float64 = (_ScalarType(t) for t in (np.float16, np.float32, np.float64))
 complex64, complex128 = _ScalarType(np.complex64), _ScalarType(np.complex128)
+# The ml_dtypes types: jnp.bfloat16, jnp.float8_e4m3fn, jnp.int4, ...
+_ML_TYPES = {name: _ScalarType(np.dtype(name).type)
+             for name in dtypes.ML_FLOAT_NAMES + dtypes.ML_INT_NAMES}
+globals().update(_ML_TYPES)
 uint = uint64
 double = float64
 single = float32
@@ -84,5 +88,5 @@ complex_ = _DefaultScalarType("c", "complex_")
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "uint",
     "float16", "float32", "float64", "complex64", "complex128", "double", "single", "half",
-    "csingle", "cdouble", "int_", "complex_", "float_", "bool", "object_",
+    "csingle", "cdouble", "int_", "complex_", "float_", "bool", "object_", *_ML_TYPES,
 ]

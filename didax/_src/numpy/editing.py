@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.core import ArrayBase
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
@@ -36,7 +37,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
                 raise ValueError("np.delete(arr, obj): for boolean indices, obj must be "
                                  "one-dimensional with length matching specified axis.")
             keep = ~idx
-        elif np.issubdtype(idx.dtype, np.integer) or idx.size == 0:
+        elif dtypes.issubdtype(idx.dtype, np.integer) or idx.size == 0:
             if np.any((idx < -n) | (idx >= n)):
                 raise IndexError(f"index out of bounds for axis {axis} with size {n}: {idx}")
             keep = np.ones(n, bool)
@@ -63,7 +64,7 @@ def insert(arr, obj, values, axis=None):
     if idx.ndim > 1:
         raise ValueError("jnp.insert(): obj must be a slice, a one-dimensional array, or a "
                          f"scalar; got {obj}")
-    if not np.issubdtype(idx.dtype, np.integer):
+    if not dtypes.issubdtype(idx.dtype, np.integer):
         if idx.size == 0 and not isinstance(obj, ArrayBase):
             idx = idx.astype(int)
         else:

@@ -218,7 +218,7 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None):
     _check_freq_args("fftfreq", n, d)
     out_dtype = dtypes.default_float_dtype() if dtype is None else dtype
     work = to_inexact_dtype(dtypes.canonicalize_dtype(out_dtype))
-    if work.kind == "c":  # computed in the real dtype of the same precision
+    if dtypes.kind(work) == "c":  # computed in the real dtype of the same precision
         work = np.dtype(np.float64 if work.itemsize == 16 else np.float32)
     i = arange(n, dtype=work)
     k = ufuncs.subtract(ufuncs.remainder(ufuncs.add(i, n // 2), n), n // 2)

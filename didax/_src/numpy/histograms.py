@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.lax import elementwise as lax
 from didax._src.lax import indexing as lax_idx
 from didax._src.lax import reduction as lax_red
@@ -36,7 +37,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     x = asarray(x)
     if _aval(x).dtype == np.bool_:
         x = lax.convert_element_type(x, np.int32)
-    if not np.issubdtype(_aval(x).dtype, np.integer):
+    if not dtypes.issubdtype(_aval(x).dtype, np.integer):
         raise TypeError(f"x argument to bincount must have an integer type; got "
                         f"{_aval(x).dtype}")
     if _aval(x).ndim != 1:

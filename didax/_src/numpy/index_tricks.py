@@ -62,14 +62,14 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
         dtype = dtypes.result_type(int, *idx)
     else:
         dtype = _user_dtype(dtype, "ravel_multi_index")
-    if not np.issubdtype(dtype, np.integer):
+    if not dtypes.issubdtype(dtype, np.integer):
         raise ValueError(f"dtype={dtype} is not an integer type.")
-    if math.prod(dims) - 1 > np.iinfo(dtype).max:
+    if math.prod(dims) - 1 > dtypes.iinfo(dtype).max:
         raise ValueError(f"jnp.ravel_multi_index: dtype={dtype} not large enough to hold "
                          f"flattened index for dims={dims}. Use the dtype argument to pass a "
                          "suitable dtype.")
     for i in idx:
-        if not np.issubdtype(_aval(i).dtype, np.integer):
+        if not dtypes.issubdtype(_aval(i).dtype, np.integer):
             raise TypeError("only int indices permitted")
     if mode == "raise":
         for i, d in zip(idx, dims):
@@ -111,7 +111,7 @@ def unravel_index(indices, shape):
     for i, s in reversed(list(enumerate(shape))):
         idx, out[i] = ufuncs.divmod(idx, s)
     oob_pos = ufuncs.greater(idx, 0)
-    if _aval(idx).dtype.kind == "u":
+    if dtypes.kind(_aval(idx).dtype) == "u":
         oob_neg = asarray(False)
     else:
         oob_neg = ufuncs.less(idx, -1)

@@ -68,7 +68,7 @@ def _kind(idx) -> str:
         dtype = get_aval(idx).dtype
         if dtype == np.bool_:
             return BOOLEAN
-        if np.issubdtype(dtype, np.integer):
+        if dtypes.issubdtype(dtype, np.integer):
             return ARRAY
         raise user_error(TypeError, (
             f"Indexer must have integer or boolean type, got indexer with type "
@@ -351,7 +351,7 @@ class _GatherIndexer(NamedTuple):
 
 
 def _index_dtype(shape):
-    big = any(d > np.iinfo(np.int32).max for d in shape)
+    big = any(d > dtypes.iinfo(np.int32).max for d in shape)
     return dtypes.canonicalize_dtype(np.int64 if big else np.int32)
 
 
@@ -373,9 +373,9 @@ def _expand_scalar_bools(shape, parsed):
 def _normalize_array_index(idx, size):
     """Wraps negative entries of a signed integer index array once (`i + size`)."""
     dtype = get_aval(idx).dtype
-    if not np.issubdtype(dtype, np.signedinteger):
+    if not dtypes.issubdtype(dtype, np.signedinteger):
         return idx
-    if size > np.iinfo(dtype).max:
+    if size > dtypes.iinfo(dtype).max:
         idx = lax_ew.convert_element_type(idx, _index_dtype((size,)))
         dtype = get_aval(idx).dtype
     zero, n = np.asarray(0, dtype), np.asarray(size, dtype)
@@ -524,8 +524,8 @@ def _scatter_update(x, idx, y, scatter_op, *, indices_are_sorted=False, unique_i
     cast back to `x`'s dtype."""
     x = util.asarray(x)
     aval = get_aval(x)
-    if (isinstance(y, int) and np.issubdtype(aval.dtype, np.integer)
-            and np.iinfo(aval.dtype).min <= y <= np.iinfo(aval.dtype).max):
+    if (isinstance(y, int) and dtypes.issubdtype(aval.dtype, np.integer)
+            and dtypes.iinfo(aval.dtype).min <= y <= dtypes.iinfo(aval.dtype).max):
         y = util.asarray(y, aval.dtype)
     elif not isinstance(y, (int, float, complex)):  # Python scalars promote as constants
         y = util.asarray(y)
@@ -759,7 +759,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
     util.check_arraylike("take_along_axis", arr, indices)
     a, indices = util.asarray(arr), util.asarray(indices)
     idx_aval = get_aval(indices)
-    if not np.issubdtype(idx_aval.dtype, np.integer):
+    if not dtypes.issubdtype(idx_aval.dtype, np.integer):
         raise TypeError(f"take_along_axis indices must be of integer type, got "
                         f"{idx_aval.dtype}")
     if axis is None:

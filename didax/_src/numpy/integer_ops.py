@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.lax import elementwise as lax
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
@@ -24,7 +25,7 @@ def packbits(a, axis=None, bitorder="big"):
     """Booleans (nonzero entries) packed 8 to a uint8, along `axis` (flattened if None)."""
     check_arraylike("packbits", a)
     arr = asarray(a)
-    if _aval(arr).dtype.kind not in "biu":
+    if dtypes.kind(_aval(arr).dtype) not in "biu":
         raise TypeError("Expected an input array of integer or boolean data type")
     if bitorder not in ("little", "big"):
         raise ValueError("'order' must be either 'little' or 'big'")
@@ -80,7 +81,7 @@ def gcd(x1, x2):
     dtype (consecutive Fibonacci numbers need about 1.44 * bits steps)."""
     check_arraylike("gcd", x1, x2)
     x1, x2 = promote_dtypes(asarray(x1), asarray(x2))
-    if _aval(x1).dtype.kind not in "iu":
+    if dtypes.kind(_aval(x1).dtype) not in "iu":
         raise ValueError("Arguments to jax.numpy.gcd must be integers.")
     x1, x2 = broadcast_arrays(ufuncs.abs(x1), ufuncs.abs(x2))
     x1, x2 = lax.max(x1, x2), lax.min(x1, x2)
@@ -95,7 +96,7 @@ def gcd(x1, x2):
 def lcm(x1, x2):
     check_arraylike("lcm", x1, x2)
     x1, x2 = promote_dtypes(asarray(x1), asarray(x2))
-    if _aval(x1).dtype.kind not in "iu":
+    if dtypes.kind(_aval(x1).dtype) not in "iu":
         raise ValueError("Arguments to jax.numpy.lcm must be integers.")
     x1, x2 = ufuncs.abs(x1), ufuncs.abs(x2)
     d = gcd(x1, x2)

@@ -32,7 +32,8 @@ from didax._src.numpy.util import (
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "vecdot", "matmul", "outer", "tensordot",
            "trace", "diagonal", "cross", "matrix_transpose", "multi_dot", "cholesky", "qr",
-           "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "solve", "inv", "det",
+           "eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "solve",
+           "inv", "det",
            "slogdet", "pinv", "lstsq", "matrix_power", "cond", "tensorinv", "tensorsolve",
            "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
 
@@ -322,6 +323,24 @@ def _uplo_lower(uplo):
     raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {uplo}")
 
 
+def eig(a):
+    """(w, v): the complex eigenvalues and unit-norm right eigenvectors v[..., :, i] of a
+    general square matrix (LAPACK's geev). Only the eigenvalues differentiate."""
+    (a,) = _arraylike("jnp.linalg.eig", a)
+    _check_square("eig", a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return w, v
+
+
+def eigvals(a):
+    """The complex eigenvalues of a general square matrix; forward and reverse mode
+    differentiate them where they are distinct."""
+    (a,) = _arraylike("jnp.linalg.eigvals", a)
+    _check_square("eigvals", a)
+    (w,) = lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)
+    return w
+
+
 def eigh(a, UPLO=None, symmetrize_input=True):  # noqa: N803 - NumPy's argument name
     """Ascending eigenvalues and orthonormal eigenvectors (columns) of Hermitian matrices."""
     (a,) = _arraylike("jnp.linalg.eigh", a)
@@ -495,7 +514,7 @@ def _slogdet_small_jvp(primals, tangents):
 
 def _slogdet_tangents(x, sign, ans_dot):
     """The sign is constant for real matrices; for complex ones it turns with the phase."""
-    if np.issubdtype(x.dtype, np.complexfloating):
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
         sign_dot = (ans_dot - ufuncs.real(ans_dot).astype(ans_dot.dtype)) * sign
         return sign_dot, ufuncs.real(ans_dot)
     return lax.zeros_like(sign), ans_dot
@@ -510,7 +529,7 @@ def _slogdet_lu(a):
     is_zero = reductions.any(ufuncs.equal(diag, np.asarray(0, dtype)), axis=-1)
     iota = lax_shape.broadcasted_iota(pivots.dtype, pivots.shape, pivots.ndim - 1)
     parity = reductions.count_nonzero(ufuncs.not_equal(pivots, iota), axis=-1)
-    if np.issubdtype(dtype, np.complexfloating):
+    if dtypes.issubdtype(dtype, np.complexfloating):
         sign = reductions.prod(diag / ufuncs.abs(diag).astype(dtype), axis=-1)
     else:
         sign = np.asarray(1, dtype)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.lax import elementwise as lax
 from didax._src.lax import reduction as lax_red
 from didax._src.numpy import ufuncs
@@ -28,12 +29,12 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     check_arraylike("nan_to_num", x)
     x = asarray(x)
     dtype = _aval(x).dtype
-    if dtype.kind not in "fc":
+    if dtypes.kind(dtype) not in "fc":
         return x
-    if dtype.kind == "c":
+    if dtypes.kind(dtype) == "c":
         return lax.complex(nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf),
                            nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
-    info = np.finfo(dtype)
+    info = dtypes.finfo(dtype)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
     out = ufuncs.where(ufuncs.isnan(x), _asarray(nan, dtype), x)
@@ -55,7 +56,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
             raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', but "
                              f"got: {side!r}")
         extrapolate.append(isinstance(side, str))
-    if _aval(x).dtype.kind == "c":
+    if dtypes.kind(_aval(x).dtype) == "c":
         raise ValueError("jnp.interp: complex x values not supported.")
     if period is not None:
         if np.ndim(period) != 0:
@@ -72,7 +73,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     df = ufuncs.subtract(_take(fp, i), _take(fp, im1))
     dx = ufuncs.subtract(_take(xp, i), _take(xp, im1))
     delta = ufuncs.subtract(x, _take(xp, im1))
-    eps = np.spacing(np.finfo(_aval(xp).dtype).eps)
+    eps = np.spacing(dtypes.finfo(_aval(xp).dtype).eps)
     dx0 = ufuncs.less_equal(ufuncs.abs(dx), eps)
     f = ufuncs.where(dx0, _take(fp, im1), ufuncs.add(
         _take(fp, im1), ufuncs.multiply(ufuncs.true_divide(delta, ufuncs.where(dx0, 1, dx)), df)))

@@ -7,6 +7,7 @@ import operator
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.core import ArrayBase
 from didax._src.lax import elementwise as lax
 from didax._src.lax import reduction as lax_red
@@ -158,7 +159,7 @@ def _pad_stats(x, pad_width, stat_length, stat_func):
             stat_hi = stat_func(lax_shape.slice_in_dim(x, n - min(len_hi, n), n, 1, i), i)
         stats = []
         for stat in (stat_lo, stat_hi):
-            if np.issubdtype(aval.dtype, np.integer):
+            if dtypes.issubdtype(aval.dtype, np.integer):
                 stat = ufuncs.round(stat)
             stats.append(lax.convert_element_type(stat, aval.dtype, aval.weak_type))
         x = lax_shape.concatenate([repeat(stats[0], lo, axis=i), x,

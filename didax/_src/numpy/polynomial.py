@@ -1,8 +1,8 @@
 """Polynomials as coefficient vectors (highest power first): evaluation (Horner's rule), the
 Vandermonde matrix, arithmetic (products are convolutions, division is long division),
-derivatives and integrals, construction from roots and least-squares fits (`linalg.lstsq`).
-`roots`, and `poly` of a square matrix, need the nonsymmetric eigenvalues (`eigvals`), which
-didax does not have.
+derivatives and integrals, construction from roots and least-squares fits (`linalg.lstsq`);
+`roots` are the eigenvalues of the companion matrix, and `poly` of a square matrix starts from
+its eigenvalues.
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from didax._src.numpy.util import (
     promote_dtypes_inexact,
 )
 
-__all__ = ["polyval", "vander", "poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
-           "polyint", "polyfit"]
+__all__ = ["polyval", "vander", "poly", "roots", "polyadd", "polysub", "polymul", "polydiv",
+           "polyder", "polyint", "polyfit"]
 
 
 def polyval(p, x, *, unroll=16):
@@ -62,10 +62,9 @@ def poly(seq_of_zeros):
     (zeros_,) = promote_dtypes_inexact(asarray(seq_of_zeros))
     zeros_ = atleast_1d(zeros_)
     sh = zeros_.shape
-    if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:
-        raise NotImplementedError("jnp.poly of a square matrix (the characteristic polynomial "
-                                  "through eigvals) is not implemented in didax: it needs the "
-                                  "nonsymmetric eigenvalue decomposition")
+    if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:  # the characteristic polynomial
+        zeros_ = linalg.eigvals(zeros_)
+        sh = zeros_.shape
     if zeros_.ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     dt = zeros_.dtype
@@ -76,6 +75,29 @@ def poly(seq_of_zeros):
     for k in _range(sh[0]):
         a = convolve(a, concatenate([one, ufuncs.negative(zeros_[k:k + 1])]), mode="full")
     return a
+
+
+def roots(p, *, strip_zeros: bool = True):
+    """The (complex) roots of the polynomial with coefficients `p`: the eigenvalues of its
+    companion matrix. `strip_zeros` drops leading zero coefficients, which needs concrete
+    values (not under jit); without it a leading zero gives NaN roots."""
+    check_arraylike("roots", p)
+    (p,) = promote_dtypes_inexact(atleast_1d(asarray(p)))
+    if p.ndim != 1:
+        raise ValueError(f"Input argument p to roots must be rank 1, got shape {p.shape}.")
+    if strip_zeros:
+        values = concrete_or_error(p, "jnp.roots with strip_zeros=True (it drops leading zero "
+                                      "coefficients, which fixes the output shape); pass "
+                                      "strip_zeros=False under jit")
+        nonzero = np.flatnonzero(values)
+        p = p[int(nonzero[0]):] if nonzero.size else p[:0]
+    n = p.shape[0]
+    cdtype = dtypes.result_type(p.dtype, np.complex64)
+    if n < 2:
+        return creation.zeros((0,), cdtype)
+    first = ufuncs.negative(ufuncs.divide(p[1:], p[0]))
+    companion = concatenate([first[None, :], creation.eye(n - 2, n - 1, dtype=p.dtype)])
+    return linalg.eigvals(companion)
 
 
 def polyadd(a1, a2):

@@ -54,7 +54,7 @@ def _ravel(x):
 
 
 def _conj(x):
-    return lax.conj(x) if x.dtype.kind == "c" else x
+    return lax.conj(x) if dtypes.kind(x.dtype) == "c" else x
 
 
 def _convert(x, dtype, weak):

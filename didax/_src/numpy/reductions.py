@@ -78,20 +78,21 @@ def _promote_integer_dtype(dtype: np.dtype) -> np.dtype:
     """JAX sums small integers (and bools) in the default integer width."""
     if dtype == np.bool_:
         return dtypes.default_int_dtype()
-    if dtype.kind == "u" and dtype.itemsize < dtypes.default_uint_dtype().itemsize:
+    if dtypes.kind(dtype) == "u" and dtype.itemsize < dtypes.default_uint_dtype().itemsize:
         return dtypes.default_uint_dtype()
-    if dtype.kind == "i" and dtype.itemsize < dtypes.default_int_dtype().itemsize:
+    if dtypes.kind(dtype) == "i" and dtype.itemsize < dtypes.default_int_dtype().itemsize:
         return dtypes.default_int_dtype()
     return dtype
 
 
 def _upcast_f16(dtype: np.dtype) -> np.dtype:
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
+    """JAX accumulates float16 and bfloat16 (not the float8 types) in float32."""
+    return np.dtype(np.float32) if dtype == np.float16 or dtype == dtypes.bfloat16 else dtype
 
 
 def _to_inexact(dtype: np.dtype) -> np.dtype:
     """JAX's rule: integers and bools of up to 32 bits become float32, 64-bit ones float64."""
-    if dtype.kind in "fc":
+    if dtypes.kind(dtype) in "fc":
         return dtype
     return np.dtype(np.float64 if dtype.itemsize == 8 else np.float32)
 
@@ -110,8 +111,8 @@ def _init_value(dtype: np.dtype, value) -> np.ndarray:
     """The identity `value` (0, 1, +-inf...) as a scalar of `dtype`, saturating integers."""
     if dtype == np.bool_:
         return np.array(value > 0, dtype)
-    if dtype.kind in "iu" and np.isinf(value):
-        info = np.iinfo(dtype)
+    if dtypes.kind(dtype) in "iu" and np.isinf(value):
+        info = dtypes.iinfo(dtype)
         return np.array(info.min if value < 0 else info.max, dtype)
     return np.array(value, dtype)
 
@@ -158,7 +159,7 @@ def _to_numeric(x):
 
 
 def _to_bool(x):
-    if x.dtype.kind == "c":
+    if dtypes.kind(x.dtype) == "c":
         x = lax.real(x)  # as JAX: only the real part decides
     return _convert(x, np.bool_)
 
@@ -318,14 +319,14 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 def _var_promote_types(a_dtype: np.dtype, dtype):
     """(computation dtype, result dtype) of var/std: complex inputs give real variances."""
     if dtype is not None:
-        if dtype.kind != "c" and a_dtype.kind == "c":
+        if dtypes.kind(dtype) != "c" and dtypes.kind(a_dtype) == "c":
             raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
                              "computing the variance of an array of complex values.")
         computation_dtype = dtype
-    elif a_dtype.kind not in "fc":
+    elif dtypes.kind(a_dtype) not in "fc":
         dtype = computation_dtype = _to_inexact(a_dtype)
     else:
-        dtype = np.finfo(a_dtype).dtype if a_dtype.kind == "c" else a_dtype
+        dtype = dtypes.finfo(a_dtype).dtype if dtypes.kind(a_dtype) == "c" else a_dtype
         computation_dtype = a_dtype
     return _upcast_f16(computation_dtype), np.dtype(dtype)
 
@@ -339,7 +340,7 @@ def _correction(ddof, correction):
 
 
 def _squared_magnitude(x):
-    if x.dtype.kind == "c":
+    if dtypes.kind(x.dtype) == "c":
         return lax.real(lax.mul(x, lax.conj(x)))
     return lax.square(x)
 
@@ -378,7 +379,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     correction = _correction(ddof, correction)
     _no_out("std", out)
     dtype = _user_dtype(dtype, "std")
-    if dtype is not None and dtype.kind not in "fc":
+    if dtype is not None and dtypes.kind(dtype) not in "fc":
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
     return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims,
                         where=where, mean=mean))
@@ -417,7 +418,7 @@ def argmin(a, axis=None, out=None, keepdims=None):
 def _nanargminmax(name, fn, fill, a, axis, out, keepdims):
     _no_out(name, out)
     a = _arraylike(name, a)
-    if a.dtype.kind not in "fc":
+    if dtypes.kind(a.dtype) not in "fc":
         return fn(a, axis=axis, keepdims=keepdims)
     nan_mask = _isnan(a)
     res = fn(ufuncs.where(nan_mask, fill, a), axis=axis, keepdims=keepdims)
@@ -441,7 +442,7 @@ def _nan_reduction(a, name, reduction, init_val, nan_if_all_nan, axis=None, keep
                    where=None, **kwargs):
     a = _arraylike(name, a)
     where = _check_where(name, where)
-    if a.dtype.kind not in "fc":
+    if dtypes.kind(a.dtype) not in "fc":
         return reduction(a, axis=axis, keepdims=keepdims, where=where, **kwargs)
     nan_mask = _isnan(a)
     out = reduction(ufuncs.where(nan_mask, _init_value(a.dtype, init_val), a), axis=axis,
@@ -476,7 +477,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     _no_out("nanmean", out)
     a = _arraylike("nanmean", a)
     where = _check_where("nanmean", where)
-    if a.dtype.kind in "biu":
+    if dtypes.kind(a.dtype) in "biu":
         return mean(a, axis, dtype, out, keepdims, where=where)
     dtype = _to_inexact(a.dtype) if dtype is None else _user_dtype(dtype, "nanmean")
     normalizer = sum(lax.bitwise_not(_isnan(a)), axis=axis, dtype=dtype, keepdims=keepdims,
@@ -524,7 +525,7 @@ def _cumulative(name, lax_fn, a, axis, dtype, out=None, fill_nan=None, promote_i
     if axis is None or a.ndim == 0:
         a = lax_shape.reshape(a, (a.size,))
     axis = _canonical_axis(0 if axis is None else axis, a.ndim)
-    if fill_nan is not None and a.dtype.kind in "fc":
+    if fill_nan is not None and dtypes.kind(a.dtype) in "fc":
         a = ufuncs.where(_isnan(a), np.array(fill_nan, a.dtype), a)
     if dtype is None:
         if promote_integers or a.dtype == np.bool_:
@@ -623,10 +624,10 @@ def _quantile(name, a, q, axis, method, keepdims, squash_nans, out, overwrite_in
                          f"{method!r}")
     check_arraylike(name, a, q)
     (a,), q = promote_dtypes_inexact(a), asarray(q)
-    if a.dtype.kind == "c":
+    if dtypes.kind(a.dtype) == "c":
         raise ValueError("quantile does not support complex input, as the operation is poorly "
                          "defined.")
-    if q.dtype.kind != "f":
+    if dtypes.kind(q.dtype) != "f":
         raise TypeError(f"jnp.{name}: q must be a floating-point array or scalar, got dtype "
                         f"{q.dtype}")
     q_shape = q.shape

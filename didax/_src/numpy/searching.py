@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.lax import elementwise as lax
 from didax._src.lax import indexing as lax_idx
 from didax._src.lax import reduction as lax_red
@@ -31,19 +32,19 @@ __all__ = ["searchsorted", "digitize", "nonzero", "flatnonzero", "argwhere", "co
 
 
 def _order_keys(x):
-    if _aval(x).dtype.kind == "c":
+    if dtypes.kind(_aval(x).dtype) == "c":
         return [lax.real(x), lax.imag(x)]
     return [x]
 
 
 def _key_lt(x, y):
-    if _aval(x).dtype.kind == "f":  # NaN is the largest value, as in sorting
+    if dtypes.kind(_aval(x).dtype) == "f":  # NaN is the largest value, as in sorting
         return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(lax.ne(y, y), lax.eq(x, x)))
     return lax.lt(x, y)
 
 
 def _key_eq(x, y):
-    if _aval(x).dtype.kind == "f":
+    if dtypes.kind(_aval(x).dtype) == "f":
         return lax.bitwise_or(lax.eq(x, y), lax.bitwise_and(lax.ne(x, x), lax.ne(y, y)))
     return lax.eq(x, y)
 
@@ -93,7 +94,7 @@ def _search_sort(a, v, side, dtype):
     n = _aval(a).shape[0]
     q = ravel(v)
     nq = _aval(q).shape[0]
-    work = np.dtype(np.int32) if n + nq <= np.iinfo(np.int32).max else np.dtype(np.int64)
+    work = np.dtype(np.int32) if n + nq <= dtypes.iinfo(np.int32).max else np.dtype(np.int64)
     if side == "left":
         index = lax_shape.slice_in_dim(_rank(lax_shape.concatenate([q, a], 0), work), 0, nq)
     else:
@@ -128,7 +129,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     if sorter is not None:
         a = _take(a, sorter)
     n = _aval(a).shape[0]
-    dtype = np.dtype(np.int32) if n <= np.iinfo(np.int32).max else _default_int()
+    dtype = np.dtype(np.int32) if n <= dtypes.iinfo(np.int32).max else _default_int()
     if n == 0:
         return _filled(_aval(v).shape, 0, dtype)
     return _SEARCH_METHODS[method](a, v, side, dtype)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
@@ -42,7 +43,7 @@ def choose(a, choices, out=None, mode="raise"):
     choices = _as_array_list("choose", choices)
     check_arraylike("choose", a)
     a = asarray(a)
-    if not np.issubdtype(_aval(a).dtype, np.integer):
+    if not dtypes.issubdtype(_aval(a).dtype, np.integer):
         raise ValueError("`a` array must be integer typed")
     n = len(choices)
     if mode == "raise":

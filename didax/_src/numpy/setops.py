@@ -49,7 +49,7 @@ _UNIQUE_SIZE_HINT = ("(pass a static `size=`, which fixes the output size, to us
 def _unique_sorted_mask(ar, axis, equal_nan):
     """The slices of `ar` along `axis`, sorted; a mask of first-of-a-run; the permutation."""
     aux = moveaxis(ar, axis, 0)
-    if _aval(aux).dtype.kind == "c":
+    if dtypes.kind(_aval(aux).dtype) == "c":
         aux = ufuncs.where(ufuncs.isnan(aux), _const(aux, np.nan), aux)
     n, *rest = _aval(aux).shape
     width = math.prod(rest)
@@ -64,7 +64,7 @@ def _unique_sorted_mask(ar, axis, equal_nan):
     if _aval(aux).size == 0:
         return aux, _filled((n,), False, np.bool_), perm
     later, earlier = _slice_axis(aux, 1, None, 0), _slice_axis(aux, 0, n - 1, 0)
-    if equal_nan and _aval(aux).dtype.kind in "fc":
+    if equal_nan and dtypes.kind(_aval(aux).dtype) in "fc":
         differ = lax.bitwise_and(lax.ne(later, earlier),
                                  lax.bitwise_not(lax.bitwise_and(ufuncs.isnan(later),
                                                                  ufuncs.isnan(earlier))))

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.core import ArrayBase
 from didax._src.lax import elementwise as lax
 from didax._src.lax import indexing as lax_idx
@@ -295,7 +295,7 @@ def roll(a, shift, axis=None):
     static = core.concrete_value(shift) if not isinstance(shift, core.Tracer) else None
     if static is not None or isinstance(shift, (tuple, list)):
         shifts = np.asarray(shift if static is None else static)
-        if shifts.ndim > 1 or not np.issubdtype(shifts.dtype, np.integer):
+        if shifts.ndim > 1 or not dtypes.issubdtype(shifts.dtype, np.integer):
             raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D "
                              "integer arrays")
         for ax, s in zip(*np.broadcast_arrays(axes, shifts)):

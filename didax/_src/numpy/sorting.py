@@ -78,12 +78,12 @@ def lexsort(keys, axis=-1):
 def _partition_setup(name, a, kth, axis):
     check_arraylike(name, a)
     arr = asarray(a)
-    if _aval(arr).dtype.kind == "c":
+    if dtypes.kind(_aval(arr).dtype) == "c":
         raise NotImplementedError(f"jnp.{name} for complex dtype is not implemented.")
     axis = canonical_axis(axis, _aval(arr).ndim, name)
     kth = canonical_axis(kth, _aval(arr).shape[axis], name)
     arr = swapaxes(arr, axis, -1)
-    if _aval(arr).dtype.kind == "u":
+    if dtypes.kind(_aval(arr).dtype) == "u":
         neg = lax.neg(lax.add(arr, _const(arr, 1)))
     else:
         neg = lax.neg(arr)
@@ -95,7 +95,7 @@ def partition(a, kth, axis=-1):
     top_k-based partition orders them."""
     arr, axis, kth, neg = _partition_setup("partition", a, kth, axis)
     bottom = lax.neg(lax_red.top_k(neg, kth + 1)[0])
-    if _aval(arr).dtype.kind == "u":
+    if dtypes.kind(_aval(arr).dtype) == "u":
         bottom = lax.sub(bottom, _const(bottom, 1))
     top = lax_red.top_k(arr, _aval(arr).shape[-1] - kth - 1)[0]
     out = lax_shape.concatenate([bottom, top], _aval(arr).ndim - 1)

@@ -31,7 +31,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         (m,) = promote_dtypes_inexact(asarray(m))
     if _aval(m).ndim > 2:
         raise ValueError("m has more than 2 dimensions")
-    if dtype is not None and not np.issubdtype(dtype, np.inexact):
+    if dtype is not None and not dtypes.issubdtype(dtype, np.inexact):
         raise ValueError(f"cov: dtype must be a subclass of float or complex; got dtype={dtype}")
     X = atleast_2d(m)
     if not rowvar and _aval(m).ndim != 1:
@@ -55,7 +55,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             raise RuntimeError("cannot handle multidimensional fweights")
         if _aval(fweights).shape[0] != nobs:
             raise RuntimeError("incompatible numbers of samples and fweights")
-        if _aval(fweights).dtype.kind not in "iu":
+        if dtypes.kind(_aval(fweights).dtype) not in "iu":
             raise TypeError("fweights must be integer.")
         w = ufuncs.abs(fweights)
     if aweights is not None:
@@ -89,7 +89,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
 def corrcoef(x, y=None, rowvar=True, dtype=None):
     """Pearson correlation coefficients, clipped to [-1, 1]."""
     check_arraylike("corrcoef", x)
-    if dtype is not None and not np.issubdtype(dtype, np.inexact):
+    if dtype is not None and not dtypes.issubdtype(dtype, np.inexact):
         raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got "
                          f"dtype={dtype}")
     c = cov(x, y, rowvar, dtype=dtype)
@@ -100,6 +100,6 @@ def corrcoef(x, y=None, rowvar=True, dtype=None):
     c = ufuncs.true_divide(ufuncs.true_divide(c, lax_shape.expand_dims(stddev, (1,))),
                            lax_shape.expand_dims(stddev, (0,)))
     real = ufuncs.clip(ufuncs.real(c), -1, 1)
-    if _aval(c).dtype.kind == "c":
+    if dtypes.kind(_aval(c).dtype) == "c":
         return lax.complex(real, ufuncs.clip(ufuncs.imag(c), -1, 1))
     return real

@@ -63,7 +63,7 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
                     xv = x1._value
                     if t2 is Array:
                         yv = x2._value
-                        ok = xv.dtype is yv.dtype and xv.dtype.kind in kinds
+                        ok = xv.dtype is yv.dtype and xv.dtype.kind in kinds  # (ml_dtypes: V)
                         weak = x1._weak and x2._weak
                     else:
                         yv = x2
@@ -130,7 +130,7 @@ def _lax_const(x, value):
 
 
 def _is_int_or_bool(x):
-    return get_aval(x).dtype.kind in "biu"
+    return dtypes.kind(get_aval(x).dtype) in "biu"
 
 
 def _is_bool(x):
@@ -184,7 +184,7 @@ def _floor_divide(x1, x2):
     if _is_int_or_bool(x1):
         div = lax.div(x1, x2)
         zero = const_like(x1, 0)
-        if get_aval(x1).dtype.kind == "u":
+        if dtypes.kind(get_aval(x1).dtype) == "u":
             return div
         sign_differs = lax.ne(lax.sign(x1), lax.sign(x2))
         inexact_div = lax.ne(lax.rem(x1, x2), zero)
@@ -268,7 +268,7 @@ def positive(x, /):
 def absolute(x, /):
     check_arraylike("absolute", x)
     x = asarray(x)
-    return x if get_aval(x).dtype.kind in "bu" else lax.abs(x)
+    return x if dtypes.kind(get_aval(x).dtype) in "bu" else lax.abs(x)
 
 
 abs = absolute  # noqa: A001
@@ -321,7 +321,7 @@ def round(a, decimals=0, out=None):  # noqa: A001 - mirrors jnp.round
             return a
         factor = const_like(a, 10 ** -decimals)
         return lax.mul(_floor_divide(lax.add(a, lax.div(factor, const_like(a, 2))), factor), factor)
-    if np.issubdtype(get_aval(a).dtype, np.complexfloating):
+    if dtypes.issubdtype(get_aval(a).dtype, np.complexfloating):
         return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if decimals == 0:
         return lax.round(a, 1)
@@ -525,7 +525,7 @@ bitwise_left_shift = left_shift
 
 
 def _right_shift(x1, x2):
-    if get_aval(x1).dtype.kind == "u":
+    if dtypes.kind(get_aval(x1).dtype) == "u":
         return lax.shift_right_logical(x1, x2)
     return lax.shift_right_arithmetic(x1, x2)
 
@@ -559,9 +559,9 @@ def isfinite(x, /):
     check_arraylike("isfinite", x)
     x = asarray(x)
     dt = get_aval(x).dtype
-    if dt.kind in "biu":
+    if dtypes.kind(dt) in "biu":
         return lax_shape.full(get_aval(x).shape, True, np.bool_)
-    if dt.kind == "c":
+    if dtypes.kind(dt) == "c":
         return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
 
@@ -576,9 +576,9 @@ def isinf(x, /):
     check_arraylike("isinf", x)
     x = asarray(x)
     dt = get_aval(x).dtype
-    if dt.kind in "biu":
+    if dtypes.kind(dt) in "biu":
         return lax_shape.full(get_aval(x).shape, False, np.bool_)
-    if dt.kind == "c":
+    if dtypes.kind(dt) == "c":
         return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     return lax.eq(lax.abs(x), _strong(x, np.inf))
 
@@ -602,10 +602,10 @@ def signbit(x, /):
     check_arraylike("signbit", x)
     x = asarray(x)
     dt = get_aval(x).dtype
-    if dt.kind == "u" or dt.kind == "b":
+    if dtypes.kind(dt) == "u" or dtypes.kind(dt) == "b":
         return lax_shape.full(get_aval(x).shape, False, np.bool_)
     zero = _strong(x, 0)
-    if dt.kind == "i":
+    if dtypes.kind(dt) == "i":
         return lax.lt(x, zero)
     negative_zero = lax.bitwise_and(lax.eq(x, zero), lax.lt(lax.atan2(x, _strong(x, -1)), zero))
     return lax.bitwise_or(lax.lt(x, zero), negative_zero)
@@ -642,7 +642,7 @@ def modf(x, /):
 def fabs(x, /):
     """The absolute value as a float (complex inputs are an error)."""
     check_arraylike("fabs", x)
-    if get_aval(asarray(x)).dtype.kind == "c":
+    if dtypes.kind(get_aval(asarray(x)).dtype) == "c":
         raise TypeError("ufunc 'fabs' does not support complex dtypes")
     return lax.abs(*promote_args_inexact("fabs", x))
 
@@ -654,7 +654,7 @@ def frexp(x, /):
     also gives JAX's derivative dm = dx 2^-e."""
     check_arraylike("frexp", x)
     (x,) = promote_dtypes_inexact(asarray(x))
-    if get_aval(x).dtype.kind == "c":
+    if dtypes.kind(get_aval(x).dtype) == "c":
         raise TypeError("frexp does not support complex-valued inputs")
     regular = lax.bitwise_and(isfinite(x), lax.ne(x, _strong(x, 0)))
     ax = where(regular, lax.abs(x), _strong(x, 1))
@@ -677,13 +677,13 @@ def spacing(x, /):
     NumPy); at 0 the smallest subnormal with x's sign."""
     (x,) = promote_args_inexact("spacing", x)
     dt = get_aval(x).dtype
-    if dt.kind == "c":
+    if dtypes.kind(dt) == "c":
         raise ValueError("jnp.spacing is not defined for complex inputs.")
     inf = _lax_const(x, np.inf)
     if dt == np.float16:
         return lax.sub(lax.nextafter(x, inf), x)
     result = lax.sub(lax.nextafter(x, copysign(inf, x)), x)
-    tiny = np.finfo(dt).smallest_subnormal
+    tiny = dtypes.finfo(dt).smallest_subnormal
     return where(lax.eq(result, _lax_const(x, 0)), copysign(_strong(x, tiny), x), result)
 
 
@@ -693,19 +693,19 @@ def spacing(x, /):
 
 def real(val, /):
     val = asarray(val)
-    return lax.real(val) if get_aval(val).dtype.kind == "c" else val
+    return lax.real(val) if dtypes.kind(get_aval(val).dtype) == "c" else val
 
 
 def imag(val, /):
     val = asarray(val)
-    if get_aval(val).dtype.kind == "c":
+    if dtypes.kind(get_aval(val).dtype) == "c":
         return lax.imag(val)
     return lax.full_like(val, 0)
 
 
 def conjugate(x, /):
     x = asarray(x)
-    return lax.conj(x) if get_aval(x).dtype.kind == "c" else x
+    return lax.conj(x) if dtypes.kind(get_aval(x).dtype) == "c" else x
 
 
 conj = conjugate
@@ -713,7 +713,7 @@ conj = conjugate
 
 def angle(z, deg=False):
     z = asarray(z)
-    if get_aval(z).dtype.kind == "c":
+    if dtypes.kind(get_aval(z).dtype) == "c":
         out = lax.atan2(lax.imag(z), lax.real(z))
     else:
         (z,) = promote_dtypes_inexact(z)
@@ -732,11 +732,11 @@ def isreal(x):
 
 
 def isrealobj(x):
-    return get_aval(asarray(x)).dtype.kind != "c"
+    return dtypes.kind(get_aval(asarray(x)).dtype) != "c"
 
 
 def iscomplexobj(x):
-    return get_aval(asarray(x)).dtype.kind == "c"
+    return dtypes.kind(get_aval(asarray(x)).dtype) == "c"
 
 
 # --------------------------------------------------------------------------------------

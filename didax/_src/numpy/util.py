@@ -99,7 +99,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         raise user_error(TypeError, f"cannot convert {type(a).__name__} to an array: {e}") from None
     if value.dtype == object:
         raise TypeError(f"cannot convert {a!r} to an array: it is not numeric data")
-    if value.dtype.kind in "SUV" and value.dtype.names is None:
+    if dtypes.kind(value.dtype) in "SUV" and value.dtype.names is None:
         raise TypeError(f"didax arrays hold numbers, not strings: got dtype {value.dtype}")
     if dtype is None and isinstance(a, (list, tuple)):
         # Lists of Python scalars take default dtypes (float32, int32) like JAX.
@@ -141,9 +141,9 @@ def to_inexact_dtype(dtype) -> np.dtype:
     """JAX's mapping of bools and integers to floats: 64-bit integers to float64, the rest
     to float32 (then canonicalized)."""
     dtype = np.dtype(dtype)
-    if dtype.kind in "fc":
+    if dtypes.kind(dtype) in "fc":
         return dtype
-    wide = dtype.kind in "iu" and dtype.itemsize == 8
+    wide = dtypes.kind(dtype) in "iu" and dtype.itemsize == 8
     return dtypes.canonicalize_dtype(np.float64 if wide else np.float32)
 
 

@@ -15,6 +15,7 @@ import operator
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import fft as jnp_fft
@@ -69,7 +70,7 @@ def _ortho_scale(n: int) -> np.ndarray:
 
 
 def _by_complex_parts(fn, x, **kwargs):
-    if x.dtype.kind == "c":
+    if dtypes.kind(x.dtype) == "c":
         return lax.complex(fn(ufuncs.real(x), **kwargs), fn(ufuncs.imag(x), **kwargs))
     return None
 

@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.core import get_aval
 from didax._src.custom_derivatives import custom_jvp
 from didax._src.lax import lax
@@ -38,12 +39,12 @@ def _const(x, value):
     a weakly typed scalar, otherwise a strongly typed NumPy scalar."""
     aval = get_aval(x)
     if aval.weak_type and aval.ndim == 0:
-        return {"f": float, "c": complex, "b": bool}.get(aval.dtype.kind, int)(value)
+        return {"f": float, "c": complex, "b": bool}.get(dtypes.kind(aval.dtype), int)(value)
     return np.array(value, aval.dtype)
 
 
 def _real_only(name, x):
-    if np.issubdtype(get_aval(x).dtype, np.complexfloating):
+    if dtypes.issubdtype(get_aval(x).dtype, np.complexfloating):
         raise ValueError(f"{name} does not support complex-valued inputs.")
 
 
@@ -72,14 +73,14 @@ def gammasgn(x):
 
 def loggamma(x):
     x, = promote_args_inexact("loggamma", x)
-    if np.issubdtype(get_aval(x).dtype, np.complexfloating):
+    if dtypes.issubdtype(get_aval(x).dtype, np.complexfloating):
         raise NotImplementedError("didax.scipy.special.loggamma of complex input")
     return jnp.where(x > 0, lax.lgamma(x), np.nan)
 
 
 def gamma(x):
     x, = promote_args_inexact("gamma", x)
-    if np.issubdtype(get_aval(x).dtype, np.complexfloating):
+    if dtypes.issubdtype(get_aval(x).dtype, np.complexfloating):
         raise NotImplementedError("didax.scipy.special.gamma of complex input")
     return gammasgn(x) * lax.exp(lax.lgamma(x))
 
@@ -187,7 +188,7 @@ def digamma(x):
 
 def polygamma(n, x):
     n_dtype = get_aval(asarray(n)).dtype
-    if not np.issubdtype(n_dtype, np.integer):
+    if not dtypes.issubdtype(n_dtype, np.integer):
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
                          f"{n_dtype}.")
     n, x = promote_args_inexact("polygamma", n, x)

@@ -50,7 +50,7 @@ def test_properties_the_passes_read():
         "custom_vjp_call": "call_jaxpr"}
     assert set(with_property("returns_operand")) == {
         "broadcast_in_dim", "convert_element_type", "reshape", "squeeze", "stop_gradient",
-        "transpose", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min"}
+        "transpose", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "name"}
     assert with_property("unit") == {"mul": 1}
     assert set(with_property("involution")) == {"neg"}
     assert set(with_property("is_addition")) == {"add", "add_any"}

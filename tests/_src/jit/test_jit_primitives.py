@@ -25,6 +25,7 @@ import didax as jax
 import didax.debug as jdebug
 import didax.numpy as jnp
 import didax.random as jrandom
+from didax.ad_checkpoint import checkpoint_name
 from didax import lax
 from didax._src import core
 from didax._src.config import enable_x64
@@ -979,6 +980,46 @@ def _(data):
     x = draw_matrices(data, INEXACT, square=False)
     full, uv = data.draw(st.booleans(), label="full"), data.draw(st.booleans(), label="uv")
     return (lambda x: lax.linalg.svd(x, full_matrices=full, compute_uv=uv)), (x,)
+
+
+@case("eig")
+def _(data):
+    x = draw_matrices(data, INEXACT)
+    vectors = data.draw(st.booleans(), label="vectors")
+    return (lambda x: lax.linalg.eig(x, compute_right_eigenvectors=vectors)), (x,)
+
+
+@case("bitcast_convert_type")
+def _(data):
+    src, dst = data.draw(st.sampled_from([(F32, I32), (I32, F32), (F64, U32), (U32, F32),
+                                          (F32, np.dtype("uint8"))]), label="dtypes")
+    x = draw_array(data, src, draw_shape(data) + ((2,) if (src, dst) == (U32, F32) else ()))
+    if (src, dst) == (U32, F32):  # two uint32s make no float32: bitcast one at a time
+        return (lambda x: lax.bitcast_convert_type(x, dst)), (x[..., 0],)
+    return (lambda x: lax.bitcast_convert_type(x, dst)), (x,)
+
+
+@case("name")
+def _(data):
+    x = draw_array(data, draw_dtype(data, FLOAT), draw_shape(data))
+    return (lambda x: checkpoint_name(x * 2.0, "doubled") + 1.0), (x,)
+
+
+@case("custom_linear_solve")
+def _(data):
+    dtype = draw_dtype(data, FLOAT)
+    n = data.draw(st.integers(1, 4), label="n")
+    a = (np.eye(n) * 4 + draw_array(data, dtype, (n, n), -1.0, 1.0, label="a")).astype(dtype)
+    b = draw_array(data, dtype, (n,), label="b")
+    return (lambda a, b: lax.custom_linear_solve(
+        lambda v: a @ v, b, lambda mv, r: jnp.linalg.solve(a, r))), (a, b)
+
+
+@case("random_gamma")
+def _(data):
+    a = draw_array(data, draw_dtype(data, FLOAT), draw_shape(data), 0.25, 20.0)
+    seed = data.draw(st.integers(0, 2 ** 31 - 1), label="seed")
+    return (lambda a: jrandom.gamma(jrandom.key(seed), a)), (a,)
 
 
 # --------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
 from didax._src.base_prims import instantiate, zeros_like_aval
 from didax._src.core import Zero, get_aval
 from didax._src.interpreters import batching
@@ -65,7 +65,7 @@ def _cond_impl(index, *ops, branches):
 
 
 def _cond_aval(index, *ops, branches):
-    if index.shape != () or index.dtype.kind not in "iu":
+    if index.shape != () or dtypes.kind(index.dtype) not in "iu":
         raise TypeError(f"cond: the branch index must be an integer scalar, got "
                         f"{index.str_short()}")
     first = branches[0].out_avals
@@ -349,7 +349,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=None):
             f"{aval.shape}).\nWhat to do: for an elementwise choice use "
             "`jnp.where(pred, a, b)`; for one decision reduce the predicate first "
             "(`jnp.all(pred)`, `jnp.any(pred)`); under vmap, cond already chooses per element."))
-    if aval.dtype != np.bool_ and aval.dtype.kind not in "iu":
+    if aval.dtype != np.bool_ and dtypes.kind(aval.dtype) not in "iu":
         raise user_error(TypeError, f"cond: the predicate must be a boolean or integer scalar, "
                          f"got {aval.str_short()}; compare it (`x > 0`) to get a boolean")
     if aval.dtype != np.bool_:

@@ -5,22 +5,58 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import core
+from didax._src import core, dtypes
+from didax._src.base_prims import reshape
 from didax._src.core import get_aval
 from didax._src.errors import user_error
+from didax._src.interpreters import batching
 from didax._src.lax.control_flow.scan import scan
 from didax._src.lax.control_flow.while_loop import while_loop
 from didax._src.lax.elementwise import add, convert_element_type, lt
 from didax._src.lax.reduction import associative_scan_flat
+from didax._src.lax.shape import concatenate, slice_in_dim
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 
 def map(f, xs, *, batch_size=None):  # noqa: A001 - mirrors lax.map
-    """`f` applied to each slice of `xs` along its leading axis (a scan with no carry)."""
-    if batch_size is not None:
-        raise NotImplementedError("lax.map: batch_size is not supported yet")
-    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
-    return ys
+    """`f` applied to each slice of `xs` along its leading axis (a scan with no carry).
+
+    With `batch_size`, the scan runs over batches of that many slices, each mapped by a
+    vmap of `f`, and the slices left over (length % batch_size) go through one more vmap.
+    """
+    if batch_size is None:
+        _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+        return ys
+    flat, tree = tree_flatten(xs)
+    lengths = {get_aval(x).shape[0] for x in flat if get_aval(x).ndim}
+    if len(lengths) != 1 or any(not get_aval(x).ndim for x in flat):
+        raise ValueError(f"lax.map: every leaf of xs needs the same leading axis length; got "
+                         f"shapes {[get_aval(x).shape for x in flat]}")
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"lax.map: batch_size must be a positive integer, got {batch_size!r}")
+    (n,) = lengths
+    batch_size = min(int(batch_size), n)
+    steps, extra = divmod(n, batch_size)
+    out_tree = []
+
+    def mapped(*leaves):  # f over a batch of slices, as flat leaves
+        size = get_aval(leaves[0]).shape[0]
+
+        def per_slice(*xs_flat):
+            ys, t = tree_flatten(f(tree_unflatten(tree, list(xs_flat))))
+            out_tree[:] = [t]
+            return ys
+
+        return batching.vmap_flat(per_slice, list(leaves), [0] * len(leaves), size)
+
+    main = [reshape(slice_in_dim(x, 0, steps * batch_size),
+                    (steps, batch_size) + get_aval(x).shape[1:]) for x in flat]
+    _, ys = scan(lambda _, b: ((), mapped(*b)), (), main)
+    ys = [reshape(y, (steps * batch_size,) + get_aval(y).shape[2:]) for y in ys]
+    if extra:
+        rest = mapped(*[slice_in_dim(x, steps * batch_size, n) for x in flat])
+        ys = [concatenate([y, r], 0) for y, r in zip(ys, rest)]
+    return tree_unflatten(out_tree[0], ys)
 
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
@@ -45,13 +81,14 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     lo, hi = int(lo), int(hi)
 
     dtype = np.result_type(*[np.asarray(b).dtype for b in (lower, upper)
-                             if not isinstance(b, int)] or [np.int32])
+                             if not isinstance(b, int)] or [dtypes.default_int_dtype()])
 
     def step(carry, _):
         i, val = carry
         return (add(i, np.asarray(1, i.dtype)), body_fun(i, val)), None
 
-    start = core.Array(np.asarray(lo, dtype if np.issubdtype(dtype, np.integer) else np.int32))
+    start = core.Array(np.asarray(lo, dtype if dtypes.issubdtype(dtype, np.integer)
+                                  else dtypes.default_int_dtype()))
     (_, val), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0))
     return val
 
