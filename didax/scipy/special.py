@@ -5,3 +5,4 @@ from didax._src.scipy.special import (  # noqa: F401
     log_softmax, loggamma, logit, logsumexp, multigammaln, ndtr, ndtri, poch, polygamma,
     rel_entr, softmax, xlog1py, xlogy, zeta,
 )
+from didax._src.scipy.special_bessel import i0, i0e, i1, i1e  # noqa: F401
