@@ -110,3 +110,27 @@ def test_kaiser(M, beta):
     with enable_x64():
         np.testing.assert_allclose(jnp.kaiser(M, beta), np.kaiser(M, beta), rtol=1e-13,
                                    atol=1e-300)
+
+
+def test_bessel_jn():
+    z = np.array([0.0, 1e-3, 0.5, 3.0, 10.0, 20.0, -2.0])
+    with both_x64():
+        got = special.bessel_jn(z, v=4)
+        assert got.shape == (5, 7)
+        np.testing.assert_allclose(got, [sps.jv(k, z) for k in range(5)], rtol=1e-13,
+                                   atol=1e-16)
+        want = jax.scipy.special.bessel_jn(z[1:], v=4)  # JAX: nan at z = 0
+        np.testing.assert_allclose(got[:, 1:], want, rtol=1e-13, atol=1e-16)
+        # a start above |z| is what the recurrence needs
+        np.testing.assert_allclose(special.bessel_jn(z[:4], v=2, n_iter=16),
+                                   [sps.jv(k, z[:4]) for k in range(3)], rtol=1e-13, atol=1e-16)
+        f = lambda x: special.bessel_jn(x, v=2)[1]  # noqa: E731
+        np.testing.assert_allclose(didax.grad(f)(0.7), sps.jvp(1, 0.7), rtol=1e-12)
+        np.testing.assert_allclose(
+            didax.grad(f)(0.7), jax.grad(lambda x: jax.scipy.special.bessel_jn(x, v=2)[1])(0.7),
+            rtol=1e-12)
+        check_grads(f, (2.5,), order=2, modes=("fwd", "rev"))
+    small = special.bessel_jn(np.float32(2.0), v=1)
+    assert (small.dtype, small.shape) == (np.float32, (2,))
+    with pytest.raises(ValueError, match="non-negative"):
+        special.bessel_jn(1.0, v=-1)
