@@ -9,3 +9,4 @@ from didax._src.scipy.special_bessel import bessel_jn, i0, i0e, i1, i1e  # noqa:
 from didax._src.scipy.special_integrals import (  # noqa: F401
     dawsn, erfcx, exp1, expi, expn, fresnel, sici, spence,
 )
+from didax._src.scipy.special_owens import owens_t  # noqa: F401

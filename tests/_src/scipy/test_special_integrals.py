@@ -169,3 +169,19 @@ def test_under_jit_and_vmap():
         np.testing.assert_allclose(didax.vmap(f)(x), f(x), rtol=1e-6)
     with pytest.raises(NotImplementedError, match="erfcx of complex"):
         special.erfcx(np.complex64(1))
+
+
+def test_owens_t():
+    h = np.concatenate([np.linspace(-6, 6, 61), [0.0, np.inf]])[:, None]
+    a = np.array([-50.0, -3.0, -1.0, -0.3, 0.0, 0.2, 0.9, 1.0, 1.1, 5.0, 1e3, np.inf])
+    with enable_x64():
+        got = special.owens_t(h, a)
+    _assert_close(got, sps.owens_t(h, a), rtol=2e-13, atol=1e-300)
+    x = np.array([-2.0, 0.3, 4.0], np.float32)
+    np.testing.assert_allclose(special.owens_t(x[:, None], x), jspecial.owens_t(x[:, None], x),
+                               rtol=2e-6, atol=1e-9)
+    with both_x64():
+        for point in [(0.7, 0.3), (-1.5, 2.5), (0.2, -0.8)]:
+            check_grads(special.owens_t, point, order=2, modes=("fwd", "rev"))
+            np.testing.assert_allclose(didax.grad(special.owens_t, (0, 1))(*point),
+                                       jax.grad(jspecial.owens_t, (0, 1))(*point), rtol=1e-10)
