@@ -10,3 +10,4 @@ from didax._src.scipy.special_integrals import (  # noqa: F401
     dawsn, erfcx, exp1, expi, expn, fresnel, sici, spence,
 )
 from didax._src.scipy.special_owens import owens_t  # noqa: F401
+from didax._src.scipy.special_harmonics import sph_harm_y  # noqa: F401

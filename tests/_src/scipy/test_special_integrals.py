@@ -185,3 +185,31 @@ def test_owens_t():
             check_grads(special.owens_t, point, order=2, modes=("fwd", "rev"))
             np.testing.assert_allclose(didax.grad(special.owens_t, (0, 1))(*point),
                                        jax.grad(jspecial.owens_t, (0, 1))(*point), rtol=1e-10)
+
+
+def test_sph_harm_y():
+    rng = np.random.default_rng(0)
+    n, m = rng.integers(0, 30, 200), rng.integers(-30, 30, 200)
+    theta, phi = rng.uniform(0, np.pi, 200), rng.uniform(-4, 4, 200)
+    n[:3], m[:3], theta[:3] = [0, 1, 2], [0, 1, -2], [0.0, np.pi, 0.5]
+    with both_x64():
+        got = special.sph_harm_y(n, m, theta, phi)
+        assert got.dtype == np.complex128
+        np.testing.assert_allclose(got, sps.sph_harm_y(n, m, theta, phi), rtol=1e-13,
+                                   atol=5e-15)
+        np.testing.assert_allclose(got[:20], jspecial.sph_harm_y(
+            jax.numpy.asarray(n[:20]), jax.numpy.asarray(m[:20]), theta[:20], phi[:20]),
+            rtol=1e-12, atol=1e-13)
+
+        def real_part(t, p):
+            return special.sph_harm_y(np.array([3]), np.array([-2]), t, p, n_max=3).real[0]
+
+        check_grads(real_part, (0.7, 0.4), order=2, modes=("fwd", "rev"))
+        jitted = didax.jit(lambda t: special.sph_harm_y(n[:5], m[:5], t, phi[:5], n_max=30))
+        np.testing.assert_allclose(jitted(theta[:5]), got[:5], rtol=1e-13, atol=1e-15)
+    assert special.sph_harm_y(np.array([2]), np.array([1]), np.float32([0.5]),
+                              np.float32([0.3])).dtype == np.complex64
+    with pytest.raises(TypeError, match="integer"):
+        special.sph_harm_y(np.array([2.0]), np.array([1]), 0.5, 0.3)
+    with pytest.raises(NotImplementedError, match="diff_n"):
+        special.sph_harm_y(np.array([2]), np.array([1]), 0.5, 0.3, diff_n=1)
