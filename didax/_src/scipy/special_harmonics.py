@@ -2,7 +2,8 @@
 azimuthal, Condon-Shortley phase), from the fully normalized associated Legendre functions
 by their stable recurrences (no factorials, so high orders do not overflow):
   P_k^k = -sqrt((2k + 1) / 2k) sin(theta) P_(k-1)^(k-1),   P_0^0 = 1 / sqrt(4 pi),
-  P_l^m = a_l^m (cos(theta) P_(l-1)^m - P_(l-2)^m / a_(l-1)^m),  a_l^m = sqrt((4l^2 - 1) / (l^2 - m^2)),
+  P_l^m = a_l^m (cos(theta) P_(l-1)^m - P_(l-2)^m / a_(l-1)^m),
+  a_l^m = sqrt((4l^2 - 1) / (l^2 - m^2)),
 and Y_n^-m = (-1)^m conj(Y_n^m).
 """
 from __future__ import annotations

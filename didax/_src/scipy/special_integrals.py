@@ -209,7 +209,7 @@ def _en_series(n, x):
     total = jnp.zeros_like(x)
     power = jnp.ones_like(x)  # (-x)^k / k!
     lead = jnp.zeros_like(x)  # (-x)^(n-1) / (n-1)!
-    for k in range(0, 48):
+    for k in range(48):
         if k:
             power = power * (-x) / k
         is_lead = n == k + 1
@@ -315,8 +315,8 @@ def _sici_small(x):
 
 
 def _sici_large(x):
-    """(Si(x), Ci(x)) for x >= 4 (2 in float32) from E1(ix) = -Ci(x) + i (Si(x) - pi/2), E1 by its even
-    continued fraction in complex arithmetic."""
+    """(Si(x), Ci(x)) for x >= 4 (2 in float32) from E1(ix) = -Ci(x) + i (Si(x) - pi/2), E1
+    by its even continued fraction in complex arithmetic."""
     z = lax.complex(jnp.zeros_like(x), x)
     t = z + 2 * 80 + 1
     for i in range(80, 0, -1):
@@ -382,7 +382,8 @@ def _square_mod_4(x):
 
 
 def _fresnel_large(x):
-    """(S(x), C(x)) for x >= 2 (1 in float32): C + iS = (1 + i)/2 (1 - (1 - i) x exp(i pi x^2 / 2) h), with h
+    """(S(x), C(x)) for x >= 2 (1 in float32):
+    C + iS = (1 + i)/2 (1 - (1 - i) x exp(i pi x^2 / 2) h), with h
     the continued fraction 1 / (b + a1 / (b + 4 + a2 / (b + 8 + ...))), b = 1 - i pi x^2,
     a_k = -(2k - 1) 2k."""
     depth = 60
