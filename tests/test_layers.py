@@ -24,7 +24,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "didax"
 
 LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
-             "base_prims", "special_algorithms", "incomplete_algorithms"],
+             "base_prims", "special_algorithms", "incomplete_algorithms", "bessel_algorithms"],
     "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen", "native"],
     "primitives": ["dispatch", "checkify", "lax", "custom_derivatives", "custom_extras",
                    "checkpoint", "prng", "callback", "debugging", "linear_solve",

@@ -34,6 +34,7 @@ from didax._src.numpy.ufuncs import *  # noqa: F401,F403
 from didax._src.numpy.ufunc_objects import *  # noqa: F401,F403
 from didax._src.numpy.vectorize import *  # noqa: F401,F403
 from didax._src.numpy.windows import *  # noqa: F401,F403
+from didax._src.numpy.bessel import i0  # noqa: F401
 from didax._src.numpy.ufuncs import (  # noqa: F401 - names shadowing builtins
     abs, divmod, pow, round,
 )

@@ -15,6 +15,7 @@ from didax._src.lax.windowed import *  # noqa: F401,F403
 from didax._src.lax.fft import FftType, fft  # noqa: F401
 from didax._src.lax.bitcast import bitcast_convert_type  # noqa: F401
 from didax._src.lax.zeta import zeta  # noqa: F401
+from didax._src.lax.bessel import bessel_i0e, bessel_i1e  # noqa: F401
 from didax._src.lax.incomplete import (  # noqa: F401
     betainc, igamma, igamma_grad_a, igammac, random_gamma_grad,
 )

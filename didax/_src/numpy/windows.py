@@ -1,6 +1,5 @@
 """Window functions of signal processing (bartlett, blackman, hamming, hanning): M points in
-the default float dtype, symmetric, all ones for M <= 1. `kaiser` (and `i0`, which it needs)
-would take the modified Bessel function `lax.bessel_i0e`, which didax does not have yet.
+the default float dtype, symmetric, all ones for M <= 1.
 """
 from __future__ import annotations
 
@@ -8,10 +7,11 @@ import numpy as np
 
 from didax._src import dtypes
 from didax._src.numpy import ufuncs
+from didax._src.numpy.bessel import i0
 from didax._src.numpy._helpers import _filled, _iota
 from didax._src.numpy.util import concrete_or_error
 
-__all__ = ["bartlett", "blackman", "hamming", "hanning"]
+__all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
 
 
 def _points(M, name):
@@ -57,3 +57,13 @@ def hanning(M):
     if n is None:
         return ones
     return 0.5 * (1 - ufuncs.cos(2 * np.pi * n / (M - 1)))
+
+
+def kaiser(M, beta):
+    """I0(beta sqrt(1 - (2n / (M - 1) - 1)^2)) / I0(beta)."""
+    M, ones, n = _points(M, "kaiser")
+    if n is None:
+        return ones
+    alpha = (M - 1) / 2.0
+    r = (n - alpha) / alpha
+    return i0(beta * ufuncs.sqrt(1 - r * r)) / i0(beta)

@@ -12,3 +12,18 @@ from didax.scipy.stats import laplace  # noqa: F401
 from didax.scipy.stats import logistic  # noqa: F401
 from didax.scipy.stats import cauchy  # noqa: F401
 from didax.scipy.stats import uniform  # noqa: F401
+from didax.scipy.stats import bernoulli  # noqa: F401
+from didax.scipy.stats import betabinom  # noqa: F401
+from didax.scipy.stats import binom  # noqa: F401
+from didax.scipy.stats import geom  # noqa: F401
+from didax.scipy.stats import nbinom  # noqa: F401
+from didax.scipy.stats import multinomial  # noqa: F401
+from didax.scipy.stats import pareto  # noqa: F401
+from didax.scipy.stats import gumbel_r  # noqa: F401
+from didax.scipy.stats import gumbel_l  # noqa: F401
+from didax.scipy.stats import gennorm  # noqa: F401
+from didax.scipy.stats import vonmises  # noqa: F401
+from didax.scipy.stats import wrapcauchy  # noqa: F401
+from didax.scipy.stats import truncnorm  # noqa: F401
+from didax._src.scipy.stats.descriptive import ModeResult, mode, rankdata, sem  # noqa: F401
+from didax._src.scipy.stats.kde import gaussian_kde  # noqa: F401

@@ -248,6 +248,8 @@ for _name, _dtypes in [
 ]:
     unary(_name, _dtypes)
 unary("erf_inv", FLOAT, lo=-1.0, hi=1.0)
+unary("bessel_i0e", FLOAT, lo=-30.0, hi=30.0)
+unary("bessel_i1e", FLOAT, lo=-30.0, hi=30.0)
 unary("not", INT_BOOL, fn=lax.bitwise_not)
 unary("population_count", INT, lo=-(2 ** 31), hi=2 ** 32 - 1)
 unary("clz", INT + (np.dtype("int8"), np.dtype("uint16")), lo=-(2 ** 31), hi=2 ** 32 - 1)

@@ -1,0 +1,50 @@
+"""The left-skewed Gumbel distribution (jax.scipy.stats.gumbel_l): sf exp(-exp(z)),
+z = (x - loc) / scale."""
+from __future__ import annotations
+
+import numpy as np
+
+import didax.numpy as jnp
+from didax._src.numpy.util import promote_args_inexact
+
+
+def _z(name, x, loc, scale):
+    x, loc, scale = promote_args_inexact(name, x, loc, scale)
+    return (x - loc) / scale, scale
+
+
+def logpdf(x, loc=0, scale=1):
+    z, scale = _z("gumbel_l.logpdf", x, loc, scale)
+    return z - jnp.exp(z) - jnp.log(scale)
+
+
+def pdf(x, loc=0, scale=1):
+    return jnp.exp(logpdf(x, loc, scale))
+
+
+def logsf(x, loc=0, scale=1):
+    z, _ = _z("gumbel_l.logsf", x, loc, scale)
+    return -jnp.exp(z)
+
+
+def sf(x, loc=0, scale=1):
+    return jnp.exp(logsf(x, loc, scale))
+
+
+def cdf(x, loc=0, scale=1):
+    z, _ = _z("gumbel_l.cdf", x, loc, scale)
+    return -jnp.expm1(-jnp.exp(z))
+
+
+def logcdf(x, loc=0, scale=1):
+    """log(cdf) from cdf while it is below 1/2, else log1p(-sf): no digits lost at
+    either end."""
+    mine, other = cdf(x, loc, scale), sf(x, loc, scale)
+    return jnp.where(mine < 0.5, jnp.log(mine), jnp.log1p(-other))
+
+
+def ppf(p, loc=0, scale=1):
+    """loc + scale log(-log(1 - p)) on the open interval 0 < p < 1 (nan elsewhere, as JAX)."""
+    p, loc, scale = promote_args_inexact("gumbel_l.ppf", p, loc, scale)
+    value = loc + scale * jnp.log(-jnp.log1p(-p))
+    return jnp.where((p > 0) & (p < 1), value, np.nan)

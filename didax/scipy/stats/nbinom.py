@@ -1,0 +1,4 @@
+"""Mirrors `jax.scipy.stats.nbinom`."""
+from didax._src.scipy.stats.nbinom import (  # noqa: F401
+    logpmf, pmf,
+)

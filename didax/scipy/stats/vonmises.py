@@ -1,0 +1,4 @@
+"""Mirrors `jax.scipy.stats.vonmises`."""
+from didax._src.scipy.stats.vonmises import (  # noqa: F401
+    logpdf, pdf,
+)
