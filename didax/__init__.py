@@ -17,8 +17,10 @@ from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F4
 from didax._src.jit.api import clear_caches, disable_jit, jit, named_call  # noqa: F401
 from didax._src.visualize import visualize  # noqa: F401
 from didax._src.device import (  # noqa: F401
-    block_until_ready, device_get, device_put, devices, typeof,
+    Device, block_until_ready, device_count, device_get, device_put, devices, local_device_count,
+    local_devices, process_count, process_index, typeof,
 )
+from didax._src.pmap import pmap  # noqa: F401
 from didax._src.dtypes import float0  # noqa: F401
 from didax._src.environment import (  # noqa: F401
     debug_nans, default_backend, named_scope, print_environment_info,

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from didax._src import core
+from didax._src import axis_env, core
 from didax._src.base_prims import instantiate
 from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.interpreters import batching
@@ -85,21 +85,36 @@ def _canonical_axis(axis: int, ndim: int, api: str) -> int:
     return axis % ndim
 
 
-def _unbound_impl(param: str):
-    """Evaluation of a collective: no vmap bound its axis (they resolve collectives first)."""
+def _device_axis(names, api: str):
+    """The device axis (pmap's) a collective reaching evaluation acts over: vmaps resolve
+    their own axes in batch rules, so every name left must be one whose shards run now."""
+    axes = [axis_env.lookup(n) for n in names]
+    for name, axis in zip(names, axes):
+        if axis is None or axis.group is None:
+            raise NameError(f"unbound axis name: {name}. A collective over {name!r} was "
+                            f"evaluated outside any `vmap(..., axis_name={name!r})` or "
+                            f"`pmap(..., axis_name={name!r})`; collectives act across the "
+                            "examples of the vmap, or the devices of the pmap, that names "
+                            "their axis.")
+    if len(axes) != 1:
+        raise NotImplementedError(f"{api} over several device axes {tuple(names)} (nested "
+                                  "pmap) is not supported")
+    return axes[0]
+
+
+def _device_impl(name: str, param: str, run):
+    """Evaluation of a collective: `run(axis, *operands, **params)` on this shard, through
+    the group of the device axis it names (see shards.py)."""
 
     def impl(*args, **params):
-        name = _as_names(params[param])[0]
-        raise NameError(f"unbound axis name: {name}. A collective over {name!r} was "
-                        f"evaluated outside any `vmap(..., axis_name={name!r})`; collectives "
-                        "act across the examples of the vmap that names their axis.")
+        return run(_device_axis(_as_names(params[param]), name), *args, **params)
 
     return impl
 
 
-def _collective(name: str, axes_param: str, **kwargs) -> core.Primitive:
+def _collective(name: str, axes_param: str, run, **kwargs) -> core.Primitive:
     p = core.primitive(name, **kwargs)
-    p.def_impl(_unbound_impl(axes_param))
+    p.def_impl(_device_impl(name, axes_param, run))
     p.axis_name_param = axes_param
     return p
 
@@ -114,8 +129,11 @@ def _rule_name_in(names) -> object:
 # psum, pmax, pmin: all-reduce
 
 
-def _allreduce(name: str, accepted) -> core.Primitive:
-    p = _collective(name, "axes")
+def _allreduce(name: str, accepted, op: str) -> core.Primitive:
+    def run(axis, x, *, axes, axis_index_groups):
+        return axis.group.allreduce(axis.index, x, op, name)
+
+    p = _collective(name, "axes", run)
 
     def abstract_eval(x, *, axes, axis_index_groups):
         check_dtype(name, x, accepted)
@@ -125,7 +143,7 @@ def _allreduce(name: str, accepted) -> core.Primitive:
     return p
 
 
-psum_p = _allreduce("psum", num)
+psum_p = _allreduce("psum", num, "sum")
 deflinear(psum_p)
 deflinear_transpose(psum_p, lambda ct, aval, *, axes, axis_index_groups: psum_p.bind(
     ct, axes=axes, axis_index_groups=axis_index_groups))
@@ -191,7 +209,7 @@ def _times(x, size: int):
     return mul(np.asarray(size, get_aval(x).dtype), x)
 
 
-pmax_p = _allreduce("pmax", any_)
+pmax_p = _allreduce("pmax", any_, "max")
 _pminmax_jvp(pmax_p)
 _allreduce_batch(pmax_p, reduce_max, lambda x, size: x)
 
@@ -201,7 +219,7 @@ def pmax(x, axis_name, *, axis_index_groups=None):
     return _pminmax(pmax_p, reduce_max, "pmax", x, axis_name, axis_index_groups)
 
 
-pmin_p = _allreduce("pmin", any_)
+pmin_p = _allreduce("pmin", any_, "min")
 _pminmax_jvp(pmin_p)
 _allreduce_batch(pmin_p, reduce_min, lambda x, size: x)
 
@@ -250,7 +268,8 @@ def pmean(x, axis_name, *, axis_index_groups=None):
 # --------------------------------------------------------------------------------------
 # axis_index, axis_size
 
-axis_index_p = _collective("axis_index", "axis_name")
+axis_index_p = _collective("axis_index", "axis_name",
+                           lambda axis, *, axis_name: np.int32(axis.index))
 axis_index_p.def_abstract_eval(lambda *, axis_name: ShapedArray((), np.int32))
 defjvp_zero(axis_index_p)
 
@@ -289,7 +308,16 @@ def axis_size(axis_name) -> int:
 # --------------------------------------------------------------------------------------
 # all_gather and psum_scatter (reduce_scatter)
 
-all_gather_p = _collective("all_gather", "axis_name")
+
+
+def _all_gather_run(axis, x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
+                    tiled):
+    vals = axis.group.allgather(axis.index, x, "all_gather")
+    join = np.concatenate if tiled else np.stack
+    return join(vals, axis=all_gather_dimension)
+
+
+all_gather_p = _collective("all_gather", "axis_name", _all_gather_run)
 
 
 def _all_gather_aval(x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
@@ -378,7 +406,21 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     return tree_map(bind, x)
 
 
-reduce_scatter_p = _collective("reduce_scatter", "axis_name")
+
+
+def _reduce_scatter_run(axis, x, *, axis_name, scatter_dimension, axis_index_groups, axis_size,
+                        tiled):
+    total = axis.group.allreduce(axis.index, x, "sum", "psum_scatter")
+    if tiled:
+        block = total.shape[scatter_dimension] // axis_size
+        mine = np.take(total, range(axis.index * block, (axis.index + 1) * block),
+                       axis=scatter_dimension)
+    else:
+        mine = np.take(total, axis.index, axis=scatter_dimension)
+    return np.ascontiguousarray(mine)
+
+
+reduce_scatter_p = _collective("reduce_scatter", "axis_name", _reduce_scatter_run)
 
 
 def _reduce_scatter_aval(x, *, axis_name, scatter_dimension, axis_index_groups, axis_size,
@@ -461,7 +503,8 @@ def _split_dim(x, dim: int, factor: int):
     return reshape(x, shape[:dim] + (factor, shape[dim] // factor) + shape[dim + 1:])
 
 
-ppermute_p = _collective("ppermute", "axis_name")
+ppermute_p = _collective("ppermute", "axis_name", lambda axis, x, *, axis_name, perm: (
+    axis.group.permute(axis.index, x, perm, "ppermute")))
 ppermute_p.def_abstract_eval(lambda x, *, axis_name, perm: x)
 deflinear(ppermute_p)
 deflinear_transpose(ppermute_p, lambda ct, aval, *, axis_name, perm: ppermute_p.bind(
@@ -550,7 +593,16 @@ def pbroadcast(x, axis_name, source):
 # --------------------------------------------------------------------------------------
 # all_to_all, pswapaxes
 
-all_to_all_p = _collective("all_to_all", "axis_name")
+
+
+def _all_to_all_run(axis, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled,
+                    axis_size):
+    vals = axis.group.allgather(axis.index, x, "all_to_all")
+    return np.concatenate([np.split(v, axis_size, axis=split_axis)[axis.index] for v in vals],
+                          axis=concat_axis)
+
+
+all_to_all_p = _collective("all_to_all", "axis_name", _all_to_all_run)
 all_to_all_p.pp_hidden = {"axis_size": core.PP_ALWAYS_HIDE}  # (JAX finds it in its context)
 
 
