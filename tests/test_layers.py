@@ -24,11 +24,12 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "didax"
 
 LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
-             "base_prims", "special_algorithms", "incomplete_algorithms"],
+             "base_prims", "special_algorithms", "incomplete_algorithms", "axis_env"],
     "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen", "native"],
     "primitives": ["lax", "custom_derivatives", "custom_extras", "checkpoint", "prng", "callback", "debugging",
-                   "jit.call", "device"],
-    "api": ["api", "jit.api", "public_test_util", "visualize", "environment"],
+                   "jit.call", "device", "shards", "pmap_call", "sharding", "distributed"],
+    "api": ["api", "jit.api", "public_test_util", "visualize", "environment", "pmap",
+            "shard_map"],
     "libraries": ["numpy", "nn", "scipy", "random", "optim", "flatten_util",
                   "ode"],
 }

@@ -417,7 +417,7 @@ def _reduce_scatter_run(axis, x, *, axis_name, scatter_dimension, axis_index_gro
                        axis=scatter_dimension)
     else:
         mine = np.take(total, axis.index, axis=scatter_dimension)
-    return np.ascontiguousarray(mine)
+    return np.array(mine, order="C")
 
 
 reduce_scatter_p = _collective("reduce_scatter", "axis_name", _reduce_scatter_run)
