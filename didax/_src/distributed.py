@@ -11,6 +11,7 @@ wrong result.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 
 import numpy as np
@@ -25,6 +26,13 @@ except ImportError:  # everything but distributed runs works without it
 _INSTALL = ('didax.distributed needs mpi4py and an MPI library: pip install "didax[mpi]" '
             "(it brings mpi4py and MPICH's wheel, with `mpiexec`), then launch the processes "
             "with `mpiexec -n <processes> python program.py`.")
+
+
+# Collectives on arrays up to this size go in one exchange with their signature (each
+# exchange is a synchronisation, costly when processes share cores); larger ones are
+# reduced by MPI's Allreduce after the signatures agree.
+SMALL_MESSAGE = 1 << 16
+_REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
 
 class DivergedProcessesError(RuntimeError):
@@ -48,17 +56,17 @@ class MpiLink:
                 "the processes of this distributed run diverged: each must run the same "
                 f"collectives on arrays of the same shapes and dtypes, but they reached\n{lines}")
 
-    def check_call(self, signature: str) -> None:
-        self._agree(self.comm.allgather(signature), signature)
-
     def allreduce(self, x, op: str, what: str):
         x = np.array(x, order="C")
         sig = f"{what} of {x.dtype.name}{list(x.shape)}"
+        if x.nbytes <= SMALL_MESSAGE:  # one exchange, then the same reduction everywhere
+            parts = self.comm.allgather((sig, x))
+            self._agree([s for s, _ in parts], sig)
+            return functools.reduce(_REDUCE[op], [p for _, p in parts])
         self._agree(self.comm.allgather(sig), sig)
-        out = np.array(x, copy=True)
         ops = self._bool_ops if x.dtype == np.bool_ else self._ops
-        self.comm.Allreduce(self._mpi.IN_PLACE, out, op=ops[op])
-        return out
+        self.comm.Allreduce(self._mpi.IN_PLACE, x, op=ops[op])
+        return x
 
     def allgather(self, stacked, what: str) -> list:
         sig = f"{what} of {stacked.dtype.name}{list(stacked.shape)}"

@@ -68,11 +68,7 @@ def _pmap_impl(*vals, jaxpr, name, axis_name, axis_size, global_axis_size, in_ax
                devices, donated_invars):
     exe = compiled_for(jaxpr, name)  # the NumPy tier: it releases the GIL (see shards.py)
     link = device.process_link() if global_axis_size != axis_size else None
-    offset = 0
-    if link is not None:
-        offset = device.process_index() * axis_size
-        link.check_call(f"pmap of {name} over {global_axis_size} devices, shards of types ("
-                        + ", ".join(a.str_short() for a in jaxpr.in_avals) + ")")
+    offset = 0 if link is None else device.process_index() * axis_size
     args = [[_shard(v, ax, k) for v, ax in zip(vals, in_axes)] for k in range(axis_size)]
     results = shards.run_shards(exe.run, args, axis_name, global_axis_size, offset, link,
                                 devices)
