@@ -7,8 +7,14 @@ primitive whose parameters name its axes, and the vmap's interpreter resolves it
 batch rule: over its own name it reduces, gathers or permutes along the batch dimension
 (binding the collective again for the other names, which enclosing vmaps resolve); over
 other names it passes the collective on, batched. Staged under make_jaxpr or jit inside a
-vmap, a collective stays an equation until the vmap batches the staged call. One that
-reaches evaluation names an axis no vmap binds: its impl raises NameError.
+vmap, a collective stays an equation until the vmap batches the staged call.
+
+`pmap(f, axis_name="i")` binds "i" across devices: its shards run at once on worker
+threads, and a collective that reaches evaluation there runs its impl, which looks the axis
+up in the shard's environment (axis_env.py) and exchanges values with the other shards
+through its group (shards.py; across processes, didax.distributed). So each collective's
+cross-device meaning sits beside its batch rule, and neither interpreter names it. One that
+reaches evaluation with no vmap or pmap binding its axis raises NameError.
 
 Derivatives follow JAX: psum is linear and its own transpose (psum is psum followed by a
 broadcast to every example), ppermute transposes to the inverse permutation, all_gather to
@@ -47,7 +53,7 @@ def _as_names(axis_name) -> tuple:
 
 def _available(frames) -> str:
     names = [n for n, _ in frames]
-    return (" The following axis names (bound by vmap's axis_name) are available to "
+    return (" The following axis names (bound by vmap's or pmap's axis_name) are available to "
             f"collective operations: {names}")
 
 
@@ -59,7 +65,8 @@ def _axis_sizes(names, api: str) -> list:
         size = next((s for n, s in frames if n == name), None)
         if size is None:
             raise NameError(f"unbound axis name: {name}. {api} needs a "
-                            f"`vmap(..., axis_name={name!r})` around it." + _available(frames))
+                            f"`vmap(..., axis_name={name!r})` or `pmap(..., "
+                            f"axis_name={name!r})` around it." + _available(frames))
         sizes.append(size)
     return sizes
 
@@ -70,7 +77,8 @@ def _check_bound(names, api: str) -> None:
     for name in names:
         if name not in bound:
             raise NameError(f"Found an unbound axis name: {name}. To fix this, please call "
-                            f"{api} under `vmap(..., axis_name={name!r})`." + _available(frames))
+                            f"{api} under `vmap(..., axis_name={name!r})` or "
+                            f"`pmap(..., axis_name={name!r})`." + _available(frames))
 
 
 def _no_groups(axis_index_groups, api: str) -> None:
