@@ -179,6 +179,8 @@ class PmapWrapped:
                               for s, w in sizes.items())
             raise ValueError(f"pmap got inconsistent sizes for array axes to be mapped:\n{lines}")
         (n,) = sizes
+        if n == 0:
+            raise ValueError("pmap: the mapped axis has size 0; map at least one slice")
         workers = self._devices_for(n)
         global_n = n * device.process_count()
         entry = self._trace(static, in_tree, shard_avals, canon, n, global_n, n_args)

@@ -82,6 +82,9 @@ class ShardGroup:
             raise out.error
         return out
 
+    def _sig(self, what: str) -> str:
+        return f"{what} over {self.size} devices"
+
     # the operations collectives are made of; each returns a value of the caller's own
 
     def allreduce(self, index: int, x, op: str, what: str):
@@ -89,7 +92,7 @@ class ShardGroup:
         def combine(vals):
             local = functools.reduce(_REDUCE[op], vals)
             if self.link is not None:
-                local = self.link.allreduce(np.asarray(local), op, what)
+                local = self.link.allreduce(np.asarray(local), op, self._sig(what))
             return local
 
         return np.array(self._exchange(index, x, combine), copy=True)
@@ -98,7 +101,8 @@ class ShardGroup:
         """Every shard's `x`, in order of global index (read-only: copy before keeping)."""
         def combine(vals):
             if self.link is not None:
-                return [v for part in self.link.allgather(np.stack(vals), what) for v in part]
+                parts = self.link.allgather(np.stack(vals), self._sig(what))
+                return [v for part in parts for v in part]
             return vals
 
         return self._exchange(index, x, combine)
@@ -108,7 +112,7 @@ class ShardGroup:
         pairs of global indices), or zeros if none does."""
         if self.link is not None:  # (the link returns what each local shard receives)
             def combine(vals):
-                return self.link.permute(np.stack(vals), self.offset, perm, what)
+                return self.link.permute(np.stack(vals), self.offset, perm, self._sig(what))
 
             got = self._exchange(index, x, combine)[index - self.offset]
         else:

@@ -82,5 +82,6 @@ def test_two_processes_map_over_four_devices(tmp_path):
         np.testing.assert_allclose(r["grad_w"], gw, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(r["shard_map_sum"], X.reshape(8, 4).sum(0), rtol=1e-5)
         message = str(r["diverged"])
-        assert "diverged" in message and "process 0: psum of float32[3]" in message
-        assert "process 1: psum of float32[4]" in message
+        assert "diverged" in message
+        assert "process 0: psum over 4 devices of float32[3]" in message
+        assert "process 1: psum over 4 devices of float32[4]" in message

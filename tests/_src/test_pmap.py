@@ -361,6 +361,8 @@ def test_a_mapped_axis_larger_than_the_device_count_is_refused():
 def test_argument_errors():
     with pytest.raises(ValueError, match="(?s)inconsistent sizes.*size 2.*size 3"):
         jax.pmap(lambda a, b: a + b)(np.ones((2, 1)), np.ones((3, 1)))
+    with pytest.raises(ValueError, match="has size 0"):
+        jax.pmap(lambda x: x)(np.ones((0, 2)))
     with pytest.raises(ValueError, match="rank should be at least 1"):
         jax.pmap(lambda x: x)(np.float32(1))
     with pytest.raises(ValueError, match="at least one argument with a mapped axis"):
