@@ -298,13 +298,20 @@ def test_control_flow_and_custom_rules_inside():
     soft.defjvp(lambda primals, tangents: (soft(primals[0]),
                                            jax.nn.sigmoid(primals[0]) * tangents[0]))
 
+    @jax.custom_vjp
+    def scaled(x):
+        return 3 * x
+
+    scaled.defvjp(lambda x: (3 * x, None), lambda _, ct: (3 * ct,))
+
     def f(x):
         def body(c, xi):
             return c + lax.psum(soft(xi), "i"), c
         total, cs = lax.scan(body, 0.0, x)
         y = lax.cond(lax.axis_index("i") % 2 == 0, lambda: total, lambda: -total)
         z = lax.fori_loop(0, 3, lambda k, z: z + lax.pmean(jnp.sin(z), "i"), x)
-        return y + cs.sum() + z.sum()
+        w = jax.checkpoint(lambda v: jnp.tanh(lax.pmax(scaled(v), "i")))(x)
+        return y + cs.sum() + z.sum() + w.sum()
 
     p, v = both(f)
     tree_close(p(X), v(X), 1e-4)
