@@ -3,13 +3,13 @@ the group through which their collectives exchange values.
 
 Why threads and not processes: the shards' work is NumPy's, which releases the GIL in BLAS
 products and in ufuncs over large arrays, so threads run the compute of a data-parallel step
-in parallel (measured: 1.8-2x on 2 cores for an MLP step with global batch 2048, see
-benchmarks/README.md), while sharing the compiled function, its constants and the
-arguments without copying or pickling anything; and a collective is an exchange of
-references under a barrier. Worker processes with shared memory would reach the same
-parallel compute only after shipping each jaxpr and every argument to them. Across
-machines, processes are MPI's (`didax.distributed`), and the group forwards the exchange
-to them.
+on several cores (measured 1.5-2x for an MLP step on 2 quiet cores; processes with shared
+memory did no better on a loaded machine: see benchmarks/README.md). Threads share the
+traced jaxpr, its compiled code, its constants and the arguments without copying or
+pickling anything, and a collective is an exchange of references under a barrier;
+processes would need every jaxpr and argument shipped to them. Across machines, processes
+are MPI's (`didax.distributed`), and the group forwards the exchange to them. Shards run
+jit's NumPy tier: the native tier holds the GIL while it runs.
 
 Each device has one long-lived worker thread; the caller's thread runs shard 0. One mapped
 function runs at a time in a process (a lock), so shards of two calls never wait on each
