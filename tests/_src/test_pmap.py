@@ -257,6 +257,17 @@ def test_grad_of_pmap_with_replicated_output_and_unmapped_input():
     close(g[1], 3 * X.sum(0))
 
 
+def test_closing_over_values_being_differentiated():
+    def via(mapper):
+        return lambda w: mapper(lambda x: lax.psum(jnp.sin(x * w), "i"), axis_name="i")(X).sum()
+
+    p, v = via(jax.pmap), via(jax.vmap)
+    close(jax.grad(p)(1.3), jax.grad(v)(1.3), 1e-4)
+    close(jax.hessian(p)(1.3), jax.hessian(v)(1.3), 1e-4)
+    close(jax.vmap(jax.grad(p))(jnp.array([1., 2.])), jax.vmap(jax.grad(v))(jnp.array([1., 2.])),
+          1e-4)
+
+
 def test_vmap_outside_pmap():
     p, v = both(loss, in_axes=(0, None))
     xs = np.stack([X, X[::-1] * 0.5])
