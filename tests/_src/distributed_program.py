@@ -24,6 +24,8 @@ for name, f in CASES.items():
 g = jax.grad(lambda x, w: jnp.sum(jax.pmap(loss, axis_name="i", in_axes=(0, None))(x, w) ** 2),
              argnums=(0, 1))(mine, W)
 out["grad_x"], out["grad_w"] = np.asarray(g[0]), np.asarray(g[1])
+out["vmap_of_pmap"] = np.asarray(jax.vmap(jax.pmap(loss, axis_name="i", in_axes=(0, None)),
+                                          in_axes=(None, 0))(mine, np.stack([W, -W])))
 mesh = jax.make_mesh((jax.device_count(),), ("x",))
 summed = jax.shard_map(lambda a: lax.psum(a.sum(0), "x"), mesh=mesh, in_specs=jax.P("x"),
                        out_specs=jax.P())(X.reshape(8, 4)[p * 4:(p + 1) * 4])

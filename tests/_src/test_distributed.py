@@ -78,6 +78,10 @@ def test_two_processes_map_over_four_devices(tmp_path):
         x, w) ** 2), argnums=(0, 1))(X, W)
     np.testing.assert_allclose(np.concatenate([r["grad_x"] for r in ranks]), gx, rtol=1e-4,
                                atol=1e-4)
+    vmapped = jax.vmap(jax.vmap(loss, axis_name="i", in_axes=(0, None)), in_axes=(None, 0))(
+        X, np.stack([W, -W]))
+    np.testing.assert_allclose(np.concatenate([r["vmap_of_pmap"] for r in ranks], axis=1),
+                               vmapped, rtol=1e-5, atol=1e-5)
     for r in ranks:  # the gradient of a parameter every device shares: the global one
         np.testing.assert_allclose(r["grad_w"], gw, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(r["shard_map_sum"], X.reshape(8, 4).sum(0), rtol=1e-5)
