@@ -77,8 +77,8 @@ def sample_tasks(key, n_tasks, shots, queries):
     return x[:, :shots], y[:, :shots], x[:, shots:], y[:, shots:]
 
 
-def main(meta_steps=4000, meta_batch=25, shots=10, inner_lr=0.01, inner_steps=1,
-         meta_lr=1e-3, eval_tasks=200, eval_queries=50, seed=0, verbose=False):
+def main(meta_steps=2000, meta_batch=25, shots=10, inner_lr=0.01, inner_steps=1,
+         meta_lr=3e-3, eval_tasks=200, eval_queries=50, seed=0, verbose=False):
     key_init, key_train, key_eval = random.split(random.PRNGKey(seed), 3)
     params0 = init_mlp(key_init)
     opt = optim.adam(meta_lr)

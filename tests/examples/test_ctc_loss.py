@@ -66,9 +66,3 @@ def test_greedy_decode_merges_repeats_then_drops_blanks(load_example):
     ctc = load_example("ctc_loss")
     path = [0, 1, 1, 0, 1, 2, 2, 0]
     assert ctc.greedy_decode(np.eye(3)[path]) == [1, 1, 2]
-
-
-def test_training_learns_to_emit_the_sequences(load_example):
-    result = load_example("ctc_loss").main(steps=100, n_test=100)
-    assert result["final_test_loss"] < result["initial_test_loss"] / 10, result
-    assert result["sequence_accuracy"] >= 0.75, result
