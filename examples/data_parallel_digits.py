@@ -67,7 +67,7 @@ def evaluate(params, images, labels):
     return loss, jnp.mean(jnp.argmax(logits, axis=1) == labels)
 
 
-def main(steps=300, global_batch=128, learning_rate=3e-3, seed=0):
+def main(steps=200, global_batch=128, learning_rate=3e-3, seed=0):
     """Trains; returns the final test loss and accuracy, the devices and the time."""
     start = time.perf_counter()
     devices, local = jax.device_count(), jax.local_device_count()
