@@ -18,8 +18,13 @@ from didax._src.jit.api import clear_caches, disable_jit, jit, named_call  # noq
 from didax._src.visualize import visualize  # noqa: F401
 from didax._src.jax_alias import install_as_jax, uninstall_as_jax  # noqa: F401
 from didax._src.device import (  # noqa: F401
-    block_until_ready, device_get, device_put, devices, typeof,
+    Device, block_until_ready, device_count, device_get, device_put, devices, local_device_count,
+    local_devices, process_count, process_index, typeof,
 )
+from didax._src.pmap import pmap  # noqa: F401
+from didax._src.shard_map import shard_map  # noqa: F401
+from didax._src.sharding import Mesh, NamedSharding, make_mesh  # noqa: F401
+from didax._src.sharding import PartitionSpec as P  # noqa: F401
 from didax._src.dtypes import float0  # noqa: F401
 from didax._src.environment import (  # noqa: F401
     debug_nans, default_backend, named_scope, print_environment_info,
@@ -29,6 +34,7 @@ from didax import core  # noqa: F401
 from didax import custom_derivatives  # noqa: F401
 from didax import datasets  # noqa: F401
 from didax import debug  # noqa: F401
+from didax import distributed  # noqa: F401
 from didax import dtypes  # noqa: F401
 from didax import errors  # noqa: F401
 from didax import experimental  # noqa: F401  (and so every primitive is declared)
@@ -39,6 +45,7 @@ from didax import numpy  # noqa: F401
 from didax import optim  # noqa: F401
 from didax import random  # noqa: F401
 from didax import scipy  # noqa: F401
+from didax import sharding  # noqa: F401
 from didax import stages  # noqa: F401
 from didax import test_util  # noqa: F401
 from didax import tree  # noqa: F401

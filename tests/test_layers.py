@@ -24,12 +24,14 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "didax"
 
 LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
-             "base_prims", "special_algorithms", "incomplete_algorithms", "bessel_algorithms"],
+             "base_prims", "special_algorithms", "incomplete_algorithms", "bessel_algorithms",
+             "axis_env"],
     "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen", "native"],
     "primitives": ["dispatch", "checkify", "lax", "custom_derivatives", "custom_extras",
                    "checkpoint", "prng", "callback", "debugging", "linear_solve",
-                   "jit.call", "device"],
-    "api": ["api", "jit.api", "public_test_util", "visualize", "environment", "implicit"],
+                   "jit.call", "device", "shards", "pmap_call", "sharding", "distributed"],
+    "api": ["api", "jit.api", "public_test_util", "visualize", "environment", "implicit",
+            "pmap", "shard_map"],
     "libraries": ["numpy", "nn", "scipy", "random", "optim", "flatten_util",
                   "ode", "image", "jax_alias", "foreign_rules",
                   "traceback_util"],

@@ -470,7 +470,7 @@ class _ArrayMeta(type):
 class Array(ArrayBase, metaclass=_ArrayMeta):
     """An immutable concrete array: a NumPy buffer plus a weak-type flag."""
 
-    __slots__ = ("_value", "_weak", "_aval")
+    __slots__ = ("_value", "_weak", "_aval", "_placement")  # (placement: see device.py)
 
     def __init__(self, value, weak_type: bool = False):
         value = np.asarray(value)
@@ -577,9 +577,6 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
     @property
     def is_fully_addressable(self):
         return True
-
-    def devices(self):
-        return {"cpu"}
 
 
 _new_array = object.__new__

@@ -44,6 +44,12 @@ def check_ctc_loss(out):
     assert last < first / 10 and exact >= 80.0, out
 
 
+def check_data_parallel_digits(out):
+    assert "over 2 device(s) in 1 process(es)" in out, out
+    loss, accuracy = numbers(rf"final test loss {NUMBER}, test accuracy {NUMBER}", out)
+    assert loss < 0.15 and accuracy >= 0.96, out
+
+
 def check_lstm_scan(out):
     first, last, ratio, naive = numbers(
         rf"held-out loss {NUMBER} -> {NUMBER} \({NUMBER}x lower; repeating the last value: "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 
-from didax._src import core
+from didax._src import axis_env, core
 from didax._src.base_prims import (
     broadcast, broadcast_in_dim, broadcast_to_rank, convert_element_type, reshape, transpose,
 )
@@ -141,13 +141,15 @@ def _jaxpr_uses_axis_name(jaxpr, name) -> bool:
 
 def axis_frames():
     """The named axes bound where this is called, innermost first: (name, size) pairs,
-    from the vmaps enclosing the current interpreter."""
+    from the vmaps enclosing the current interpreter, then the device axes (pmap)."""
     frames = []
     interp = core.current_interpreter()
     while interp is not None:
         if isinstance(interp, BatchInterpreter) and interp.axis_name is not None:
             frames.append((interp.axis_name, interp.axis_size))
         interp = interp.parent
+    for axis in reversed(axis_env.mapped_axes()):
+        frames.append((axis.name, axis.size))
     return frames
 
 

@@ -170,6 +170,7 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
         ins = [_subst(env, a) for a in eqn.invars]
         prim = eqn.primitive
         if (not prim.effectful and prim.impl is not None and ins
+                and prim.axis_name_param is None  # (a collective runs among its shards)
                 and all(type(a) is Literal or a in known for a in ins)
                 and all(v.aval.size <= FOLD_MAX_SIZE for v in eqn.outvars)):
             vals = [np.asarray(a.val, a.aval.dtype) if type(a) is Literal

@@ -7,8 +7,14 @@ primitive whose parameters name its axes, and the vmap's interpreter resolves it
 batch rule: over its own name it reduces, gathers or permutes along the batch dimension
 (binding the collective again for the other names, which enclosing vmaps resolve); over
 other names it passes the collective on, batched. Staged under make_jaxpr or jit inside a
-vmap, a collective stays an equation until the vmap batches the staged call. One that
-reaches evaluation names an axis no vmap binds: its impl raises NameError.
+vmap, a collective stays an equation until the vmap batches the staged call.
+
+`pmap(f, axis_name="i")` binds "i" across devices: its shards run at once on worker
+threads, and a collective that reaches evaluation there runs its impl, which looks the axis
+up in the shard's environment (axis_env.py) and exchanges values with the other shards
+through its group (shards.py; across processes, didax.distributed). So each collective's
+cross-device meaning sits beside its batch rule, and neither interpreter names it. One that
+reaches evaluation with no vmap or pmap binding its axis raises NameError.
 
 Derivatives follow JAX: psum is linear and its own transpose (psum is psum followed by a
 broadcast to every example), ppermute transposes to the inverse permutation, all_gather to
@@ -22,7 +28,7 @@ import math
 
 import numpy as np
 
-from didax._src import core
+from didax._src import axis_env, core
 from didax._src.base_prims import instantiate
 from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.interpreters import batching
@@ -48,7 +54,7 @@ def _as_names(axis_name) -> tuple:
 
 def _available(frames) -> str:
     names = [n for n, _ in frames]
-    return (" The following axis names (bound by vmap's axis_name) are available to "
+    return (" The following axis names (bound by vmap's or pmap's axis_name) are available to "
             f"collective operations: {names}")
 
 
@@ -60,7 +66,8 @@ def _axis_sizes(names, api: str) -> list:
         size = next((s for n, s in frames if n == name), None)
         if size is None:
             raise user_error(NameError, f"unbound axis name: {name}. {api} needs a "
-                            f"`vmap(..., axis_name={name!r})` around it." + _available(frames))
+                             f"`vmap(..., axis_name={name!r})` or `pmap(..., "
+                             f"axis_name={name!r})` around it." + _available(frames))
         sizes.append(size)
     return sizes
 
@@ -72,7 +79,8 @@ def _check_bound(names, api: str) -> None:
         if name not in bound:
             raise user_error(NameError, (
                 f"Found an unbound axis name: {name}. To fix this, please call "
-                f"{api} under `vmap(..., axis_name={name!r})`." + _available(frames)))
+                f"{api} under `vmap(..., axis_name={name!r})` or "
+                f"`pmap(..., axis_name={name!r})`." + _available(frames)))
 
 
 def _no_groups(axis_index_groups, api: str) -> None:
@@ -87,21 +95,36 @@ def _canonical_axis(axis: int, ndim: int, api: str) -> int:
     return axis % ndim
 
 
-def _unbound_impl(param: str):
-    """Evaluation of a collective: no vmap bound its axis (they resolve collectives first)."""
+def _device_axis(names, api: str):
+    """The device axis (pmap's) a collective reaching evaluation acts over: vmaps resolve
+    their own axes in batch rules, so every name left must be one whose shards run now."""
+    axes = [axis_env.lookup(n) for n in names]
+    for name, axis in zip(names, axes):
+        if axis is None or axis.group is None:
+            raise user_error(NameError, (
+                f"unbound axis name: {name}. A collective over {name!r} was evaluated "
+                f"outside any `vmap(..., axis_name={name!r})` or `pmap(..., "
+                f"axis_name={name!r})`; collectives act across the examples of the vmap, or "
+                "the devices of the pmap, that names their axis."))
+    if len(axes) != 1:
+        raise NotImplementedError(f"{api} over several device axes {tuple(names)} (nested "
+                                  "pmap) is not supported")
+    return axes[0]
+
+
+def _device_impl(name: str, param: str, run):
+    """Evaluation of a collective: `run(axis, *operands, **params)` on this shard, through
+    the group of the device axis it names (see shards.py)."""
 
     def impl(*args, **params):
-        name = _as_names(params[param])[0]
-        raise user_error(NameError, f"unbound axis name: {name}. A collective over {name!r} was "
-                        f"evaluated outside any `vmap(..., axis_name={name!r})`; collectives "
-                        "act across the examples of the vmap that names their axis.")
+        return run(_device_axis(_as_names(params[param]), name), *args, **params)
 
     return impl
 
 
-def _collective(name: str, axes_param: str, **kwargs) -> core.Primitive:
+def _collective(name: str, axes_param: str, run, **kwargs) -> core.Primitive:
     p = core.primitive(name, **kwargs)
-    p.def_impl(_unbound_impl(axes_param))
+    p.def_impl(_device_impl(name, axes_param, run))
     p.axis_name_param = axes_param
     return p
 
@@ -116,8 +139,11 @@ def _rule_name_in(names) -> object:
 # psum, pmax, pmin: all-reduce
 
 
-def _allreduce(name: str, accepted) -> core.Primitive:
-    p = _collective(name, "axes")
+def _allreduce(name: str, accepted, op: str) -> core.Primitive:
+    def run(axis, x, *, axes, axis_index_groups):
+        return axis.group.allreduce(axis.index, x, op, name)
+
+    p = _collective(name, "axes", run)
 
     def abstract_eval(x, *, axes, axis_index_groups):
         check_dtype(name, x, accepted)
@@ -127,7 +153,7 @@ def _allreduce(name: str, accepted) -> core.Primitive:
     return p
 
 
-psum_p = _allreduce("psum", num)
+psum_p = _allreduce("psum", num, "sum")
 deflinear(psum_p)
 deflinear_transpose(psum_p, lambda ct, aval, *, axes, axis_index_groups: psum_p.bind(
     ct, axes=axes, axis_index_groups=axis_index_groups))
@@ -193,7 +219,7 @@ def _times(x, size: int):
     return mul(np.asarray(size, get_aval(x).dtype), x)
 
 
-pmax_p = _allreduce("pmax", any_)
+pmax_p = _allreduce("pmax", any_, "max")
 _pminmax_jvp(pmax_p)
 _allreduce_batch(pmax_p, reduce_max, lambda x, size: x)
 
@@ -203,7 +229,7 @@ def pmax(x, axis_name, *, axis_index_groups=None):
     return _pminmax(pmax_p, reduce_max, "pmax", x, axis_name, axis_index_groups)
 
 
-pmin_p = _allreduce("pmin", any_)
+pmin_p = _allreduce("pmin", any_, "min")
 _pminmax_jvp(pmin_p)
 _allreduce_batch(pmin_p, reduce_min, lambda x, size: x)
 
@@ -252,7 +278,8 @@ def pmean(x, axis_name, *, axis_index_groups=None):
 # --------------------------------------------------------------------------------------
 # axis_index, axis_size
 
-axis_index_p = _collective("axis_index", "axis_name")
+axis_index_p = _collective("axis_index", "axis_name",
+                           lambda axis, *, axis_name: np.int32(axis.index))
 axis_index_p.def_abstract_eval(lambda *, axis_name: ShapedArray((), np.int32))
 defjvp_zero(axis_index_p)
 
@@ -291,7 +318,16 @@ def axis_size(axis_name) -> int:
 # --------------------------------------------------------------------------------------
 # all_gather and psum_scatter (reduce_scatter)
 
-all_gather_p = _collective("all_gather", "axis_name")
+
+
+def _all_gather_run(axis, x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
+                    tiled):
+    vals = axis.group.allgather(axis.index, x, "all_gather")
+    join = np.concatenate if tiled else np.stack
+    return join(vals, axis=all_gather_dimension)
+
+
+all_gather_p = _collective("all_gather", "axis_name", _all_gather_run)
 
 
 def _all_gather_aval(x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
@@ -380,7 +416,21 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     return tree_map(bind, x)
 
 
-reduce_scatter_p = _collective("reduce_scatter", "axis_name")
+
+
+def _reduce_scatter_run(axis, x, *, axis_name, scatter_dimension, axis_index_groups, axis_size,
+                        tiled):
+    total = axis.group.allreduce(axis.index, x, "sum", "psum_scatter")
+    if tiled:
+        block = total.shape[scatter_dimension] // axis_size
+        mine = np.take(total, range(axis.index * block, (axis.index + 1) * block),
+                       axis=scatter_dimension)
+    else:
+        mine = np.take(total, axis.index, axis=scatter_dimension)
+    return np.array(mine, order="C")
+
+
+reduce_scatter_p = _collective("reduce_scatter", "axis_name", _reduce_scatter_run)
 
 
 def _reduce_scatter_aval(x, *, axis_name, scatter_dimension, axis_index_groups, axis_size,
@@ -463,7 +513,8 @@ def _split_dim(x, dim: int, factor: int):
     return reshape(x, shape[:dim] + (factor, shape[dim] // factor) + shape[dim + 1:])
 
 
-ppermute_p = _collective("ppermute", "axis_name")
+ppermute_p = _collective("ppermute", "axis_name", lambda axis, x, *, axis_name, perm: (
+    axis.group.permute(axis.index, x, perm, "ppermute")))
 ppermute_p.def_abstract_eval(lambda x, *, axis_name, perm: x)
 deflinear(ppermute_p)
 deflinear_transpose(ppermute_p, lambda ct, aval, *, axis_name, perm: ppermute_p.bind(
@@ -552,7 +603,16 @@ def pbroadcast(x, axis_name, source):
 # --------------------------------------------------------------------------------------
 # all_to_all, pswapaxes
 
-all_to_all_p = _collective("all_to_all", "axis_name")
+
+
+def _all_to_all_run(axis, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled,
+                    axis_size):
+    vals = axis.group.allgather(axis.index, x, "all_to_all")
+    return np.concatenate([np.split(v, axis_size, axis=split_axis)[axis.index] for v in vals],
+                          axis=concat_axis)
+
+
+all_to_all_p = _collective("all_to_all", "axis_name", _all_to_all_run)
 all_to_all_p.pp_hidden = {"axis_size": core.PP_ALWAYS_HIDE}  # (JAX finds it in its context)
 
 

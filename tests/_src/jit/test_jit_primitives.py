@@ -1066,13 +1066,15 @@ EXEMPT: dict[str, str] = {
     # primitive name -> why no jit case can reach it (none so far: every primitive has one)
 }
 
-# --- Collectives over named vmap axes (lax/parallel.py) ---
-# A collective exists only inside a vmap naming its axis, and that vmap resolves it while
-# tracing (into reductions, slices, transposes...), so no jaxpr jit compiles holds one.
-# jit(vmap(f)), vmap(jit(f)) and their gradients are compared with eager values in
-# tests/_src/lax/test_parallel.py.
-_COLLECTIVE_REASON = ("resolved by the vmap naming its axis before jit compiles; jit with "
-                      "collectives is tested in tests/_src/lax/test_parallel.py")
+# --- Collectives over named axes (lax/parallel.py) ---
+# A collective exists only inside a vmap or pmap naming its axis. A vmap resolves it while
+# tracing (into reductions, slices, transposes...); a pmap's shards run it compiled, among
+# each other, which needs the pmap around it. jit(vmap(f)), vmap(jit(f)) and their gradients
+# are compared with eager values in tests/_src/lax/test_parallel.py, pmap's compiled shards
+# with vmap's values in tests/_src/test_pmap.py.
+_COLLECTIVE_REASON = ("resolved by the vmap naming its axis before jit compiles, or run by "
+                      "a pmap's shards: tested in tests/_src/lax/test_parallel.py and "
+                      "tests/_src/test_pmap.py")
 EXEMPT.update({name: _COLLECTIVE_REASON for name in (
     "psum", "pmax", "pmin", "axis_index", "all_gather", "reduce_scatter", "ppermute",
     "all_to_all")})
@@ -1080,8 +1082,10 @@ EXEMPT.update({name: _COLLECTIVE_REASON for name in (
 
 # Primitives whose results are effects, not values: compared by their own tests below.
 # Covered by their own jit tests (tests/_src/jit/test_api.py, tests/_src/test_callback.py,
-# tests/jax_libraries/test_jax_extension_points.py).
-COVERED_BY_TESTS = {"debug_callback", "debug_print", "pure_callback", "io_callback", "check"}
+# tests/jax_libraries/test_jax_extension_points.py; and for pmap, which maps a compiled jaxpr
+# over devices, tests/_src/test_pmap.py).
+COVERED_BY_TESTS = {"debug_callback", "debug_print", "pure_callback", "io_callback", "check",
+                    "pmap"}
 
 
 def test_every_primitive_has_a_case_or_an_exemption():

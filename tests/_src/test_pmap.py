@@ -1,0 +1,454 @@
+"""pmap over CPU devices: the devices API, every collective against vmap (and JAX's vmap),
+composition with grad, jvp, vmap, jit, control flow and custom rules, shards really running
+side by side, shard_map and meshes, and the errors."""
+import threading
+
+import jax as real_jax
+import numpy as np
+import pytest
+
+import didax as jax
+import didax.numpy as jnp
+from didax import lax
+from didax._src.config import config, enable_x64
+from didax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+from didax.test_util import check_grads
+
+
+@pytest.fixture(autouse=True)
+def four_devices():
+    old = config.read("didax_num_cpu_devices")
+    config.update("didax_num_cpu_devices", 4)
+    yield
+    config.update("didax_num_cpu_devices", old)
+
+
+def close(got, want, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=tol, atol=tol)
+
+
+def tree_close(got, want, tol=1e-5):
+    got_leaves, got_tree = jax.tree_util.tree_flatten(got)
+    want_leaves, want_tree = jax.tree_util.tree_flatten(want)
+    assert got_tree == want_tree
+    for g, w in zip(got_leaves, want_leaves):
+        assert np.asarray(g).shape == np.asarray(w).shape
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        close(g, w, tol)
+
+
+X = np.linspace(-1.5, 2., 4 * 8, dtype=np.float32).reshape(4, 8)
+
+# --------------------------------------------------------------------------------------
+# Devices
+
+
+def test_devices_follow_the_configured_count():
+    assert jax.devices() == [jax.Device(k) for k in range(4)]
+    assert jax.local_devices() == jax.devices()
+    assert jax.device_count() == jax.local_device_count() == 4
+    assert (jax.process_index(), jax.process_count()) == (0, 1)
+    d = jax.devices()[2]
+    assert (d.id, d.process_index, d.platform, repr(d), str(d)) == (2, 0, "cpu",
+                                                                    "CpuDevice(id=2)", "cpu:2")
+    with config_devices(2):
+        assert [d.id for d in jax.devices()] == [0, 1]
+
+
+class config_devices:
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.old = config.read("didax_num_cpu_devices")
+        config.update("didax_num_cpu_devices", self.n)
+
+    def __exit__(self, *exc):
+        config.update("didax_num_cpu_devices", self.old)
+
+
+def test_the_device_count_option_checks_its_value():
+    for bad in (0, -1, "two", 1.5):
+        with pytest.raises(ValueError, match="positive integer"):
+            config.update("didax_num_cpu_devices", bad)
+    config.update("didax_num_cpu_devices", "3")
+    assert jax.local_device_count() == 3
+
+
+def test_device_put_places_arrays_without_copying():
+    x = jnp.arange(3.)
+    assert x.devices() == {jax.devices()[0]} and x.device == jax.devices()[0]
+    assert x.sharding == SingleDeviceSharding(jax.devices()[0])
+    y = jax.device_put({"a": x, "b": 1.0}, jax.devices()[3])
+    assert y["a"].devices() == {jax.devices()[3]} and y["b"].devices() == {jax.devices()[3]}
+    np.testing.assert_array_equal(y["a"], x)
+    mesh = jax.make_mesh((4,), ("x",))
+    z = jax.device_put(jnp.ones(8), NamedSharding(mesh, P("x")))
+    assert z.devices() == set(jax.devices())
+    with pytest.raises(ValueError, match="Please use `.devices"):
+        z.device
+    with pytest.raises(TypeError, match="expected a device"):
+        jax.device_put(x, "cpu:1")
+    with config_devices(2):
+        with pytest.raises(ValueError, match="not one of the 2 devices"):
+            jax.device_put(x, jax.Device(3))
+
+
+def test_pmap_outputs_live_on_the_devices_that_computed_them():
+    out = jax.pmap(lambda v: v * 2)(X[:3])
+    assert out.devices() == set(jax.devices()[:3])
+    chosen = [jax.devices()[3], jax.devices()[1]]
+    out = jax.pmap(lambda v: v + 1, devices=chosen)(X[:2])
+    assert out.devices() == set(chosen)
+    close(out, X[:2] + 1)
+
+
+# --------------------------------------------------------------------------------------
+# Every collective: pmap == vmap
+
+
+COLLECTIVES = {
+    "psum": lambda v: lax.psum(v, "i"),
+    "psum_pytree": lambda v: lax.psum({"a": v, "b": (v[0] > 0, 2 * v)}, "i"),
+    "pmean": lambda v: lax.pmean(v, "i"),
+    "pmax": lambda v: lax.pmax(v, "i"),
+    "pmin": lambda v: lax.pmin(v, "i"),
+    "psum_int": lambda v: lax.psum(jnp.round(v * 4).astype(jnp.int32), "i"),
+    "psum_positional": lambda v: lax.psum(v.reshape(2, 4), ("i", 0)),
+    "axis_index": lambda v: v * lax.axis_index("i"),
+    "axis_size": lambda v: v * lax.axis_size("i"),
+    "all_gather": lambda v: lax.all_gather(v, "i"),
+    "all_gather_axis1": lambda v: lax.all_gather(v.reshape(2, 4), "i", axis=1),
+    "all_gather_tiled": lambda v: lax.all_gather(v.reshape(2, 4), "i", axis=1, tiled=True),
+    "ppermute_cycle": lambda v: lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 3), (3, 0)]),
+    "ppermute_partial": lambda v: lax.ppermute(v, "i", [(0, 2), (1, 0)]),
+    "pshuffle": lambda v: lax.pshuffle(v, "i", [2, 0, 3, 1]),
+    "pbroadcast": lambda v: lax.pbroadcast(v, "i", 2),
+    "psum_scatter": lambda v: lax.psum_scatter(v.reshape(4, 2), "i"),
+    "psum_scatter_tiled": lambda v: lax.psum_scatter(v, "i", tiled=True),
+    "psum_scatter_dim1": lambda v: lax.psum_scatter(v.reshape(2, 4), "i",
+                                                    scatter_dimension=1),
+    "all_to_all": lambda v: lax.all_to_all(v.reshape(4, 2), "i", 0, 0),
+    "all_to_all_01": lambda v: lax.all_to_all(v.reshape(4, 2), "i", 0, 1),
+    "all_to_all_10": lambda v: lax.all_to_all(v.reshape(2, 4), "i", 1, 0),
+    "all_to_all_tiled": lambda v: lax.all_to_all(v.reshape(8, 1), "i", 0, 1, tiled=True),
+    "pswapaxes": lambda v: lax.pswapaxes(v.reshape(4, 2), "i", 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COLLECTIVES))
+def test_every_collective_gives_vmaps_values(name):
+    f = COLLECTIVES[name]
+    tree_close(jax.pmap(f, axis_name="i")(X), jax.vmap(f, axis_name="i")(X))
+
+
+@pytest.mark.parametrize("name", ["psum", "pmax", "pmin", "all_gather_axis1", "ppermute_cycle",
+                                  "psum_scatter", "all_to_all_01", "axis_index"])
+def test_collectives_match_jax(name):
+    """JAX's vmap gives its collectives the semantics pmap gives them across devices."""
+    f = COLLECTIVES[name]
+    got = jax.pmap(f, axis_name="i")(X)
+    real_lax = real_jax.lax
+    real_f = {
+        "psum": lambda v: real_lax.psum(v, "i"),
+        "pmax": lambda v: real_lax.pmax(v, "i"),
+        "pmin": lambda v: real_lax.pmin(v, "i"),
+        "all_gather_axis1": lambda v: real_lax.all_gather(v.reshape(2, 4), "i", axis=1),
+        "ppermute_cycle": lambda v: real_lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 3), (3, 0)]),
+        "psum_scatter": lambda v: real_lax.psum_scatter(v.reshape(4, 2), "i"),
+        "all_to_all_01": lambda v: real_lax.all_to_all(v.reshape(4, 2), "i", 0, 1),
+        "axis_index": lambda v: v * real_lax.axis_index("i"),
+    }[name]
+    close(got, real_jax.vmap(real_f, axis_name="i")(X))
+
+
+def test_fewer_shards_than_devices_and_in_out_axes():
+    def fun(a, b, c):
+        return lax.psum(a * b, "i"), {"k": c["k"] * 2}, a.sum()
+
+    f = jax.pmap(fun, axis_name="i", in_axes=(1, None, 0), out_axes=(None, 1, 0))
+    a = X[:3, :2].T  # mapped along axis 1: 3 shards of shape (2,)
+    b = np.float32(1.5)
+    c = {"k": X[:3, :5]}
+    got = f(a, b, c)
+    want = jax.vmap(fun, axis_name="i", in_axes=(1, None, 0), out_axes=(None, 1, 0))(a, b, c)
+    tree_close(got, want)
+    assert got[1]["k"].shape == (5, 3)
+
+
+def test_keyword_arguments_and_static_broadcasted_arguments():
+    traces = []
+
+    def f(x, n, *, scale):
+        traces.append(n)
+        return x * n * scale
+
+    g = jax.pmap(f, static_broadcasted_argnums=1)
+    close(g(X, 3, scale=X), X * 3 * X)
+    close(g(X, 3, scale=X), X * 3 * X)
+    close(g(X, 2, scale=X), X * 2 * X)
+    assert traces == [3, 2]  # traced once per signature
+
+
+def test_outputs_are_strongly_typed_and_keep_dtypes():
+    out = jax.pmap(lambda v: (v.astype(jnp.int32), 2.0 * jnp.ones(()), v > 0))(X)
+    assert [o.dtype for o in out] == [np.int32, np.float32, np.bool_]
+    assert not out[1].weak_type
+    with enable_x64():
+        out = jax.pmap(lambda v: v * 2)(np.ones((2, 3)))
+        assert out.dtype == np.float64
+
+
+# --------------------------------------------------------------------------------------
+# Composition
+
+
+def loss(x, w):
+    h = jnp.tanh(x * w)
+    return (lax.pmean(jnp.sum(h ** 2), "i")
+            + jnp.sum(lax.all_gather(h, "i")[1] * h)
+            + jnp.sum(lax.ppermute(h, "i", [(0, 1), (1, 0), (2, 3), (3, 2)]) * x)
+            + lax.pmax(jnp.max(h), "i"))
+
+
+W = np.linspace(0.5, 1.5, 8, dtype=np.float32)
+
+
+def both(f, **kwargs):
+    return jax.pmap(f, axis_name="i", **kwargs), jax.vmap(f, axis_name="i", **kwargs)
+
+
+def test_grad_of_pmap_and_pmap_of_grad_equal_vmaps():
+    p, v = both(loss, in_axes=(0, None))
+    total = lambda m: lambda x, w: jnp.sum(m(x, w) ** 2)  # noqa: E731
+    tree_close(jax.grad(total(p), argnums=(0, 1))(X, W),
+               jax.grad(total(v), argnums=(0, 1))(X, W), 1e-4)
+    gp, gv = both(jax.grad(loss, argnums=(0, 1)), in_axes=(0, None))
+    tree_close(gp(X, W), gv(X, W), 1e-4)
+
+
+def test_jvp_and_linearize_of_pmap():
+    p, v = both(loss, in_axes=(0, None))
+    tree_close(jax.jvp(p, (X, W), (X, W)), jax.jvp(v, (X, W), (X, W)), 1e-4)
+    out_p, lin_p = jax.linearize(p, X, W)
+    out_v, lin_v = jax.linearize(v, X, W)
+    tree_close(lin_p(X, W), lin_v(X, W), 1e-4)
+
+
+def test_derivatives_to_second_order_by_finite_differences():
+    with enable_x64():
+        x, w = X.astype(np.float64), W.astype(np.float64)
+        p = jax.pmap(loss, axis_name="i", in_axes=(0, None))
+        check_grads(lambda x, w: p(x, w), (x, w), order=2, modes=("fwd", "rev"))
+        q = jax.pmap(lambda x: lax.psum_scatter(jnp.sin(x), "i", tiled=True)
+                     + lax.all_to_all(x.reshape(4, 2), "i", 0, 0).reshape(8)[::4].sum(),
+                     axis_name="i")
+        check_grads(q, (x,), order=2, modes=("fwd", "rev"))
+
+
+def test_grad_of_pmap_with_replicated_output_and_unmapped_input():
+    """out_axes=None takes the first shard's value: its cotangent goes to that shard only;
+    an unmapped input's cotangent is summed over the shards."""
+    f = jax.pmap(lambda x, w: (lax.psum(jnp.sum(x * w), "i"), jnp.sum(x * w)), axis_name="i",
+                 in_axes=(0, None), out_axes=(None, 0))
+    g = jax.grad(lambda x, w: f(x, w)[0] + 2 * f(x, w)[1].sum(), argnums=(0, 1))(X, W)
+    want_x = np.broadcast_to(W, X.shape) * 3
+    close(g[0], want_x)
+    close(g[1], 3 * X.sum(0))
+
+
+def test_closing_over_values_being_differentiated():
+    def via(mapper):
+        return lambda w: mapper(lambda x: lax.psum(jnp.sin(x * w), "i"), axis_name="i")(X).sum()
+
+    p, v = via(jax.pmap), via(jax.vmap)
+    close(jax.grad(p)(1.3), jax.grad(v)(1.3), 1e-4)
+    close(jax.hessian(p)(1.3), jax.hessian(v)(1.3), 1e-4)
+    close(jax.vmap(jax.grad(p))(jnp.array([1., 2.])), jax.vmap(jax.grad(v))(jnp.array([1., 2.])),
+          1e-4)
+
+
+def test_vmap_outside_pmap():
+    p, v = both(loss, in_axes=(0, None))
+    xs = np.stack([X, X[::-1] * 0.5])
+    tree_close(jax.vmap(p, in_axes=(0, None))(xs, W), jax.vmap(v, in_axes=(0, None))(xs, W))
+    tree_close(jax.vmap(p, in_axes=(None, 0))(X, np.stack([W, 2 * W])),
+               jax.vmap(v, in_axes=(None, 0))(X, np.stack([W, 2 * W])))
+    # the batch dimension elsewhere than in front, and a named outer vmap used inside
+    xs_t = np.moveaxis(xs, 0, 2)
+    tree_close(jax.vmap(jax.pmap(lambda x: x * lax.psum(x, "j"), axis_name="i"),
+                        in_axes=2, axis_name="j")(xs_t),
+               jax.vmap(jax.vmap(lambda x: x * lax.psum(x, "j"), axis_name="i"), in_axes=2,
+                        axis_name="j")(xs_t))
+    tree_close(jax.vmap(jax.pmap(lambda x: lax.psum(x, ("i", "j")), axis_name="i"),
+                        axis_name="j")(xs),
+               jax.vmap(jax.vmap(lambda x: lax.psum(x, ("i", "j")), axis_name="i"),
+                        axis_name="j")(xs))
+
+
+def test_vmap_inside_pmap():
+    x3 = X.reshape(4, 2, 4)
+    f = lambda x: lax.psum(x, "j") * lax.axis_index("i") + lax.psum(x, ("i", "j"))  # noqa
+    tree_close(jax.pmap(jax.vmap(f, axis_name="j"), axis_name="i")(x3),
+               jax.vmap(jax.vmap(f, axis_name="j"), axis_name="i")(x3))
+
+
+def test_jit_inside_and_outside():
+    p, v = both(jax.jit(loss), in_axes=(0, None))
+    tree_close(p(X, W), v(X, W))
+    tree_close(jax.jit(p)(X, W), v(X, W))
+    tree_close(jax.jit(jax.grad(lambda w: p(X, w).sum()))(W),
+               jax.grad(lambda w: v(X, w).sum())(W), 1e-4)
+
+
+def test_control_flow_and_custom_rules_inside():
+    @jax.custom_jvp
+    def soft(x):
+        return jnp.log1p(jnp.exp(x))
+
+    soft.defjvp(lambda primals, tangents: (soft(primals[0]),
+                                           jax.nn.sigmoid(primals[0]) * tangents[0]))
+
+    @jax.custom_vjp
+    def scaled(x):
+        return 3 * x
+
+    scaled.defvjp(lambda x: (3 * x, None), lambda _, ct: (3 * ct,))
+
+    def f(x):
+        def body(c, xi):
+            return c + lax.psum(soft(xi), "i"), c
+        total, cs = lax.scan(body, 0.0, x)
+        y = lax.cond(lax.axis_index("i") % 2 == 0, lambda: total, lambda: -total)
+        z = lax.fori_loop(0, 3, lambda k, z: z + lax.pmean(jnp.sin(z), "i"), x)
+        w = jax.checkpoint(lambda v: jnp.tanh(lax.pmax(scaled(v), "i")))(x)
+        return y + cs.sum() + z.sum() + w.sum()
+
+    p, v = both(f)
+    tree_close(p(X), v(X), 1e-4)
+    tree_close(jax.grad(lambda x: p(x).sum())(X), jax.grad(lambda x: v(x).sum())(X), 1e-4)
+
+
+def test_make_jaxpr_prints_the_pmap():
+    text = str(jax.make_jaxpr(jax.pmap(lambda x: lax.psum(x, "i"), axis_name="i"))(X))
+    assert "pmap[" in text and "psum[axes=('i',) axis_index_groups=None]" in text
+    assert "axis_size=4" in text and "in_axes=(0,)" in text
+
+
+# --------------------------------------------------------------------------------------
+# The shards run side by side
+
+
+def test_shards_run_on_their_own_threads_at_the_same_time():
+    barrier = threading.Barrier(4, timeout=20)  # passes only if all four shards wait at once
+    seen = []
+
+    def meet(x):
+        seen.append(threading.get_ident())
+        barrier.wait()
+        return x
+
+    f = jax.pmap(lambda x: jax.pure_callback(meet, jax.ShapeDtypeStruct(x.shape, x.dtype), x))
+    close(f(X), X)
+    assert len(set(seen)) == 4
+
+
+def test_an_error_in_one_shard_is_raised_and_the_others_do_not_hang():
+    def fail_on_two(i):
+        if int(i) == 2:
+            raise RuntimeError("shard two failed")
+        return i
+
+    f = jax.pmap(lambda x: lax.psum(x, "i") * jax.pure_callback(
+        fail_on_two, jax.ShapeDtypeStruct((), np.int32), lax.axis_index("i")), axis_name="i")
+    with pytest.raises(RuntimeError, match="shard two failed"):
+        f(X)
+    close(f(X[:2]), np.broadcast_to(X[:2].sum(0), (2, 8)) * np.arange(2)[:, None])
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+
+
+def test_a_mapped_axis_larger_than_the_device_count_is_refused():
+    with pytest.raises(ValueError, match=r"requires 5 logical devices, but only 4 .*"
+                                         r"DIDAX_NUM_CPU_DEVICES"):
+        jax.pmap(lambda x: x)(np.ones((5, 2)))
+
+
+def test_argument_errors():
+    with pytest.raises(ValueError, match="(?s)inconsistent sizes.*size 2.*size 3"):
+        jax.pmap(lambda a, b: a + b)(np.ones((2, 1)), np.ones((3, 1)))
+    with pytest.raises(ValueError, match="has size 0"):
+        jax.pmap(lambda x: x)(np.ones((0, 2)))
+    with pytest.raises(ValueError, match="rank should be at least 1"):
+        jax.pmap(lambda x: x)(np.float32(1))
+    with pytest.raises(ValueError, match="at least one argument with a mapped axis"):
+        jax.pmap(lambda x: x, in_axes=None)(X)
+    with pytest.raises(ValueError, match="len\\(in_axes\\)=2, len\\(args\\)=1"):
+        jax.pmap(lambda x: x, in_axes=(0, 0))(X)
+    with pytest.raises(ValueError, match="devices= lists 2 devices"):
+        jax.pmap(lambda x: x, devices=jax.devices()[:2])(X[:3])
+    with pytest.raises(ValueError, match="not hashable"):
+        jax.pmap(lambda x, s: x, static_broadcasted_argnums=1)(X, [1])
+    with pytest.raises(TypeError, match="not a valid didax type"):
+        jax.pmap(lambda x: x)("text")
+    with pytest.raises(TypeError, match="expected a function"):
+        jax.pmap(3)
+
+
+def test_unbound_names_and_nested_pmap():
+    with pytest.raises(NameError, match="unbound axis name: j"):
+        jax.pmap(lambda x: lax.psum(x, "j"), axis_name="i")(X)
+    inner = jax.pmap(lambda x: lax.psum(x, "j"), axis_name="j")
+    with pytest.raises(NotImplementedError, match="nested pmap"):
+        jax.pmap(lambda x: inner(x.reshape(2, 4)), axis_name="i")(X[:2])
+
+
+# --------------------------------------------------------------------------------------
+# shard_map and meshes
+
+
+def test_meshes_and_shardings():
+    mesh = jax.make_mesh((4,), ("x",))
+    assert mesh.shape == {"x": 4} and mesh.size == 4 and mesh.axis_names == ("x",)
+    assert list(mesh.devices) == jax.devices() and repr(mesh) == "Mesh('x': 4)"
+    assert Mesh(jax.devices(), "x") == mesh
+    assert repr(P("x")) == "P('x',)" and P("x", None) == ("x", None) and len(P()) == 0
+    s = NamedSharding(mesh, P(None, "x"))
+    assert s.shard_shape((3, 8)) == (3, 2) and s.device_set == set(jax.devices())
+    with pytest.raises(ValueError, match="partitioned 4 times"):
+        s.shard_shape((3, 6))
+    with pytest.raises(ValueError, match="not one of the mesh's"):
+        NamedSharding(mesh, P("y"))
+    with pytest.raises(ValueError, match="needs 8 devices, but 4"):
+        jax.make_mesh((2, 4), ("a", "b"))
+
+
+def test_shard_map_splits_and_joins_by_partition_specs():
+    mesh = jax.make_mesh((4,), ("x",))
+    x = np.arange(32., dtype=np.float32).reshape(8, 4)
+    f = jax.shard_map(lambda a: lax.psum(a.sum(0), "x"), mesh=mesh, in_specs=P("x"),
+                      out_specs=P())
+    close(f(x), x.sum(0))
+    g = jax.shard_map(lambda a, b: (a * lax.axis_index("x"), b + 1), mesh=mesh,
+                      in_specs=(P(None, "x"), P()), out_specs=(P(None, "x"), P()))
+    got_a, got_b = g(x.T, np.float32(2.))
+    close(got_a, x.T * np.repeat(np.arange(4), 2)[None, :])
+    close(got_b, 3.)
+    h = jax.shard_map(lambda a: lax.all_gather(a, "x", tiled=True), mesh=mesh, in_specs=P("x"),
+                      out_specs=P("x"))
+    close(h(x), np.tile(x, (4, 1)))
+    # every element counts once in the replicated sum (its cotangent reaches one shard)
+    close(jax.grad(lambda x: f(x).sum())(x), np.ones_like(x))
+
+
+def test_shard_map_errors():
+    mesh = jax.make_mesh((4,), ("x",))
+    with pytest.raises(ValueError, match="size is 6 is not a multiple of 4"):
+        jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(np.ones(6))
+    with pytest.raises(ValueError, match="not the mesh's axis 'x'"):
+        jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("y"), out_specs=P("x"))(np.ones(8))
+    with pytest.raises(NotImplementedError, match="one-dimensional"):
+        jax.shard_map(lambda a: a, mesh=jax.make_mesh((2, 2), ("a", "b")), in_specs=P("a"),
+                      out_specs=P("a"))
