@@ -1,6 +1,9 @@
 """Test-run settings: in CI (CI=true), hypothesis draws the same examples on every run,
 so a red run always points at a change in the code, never at a new random draw.
 
+`-m long_random_programs` selects the long run of random programs
+(tests/_src/test_random_programs.py), which is otherwise deselected.
+
 jit's native tier is off unless DIDAX_NATIVE_TIER says otherwise: building C for every
 function the suite jits would cost minutes; tests/_src/native turns it on where tested."""
 import os
@@ -12,3 +15,17 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, database=None, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "long_random_programs: the 10,000-program run, deselected unless -m names it")
+
+
+def pytest_collection_modifyitems(config, items):
+    if "long_random_programs" in (config.getoption("markexpr") or ""):
+        return
+    long = [item for item in items if item.get_closest_marker("long_random_programs")]
+    if long:
+        config.hook.pytest_deselected(items=long)
+        items[:] = [item for item in items if item not in long]
