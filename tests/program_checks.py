@@ -1,8 +1,11 @@
 """The properties every random program (`random_programs.py`) must have, checked in float64.
 
 - jit: `jit(f)` computes what `f` computes eagerly;
-- vmap: `vmap(f)` is a loop over the batch, with batch axes first, last or absent per input;
-- jvp_vjp: `<w, J u> == <J^T w, u>`, and both give `f`'s value;
+- vmap: `vmap(f)`, `jit(vmap(f))` and `vmap(jit(f))` are a loop over the batch, with batch
+  axes first, last or absent per input;
+- jvp_vjp: `<w, J u> == <J^T w, u>`, and both give `f`'s value (also linearize, and both
+  under jit);
+- jacobians: jacfwd (JVPs under vmap) and jacrev agree, and contract with u to J u;
 - fd: first and second derivatives (forward, forward over reverse, reverse over reverse)
   against central finite differences;
 - grad_jit: `grad(L) == jit(grad(L)) == grad(jit(f)) ...` for `L = <w, f>`;
@@ -38,7 +41,7 @@ FD_TOL = 1e-6  # relative to max(1, |derivative|)
 TIGHT = 1e-10  # the same arithmetic, perhaps in another order
 JAX_TOL = 1e-9  # another library's kernels
 
-ALL_CHECKS = ("jit", "vmap", "jvp_vjp", "fd", "grad_jit", "vmap_grad")
+ALL_CHECKS = ("jit", "vmap", "jvp_vjp", "jacobians", "fd", "grad_jit", "vmap_grad")
 
 
 @dataclass
@@ -139,6 +142,10 @@ class _Checker:
                          for x, a in zip(stacked, axes)]) for b in range(batch)]
         want = [np.stack([_leaves(r)[k] for r in rows]) for k in range(len(_leaves(rows[0])))]
         self.compare("vmap", got, want, TIGHT)
+        batched = self.jax.vmap(self.f, in_axes=tuple(axes))
+        self.compare("vmap", self.jax.jit(batched)(*stacked), want, TIGHT)
+        self.compare("vmap", self.jax.vmap(self.jax.jit(self.f), in_axes=tuple(axes))(*stacked),
+                     want, TIGHT)
 
     def _tangents(self, dirs):
         return tuple(self.jnp.asarray(d) for d in dirs)
@@ -161,13 +168,42 @@ class _Checker:
         return list(pull(self._ct(self.eager, self.w)))
 
     def check_jvp_vjp(self):
+        jax = self.jax
         y1, t = self.jvp(self.f, self.args, self.u)
         self.compare("jvp_vjp", y1, self.eager, TIGHT)
+        staged = jax.jit(lambda a, d: jax.jvp(self.f, tuple(a), tuple(d)))
+        self.compare("jvp_vjp", staged(self.args, self._tangents(self.u))[1], t, TIGHT)
         if not self.reverse:
             return
+        y3, lin = jax.linearize(self.f, *self.args)
+        self.compare("jvp_vjp", y3, self.eager, TIGHT)
+        self.compare("jvp_vjp", lin(*self._tangents(self.u)), t, TIGHT)
         y2, g = self.pullback(self.f, self.args, self.w)
         self.compare("jvp_vjp", y2, self.eager, TIGHT)
         self._transposed("jvp_vjp", t, g)
+        self.compare("jvp_vjp", jax.jit(lambda a: self.pullback(self.f, a, self.w)[1])(self.args),
+                     g, TIGHT)
+
+    def check_jacobians(self):
+        """jacfwd (JVPs batched by vmap) == jacrev (VJPs batched), contracted with u == J u."""
+        jax = self.jax
+        argnums = tuple(range(len(self.args)))
+        fwd = jax.jacfwd(self.f, argnums=argnums)(*self.args)
+        _, t = self.jvp(self.f, self.args, self.u)
+        outs = _as_list(fwd) if isinstance(self.eager, (tuple, list)) else [fwd]
+        contracted = []
+        for per_out, shape in zip(outs, self.program.shapes):
+            total = np.zeros(shape)
+            for jac, u in zip(per_out, self.u):
+                j = np.asarray(jac).reshape(int(np.prod(shape)), u.size)
+                total = total + (j @ u.ravel()).reshape(shape)
+            contracted.append(total)
+        self.compare("jacobians", contracted, t, TIGHT)
+        if self.reverse:
+            rev = jax.jacrev(self.f, argnums=argnums)(*self.args)
+            self.compare("jacobians", [np.asarray(j) for o in _as_list(rev) for j in _as_list(o)]
+                         if isinstance(self.eager, (tuple, list)) else list(rev),
+                         [np.asarray(j) for o in outs for j in _as_list(o)], TIGHT)
 
     def _transposed(self, check, t, g):
         lhs, rhs = _inner(self.w, t), _inner(g, self.u)

@@ -159,8 +159,9 @@ UNARY = [
     "lax.rsqrt(1.0 + {x} * {x})", "jnp.square(jnp.sin({x}))", "jax.nn.gelu({x})",
     "jax.nn.silu({x})", "jnp.expm1(jnp.tanh({x}))", "lax.erf({x})", "0.5 * {x}",
     "jnp.cosh(jnp.tanh({x}))", "jnp.tanh({x}) ** 2", "jnp.abs({x})", "jax.nn.relu({x})",
+    "jnp.clip({x}, -0.5, 0.8)",
 ]
-KINKY_UNARY = {"jnp.abs({x})", "jax.nn.relu({x})"}
+KINKY_UNARY = {"jnp.abs({x})", "jax.nn.relu({x})", "jnp.clip({x}, -0.5, 0.8)"}
 
 BINARY = [
     "{a} + {b}", "{a} * jnp.tanh({b})", "{a} - {b}", "{a} / (1.0 + {b} * {b})",
@@ -352,8 +353,10 @@ class Generator:
             self.features.add("kink")
         if self.c.coin(0.15):  # running reductions
             axis = self.c.int(0, rank - 1)
-            scope.new(self.c.pick([f"jnp.cumsum({x}, axis={axis})",
-                                   f"jnp.cumprod(jnp.cos({x}), axis={axis})"]), shape)
+            scope.new(self.c.pick([
+                f"jnp.cumsum({x}, axis={axis})", f"jnp.cumprod(jnp.cos({x}), axis={axis})",
+                f"lax.associative_scan(jnp.logaddexp, {x}, axis={axis})",
+                f"lax.associative_scan(jnp.add, {x}, reverse=True, axis={axis})"]), shape)
             return True
         arg = _axes_arg(axes) + (", keepdims=True" if keepdims else "")
         scope.new(template.format(x=x, ax=arg), _reduced_shape(shape, axes, keepdims))
@@ -522,6 +525,12 @@ class Generator:
             parts = (slice(None),) * axis + (idx,)
             if method == "mul":  # as in JAX, scatter_mul differentiates only so
                 flags = ", unique_indices=True"
+        if self.c.coin(0.15):
+            starts = tuple(self.c.int(0, d - 1) for d in shape)
+            sizes = tuple(self.c.int(1, d - s) for d, s in zip(shape, starts))
+            y = self.need(scope, sizes)
+            scope.new(f"lax.dynamic_update_slice({x}, {y}, {starts})", shape)
+            return True
         target = _indexed_shape(shape, parts)
         if self.c.coin(0.3):
             y = self.need(scope, ())
@@ -534,7 +543,14 @@ class Generator:
 
     def product(self, scope):
         c = self.c
-        kind = c.pick(["matmul", "einsum", "dot", "tensordot", "outer"])
+        kind = c.pick(["matmul", "einsum", "dot", "tensordot", "outer", "dot_general"])
+        if kind == "dot_general":  # one batch dimension, contracting the last of `a`
+            a, sa = self.any_value(scope, min_rank=2)
+            b_shape = (sa[0], sa[-1], c.int(1, 3))
+            b = self.need(scope, b_shape)
+            dims = f"((({len(sa) - 1},), (1,)), ((0,), (0,)))"
+            scope.new(f"lax.dot_general({a}, {b}, {dims})", sa[:-1] + b_shape[2:])
+            return True
         if kind == "einsum":
             spec = c.pick(EINSUMS)
             sizes = {ch: c.int(1, 3) for ch in "bijk"}
@@ -615,7 +631,7 @@ class Generator:
         if scope.depth >= MAX_DEPTH:
             return False
         kind = self.c.pick(["fori", "cond", "scan", "custom_jvp", "custom_vjp", "checkpoint",
-                            "switch", "while", "vmap", "grad"])
+                            "switch", "while", "vmap", "grad", "jit", "jvp", "map"])
         return getattr(self, "ctl_" + kind)(scope)
 
     def _pred(self, scope):
@@ -772,6 +788,29 @@ class Generator:
         x, shape = self.any_value(scope)
         fn = self.function(scope, [(self.fresh("a"), shape)], [()], reversed_=True)
         scope.new(f"jax.grad({fn})({x})", shape)
+        return True
+
+
+    def ctl_jit(self, scope):
+        ops = [self.any_value(scope) for _ in range(self.c.int(1, 2))]
+        shape = self.c.pick([s for _, s in ops])
+        fn = self.function(scope, [(self.fresh("a"), s) for _, s in ops], [shape])
+        scope.new(f"jax.jit({fn})({', '.join(v for v, _ in ops)})", shape)
+        return True
+
+    def ctl_jvp(self, scope):
+        x, shape = self.any_value(scope)
+        t = self.need(scope, shape)
+        out = self.shape(max_rank=2)
+        fn = self.function(scope, [(self.fresh("a"), shape)], [out])
+        scope.new(f"jax.jvp({fn}, ({x},), ({t},))[1]", out)
+        return True
+
+    def ctl_map(self, scope):
+        x, shape = self.any_value(scope, min_rank=1)
+        out = self.shape(max_rank=2)
+        fn = self.function(scope, [(self.fresh("a"), shape[1:])], [out])
+        scope.new(f"lax.map({fn}, {x})", (shape[0],) + out)
         return True
 
 
