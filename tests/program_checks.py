@@ -62,6 +62,11 @@ def _leaves(out):
     return [np.asarray(o, dtype=np.float64) for o in items]
 
 
+def _raw_leaves(out):
+    items = out if isinstance(out, (tuple, list)) else (out,)
+    return [np.asarray(o) for o in items]
+
+
 def _flat(out):
     leaves = _leaves(out)
     return np.concatenate([x.ravel() for x in leaves]) if leaves else np.zeros(0)
@@ -69,12 +74,12 @@ def _flat(out):
 
 def _mismatch(got, want, tol):
     """None if close, else a description of the largest difference."""
-    got, want = _leaves(got), _leaves(want)
+    got, want = _raw_leaves(got), _raw_leaves(want)
     if len(got) != len(want):
         return f"{len(got)} outputs, expected {len(want)}"
     for k, (g, w) in enumerate(zip(got, want)):
-        if g.shape != w.shape:
-            return f"output {k}: shape {g.shape}, expected {w.shape}"
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return f"output {k}: {g.dtype}{list(g.shape)}, expected {w.dtype}{list(w.shape)}"
         if not np.all(np.isfinite(w)):
             if not np.array_equal(np.isfinite(g), np.isfinite(w)):
                 return f"output {k}: non-finite pattern differs"

@@ -2,13 +2,14 @@
 transformation, and against JAX (the properties are in tests/program_checks.py).
 
 The suite runs a short, derandomized sample. The long run checks 10,000 programs (seeds
-0..9999; `DIDAX_RANDOM_PROGRAMS=N` for another count, `DIDAX_RANDOM_PROGRAMS_JAX_EVERY=k`
-to compare every k-th with JAX, default 10) and prints a summary, failing with every
-mismatching program's source; it is deselected unless asked for:
+0..9999, every tenth also against JAX), prints a summary and fails with the source of every
+mismatching program; it is deselected unless asked for:
 
     PYTHONPATH=. python -m pytest -n 0 -s -m long_random_programs tests/_src/test_random_programs.py
 
-A failing program reproduces from its seed: `random_programs.from_seed(seed)`, checked by
+`DIDAX_RANDOM_PROGRAMS=N` sets the count, `DIDAX_RANDOM_PROGRAMS_START=s` the first seed,
+`DIDAX_RANDOM_PROGRAMS_JAX_EVERY=k` how often JAX is compared (0: never). A failing program
+reproduces from its seed: `random_programs.from_seed(seed)`, checked by
 `program_checks.check_program(program, seed)`.
 """
 import collections
@@ -103,10 +104,11 @@ def test_a_kink_within_a_step_is_set_aside():
 @pytest.mark.long_random_programs
 def test_long_run():
     count = int(os.environ.get("DIDAX_RANDOM_PROGRAMS", "10000"))
+    first = int(os.environ.get("DIDAX_RANDOM_PROGRAMS_START", "0"))
     jax_every = int(os.environ.get("DIDAX_RANDOM_PROGRAMS_JAX_EVERY", "10"))
     start = time.perf_counter()
     failed, set_aside, features, compared = [], collections.Counter(), collections.Counter(), 0
-    for seed in range(count):
+    for seed in range(first, first + count):
         program = from_seed(seed)
         features.update(program.features)
         report = check_program(program, seed)
@@ -117,8 +119,8 @@ def test_long_run():
         if not report:
             failed.append((seed, report.describe(program)))
             print(f"seed {seed}:\n{failed[-1][1]}", flush=True)
-        if (seed + 1) % 500 == 0:
-            print(f"{seed + 1} programs, {len(failed)} failing, "
+        if (seed + 1 - first) % 500 == 0:
+            print(f"{seed + 1 - first} programs, {len(failed)} failing, "
                   f"{time.perf_counter() - start:.0f} s", flush=True)
     print(f"{count} programs ({compared} also against JAX) in "
           f"{time.perf_counter() - start:.0f} s: {len(failed)} failing "
