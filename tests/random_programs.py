@@ -234,6 +234,8 @@ class Scope:
 
 
 class Generator:
+    """Draws one program: operations on the values in scope, each typed by its shape."""
+
     def __init__(self, chooser: Chooser, max_ops=8):
         self.c = chooser
         self.max_ops = max_ops
