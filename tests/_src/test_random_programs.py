@@ -1,7 +1,8 @@
 """Random programs (tests/random_programs.py) checked against themselves under every
 transformation, and against JAX (the properties are in tests/program_checks.py).
 
-The suite runs a short, derandomized sample. The long run checks 10,000 programs (seeds
+The suite runs a short, derandomized sample: hypothesis draws (a failing one shrinks to a
+small program) and a few seeds. The long run checks 10,000 programs (seeds
 0..9999, every tenth also against JAX), prints a summary and fails with the source of every
 mismatching program; it is deselected unless asked for:
 
@@ -41,6 +42,14 @@ seeds = st.integers(0, 2 ** 16)
 @settings(derandomize=True, max_examples=30, deadline=None, database=None)
 @given(program=programs(), seed=seeds)
 def test_transformations_agree(program, seed):
+    report = check_program(program, seed)
+    assert report, report.describe(program)
+
+
+@pytest.mark.parametrize("seed", range(10_000, 10_012))
+def test_seeded_programs(seed):
+    # hypothesis starts from the simplest programs and repeats some; these are typical
+    program = from_seed(seed)
     report = check_program(program, seed)
     assert report, report.describe(program)
 
