@@ -9,7 +9,8 @@ mismatching program; it is deselected unless asked for:
     PYTHONPATH=. python -m pytest -n 0 -s -m long_random_programs tests/_src/test_random_programs.py
 
 `DIDAX_RANDOM_PROGRAMS=N` sets the count, `DIDAX_RANDOM_PROGRAMS_START=s` the first seed,
-`DIDAX_RANDOM_PROGRAMS_JAX_EVERY=k` how often JAX is compared (0: never). A failing program
+`DIDAX_RANDOM_PROGRAMS_JAX_EVERY=k` how often JAX is compared (0: never);
+`DIDAX_NATIVE_TIER=sync` checks jit's native (C) tier instead of its NumPy tier. A failing program
 reproduces from its seed: `random_programs.from_seed(seed)`, checked by
 `program_checks.check_program(program, seed)`.
 """
