@@ -105,14 +105,38 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnum
             box.append(out_tree)
             return flat_out
 
-        outs = core.current_interpreter().process_checkpoint(
-            FlatCheckpoint(name, call, policy), flat)
+        interp = core.current_interpreter()
+        if isinstance(interp, core.EvalInterpreter):  # nothing traced to close over
+            outs = interp.process_checkpoint(FlatCheckpoint(name, call, policy), flat)
+            return tree_unflatten(box[-1], outs)
+        converted, closed_over = _closure_converted(call, flat)
+        outs = interp.process_checkpoint(FlatCheckpoint(name, converted, policy),
+                                         [*closed_over, *flat])
         return tree_unflatten(box[-1], outs)
 
     return wrapped
 
 
 remat = checkpoint
+
+
+def _closure_converted(call, flat):
+    """`call` as a function of the traced values it closes over, then of its arguments.
+
+    The rules below run `call` again later (in the parent interpreter, in the backward
+    pass), where a tracer it closes over would have escaped its transformation; as explicit
+    operands those values are transformed like the arguments (their tangents flow too)."""
+    closed, _ = trace_to_jaxpr(call, [get_aval(x) for x in flat])
+    jaxpr, consts = hoist_consts(closed)
+    traced = [i for i, c in enumerate(consts) if isinstance(c, core.Tracer)]
+
+    def converted(*args):
+        full = list(consts)
+        for i, v in zip(traced, args):
+            full[i] = v
+        return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *full, *args[len(traced):])
+
+    return converted, [consts[i] for i in traced]
 
 
 def _tangent_of(call, primals, tangents):

@@ -70,3 +70,27 @@ def test_checkpoint_static_argnums_and_forward_mode():
     p2, t2 = jax.jvp(block, (X,), (np.ones_like(X),))
     np.testing.assert_allclose(np.asarray(t), np.asarray(t2), rtol=1e-13)
     np.testing.assert_allclose(np.asarray(p), np.asarray(p2), rtol=1e-13)
+
+
+def test_closing_over_differentiated_values():
+    # the checkpointed function reads `y`, a value being differentiated, without taking it
+    # as an argument (found by the random programs: it escaped as a tracer)
+    def f(x, y):
+        def g(a):
+            return jnp.sin(a) * y + jnp.cos(y)
+
+        return jnp.sum(jax.checkpoint(g)(x) ** 2)
+
+    def plain(x, y):
+        return jnp.sum((jnp.sin(x) * y + jnp.cos(y)) ** 2)
+
+    x, y = jnp.linspace(0.1, 0.9, 4), jnp.asarray(0.7)
+    for argnums in (0, 1):
+        np.testing.assert_allclose(np.asarray(jax.grad(f, argnums)(x, y)),
+                                   np.asarray(jax.grad(plain, argnums)(x, y)), rtol=1e-13)
+    check_grads(f, (x, y), order=2, modes=("fwd", "rev"))
+    batched = jax.vmap(f, in_axes=(None, 0))(x, jnp.linspace(0.2, 0.6, 3))
+    np.testing.assert_allclose(np.asarray(batched),
+                               [float(plain(x, v)) for v in np.linspace(0.2, 0.6, 3)], rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.grad(f, 1))(x, y)),
+                               np.asarray(jax.grad(plain, 1)(x, y)), rtol=1e-13)

@@ -302,7 +302,8 @@ class FunctionBuilder:
             if self.module.debug_nans:
                 self._nan_checks(eqn, outs)
             self._release(k, eqn)
-        results = [self.name(a) for a in j.outvars]
+        # a literal result keeps its dtype: a cond branch's result is read like any array
+        results = [self.typed(a) for a in j.outvars]
         ret = "(" + ", ".join(results) + ("," if len(results) == 1 else "") + ")"
         self.line(f"return {ret}")
         header = f"def {self.fname}({', '.join(params)}):"

@@ -398,3 +398,17 @@ def test_float32_dtypes_and_weak_types_under_transformations():
                  (jax.jit(jax.vmap(g)), jax.vmap(g), x)]
         for jitted, plain, arg in pairs:
             assert_trees_close(jitted(arg), plain(arg), rtol=1e-6, atol=1e-6)
+
+
+def test_a_literal_result_of_a_branch_is_a_typed_array():
+    # a cond branch returning a constant gave a Python float, which dot_general's code
+    # then reshaped (found by the random programs)
+    def f(p, x):
+        y = lax.cond(p, lambda x: (x, 0.0), lambda x: (2 * x, 1.0), x)[1]
+        return jnp.sum(jnp.dot(y, x))
+
+    x = jnp.arange(1.0, 4.0)
+    for p in (True, False):
+        np.testing.assert_array_equal(np.asarray(jax.jit(f)(p, x)), np.asarray(f(p, x)))
+        np.testing.assert_array_equal(np.asarray(jax.jit(jax.grad(f, 1))(p, x)),
+                                      np.asarray(jax.grad(f, 1)(p, x)))

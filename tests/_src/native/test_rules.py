@@ -80,7 +80,7 @@ def _compare(native, numpy_, eager, exact):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@settings(max_examples=25)
+@settings(max_examples=25, deadline=None)  # each example builds C with gcc
 @given(data=st.data())
 def test_unary(dtype, data):
     with enable_x64(dtype == np.float64):
@@ -92,7 +92,7 @@ def test_unary(dtype, data):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("y_shape", [(3, 5), (1, 5), (3, 1), ()])
-@settings(max_examples=15)
+@settings(max_examples=15, deadline=None)  # each example builds C with gcc
 @given(data=st.data())
 def test_binary_broadcasting(dtype, y_shape, data):
     with enable_x64(dtype == np.float64):
