@@ -12,3 +12,4 @@ from didax._src.scipy.special_matrices import (  # noqa: F401
     block_diag, circulant, companion, convolution_matrix, dft, fiedler, fiedler_companion,
     hadamard, hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, toeplitz,
 )
+from didax._src.scipy.unimplemented import funm, rsf2csf, schur  # noqa: F401

@@ -11,3 +11,4 @@ from didax._src.scipy.special_integrals import (  # noqa: F401
 )
 from didax._src.scipy.special_owens import owens_t  # noqa: F401
 from didax._src.scipy.special_harmonics import sph_harm_y  # noqa: F401
+from didax._src.scipy.unimplemented import hyp1f1, hyp2f1, wofz  # noqa: F401
