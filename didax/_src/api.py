@@ -572,9 +572,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             ins = [interp.pack(x, a) for x, a in zip(flat, canon)]
             outs = [interp.unpack(o) for o in flat_fun(*ins)]
         out_tree = flat_fun.out_tree
-        o_axes = _axes_for_leaves("out_axes", out_axes, tree_unflatten(out_tree, [0] * len(outs)),
-                                  f"out_axes = {out_axes!r} does not match the output "
-                                  f"(of structure {out_tree})")
+        if out_axes is None or isinstance(out_axes, int):  # a whole-output spec: the output's
+            o_axes = [out_axes] * len(outs)  # own pytrees are never rebuilt from placeholders
+        else:
+            o_axes = _axes_for_leaves(
+                "out_axes", out_axes, tree_unflatten(out_tree, [0] * len(outs)),
+                f"out_axes = {out_axes!r} does not match the output (of structure {out_tree})")
         results = []
         for (val, bdim), oa in zip(outs, o_axes):
             val = asarray_value(val)

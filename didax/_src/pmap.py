@@ -220,9 +220,12 @@ class PmapWrapped:
         if any(isinstance(c, Tracer) for c in closed.consts):
             closed, hoisted = hoist_consts(closed)
         out_tree = out_box[-1]
-        o_axes = _axes(self._out_axes, tree_unflatten(out_tree, [0] * out_tree.num_leaves),
-                       f"out_axes = {self._out_axes!r} does not match the output (of structure "
-                       f"{out_tree})", "out_axes")
+        if self._out_axes is None or isinstance(self._out_axes, int):  # never rebuild the
+            o_axes = [self._out_axes] * out_tree.num_leaves  # output's pytrees from placeholders
+        else:
+            o_axes = _axes(self._out_axes, tree_unflatten(out_tree, [0] * out_tree.num_leaves),
+                           f"out_axes = {self._out_axes!r} does not match the output (of "
+                           f"structure {out_tree})", "out_axes")
         canon = []
         for o, a in zip(o_axes, closed.out_avals):
             if o is not None:

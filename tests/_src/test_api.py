@@ -201,3 +201,29 @@ def test_grad_of_stop_gradient():
 def test_check_grads_both_modes(name, x64):
     x = np.random.default_rng(2).uniform(0.2, 0.9, (2, 3))
     check_grads(getattr(jnp, name), (x,), order=2, modes=("fwd", "rev"))
+
+
+class _Checked:
+    """A pytree whose unflatten accepts only arrays as its child (as some libraries' do)."""
+
+    def __init__(self, a):
+        if not isinstance(a, (jax.Array, _Checked)):  # (a Jacobian nests one in another)
+            raise ValueError(f"_Checked holds an array, got {a!r}")
+        self.a = a
+
+
+jax.tree_util.register_pytree_node(_Checked, lambda p: ((p.a,), None),
+                                   lambda _, children: _Checked(*children))
+
+
+def test_outputs_of_pytrees_that_validate_their_children():
+    """vmap, jacobian and pmap never rebuild an output pytree from placeholder leaves."""
+    x = jnp.arange(3.0)
+    out = jax.vmap(lambda v: _Checked(v * 2.0))(jnp.ones((2, 3)))
+    assert isinstance(out, _Checked) and out.a.shape == (2, 3)
+    jac = jax.jacobian(lambda p: _Checked(p.a * 2.0))(_Checked(x))
+    np.testing.assert_array_equal(jac.a.a, 2.0 * np.eye(3))
+    jac = jax.jacrev(lambda v: _Checked(jnp.sin(v)))(x)
+    np.testing.assert_allclose(jac.a, np.diag(np.cos(np.arange(3.0))), rtol=1e-6)
+    out = jax.pmap(lambda v: _Checked(v + 1.0))(jnp.ones((1, 3)))
+    assert isinstance(out, _Checked) and out.a.shape == (1, 3)
