@@ -55,26 +55,33 @@ def _batch(size, vals, dims, *, callback, in_tree, out_tree, result_avals, vmap_
     if vmap_method not in (None, "sequential"):
         raise NotImplementedError(f"pure_callback: vmap_method={vmap_method!r} is not supported; "
                                   "use 'sequential', 'expand_dims' or 'broadcast_all'")
+    return _call_per_example(pure_callback_p, size, vals, dims, dict(
+        callback=callback, in_tree=in_tree, out_tree=out_tree, result_avals=result_avals,
+        vmap_method=vmap_method))
+
+
+def _call_per_example(prim, size, vals, dims, params):
+    """A callback's batching by one call per example, in order, results stacked."""
     per_example = []
     for i in range(size):
         args = [v if d is None else batching.moveaxis(v, d, 0)[i] for v, d in zip(vals, dims)]
-        per_example.append(pure_callback_p.bind(*args, callback=callback, in_tree=in_tree,
-                                                out_tree=out_tree, result_avals=result_avals,
-                                                vmap_method=vmap_method))
+        per_example.append(prim.bind(*args, **params))
     outs = [concatenate([expand_dims(ex[k], (0,)) for ex in per_example], 0)
-            for k in range(len(result_avals))]
+            for k in range(len(params["result_avals"]))]
     return outs, [0] * len(outs)
 
 
-def _jvp(primals, tangents, **params):
-    raise ValueError("pure_callback functions are not differentiable; give the function a "
-                     "derivative with didax.custom_jvp (or custom_vjp) around the callback")
+def _not_differentiable(what):
+    def jvp(primals, tangents, **params):
+        raise ValueError(f"{what} functions are not differentiable; give the function a "
+                         "derivative with didax.custom_jvp (or custom_vjp) around the callback")
+    return jvp
 
 
 pure_callback_p.def_impl(_impl)
 pure_callback_p.def_abstract_eval(lambda *avals, result_avals, **params: list(result_avals))
 pure_callback_p.def_batch(_batch)
-pure_callback_p.def_jvp(_jvp)
+pure_callback_p.def_jvp(_not_differentiable("pure_callback"))
 
 
 def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwargs):
@@ -107,26 +114,15 @@ def _io_batch(size, vals, dims, *, callback, in_tree, out_tree, result_avals, or
     if ordered:
         raise ValueError("io_callback with ordered=True cannot be vmapped: the order of the "
                          "calls for the examples is not defined; use ordered=False")
-    per_example = []
-    for i in range(size):  # one call per example, in order
-        args = [v if d is None else batching.moveaxis(v, d, 0)[i] for v, d in zip(vals, dims)]
-        per_example.append(io_callback_p.bind(*args, callback=callback, in_tree=in_tree,
-                                              out_tree=out_tree, result_avals=result_avals,
-                                              ordered=ordered))
-    outs = [concatenate([expand_dims(ex[k], (0,)) for ex in per_example], 0)
-            for k in range(len(result_avals))]
-    return outs, [0] * len(outs)
-
-
-def _io_jvp(primals, tangents, **params):
-    raise ValueError("io_callback functions are not differentiable; give the function a "
-                     "derivative with didax.custom_jvp (or custom_vjp) around the callback")
+    return _call_per_example(io_callback_p, size, vals, dims, dict(
+        callback=callback, in_tree=in_tree, out_tree=out_tree, result_avals=result_avals,
+        ordered=ordered))
 
 
 io_callback_p.def_impl(_io_impl)
 io_callback_p.def_abstract_eval(lambda *avals, result_avals, **params: list(result_avals))
 io_callback_p.def_batch(_io_batch)
-io_callback_p.def_jvp(_io_jvp)
+io_callback_p.def_jvp(_not_differentiable("io_callback"))
 
 
 def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False,
