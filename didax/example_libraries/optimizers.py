@@ -54,6 +54,11 @@ def _unpack_states(opt_state):
             for structure, leaves in zip(opt_state.subtree_defs, opt_state.packed_state)]
 
 
+def _leading_params(state):
+    """`get_params` of an optimizer whose per-array state starts with the parameters."""
+    return state[0]
+
+
 class _LeafwiseOptimizer:
     """An optimizer written for one array, applied to every leaf of a parameter tree."""
 
@@ -133,9 +138,7 @@ def momentum(step_size: Schedule, mass: float):
         velocity = mass * velocity + g
         return x - step_size(i) * velocity, velocity
 
-    def get_params(state):
-        return state[0]
-    return init, update, get_params
+    return init, update, _leading_params
 
 
 @optimizer
@@ -151,9 +154,7 @@ def nesterov(step_size: Schedule, mass: float):
         velocity = mass * velocity + g
         return x - step_size(i) * (mass * velocity + g), velocity
 
-    def get_params(state):
-        return state[0]
-    return init, update, get_params
+    return init, update, _leading_params
 
 
 @optimizer
@@ -172,9 +173,7 @@ def adagrad(step_size, momentum=0.9):
         m = (1.0 - momentum) * (g * inv_root) + momentum * m
         return x - step_size(i) * m, g_sq, m
 
-    def get_params(state):
-        return state[0]
-    return init, update, get_params
+    return init, update, _leading_params
 
 
 @optimizer
@@ -190,9 +189,7 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
         mean_sq = mean_sq * gamma + jnp.square(g) * (1.0 - gamma)
         return x - step_size(i) * g / jnp.sqrt(mean_sq + eps), mean_sq
 
-    def get_params(state):
-        return state[0]
-    return init, update, get_params
+    return init, update, _leading_params
 
 
 @optimizer
@@ -209,9 +206,7 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
         mom = momentum * mom + step_size(i) * g / jnp.sqrt(mean_sq + eps)
         return x - mom, mean_sq, mom
 
-    def get_params(state):
-        return state[0]
-    return init, update, get_params
+    return init, update, _leading_params
 
 
 @optimizer
@@ -230,9 +225,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
         v_hat = v / (1 - jnp.asarray(b2, m.dtype) ** (i + 1))
         return x - step_size(i) * m_hat / (jnp.sqrt(v_hat) + eps), m, v
 
-    def get_params(state):
-        return state[0]
-    return init, update, get_params
+    return init, update, _leading_params
 
 
 @optimizer
@@ -250,9 +243,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         scale = step_size(i) / (1 - jnp.asarray(b1, m.dtype) ** (i + 1))
         return x - scale * m / (u + eps), m, u
 
-    def get_params(state):
-        return state[0]
-    return init, update, get_params
+    return init, update, _leading_params
 
 
 @optimizer
