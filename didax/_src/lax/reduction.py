@@ -39,7 +39,8 @@ from didax._src.native.rules import FLOATS, INTS, native_rule, wrapping
 # reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor
 
 
-def _max_identity(dtype):
+def max_identity(dtype):
+    """The identity of max over `dtype` (its lowest value; -inf for floats)."""
     if dtype == np.bool_:
         return False
     if dtypes.issubdtype(dtype, np.integer):
@@ -47,7 +48,8 @@ def _max_identity(dtype):
     return -np.inf
 
 
-def _min_identity(dtype):
+def min_identity(dtype):
+    """The identity of min over `dtype` (its highest value; inf for floats)."""
     if dtype == np.bool_:
         return True
     if dtypes.issubdtype(dtype, np.integer):
@@ -126,7 +128,7 @@ def reduce_prod(operand, axes):
 
 
 reduce_max_p = reducer("reduce_max", any_, lambda x, *, axes: np.max(
-    x, axis=axes, initial=_max_identity(x.dtype)))
+    x, axis=axes, initial=max_identity(x.dtype)))
 
 
 def _reduce_chooser_jvp(g, ans, x, *, axes):
@@ -149,7 +151,7 @@ def reduce_max(operand, axes):
 _reduce_codegen(reduce_max_p, "maximum", False)
 
 reduce_min_p = reducer("reduce_min", any_, lambda x, *, axes: np.min(
-    x, axis=axes, initial=_min_identity(x.dtype)))
+    x, axis=axes, initial=min_identity(x.dtype)))
 defjvp2(reduce_min_p, _reduce_chooser_jvp)
 
 
@@ -637,11 +639,11 @@ def _reduce_sum_native(c, eqn):
 
 @native_rule(reduce_max_p, kind="reduce", when=_native_reduction)
 def _reduce_max_native(c, eqn):
-    return (c.const(_max_identity(c.dtype)), "((({1}) > ({0})) | (({1}) != ({1})) ? ({1}) : ({0}))",
+    return (c.const(max_identity(c.dtype)), "((({1}) > ({0})) | (({1}) != ({1})) ? ({1}) : ({0}))",
             False)
 
 
 @native_rule(reduce_min_p, kind="reduce", when=_native_reduction)
 def _reduce_min_native(c, eqn):
-    return (c.const(_min_identity(c.dtype)), "((({1}) < ({0})) | (({1}) != ({1})) ? ({1}) : ({0}))",
+    return (c.const(min_identity(c.dtype)), "((({1}) < ({0})) | (({1}) != ({1})) ? ({1}) : ({0}))",
             False)

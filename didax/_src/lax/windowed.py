@@ -36,6 +36,7 @@ from didax._src.lax.conv import _vjp_lhs_padding, dilate_dim, padtype_to_pads
 from didax._src.lax.elementwise import add, convert_element_type, ge_p, le_p, select_n
 from didax._src.lax.elementwise import max as lax_max
 from didax._src.lax.elementwise import min as lax_min
+from didax._src.lax.reduction import max_identity, min_identity
 from didax._src.lax.shape import broadcast_in_dim, pad
 from didax._src.lax.shape import slice as lax_slice
 from didax._src.typecheck import bool_, check_dtype, float_, int_, int_tuple, num
@@ -129,18 +130,6 @@ def _positions(window_dimensions):
     return [(Ellipsis,) + k for k in np.ndindex(*window_dimensions)]
 
 
-def _max_identity(dtype):
-    if dtype == np.bool_:
-        return False
-    return dtypes.iinfo(dtype).min if dtypes.kind(dtype) in "iu" else -np.inf
-
-
-def _min_identity(dtype):
-    if dtype == np.bool_:
-        return True
-    return dtypes.iinfo(dtype).max if dtypes.kind(dtype) in "iu" else np.inf
-
-
 # --------------------------------------------------------------------------------------
 # reduce_window_sum, reduce_window_max, reduce_window_min
 
@@ -207,7 +196,7 @@ def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, pa
 
 reduce_window_sum_p.def_transpose(_reduce_window_sum_transpose)
 
-reduce_window_max_p = _reducer("reduce_window_max", np.maximum, _max_identity, _ORDERED)
+reduce_window_max_p = _reducer("reduce_window_max", np.maximum, max_identity, _ORDERED)
 
 
 def _chooser_jvp(select_prim):
@@ -219,7 +208,7 @@ def _chooser_jvp(select_prim):
 
 defjvp(reduce_window_max_p, _chooser_jvp(ge_p))
 
-reduce_window_min_p = _reducer("reduce_window_min", np.minimum, _min_identity, _ORDERED)
+reduce_window_min_p = _reducer("reduce_window_min", np.minimum, min_identity, _ORDERED)
 defjvp(reduce_window_min_p, _chooser_jvp(le_p))
 
 
@@ -236,7 +225,7 @@ def _select_and_gather_add_impl(tangents, operand, *, select_prim, window_dimens
     padding and dilation holes are skipped."""
     out_shape = reduce_window_shape_tuple(operand.shape, window_dimensions, window_strides,
                                           padding, base_dilation, window_dilation)
-    identity = (_max_identity if select_prim is ge_p else _min_identity)(operand.dtype)
+    identity = (max_identity if select_prim is ge_p else min_identity)(operand.dtype)
     key = np.full(out_shape, identity, operand.dtype)
     out = np.zeros(out_shape, tangents.dtype)
     if math.prod(out_shape) == 0:
@@ -302,7 +291,7 @@ def _select_and_gather_add_transpose(ct, tangents, operand, *, select_prim,
     dilated = any(d != 1 for d in base_dilation)
     if dilated:
         dtype = get_aval(operand).dtype
-        identity = (_max_identity if select_prim is ge_p else _min_identity)(dtype)
+        identity = (max_identity if select_prim is ge_p else min_identity)(dtype)
         operand = pad(operand, np.asarray(identity, dtype),
                       tuple((0, 0, d - 1) for d in base_dilation))
     out = select_and_scatter_add_p.bind(
@@ -352,7 +341,7 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
     out = np.zeros(operand.shape, source.dtype)
     if source.size == 0 or out.size == 0:
         return out
-    identity = (_max_identity if select_prim is ge_p else _min_identity)(operand.dtype)
+    identity = (max_identity if select_prim is ge_p else min_identity)(operand.dtype)
     ones = (1,) * ndim
     full, place, crop = _placement(operand.shape, padding, ones)
     buf = np.full(full, identity, operand.dtype)
@@ -427,8 +416,8 @@ def _reducer_batch(prim):
 for _p in (reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p):
     _p.def_batch(_reducer_batch(_p))
 _MONOIDS = {add: (reduce_window_sum_p, lambda dtype: 0),
-            lax_max: (reduce_window_max_p, _max_identity),
-            lax_min: (reduce_window_min_p, _min_identity)}
+            lax_max: (reduce_window_max_p, max_identity),
+            lax_min: (reduce_window_min_p, min_identity)}
 
 
 def _monoid(computation, init_values):

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from didax._src import core, dtypes
+from didax._src import core
 from didax._src.base_prims import broadcast_in_dim, reduce_sum, reshape, transpose
 from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters import batching
@@ -23,18 +23,6 @@ from didax._src.lax.control_flow.scan import scan
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 
-def _lowest(dtype):
-    if dtype == np.bool_:
-        return False
-    return dtypes.iinfo(dtype).min if dtypes.kind(dtype) in "iu" else -np.inf
-
-
-def _highest(dtype):
-    if dtype == np.bool_:
-        return True
-    return dtypes.iinfo(dtype).max if dtypes.kind(dtype) in "iu" else np.inf
-
-
 def _all_ones(dtype):
     return True if dtype == np.bool_ else np.array(-1).astype(dtype)
 
@@ -43,8 +31,8 @@ def _all_ones(dtype):
 _MONOIDS = {
     ew.add_p: (reduce_sum, lambda dt: 0),
     ew.mul_p: (red.reduce_prod, lambda dt: 1),
-    ew.max_p: (red.reduce_max, _lowest),
-    ew.min_p: (red.reduce_min, _highest),
+    ew.max_p: (red.reduce_max, red.max_identity),
+    ew.min_p: (red.reduce_min, red.min_identity),
     ew.and_p: (red.reduce_and, _all_ones),
     ew.or_p: (red.reduce_or, lambda dt: False),
 }
