@@ -211,16 +211,7 @@ def pascal(n, kind=None):
     C(i, j) ('lower') or its transpose ('upper')."""
     n = _size("pascal", n)
     lower = _pascal_lower(n)
-    if kind in (None, "symmetric"):
-        out = lower.dot(lower.T)
-    elif kind == "lower":
-        out = lower
-    elif kind == "upper":
-        out = lower.T
-    else:
-        raise ValueError(f"pascal: kind must be 'symmetric', 'lower' or 'upper', got "
-                         f"{kind!r}")
-    return _float(np.asarray(out, dtype=np.float64).reshape(n, n))
+    return _pascal_kind("pascal", kind, n, lower, lambda: lower.dot(lower.T))
 
 
 def invpascal(n, kind=None):
@@ -229,15 +220,20 @@ def invpascal(n, kind=None):
     n = _size("invpascal", n)
     sign = np.array([[(-1) ** (i + j) for j in range(n)] for i in range(n)], dtype=object)
     inv_lower = (_pascal_lower(n) * sign) if n else np.zeros((0, 0), dtype=object)
+    return _pascal_kind("invpascal", kind, n, inv_lower, lambda: inv_lower.T.dot(inv_lower))
+
+
+def _pascal_kind(name, kind, n, lower, symmetric):
+    """The `kind` of a Pascal-type matrix from its exact lower factor (object integers);
+    `symmetric()` computes the symmetric one."""
     if kind in (None, "symmetric"):
-        out = inv_lower.T.dot(inv_lower)
+        out = symmetric()
     elif kind == "lower":
-        out = inv_lower
+        out = lower
     elif kind == "upper":
-        out = inv_lower.T
+        out = lower.T
     else:
-        raise ValueError(f"invpascal: kind must be 'symmetric', 'lower' or 'upper', got "
-                         f"{kind!r}")
+        raise ValueError(f"{name}: kind must be 'symmetric', 'lower' or 'upper', got {kind!r}")
     return _float(np.asarray(out, dtype=np.float64).reshape(n, n))
 
 
