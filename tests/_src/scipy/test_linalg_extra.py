@@ -11,6 +11,7 @@ import didax.numpy as jnp
 import didax.scipy.linalg as dla
 from didax._src.config import enable_x64
 from didax._src.public_test_util import check_grads
+from jax_testing import assert_same as _same
 
 _RNG = np.random.default_rng(0)
 A = _RNG.standard_normal((4, 4)).astype(np.float32)
@@ -20,16 +21,6 @@ C = _RNG.standard_normal((4, 3)).astype(np.float32)
 D = _RNG.standard_normal(5).astype(np.float32)
 OFF = _RNG.standard_normal(4).astype(np.float32)
 I4 = np.eye(4, dtype=np.float32)
-
-
-def _same(got, want, tol=1e-5):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
 
 
 SPECIAL = {

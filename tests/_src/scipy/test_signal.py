@@ -13,6 +13,7 @@ import didax.numpy as jnp
 import didax.scipy.signal as dss
 from didax._src.config import enable_x64
 from didax._src.public_test_util import check_grads
+from jax_testing import assert_same as _same
 from didax._src.scipy.windows import get_window
 
 _RNG = np.random.default_rng(0)
@@ -23,16 +24,6 @@ K2 = _RNG.standard_normal((2, 3)).astype(np.float32)
 XC = (_RNG.standard_normal(6) + 1j * _RNG.standard_normal(6)).astype(np.complex64)
 SIG = _RNG.standard_normal((2, 50)).astype(np.float32)
 SIG3 = _RNG.standard_normal((4, 50, 3)).astype(np.float32)
-
-
-def _same(got, want, tol=1e-5):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
 
 
 def _both(fn):
