@@ -1,25 +1,20 @@
 """didax.distributed: two processes under `mpiexec -n 2` (when mpi4py is installed, as in CI
 with the `mpi` extra) map over four devices and agree with one process's vmap; processes
 that diverge get an error, not a hang; without mpi4py, initialize() says what to install."""
-import importlib.util
 import os
 import pathlib
-import shutil
-import signal
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 from distributed_cases import CASES, W, X, loss
+from process_testing import mpi_launcher, run_or_fail
 
 import didax as jax
 import didax.numpy as jnp
 from didax._src import distributed
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROGRAM = pathlib.Path(__file__).with_name("distributed_program.py")
-TIMEOUT = 180  # seconds: a hang fails the test instead of stalling the suite
 
 
 def test_initialize_without_mpi4py_says_what_to_install(monkeypatch):
@@ -35,31 +30,10 @@ def test_a_single_process_has_no_link():
     assert jax.process_count() == 1 and not jax.distributed.is_initialized()
 
 
-def mpi_launcher():
-    """The mpiexec to run, or a skip saying why the MPI tests cannot run here."""
-    if importlib.util.find_spec("mpi4py") is None:
-        pytest.skip('mpi4py is not installed: pip install "didax[mpi]" to run the MPI tests '
-                    "(CI installs it)")
-    found = shutil.which("mpiexec")
-    if found is None:
-        pytest.skip("mpi4py is installed but no mpiexec is on the PATH (pip install mpich)")
-    return found
-
-
 def run_under_mpi(args, tmp_path, devices: int):
-    env = dict(os.environ, DIDAX_NUM_CPU_DEVICES=str(devices),
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([mpi_launcher(), "-n", "2", sys.executable, *args], cwd=tmp_path,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, text=True)
-    try:
-        output, _ = proc.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail(f"mpiexec -n 2 {args} did not finish in {TIMEOUT} s")
-    assert proc.returncode == 0, output
-    return output
+    return run_or_fail([mpi_launcher(), "-n", "2", sys.executable, *args], cwd=tmp_path,
+                       env=dict(os.environ, DIDAX_NUM_CPU_DEVICES=str(devices)),
+                       merge_stderr=True)
 
 
 def test_two_processes_map_over_four_devices(tmp_path):

@@ -1,18 +1,14 @@
 import os
 import pathlib
-import shutil
-import signal
-import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from didax._src.config import config
+from process_testing import mpi_launcher, run_or_fail
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "data_parallel_digits.py"
-TIMEOUT = 180
 
 
 def with_devices(n, fun):
@@ -37,27 +33,14 @@ def test_two_devices_train_the_model_one_device_trains(load_example):
 
 def run(command):
     env = {k: v for k, v in os.environ.items() if k != "DIDAX_NUM_CPU_DEVICES"}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail(f"{command} did not finish in {TIMEOUT} s")
-    assert proc.returncode == 0, err
-    return out.strip().splitlines()
+    return run_or_fail(command, cwd=ROOT, env=env).strip().splitlines()
 
 
 def test_one_process_and_two_mpi_processes_print_the_same_result():
     local = run([sys.executable, str(EXAMPLE)])
     assert "over 2 device(s) in 1 process(es)" in local[0]
     assert local[-1].startswith("final test loss ")
-    pytest.importorskip("mpi4py", reason='pip install "didax[mpi]" to run the MPI example')
-    if shutil.which("mpiexec") is None:
-        pytest.skip("mpi4py is installed but no mpiexec is on the PATH (pip install mpich)")
-    distributed = run(["mpiexec", "-n", "2", sys.executable, str(EXAMPLE)])
+    distributed = run([mpi_launcher(), "-n", "2", sys.executable, str(EXAMPLE)])
     assert len(distributed) == 2  # only process 0 prints
     assert "over 2 device(s) in 2 process(es)" in distributed[0]
     assert distributed[-1] == local[-1]

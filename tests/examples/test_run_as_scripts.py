@@ -6,24 +6,18 @@ reads at the end of the real run. How long each run takes is measured by
 `benchmarks/examples_time.py`, not here.
 """
 import os
-import pathlib
 import re
-import subprocess
 import sys
 
 import pytest
+from process_testing import ROOT, run_or_fail
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 NUMBER = r"([-+0-9.e]+)"
 
 
 def run_example(name, cwd):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / f"{name}.py")], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return run_or_fail([sys.executable, str(ROOT / "examples" / f"{name}.py")], cwd=cwd,
+                       env=dict(os.environ))
 
 
 def numbers(pattern, text):
