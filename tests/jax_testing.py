@@ -2,7 +2,10 @@
 import contextlib
 
 import jax
+import jax.scipy.stats as jax_stats
 import numpy as np
+
+import didax.scipy.stats as didax_stats
 
 from didax._src.config import enable_x64
 
@@ -24,3 +27,21 @@ def assert_same(got, want, tol=1e-5):
         g, w = np.asarray(g), np.asarray(w)
         assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def assert_stats_function_as_jax(dist, fn, args, x64, rtol32, atol, scalar_values=False):
+    """`scipy.stats.<dist>.<fn>(*args)` under didax and JAX: the same dtypes and weak types (also
+    for a Python-scalar first argument) and values within rtol 1e-9 (x64) or `rtol32` (with
+    `scalar_values`, the Python-scalar call's values too)."""
+    dtype = np.float64 if x64 else np.float32
+    arr = (args[0].astype(dtype),) + args[1:]
+    ours, theirs = getattr(getattr(didax_stats, dist), fn), getattr(getattr(jax_stats, dist), fn)
+    with both_x64(x64):
+        got, want = ours(*arr), theirs(*arr)
+        scalar, scalar_ref = ours(*((0.5,) + args[1:])), theirs(*((0.5,) + args[1:]))
+    assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+    assert (scalar.dtype, scalar.weak_type) == (scalar_ref.dtype, scalar_ref.weak_type)
+    rtol = 1e-9 if x64 else rtol32
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=atol)
+    if scalar_values:
+        np.testing.assert_allclose(np.asarray(scalar), np.asarray(scalar_ref), rtol=rtol)

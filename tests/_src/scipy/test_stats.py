@@ -8,6 +8,7 @@ import didax
 import didax.scipy.stats as stats
 from didax._src.config import enable_x64
 from didax.test_util import check_grads
+from jax_testing import assert_stats_function_as_jax
 
 jax = pytest.importorskip("jax")
 import jax.scipy.stats as jstats  # noqa: E402
@@ -45,17 +46,8 @@ def _ids(cases):
 @pytest.mark.parametrize("dist,fn,args,ref", CASES, ids=_ids(CASES))
 @pytest.mark.parametrize("x64", [False, True])
 def test_values_and_dtypes_as_jax(dist, fn, args, ref, x64):
-    dtype = np.float64 if x64 else np.float32
-    arr = (args[0].astype(dtype),) + args[1:]
-    with enable_x64(x64), jax.enable_x64(x64):
-        got = getattr(getattr(stats, dist), fn)(*arr)
-        want = getattr(getattr(jstats, dist), fn)(*arr)
-        scalar = getattr(getattr(stats, dist), fn)(*((0.5,) + args[1:]))
-        scalar_ref = getattr(getattr(jstats, dist), fn)(*((0.5,) + args[1:]))
-    assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
-    assert (scalar.dtype, scalar.weak_type) == (scalar_ref.dtype, scalar_ref.weak_type)
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-9 if x64 else 3e-5,
-                               atol=1e-300 if x64 else 1e-37)
+    assert_stats_function_as_jax(dist, fn, args, x64, rtol32=3e-5,
+                                 atol=1e-300 if x64 else 1e-37)
 
 
 @pytest.mark.parametrize("dist,fn,args,ref", [c for c in CASES if c[3] is not None],

@@ -9,7 +9,7 @@ import didax
 import didax.scipy.stats as stats
 from didax._src.config import enable_x64
 from didax.test_util import check_grads
-from tests.jax_testing import both_x64
+from jax_testing import assert_stats_function_as_jax, both_x64
 
 jax = pytest.importorskip("jax")
 import jax.scipy.stats as jstats  # noqa: E402
@@ -56,20 +56,9 @@ def _ids(cases):
 
 @pytest.mark.parametrize("dist,fn,args,x64", JAX_CASES, ids=_ids(JAX_CASES))
 def test_values_and_dtypes_as_jax(dist, fn, args, x64):
-    dtype = np.float64 if x64 else np.float32
-    arr = (args[0].astype(dtype),) + args[1:]
-    with both_x64(x64):
-        got = getattr(getattr(stats, dist), fn)(*arr)
-        want = getattr(getattr(jstats, dist), fn)(*arr)
-        scalar = getattr(getattr(stats, dist), fn)(*((0.5,) + args[1:]))
-        scalar_ref = getattr(getattr(jstats, dist), fn)(*((0.5,) + args[1:]))
-    assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
-    assert (scalar.dtype, scalar.weak_type) == (scalar_ref.dtype, scalar_ref.weak_type)
-    atol = JAX_ATOL.get((dist, fn), 1e-300 if x64 else 1e-30)
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-9 if x64 else 2e-5,
-                               atol=atol)
-    np.testing.assert_allclose(np.asarray(scalar), np.asarray(scalar_ref),
-                               rtol=1e-9 if x64 else 2e-5)
+    assert_stats_function_as_jax(dist, fn, args, x64, rtol32=2e-5,
+                                 atol=JAX_ATOL.get((dist, fn), 1e-300 if x64 else 1e-30),
+                                 scalar_values=True)
 
 
 SCIPY_CASES = [(d, f, args) for d, fs, args in [
