@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from didax._src import dtypes
+from didax._src.config import config
 from didax._src.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -200,6 +201,10 @@ class Primitive:
     def __repr__(self):
         return self.name
 
+    # Result types are cached per (input types, parameters) unless a primitive has effects,
+    # acts over named axes (whose binding is context), or sets this:
+    types_depend_on_context = False
+
     def bind(self, *args, **params):
         return _ctx.interp.process_primitive(self, args, params)
 
@@ -330,16 +335,31 @@ class EvalInterpreter(Interpreter):
         n = len(args)
         x = args[0] if n else None
         if n == 1 and type(x) is Array:  # the common unary and binary cases, without lists
-            avals, vals = (x.aval,), (x._value,)
+            xa = x.aval
+            out_aval = None if params else _aval_cache.get((prim, xa))
+            if out_aval is None:
+                out_aval = abstract_eval(prim, (xa,), params)
+            out = prim.impl(x._value, **params)
         elif n == 2 and type(x) is Array and type(args[1]) is Array:
             y = args[1]
-            avals, vals = (x.aval, y.aval), (x._value, y._value)
+            xa, ya = x.aval, y.aval
+            out_aval = None if params else _aval_cache.get((prim, xa, ya))
+            if out_aval is None:
+                out_aval = abstract_eval(prim, (xa, ya), params)
+            out = prim.impl(x._value, y._value, **params)
         else:
             avals, vals = _operands(args)
-        out_aval = abstract_eval(prim, avals, params)
-        out = prim.impl(*vals, **params)
+            out_aval = abstract_eval(prim, avals, params)
+            out = prim.impl(*vals, **params)
         if prim.multiple_results:
             return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
+        if (type(out) is np.ndarray and out.dtype is out_aval.dtype
+                and out.shape == out_aval.shape):  # (`from_numpy` with nothing to convert)
+            a = _new_array(Array)
+            a._value = out
+            a._weak = out_aval.weak_type
+            a._aval = out_aval
+            return a
         return Array.from_numpy(out, out_aval)
 
 
@@ -360,10 +380,33 @@ def _operands(args):
     return avals, vals
 
 
+# The result types of applications, keyed by (primitive, input types, parameters): eager
+# evaluation and staging type-check every application, and shape rules (broadcasting,
+# reductions, products) cost more than a dictionary lookup. Only successes are cached, so
+# errors are raised (and located) every time; the types are interned, so keys hash and compare
+# by identity. Cleared when a flag changes (x64 mode changes result types) and when full.
+_aval_cache: dict = {}
+_AVAL_CACHE_LIMIT = 8192
+
+
+@config.on_change
+def _clear_aval_cache(name, value):
+    _aval_cache.clear()
+
+
 def abstract_eval(prim: Primitive, avals, params):
     """Type-checks an application of `prim`; errors gain the user's line."""
+    key = None
+    if not (prim.effectful or prim.axis_name_param or prim.types_depend_on_context):
+        try:
+            key = (prim, *avals, *params.items()) if params else (prim, *avals)
+            out = _aval_cache.get(key)  # (TypeError: a parameter is not hashable)
+        except TypeError:
+            key = out = None
+        if out is not None:
+            return out
     try:
-        return prim.abstract_eval(*avals, **params)
+        out = prim.abstract_eval(*avals, **params)
     except (TypeError, ValueError) as e:
         if getattr(e, "_didax_located", False):
             raise
@@ -372,6 +415,13 @@ def abstract_eval(prim: Primitive, avals, params):
                       f"{', '.join(a.str_short() for a in avals)}, at {where})")
         err._didax_located = True
         raise err.with_traceback(e.__traceback__) from None
+    if key is not None:
+        if len(_aval_cache) >= _AVAL_CACHE_LIMIT:
+            _aval_cache.clear()
+        if prim.multiple_results:
+            out = tuple(out)  # shared from now on: never a list a caller could change
+        _aval_cache[key] = out
+    return out
 
 
 eval_interpreter = EvalInterpreter()

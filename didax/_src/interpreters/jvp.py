@@ -8,7 +8,7 @@ interpreted by it: nesting gives higher-order derivatives.
 from __future__ import annotations
 
 from didax._src import core, dtypes
-from didax._src.base_prims import add_tangents, broadcast_in_dim, instantiate, reshape
+from didax._src.base_prims import add_tangents, broadcast_in_dim, instantiate
 from didax._src.core import Tracer, Zero, get_aval, is_zero
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import eval_jaxpr
@@ -123,10 +123,8 @@ def _to_shape(t, shape):
     t_shape = get_aval(t).shape
     if t_shape == shape:
         return t
-    kept = [i for i, d in enumerate(t_shape) if d == shape[i]] if t_shape else []
-    if len(kept) != len(t_shape):
-        t = reshape(t, [t_shape[i] for i in kept])
-    return broadcast_in_dim(t, shape, tuple(kept))
+    # one broadcast: operand dimensions of size 1 stretch (the ranks are equal, or t is 0-d)
+    return broadcast_in_dim(t, shape, tuple(range(len(shape) - len(t_shape), len(shape))))
 
 
 def _sum_contributions(out, contributions):

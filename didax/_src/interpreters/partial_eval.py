@@ -15,6 +15,8 @@ from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
 from didax._src.ir import eval_jaxpr, hoist_consts
 
+_ctx = core._ctx
+
 
 class PartialEvalInterpreter(StagingInterpreter):
     record_source = False
@@ -29,7 +31,7 @@ class PartialEvalInterpreter(StagingInterpreter):
                 if rule is not None:  # control flow splits itself into known and unknown
                     return rule(self, args, params)
                 return StagingInterpreter.process_primitive(self, prim, args, params)
-        ctx = core._ctx
+        ctx = _ctx
         prev = ctx.interp
         parent = ctx.interp = self.parent
         try:  # what `prim.bind` would do with the parent current, without re-packing

@@ -15,6 +15,8 @@ from didax._src.lax import shape as lax_shape
 from didax._src.typecheck import static_shape
 
 _SCALARS = (bool, int, float, complex)
+_FAST_SCALARS = (int, float)  # exact types: not bool, not NumPy scalars
+_FLOAT_KINDS = "fc"  # (NumPy's kinds: ml_dtypes' floats have kind "V" and take the long way)
 _ARRAYLIKE = (ArrayBase, np.ndarray, np.generic) + _SCALARS
 
 
@@ -149,6 +151,9 @@ def to_inexact_dtype(dtype) -> np.dtype:
 
 def promote_dtypes_inexact(*args):
     """As promote_dtypes, then integers and bools become floats (`to_inexact_dtype`)."""
+    if len(args) == 1 and isinstance(args[0], ArrayBase):  # one array: converted only if
+        if args[0].aval.dtype.kind in _FLOAT_KINDS:  # not already floating or complex
+            return list(args)  # (the types of arrays are canonical: nothing to convert)
     to, weak = dtypes.result_type(*args, return_weak_type_flag=True)
     to = to_inexact_dtype(to)
     return [lax_ew.convert_element_type(a, to, weak) for a in args]
@@ -194,6 +199,23 @@ def _check_broadcastable(fun_name, shapes):
 
 
 def promote_args(fun_name: str, *args):
+    if len(args) == 2:  # two arrays of one type, or an array and a Python scalar that takes
+        x, y = args  # its type: nothing to convert or broadcast here
+        tx, ty = type(x), type(y)
+        if tx in _FAST_SCALARS and isinstance(y, ArrayBase):
+            x, y, tx, ty = y, x, ty, tx
+            swapped = True
+        else:
+            swapped = False
+        if isinstance(x, ArrayBase):
+            a = x.aval
+            if isinstance(y, ArrayBase):
+                if y.aval is a and not a.weak_type:
+                    return [y, x] if swapped else [x, y]
+            elif not a.weak_type and (ty is float and a.dtype.kind in _FLOAT_KINDS
+                                      or ty is int and a.dtype.kind in "fciu"):
+                y = lax_ew.convert_element_type(y, a.dtype, False)  # as the lattice says
+                return [y, x] if swapped else [x, y]
     check_arraylike(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes(*args))
 
