@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from didax._src import core, dtypes
-from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.typecheck import as_dtype, check_dtype, check_shape, dtype_in, num, static_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
@@ -269,16 +269,16 @@ add_any_p.def_abstract_eval(_add_any_aval)
 
 
 def add_tangents(x, y):
-    if is_zero(x):
+    if type(x) is Zero:
         return y
-    if is_zero(y):
+    if type(y) is Zero:
         return x
     return add_any_p.bind(x, y)
 
 
 def instantiate(t):
     """A materialised array for a possibly-symbolic zero tangent."""
-    if not is_zero(t):
+    if type(t) is not Zero:
         return t
     aval = t.aval
     if aval.dtype == dtypes.float0:

@@ -9,22 +9,20 @@ from __future__ import annotations
 
 from didax._src import core, dtypes
 from didax._src.base_prims import add_tangents, broadcast_in_dim, instantiate
-from didax._src.core import Tracer, Zero, get_aval, is_zero
+from didax._src.core import Tracer, Zero, get_aval
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import eval_jaxpr
 
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("aval", "primal", "tangent")  # (`aval`, the primal's, a slot: read on
+    # every operation)
 
     def __init__(self, interp, primal, tangent):
         self._interp = interp
         self.primal = primal
         self.tangent = tangent
-
-    @property
-    def aval(self):
-        return get_aval(self.primal)
+        self.aval = primal.aval if type(primal) is core.Array else get_aval(primal)
 
     def to_concrete_value(self):
         return core.concrete_value(self.primal)
@@ -84,7 +82,7 @@ class JVPInterpreter(core.Interpreter):
         return JVPTracer(self, primal_out, tangent_out)
 
     def pack(self, primal, tangent):
-        if is_zero(tangent):
+        if type(tangent) is Zero:
             return primal
         return JVPTracer(self, primal, tangent)
 
@@ -228,9 +226,9 @@ def defbilinear(prim):
         t_out = Zero(get_aval(out).to_tangent_aval())
         if t_out.aval.dtype == dtypes.float0:  # integer or boolean output
             return out, t_out
-        if not is_zero(tx):
+        if type(tx) is not Zero:
             t_out = add_tangents(t_out, prim.bind(tx, y, **params))
-        if not is_zero(ty):
+        if type(ty) is not Zero:
             t_out = add_tangents(t_out, prim.bind(x, ty, **params))
         return out, t_out
 

@@ -15,17 +15,13 @@ from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("_aval", "_var", "_src")
+    __slots__ = ("aval", "_var", "_src")  # (`aval` a slot: read on every operation)
 
     def __init__(self, interp, aval: ShapedArray, var: Var, src=None):
         self._interp = interp
-        self._aval = aval
+        self.aval = aval
         self._var = var
         self._src = src
-
-    @property
-    def aval(self):
-        return self._aval
 
     def creation_site(self):
         return format_source_info(self._src) if self._src else "an argument of the traced function"
@@ -94,7 +90,7 @@ class StagingInterpreter(core.Interpreter):
         for x in args:
             if type(x) is StagingTracer and x._interp is self:
                 in_atoms.append(x._var)
-                in_avals.append(x._aval)
+                in_avals.append(x.aval)
             else:
                 a = self.atom(x)
                 in_atoms.append(a)

@@ -103,15 +103,17 @@ def _eval_known_equations(eqns, known: dict) -> list:
     in `known`; returns the others, which depend on the linear inputs."""
     rest = []
     for eqn in eqns:
-        if all(type(v) is Literal or v in known for v in eqn.invars):
+        for v in eqn.invars:
+            if type(v) is not Literal and v not in known:
+                rest.append(eqn)
+                break
+        else:
             outs = eqn.primitive.bind(*[literal_value(v) if type(v) is Literal else known[v]
                                         for v in eqn.invars], **eqn.params)
             if not eqn.primitive.multiple_results:
                 outs = (outs,)
             for v, x in zip(eqn.outvars, outs):
                 known[v] = x
-        else:
-            rest.append(eqn)
     return rest
 
 
@@ -202,9 +204,9 @@ def deflinear_transpose(prim, fn):
 def unbroadcast(ct, aval: ShapedArray):
     """The cotangent of an operand that an elementwise primitive broadcast to `ct`'s
     shape: summed over the broadcast dimensions, in the operand's shape and dtype."""
-    if is_zero(ct):
+    if type(ct) is Zero:
         return Zero(aval)
-    ct_aval = get_aval(ct)
+    ct_aval = ct.aval if isinstance(ct, core.ArrayBase) else get_aval(ct)
     if ct_aval.shape == aval.shape and ct_aval.dtype == aval.dtype:
         return ct
     if ct_aval.shape != aval.shape:

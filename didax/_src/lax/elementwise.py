@@ -45,7 +45,11 @@ _SCALAR_TYPES = (int, float, complex)  # captured before `complex` is redefined 
 
 def _lift_scalars(*args):
     """Python scalars in a lax binary op take the dtype of the array operand."""
-    ref = next((a for a in args if type(a) not in _SCALAR_TYPES), None)
+    ref = None
+    for a in args:
+        if type(a) not in _SCALAR_TYPES:
+            ref = a
+            break
     if ref is None:
         return args
     dtype = get_aval(ref).dtype
@@ -53,16 +57,32 @@ def _lift_scalars(*args):
                  for a in args)
 
 
+_weak_scalars: dict = {}  # (dtype, type, value) -> its weakly typed 0-d Array (immutable)
+
+
 def _weak_scalar(x, dtype):
+    key = (dtype, type(x), x)
+    try:
+        a = _weak_scalars.get(key) if x else None  # (0.0 == -0.0: zeros are not shared)
+    except TypeError:
+        a = None
+    if a is not None:
+        return a
     if get_aval(x).dtype == dtype:
         return x
-    return core.Array(np.asarray(x, dtype), weak_type=not isinstance(x, bool))
+    a = core.Array(np.asarray(x, dtype), weak_type=not isinstance(x, bool))
+    if (x and type(x) is not complex and not (type(x) is float and math.isnan(x))
+            and len(_weak_scalars) < 1024):
+        # (not NaN, which never matches itself, nor complex, whose zero parts have signs)
+        _weak_scalars[key] = a
+    return a
 
 
 def _bind1(p):
     def wrapper(x):
         return p.bind(x)
 
+    wrapper.primitive = p  # (jnp's wrappers evaluate it directly when nothing is traced)
     wrapper.__name__ = p.name
     wrapper.__doc__ = f"Elementwise {p.name} (the `{p.name}` primitive)."
     return wrapper
@@ -70,8 +90,11 @@ def _bind1(p):
 
 def _bind2(p):
     def wrapper(x, y):
-        if type(x) in _SCALAR_TYPES or type(y) in _SCALAR_TYPES:
-            x, y = _lift_scalars(x, y)
+        if type(x) in _SCALAR_TYPES:
+            if type(y) not in _SCALAR_TYPES:
+                x = _weak_scalar(x, get_aval(y).dtype)
+        elif type(y) in _SCALAR_TYPES:
+            y = _weak_scalar(y, get_aval(x).dtype)
         return p.bind(x, y)
 
     wrapper.__name__ = p.name

@@ -13,7 +13,7 @@ from sys import getrefcount as _getrefcount
 import numpy as np
 
 from didax._src import core, dtypes
-from didax._src.core import Array, get_aval
+from didax._src.core import Array, _aval_cache, get_aval
 from didax._src.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
@@ -92,7 +92,8 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
                     a._value = out if type(out) is np.ndarray else np.asarray(out)
                     a._weak = weak
                     return a
-            return general(x1, x2)
+            x1, x2 = promote(name, x1, x2)  # (`general`, inline: this is the traced path)
+            return lax_fn(x1, x2)
 
     fn.__name__ = name
     fn.__qualname__ = name
@@ -101,7 +102,20 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
 
 
 def _unary(name, lax_fn, inexact=False):
+    prim = getattr(lax_fn, "primitive", None)
+
     def fn(x, /):
+        if type(x) is Array and _ctx.interp is _eval and prim is not None:
+            # Evaluating a floating array: what binding would do, without the layers between.
+            xa = x.aval
+            if xa.dtype.kind in _FLOAT_KINDS and _aval_cache.get((prim, xa)) is xa:
+                out = prim.impl(x._value)
+                if type(out) is np.ndarray and out.dtype is xa.dtype:
+                    a = _new(Array)
+                    a._value = out
+                    a._weak = x._weak
+                    a._aval = xa
+                    return a
         check_arraylike(name, x)
         if inexact:
             (x,) = promote_dtypes_inexact(x)
@@ -141,16 +155,19 @@ def _is_bool(x):
 # Arithmetic
 
 
-def _add(x, y):
-    return lax.bitwise_or(x, y) if _is_bool(x) else lax.add(x, y)
+_BOOL = np.dtype(bool)
+
+
+def _add(x, y):  # (after promotion: operands are arrays or tracers of one dtype)
+    return lax.bitwise_or(x, y) if x.aval.dtype is _BOOL else lax.add(x, y)
 
 
 def _mul(x, y):
-    return lax.bitwise_and(x, y) if _is_bool(x) else lax.mul(x, y)
+    return lax.bitwise_and(x, y) if x.aval.dtype is _BOOL else lax.mul(x, y)
 
 
 def _sub(x, y):
-    if _is_bool(x):
+    if x.aval.dtype is _BOOL:
         raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
                         "bitwise_xor, the `^` operator, or the logical_xor function instead.")
     return lax.sub(x, y)
