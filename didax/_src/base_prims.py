@@ -233,6 +233,9 @@ convert_element_type_p.def_impl(_convert_impl)
 convert_element_type_p.def_abstract_eval(_convert_aval)
 
 
+_float_scalars: dict = {}  # (dtype, weak, type, value) -> that Python scalar converted
+
+
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = dtypes.canonicalize_dtype(np.dtype(new_dtype))
     aval = get_aval(x)
@@ -240,8 +243,15 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
         return x
     if type(x) in _SCALAR_TYPES or type(x) is bool:  # a Python scalar: convert now
         if dtypes.kind(new_dtype) in "fc":  # exact for any Python scalar (ints may overflow)
-            return core.Array.from_numpy(np.asarray(x, new_dtype),
-                                         ShapedArray((), new_dtype, weak_type))
+            key = (new_dtype, weak_type, type(x), x)
+            a = _float_scalars.get(key) if x and type(x) is not complex else None
+            if a is None:  # (zeros and complex numbers, whose zeros are signed, not shared)
+                a = core.Array.from_numpy(np.asarray(x, new_dtype),
+                                          ShapedArray((), new_dtype, weak_type))
+                if (x and type(x) is not complex and not (type(x) is float and math.isnan(x))
+                        and len(_float_scalars) < 1024):
+                    _float_scalars[key] = a  # (not NaN, which never matches itself)
+            return a
     if not isinstance(x, core.ArrayBase):  # a constant: convert now, no equation
         val = core.concrete_value(x)
         if val is not None and not isinstance(x, core.Tracer):

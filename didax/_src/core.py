@@ -335,18 +335,30 @@ class EvalInterpreter(Interpreter):
         n = len(args)
         x = args[0] if n else None
         if n == 1 and type(x) is Array:  # the common unary and binary cases, without lists
-            xa = x.aval
-            out_aval = None if params else _aval_cache.get((prim, xa))
-            if out_aval is None:
+            try:
+                xa = x._aval
+            except AttributeError:
+                xa = x.aval
+            if params:
                 out_aval = abstract_eval(prim, (xa,), params)
-            out = prim.impl(x._value, **params)
+                out = prim.impl(x._value, **params)
+            else:
+                out_aval = _aval_cache.get((prim, xa)) or abstract_eval(prim, (xa,), params)
+                out = prim.impl(x._value)
         elif n == 2 and type(x) is Array and type(args[1]) is Array:
             y = args[1]
-            xa, ya = x.aval, y.aval
-            out_aval = None if params else _aval_cache.get((prim, xa, ya))
-            if out_aval is None:
+            try:
+                xa = x._aval
+                ya = y._aval
+            except AttributeError:
+                xa, ya = x.aval, y.aval
+            if params:
                 out_aval = abstract_eval(prim, (xa, ya), params)
-            out = prim.impl(x._value, y._value, **params)
+                out = prim.impl(x._value, y._value, **params)
+            else:
+                out_aval = (_aval_cache.get((prim, xa, ya))
+                            or abstract_eval(prim, (xa, ya), params))
+                out = prim.impl(x._value, y._value)
         else:
             avals, vals = _operands(args)
             out_aval = abstract_eval(prim, avals, params)
@@ -749,6 +761,17 @@ class Zero:
 
 def is_zero(x) -> bool:
     return type(x) is Zero
+
+
+_zero_tangents: dict = {}  # aval -> the Zero of its tangent type (Zeros are immutable)
+
+
+def zero_tangent(aval: ShapedArray) -> Zero:
+    """The symbolic zero tangent of a value of type `aval`."""
+    z = _zero_tangents.get(aval)
+    if z is None:
+        z = _zero_tangents[aval] = Zero(aval.to_tangent_aval())
+    return z
 
 
 def asarray_value(x):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from didax._src import core, dtypes
 from didax._src.base_prims import add_tangents, broadcast_in_dim, instantiate
-from didax._src.core import Tracer, Zero, get_aval
+from didax._src.core import Tracer, Zero, get_aval, zero_tangent
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import eval_jaxpr
 
@@ -69,7 +69,7 @@ class JVPInterpreter(core.Interpreter):
             if not any_tangent:  # what `prim.bind` would do, without re-packing
                 return parent.process_primitive(prim, primals, params)
             if any_const:
-                tangents = [Zero(get_aval(p).to_tangent_aval()) if t is None else t
+                tangents = [zero_tangent(get_aval(p)) if t is None else t
                             for p, t in zip(primals, tangents)]
             rule = prim.rules.get("jvp") or prim.get_rule("jvp")
             primal_out, tangent_out = rule(primals, tangents, **params)

@@ -123,7 +123,10 @@ def _drop_permutations(eqns, outvars) -> list:
     dropped, so that equation's cotangent comes out in the operand's layout rather than as
     a transposed view (`x @ W.T` gives a row-major W cotangent). Staged, the jaxpr stays as
     JAX writes it (and jit's passes compose the transposes)."""
-    if not any(e.primitive.permutation_param for e in eqns):
+    for e in eqns:
+        if e.primitive.permutation_param:
+            break
+    else:
         return eqns
     uses: dict = {a: 1 for a in outvars if type(a) is not Literal}
     for eqn in eqns:

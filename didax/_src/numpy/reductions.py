@@ -137,6 +137,9 @@ def _no_out(name, out):
 # The generic reduction
 
 
+_PLAIN_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 class _Op:
     """A monoid: its reduction primitive, binary operation and identity (and bool versions)."""
 
@@ -167,6 +170,22 @@ def _to_bool(x):
 def _reduction(a, name, op: _Op, *, has_identity=True, preproc=None, upcast_f16=False, axis=None,
                dtype=None, out=None, keepdims=False, initial=None, where=None,
                promote_integers=False):
+    if (isinstance(a, ArrayBase) and (axis is None or type(axis) is int) and out is None
+            and initial is None and where is None and preproc is not _to_bool):
+        aval = a.aval  # a strong float32 or float64 array over one axis or all: no conversion
+        if (aval.dtype in _PLAIN_FLOATS and not aval.weak_type  # and no upcast on the way
+                and (dtype is None or dtype is aval.dtype)):
+            shape = aval.shape
+            nd = len(shape)
+            if axis is None:
+                dims = tuple(range(nd))
+            elif -nd <= axis < nd:
+                dims = (axis % nd,)
+            else:
+                dims = None  # (the general path explains)
+            if dims is not None and (has_identity or 0 not in shape):
+                result = op.reduce(a, dims)
+                return lax_shape.expand_dims(result, dims) if keepdims else result
     _no_out(name, out)
     a = _arraylike(name, a)
     where = _check_where(name, where)

@@ -171,7 +171,11 @@ def promote_shapes(fun_name: str, *args):
     if len(args) < 2:
         return list(args)
     shapes = [get_aval(a).shape for a in args]
-    if all(s == shapes[0] for s in shapes):
+    first = shapes[0]
+    for s in shapes:
+        if s != first:
+            break
+    else:
         return list(args)
     nonscalar_ranks = {len(s) for s in shapes if s}
     if len(nonscalar_ranks) < 2:
