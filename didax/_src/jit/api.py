@@ -15,7 +15,9 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import sys
 import weakref
+from types import NoneType
 from typing import NamedTuple
 
 import numpy as np
@@ -23,8 +25,7 @@ import numpy as np
 from didax._src import core
 from didax._src.config import config, flag_context
 from didax._src.api import ShapeDtypeStruct
-from didax._src.core import Array, ShapedArray, Tracer, get_aval
-from didax._src.core import _ctx, eval_interpreter as _eval_interpreter
+from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
@@ -40,15 +41,24 @@ logger = logging.getLogger("didax")
 
 
 # The settings that change what tracing or compiling produces, kept current for cheap keys:
-# (x64, debug_nans, disable_jit).
-_settings = (config.x64_enabled, bool(config.jax_debug_nans), bool(config.jax_disable_jit))
+# (x64, debug_nans, disable_jit). Interned: equal settings are one tuple, so a signature's
+# matcher (see `_matcher`) can compare them by identity after they change and change back.
+_all_settings: dict = {}
+
+
+def _current_settings():
+    now = (config.x64_enabled, bool(config.read("jax_debug_nans")),
+           bool(config.read("jax_disable_jit")))
+    return _all_settings.setdefault(now, now)
+
+
+_settings = _current_settings()
 
 
 @config.on_change
 def _update_settings(name, value):
     global _settings
-    _settings = (config.x64_enabled, bool(config.read("jax_debug_nans")),
-                 bool(config.read("jax_disable_jit")))
+    _settings = _current_settings()
 
 
 def named_call(fun, *, name=None):
@@ -71,18 +81,18 @@ class CacheInfo(NamedTuple):
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "out_tree", "out_avals", "hoisted", "executable", "donated", "single",
-                 "runner")
+    __slots__ = ("jaxpr", "in_tree", "out_tree", "out_avals", "hoisted", "executable",
+                 "donated", "matcher")
 
-    def __init__(self, jaxpr, out_tree, hoisted, donated):
-        self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # a bare array
+    def __init__(self, jaxpr, in_tree, out_tree, hoisted, donated):
         self.donated = (False,) * len(hoisted) + donated
         self.jaxpr = jaxpr
+        self.in_tree = in_tree  # of (dynamic positional args, dynamic keyword args)
         self.out_tree = out_tree
         self.out_avals = jaxpr.out_avals
         self.hoisted = hoisted  # constants (tracers of enclosing transformations) as operands
         self.executable = None
-        self.runner = None  # `_runner(self)`, once called eagerly with arrays
+        self.matcher = None  # `_matcher(self)`, once called eagerly with arrays
 
 
 def _as_tuple(x):
@@ -143,9 +153,9 @@ class JitWrapped:
         self._donate_argnums = frozenset(donate_argnums)
         self._cache: dict = {}
         self._fast: dict = {}  # (settings, avals of positional array args) -> entry
-        self._mono = None  # (settings, avals, runner) of the last all-array call: checked
-        # first, by identity (avals are interned), so a loop calling with one signature
-        # neither builds nor hashes a key
+        self._mono = _no_match  # the matcher of the last eager signature called with
+        # arrays (see `_matcher`): tried first, so a loop calling with one signature neither
+        # flattens its arguments nor builds a key
         self._simple = not (self._static_argnums or self._static_argnames)
         self._hits = 0
         self._misses = 0
@@ -314,7 +324,7 @@ class JitWrapped:
                 if i not in static_nums:
                     donated += (i in self._donate_argnums,) * len(tree_flatten(a)[0])
         donated += (False,) * (len(flat) - len(donated))
-        entry = _Entry(closed, out_box[-1], hoisted, donated)
+        entry = _Entry(closed, in_tree, out_box[-1], hoisted, donated)
         if not hoisted:
             self._cache[key] = entry
         return entry, flat
@@ -353,20 +363,18 @@ class JitWrapped:
     # calling -------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        mono = self._mono
-        if (mono is not None and mono[0] is _settings and not kwargs
-                and _ctx.interp is _eval_interpreter and len(args) == len(mono[1])):
-            vals = []
-            for x, a in zip(args, mono[1]):
-                if type(x) is not Array or x.aval is not a:
-                    break
-                vals.append(x._value)
-            else:
+        if not kwargs:
+            out = self._mono(args)
+            if out is not _MISS:
                 self._hits += 1
-                return mono[2](vals)
+                return out
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         if _settings[2]:  # jax_disable_jit
             return self._fun(*args, **kwargs)
-        if self._simple and not kwargs and core._ctx.interp is core.eval_interpreter:
+        eager = core._ctx.interp is core.eval_interpreter
+        if self._simple and not kwargs and eager:
             # The common eager call: positional arrays only. Its key is cheap to build.
             key = [_settings]
             for x in args:
@@ -382,13 +390,13 @@ class JitWrapped:
                 entry = self._fast.get(tuple(key))
                 if entry is not None:
                     self._hits += 1
-                    self._remember(args, entry)
                     outs = _run(entry.executable, entry.out_avals, [
                         x._value if type(x) is core.Array else np.asarray(x, a.dtype)
                         for x, a in zip(args, entry.jaxpr.in_avals)])
-                    return outs[0] if entry.single else tree_unflatten(entry.out_tree, outs)
+                    self._remember(entry, args)
+                    return tree_unflatten(entry.out_tree, outs)
         entry, flat = self._trace(args, kwargs)
-        if core._ctx.interp is core.eval_interpreter and not entry.hoisted:
+        if eager and not entry.hoisted:
             if entry.executable is None:
                 entry.executable = compiled_for(entry.jaxpr, self._name)
             vals = []
@@ -400,22 +408,26 @@ class JitWrapped:
                 else:
                     vals.append(np.asarray(x, get_aval(x).dtype))
             outs = _run(entry.executable, entry.out_avals, vals)
-            if (self._simple and not kwargs and len(flat) == len(args)
-                    and all(type(x) in (core.Array, float, int) for x in args)):
-                self._fast[(_settings, *(x.aval if type(x) is core.Array else type(x)
-                                         for x in args))] = entry
-                self._remember(args, entry)
+            if self._simple and not kwargs:
+                if len(flat) == len(args) and all(type(x) in (core.Array, float, int)
+                                                  for x in args):
+                    self._fast[(_settings, *(x.aval if type(x) is core.Array else type(x)
+                                             for x in args))] = entry
+                self._remember(entry, flat)
         else:
             outs = bind_call([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,
                              donated_invars=entry.donated)
         return tree_unflatten(entry.out_tree, outs)
 
-    def _remember(self, args, entry):
-        """Makes `entry` the one `__call__` checks first, if `args` are all arrays."""
-        if all(type(x) is core.Array for x in args):
-            if entry.runner is None:
-                entry.runner = _runner(entry)
-            self._mono = (_settings, tuple(x.aval for x in args), entry.runner)
+    def _remember(self, entry, leaves):
+        """Makes `entry`'s matcher the one `__call__` tries first, if the call's argument
+        leaves are all arrays (which is all a matcher accepts)."""
+        for x in leaves:
+            if type(x) is not core.Array:
+                return
+        if entry.matcher is None:
+            entry.matcher = _matcher(entry, self._name) or _no_match
+        self._mono = entry.matcher
 
     # inspection ------------------------------------------------------------------------
 
@@ -451,34 +463,121 @@ class JitWrapped:
     def clear_cache(self):
         self._cache.clear()
         self._fast.clear()
-        self._mono = None
+        self._mono = _no_match
         self._last_key = None
 
 
-def _runner(entry):
-    """NumPy values -> the call's result, for `entry`'s executable (read at each call: the
-    native tier swaps its `run` in when ready)."""
-    exe = entry.executable
-    from_numpy = core.Array.from_numpy
-    if entry.single:  # from_numpy inlined for its common case (an ndarray of the promised type)
-        aval = entry.out_avals[0]
-        dtype, shape, weak = aval.dtype, aval.shape, aval.weak_type
-        new, Array, ndarray = object.__new__, core.Array, np.ndarray
+_MISS = object()  # what a matcher returns for arguments it does not take
 
-        def run_single(vals):
-            out = exe.run(*vals)[0]
-            if type(out) is not ndarray or out.dtype is not dtype or out.shape != shape:
-                return from_numpy(out, aval)
-            a = new(Array)
-            a._value = out
-            a._weak = weak
-            a._aval = aval
-            return a
 
-        return run_single
-    out_tree, out_avals = entry.out_tree, entry.out_avals
-    return lambda vals: tree_unflatten(out_tree, [from_numpy(o, a) for o, a in
-                                                  zip(exe.run(*vals), out_avals)])
+def _no_match(args):
+    return _MISS
+
+
+def _matcher(entry, name):
+    """A function of a call's positional arguments that runs `entry` if they are exactly
+    what it was traced for (the same settings, no transformation, the same pytree structure,
+    all leaves Arrays of the same avals), and else returns `_MISS`: the fixed cost of an
+    eager call on the last signature. It is generated as straight-line Python for this
+    entry's structure (no flattening, no key) and builds the output Arrays inline.
+    None for structures it does not handle (custom pytree nodes), which take the general path.
+    """
+    root = entry.in_tree
+    (args_tree, kwargs_tree) = root.children()
+    if kwargs_tree.node_data() != (dict, []) or args_tree.node_data()[0] is not tuple:
+        return None
+    env = {"MISS": _MISS, "MOD": sys.modules[__name__], "CTX": core._ctx,
+           "EVAL": core.eval_interpreter, "ARRAY": core.Array, "NEW": object.__new__, "NDARRAY": np.ndarray,
+           "FROM": core.Array.from_numpy, "EXE": entry.executable}
+    names_of = {}  # id -> the name of a constant in `env`
+
+    def const(value):
+        name = names_of.get(id(value))
+        if name is None:
+            name = names_of[id(value)] = f"c{len(names_of)}"
+            env[name] = value
+        return name
+
+    body = []
+    leaves = []
+    names = iter(f"a{i}" for i in range(1 << 30))
+
+    def take(var, tree):
+        """Checks that `var` has the structure `tree`; collects its leaves' names."""
+        data = tree.node_data()
+        if data is None:
+            body.append(f"    if type({var}) is not ARRAY: return MISS")
+            leaves.append(var)
+            return True
+        kind, aux = data
+        children = tree.children()
+        subs = [next(names) for _ in children]
+        if kind is NoneType:
+            body.append(f"    if {var} is not None: return MISS")
+            return True
+        if kind is tuple or kind is list:
+            body.append(f"    if type({var}) is not {kind.__name__} or len({var}) != "
+                        f"{len(children)}: return MISS")
+            if subs:
+                body.append(f"    {', '.join(subs)}, = {var}")
+        elif kind is dict:
+            body.append(f"    if type({var}) is not dict or len({var}) != {len(children)}: "
+                        "return MISS")
+            if subs:
+                body.append("    try:")
+                for sub, key in zip(subs, aux):
+                    body.append(f"        {sub} = {var}[{const(key)}]")
+                body.append("    except KeyError: return MISS")
+        else:
+            return False  # a namedtuple or custom node: flattened the general way
+        return all(take(sub, child) for sub, child in zip(subs, children))
+
+    args = [next(names) for _ in args_tree.children()]
+    body.append(f"    if len(args) != {len(args)} or MOD._settings is not {const(_settings)} "
+                "or CTX.interp is not EVAL: return MISS")
+    if args:
+        body.append(f"    {', '.join(args)}, = args")
+    if not all(take(a, t) for a, t in zip(args, args_tree.children())):
+        return None
+    if leaves:
+        body.append("    try:")
+        checks = " or ".join(f"{v}._aval is not {const(a)}"
+                             for v, a in zip(leaves, entry.jaxpr.in_avals))
+        body.append(f"        if {checks}: return MISS")
+        body.append("    except AttributeError: return MISS  # (an aval not computed yet)")
+    outs = [f"o{i}" for i in range(len(entry.out_avals))]
+    call = f"EXE.run({', '.join(f'{v}._value' for v in leaves)})"
+    body.append(f"    {', '.join(outs)}, = {call}" if outs else f"    {call}")
+    for o, aval in zip(outs, entry.out_avals):
+        # from_numpy inlined for its common case (an ndarray of the promised type)
+        body += [(f"    if type({o}) is NDARRAY and {o}.dtype is {const(aval.dtype)} and "
+                  f"{o}.shape == {aval.shape!r}:"),
+                 (f"        w = NEW(ARRAY); w._value = {o}; w._weak = {aval.weak_type}; "
+                  f"w._aval = {const(aval)}; {o} = w"),
+                 "    else:",
+                 f"        {o} = FROM({o}, {const(aval)})"]
+    body.append(f"    return {_build_source(entry.out_tree, iter(outs), const)}")
+    source = "def match(args):\n" + "\n".join(body) + "\n"
+    exec(compile(source, f"<didax jit call: {name}>", "exec"), env)
+    return env["match"]
+
+
+def _build_source(tree, outs, const) -> str:
+    """An expression building the pytree `tree` from the names in `outs`."""
+    data = tree.node_data()
+    if data is None:
+        return next(outs)
+    kind, aux = data
+    parts = [_build_source(c, outs, const) for c in tree.children()]
+    if kind is tuple:
+        return f"({''.join(p + ', ' for p in parts)})"
+    if kind is list:
+        return f"[{', '.join(parts)}]"
+    if kind is dict:
+        return "{" + ", ".join(f"{const(k)}: {p}" for k, p in zip(aux, parts)) + "}"
+    if kind is NoneType:
+        return "None"
+    return f"{const(tree)}.unflatten([{', '.join(parts)}])"
 
 
 def _run(executable, out_avals, vals):
