@@ -82,7 +82,7 @@ class CacheInfo(NamedTuple):
 
 class _Entry:
     __slots__ = ("jaxpr", "in_tree", "out_tree", "out_avals", "hoisted", "executable",
-                 "donated", "matcher")
+                 "donated", "matchers")
 
     def __init__(self, jaxpr, in_tree, out_tree, hoisted, donated):
         self.donated = (False,) * len(hoisted) + donated
@@ -92,7 +92,7 @@ class _Entry:
         self.out_avals = jaxpr.out_avals
         self.hoisted = hoisted  # constants (tracers of enclosing transformations) as operands
         self.executable = None
-        self.matcher = None  # `_matcher(self)`, once called eagerly with arrays
+        self.matchers = {}  # the types of the leaves -> `_matcher(self, ...)` (or None)
 
 
 def _as_tuple(x):
@@ -154,8 +154,8 @@ class JitWrapped:
         self._cache: dict = {}
         self._fast: dict = {}  # (settings, avals of positional array args) -> entry
         self._mono = _no_match  # the matcher of the last eager signature called with
-        # arrays (see `_matcher`): tried first, so a loop calling with one signature neither
-        # flattens its arguments nor builds a key
+        # arrays and Python scalars (see `_matcher`): tried first, so a loop calling with one
+        # signature neither flattens its arguments nor builds a key
         self._simple = not (self._static_argnums or self._static_argnames)
         self._hits = 0
         self._misses = 0
@@ -420,14 +420,16 @@ class JitWrapped:
         return tree_unflatten(entry.out_tree, outs)
 
     def _remember(self, entry, leaves):
-        """Makes `entry`'s matcher the one `__call__` tries first, if the call's argument
-        leaves are all arrays (which is all a matcher accepts)."""
-        for x in leaves:
-            if type(x) is not core.Array:
-                return
-        if entry.matcher is None:
-            entry.matcher = _matcher(entry, self._name) or _no_match
-        self._mono = entry.matcher
+        """Makes `entry`'s matcher for the types of these argument leaves the one `__call__`
+        tries first, if they are Arrays and Python scalars (which is all a matcher takes)."""
+        kinds = tuple(map(type, leaves))
+        matcher = entry.matchers.get(kinds, _MISS)
+        if matcher is _MISS:
+            matcher = entry.matchers[kinds] = (
+                _matcher(entry, kinds, self._name)
+                if all(k in _MATCHED_KINDS for k in kinds) else None)
+        if matcher is not None:
+            self._mono = matcher
 
     # inspection ------------------------------------------------------------------------
 
@@ -474,21 +476,24 @@ def _no_match(args):
     return _MISS
 
 
-def _matcher(entry, name):
+_MATCHED_KINDS = frozenset({core.Array, float, int, bool, complex})
+
+
+def _matcher(entry, kinds, name):
     """A function of a call's positional arguments that runs `entry` if they are exactly
     what it was traced for (the same settings, no transformation, the same pytree structure,
-    all leaves Arrays of the same avals), and else returns `_MISS`: the fixed cost of an
-    eager call on the last signature. It is generated as straight-line Python for this
-    entry's structure (no flattening, no key) and builds the output Arrays inline.
-    None for structures it does not handle (custom pytree nodes), which take the general path.
-    """
+    leaves of the types `kinds`: Arrays of the same avals, or Python scalars, whose avals
+    depend only on their type and x64), and else returns `_MISS`: the fixed cost of an eager
+    call on the last signature. It is generated as straight-line Python for this entry's
+    structure (no flattening, no key) and builds the output Arrays inline. None for
+    structures it does not handle (namedtuples, custom pytree nodes): the general path."""
     root = entry.in_tree
     (args_tree, kwargs_tree) = root.children()
     if kwargs_tree.node_data() != (dict, []) or args_tree.node_data()[0] is not tuple:
         return None
     env = {"MISS": _MISS, "MOD": sys.modules[__name__], "CTX": core._ctx,
            "EVAL": core.eval_interpreter, "ARRAY": core.Array, "NEW": object.__new__, "NDARRAY": np.ndarray,
-           "FROM": core.Array.from_numpy, "EXE": entry.executable}
+           "FROM": core.Array.from_numpy, "EXE": entry.executable, "ASARRAY": np.asarray}
     names_of = {}  # id -> the name of a constant in `env`
 
     def const(value):
@@ -506,7 +511,9 @@ def _matcher(entry, name):
         """Checks that `var` has the structure `tree`; collects its leaves' names."""
         data = tree.node_data()
         if data is None:
-            body.append(f"    if type({var}) is not ARRAY: return MISS")
+            kind = kinds[len(leaves)]
+            body.append(f"    if type({var}) is not "
+                        f"{'ARRAY' if kind is core.Array else kind.__name__}: return MISS")
             leaves.append(var)
             return True
         kind, aux = data
@@ -533,20 +540,24 @@ def _matcher(entry, name):
         return all(take(sub, child) for sub, child in zip(subs, children))
 
     args = [next(names) for _ in args_tree.children()]
-    body.append(f"    if len(args) != {len(args)} or MOD._settings is not {const(_settings)} "
-                "or CTX.interp is not EVAL: return MISS")
+    body.append(f"    if MOD._settings is not {const(_settings)} or CTX.interp is not EVAL: "
+                "return MISS")
     if args:
-        body.append(f"    {', '.join(args)}, = args")
+        body += ["    try:", f"        {', '.join(args)}, = args",
+                 "    except ValueError: return MISS  # another number of arguments"]
+    else:
+        body.append("    if args: return MISS")
     if not all(take(a, t) for a, t in zip(args, args_tree.children())):
         return None
-    if leaves:
-        body.append("    try:")
-        checks = " or ".join(f"{v}._aval is not {const(a)}"
-                             for v, a in zip(leaves, entry.jaxpr.in_avals))
-        body.append(f"        if {checks}: return MISS")
-        body.append("    except AttributeError: return MISS  # (an aval not computed yet)")
+    checks = [f"{v}._aval is not {const(a)}"
+              for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds) if k is core.Array]
+    if checks:
+        body += ["    try:", f"        if {' or '.join(checks)}: return MISS",
+                 "    except AttributeError: return MISS  # (an aval not computed yet)"]
+    values = [f"{v}._value" if k is core.Array else f"ASARRAY({v}, {const(a.dtype)})"
+              for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds)]
     outs = [f"o{i}" for i in range(len(entry.out_avals))]
-    call = f"EXE.run({', '.join(f'{v}._value' for v in leaves)})"
+    call = f"EXE.run({', '.join(values)})"
     body.append(f"    {', '.join(outs)}, = {call}" if outs else f"    {call}")
     for o, aval in zip(outs, entry.out_avals):
         # from_numpy inlined for its common case (an ndarray of the promised type)
