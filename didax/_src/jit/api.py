@@ -81,8 +81,8 @@ class CacheInfo(NamedTuple):
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "in_tree", "out_tree", "out_avals", "hoisted", "executable",
-                 "donated", "matchers")
+    __slots__ = ("donated", "executable", "hoisted", "in_tree", "jaxpr", "matchers",
+                 "out_avals", "out_tree")
 
     def __init__(self, jaxpr, in_tree, out_tree, hoisted, donated):
         self.donated = (False,) * len(hoisted) + donated
@@ -579,6 +579,9 @@ def _build_source(tree, outs, const) -> str:
     if data is None:
         return next(outs)
     kind, aux = data
+    if kind not in (tuple, list, dict, NoneType):  # a namedtuple or custom node
+        leaves = [next(outs) for _ in range(tree.num_leaves)]
+        return f"{const(tree)}.unflatten([{', '.join(leaves)}])"
     parts = [_build_source(c, outs, const) for c in tree.children()]
     if kind is tuple:
         return f"({''.join(p + ', ' for p in parts)})"
@@ -586,9 +589,7 @@ def _build_source(tree, outs, const) -> str:
         return f"[{', '.join(parts)}]"
     if kind is dict:
         return "{" + ", ".join(f"{const(k)}: {p}" for k, p in zip(aux, parts)) + "}"
-    if kind is NoneType:
-        return "None"
-    return f"{const(tree)}.unflatten([{', '.join(parts)}])"
+    return "None"
 
 
 def _run(executable, out_avals, vals):

@@ -1,7 +1,9 @@
 """didax.jit: caching and retracing, static and keyword arguments, lowering and the generated
 source, disable_jit, errors, debug.print and jax_debug_nans."""
+import collections
 import functools
 import logging
+import operator
 
 import numpy as np
 import pytest
@@ -460,3 +462,27 @@ def test_the_last_signature_shortcut_with_python_scalars():
         assert f(jnp.arange(3.0, dtype=jnp.float64), {"s": 2, "t": (1,)}).dtype == np.float64
         assert f(jnp.arange(3, dtype=jnp.int64), {"s": 2, "t": (1,)}).dtype == np.int64
     assert f(a, {"s": 2.0, "t": (1,)}).dtype == np.float32 and len(traces) == 6
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def test_the_last_signature_shortcut_builds_every_kind_of_output_tree():
+    f = jax.jit(lambda p: Pair(p.a + 1, (p.b * 2, [Pair(p.a, {"k": None})],
+                                         jax.tree_util.Partial(operator.add, p.a))))
+    x = jnp.ones(2)
+    for _ in range(3):  # a namedtuple argument takes the general path; its output likewise
+        out = f(Pair(x, x))
+        assert type(out) is Pair and out.a.tolist() == [2.0, 2.0]
+        doubled, [inner], partial = out.b
+        assert doubled.tolist() == [2.0, 2.0] and type(inner) is Pair
+        assert inner.b == {"k": None} and partial(1.0).tolist() == [2.0, 2.0]
+    g = jax.jit(lambda x: (Pair(x, [x]), {"z": [x, (x,)], "a": ()}, None,
+                           jax.tree_util.Partial(operator.add, x)))
+    for _ in range(3):  # through the shortcut
+        p, d, none, partial = g(x)
+        assert partial(1.0).tolist() == [2.0, 2.0]
+        assert type(p) is Pair and type(p.b) is list and len(p.b) == 1
+        assert p.b[0].tolist() == [1.0, 1.0] and none is None
+        assert list(d) == ["a", "z"] and d["a"] == () and type(d["z"][1]) is tuple
+    assert g._mono is not api._no_match
