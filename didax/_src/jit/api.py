@@ -6,7 +6,9 @@ debug-nans settings, which change what tracing and compilation produce). A miss 
 the function (running its Python side effects), and says why it missed when
 `jax_explain_cache_misses` is on; `cache_info()` keeps the last reason too.
 
-Called eagerly, a jitted function runs its generated code directly. Under another
+Called eagerly, a jitted function runs its generated code directly; a call with the last
+eager call's signature is recognised by a function generated for that signature (see
+`_matcher`), which neither flattens the arguments nor builds a key. Under another
 transformation it binds the `jit` call primitive, whose rules transform the jaxpr and call
 again (see call.py), so transformations of jitted functions are compiled too.
 """
@@ -82,12 +84,13 @@ class CacheInfo(NamedTuple):
 
 class _Entry:
     __slots__ = ("donated", "executable", "hoisted", "in_tree", "jaxpr", "matchers",
-                 "out_avals", "out_tree")
+                 "out_avals", "out_tree", "static")
 
-    def __init__(self, jaxpr, in_tree, out_tree, hoisted, donated):
+    def __init__(self, jaxpr, in_tree, static, out_tree, hoisted, donated):
         self.donated = (False,) * len(hoisted) + donated
         self.jaxpr = jaxpr
         self.in_tree = in_tree  # of (dynamic positional args, dynamic keyword args)
+        self.static = static  # ((position or name, value), ...) of the static arguments
         self.out_tree = out_tree
         self.out_avals = jaxpr.out_avals
         self.hoisted = hoisted  # constants (tracers of enclosing transformations) as operands
@@ -324,7 +327,7 @@ class JitWrapped:
                 if i not in static_nums:
                     donated += (i in self._donate_argnums,) * len(tree_flatten(a)[0])
         donated += (False,) * (len(flat) - len(donated))
-        entry = _Entry(closed, in_tree, out_box[-1], hoisted, donated)
+        entry = _Entry(closed, in_tree, static, out_box[-1], hoisted, donated)
         if not hoisted:
             self._cache[key] = entry
         return entry, flat
@@ -408,9 +411,9 @@ class JitWrapped:
                 else:
                     vals.append(np.asarray(x, get_aval(x).dtype))
             outs = _run(entry.executable, entry.out_avals, vals)
-            if self._simple and not kwargs:
-                if len(flat) == len(args) and all(type(x) in (core.Array, float, int)
-                                                  for x in args):
+            if not kwargs:
+                if self._simple and len(flat) == len(args) and all(
+                        type(x) in (core.Array, float, int) for x in args):
                     self._fast[(_settings, *(x.aval if type(x) is core.Array else type(x)
                                              for x in args))] = entry
                 self._remember(entry, flat)
@@ -477,23 +480,29 @@ def _no_match(args):
 
 
 _MATCHED_KINDS = frozenset({core.Array, float, int, bool, complex})
+_STATIC_KINDS = frozenset({int, float, bool, str, NoneType})  # compared in a matcher
 
 
 def _matcher(entry, kinds, name):
     """A function of a call's positional arguments that runs `entry` if they are exactly
     what it was traced for (the same settings, no transformation, the same pytree structure,
     leaves of the types `kinds`: Arrays of the same avals, or Python scalars, whose avals
-    depend only on their type and x64), and else returns `_MISS`: the fixed cost of an eager
-    call on the last signature. It is generated as straight-line Python for this entry's
-    structure (no flattening, no key) and builds the output Arrays inline. None for
-    structures it does not handle (namedtuples, custom pytree nodes): the general path."""
+    depend only on their type and x64; equal static arguments of the same type), and else
+    returns `_MISS`: the fixed cost of an eager call on the last signature. It is generated
+    as straight-line Python for this entry's structure (no flattening, no key) and builds
+    the output Arrays inline. None for what it does not handle (namedtuples, custom pytree
+    nodes, static arguments other than numbers, strings and None): the general path."""
     root = entry.in_tree
     (args_tree, kwargs_tree) = root.children()
     if kwargs_tree.node_data() != (dict, []) or args_tree.node_data()[0] is not tuple:
         return None
+    static = dict(entry.static)  # positions -> values, when called with positions only
+    if not all(type(i) is int and type(v) in _STATIC_KINDS for i, v in static.items()):
+        return None
     env = {"MISS": _MISS, "MOD": sys.modules[__name__], "CTX": core._ctx,
-           "EVAL": core.eval_interpreter, "ARRAY": core.Array, "NEW": object.__new__, "NDARRAY": np.ndarray,
-           "FROM": core.Array.from_numpy, "EXE": entry.executable, "ASARRAY": np.asarray}
+           "EVAL": core.eval_interpreter, "ARRAY": core.Array, "NEW": object.__new__,
+           "NDARRAY": np.ndarray, "FROM": core.Array.from_numpy, "EXE": entry.executable,
+           "ASARRAY": np.asarray}
     names_of = {}  # id -> the name of a constant in `env`
 
     def const(value):
@@ -539,7 +548,7 @@ def _matcher(entry, kinds, name):
             return False  # a namedtuple or custom node: flattened the general way
         return all(take(sub, child) for sub, child in zip(subs, children))
 
-    args = [next(names) for _ in args_tree.children()]
+    args = [next(names) for _ in range(len(args_tree.children()) + len(static))]
     body.append(f"    if MOD._settings is not {const(_settings)} or CTX.interp is not EVAL: "
                 "return MISS")
     if args:
@@ -547,8 +556,16 @@ def _matcher(entry, kinds, name):
                  "    except ValueError: return MISS  # another number of arguments"]
     else:
         body.append("    if args: return MISS")
-    if not all(take(a, t) for a, t in zip(args, args_tree.children())):
-        return None
+    dynamic = iter(args_tree.children())
+    for i, a in enumerate(args):
+        if i in static and static[i] is None:
+            body.append(f"    if {a} is not None: return MISS")
+        elif i in static:  # compared as the cache compares it, and of the same type too
+            value = static[i]
+            body.append(f"    if type({a}) is not {type(value).__name__} or {a} != "
+                        f"{const(value)}: return MISS")
+        elif not take(a, next(dynamic)):
+            return None
     checks = [f"{v}._aval is not {const(a)}"
               for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds) if k is core.Array]
     if checks:

@@ -486,3 +486,31 @@ def test_the_last_signature_shortcut_builds_every_kind_of_output_tree():
         assert p.b[0].tolist() == [1.0, 1.0] and none is None
         assert list(d) == ["a", "z"] and d["a"] == () and type(d["z"][1]) is tuple
     assert g._mono is not api._no_match
+
+
+def test_the_last_signature_shortcut_with_static_arguments():
+    traces = []
+
+    @functools.partial(jax.jit, static_argnums=(1, -1), static_argnames="mode")
+    def f(x, n, mode, k=None):
+        traces.append((n, mode, k))
+        y = x * n if mode == "mul" else x + n
+        return y if k is None else y - k
+
+    a = jnp.ones(2)
+    calls = [((a, 2, "mul"), [2.0, 2.0]), ((a, 2, "mul"), [2.0, 2.0]),
+             ((a, 3, "mul"), [3.0, 3.0]), ((a, 3, "add"), [4.0, 4.0]),
+             ((a, 3, "add"), [4.0, 4.0]), ((a, 3.0, "add"), [4.0, 4.0]),
+             ((a, True, "add"), [2.0, 2.0]), ((a, 3, "add", None), [4.0, 4.0]),
+             ((a, 3, "add", 1), [3.0, 3.0]), ((a, 3, "add", 1), [3.0, 3.0]),
+             ((a, 2, "mul"), [2.0, 2.0])]
+    for args, expected in calls:
+        assert f(*args).tolist() == expected, args
+    # 3.0 == 3 and hash alike: they share a trace, as in JAX; with a fourth argument,
+    # position -1 is `k`, so the statics are others
+    assert traces == [(2, "mul", None), (3, "mul", None), (3, "add", None),
+                      (True, "add", None), (3, "add", None), (3, "add", 1)]
+    assert f(a, 3, mode="add").tolist() == [4.0, 4.0] and len(traces) == 7
+    g = jax.jit(lambda x, shape: jnp.broadcast_to(x, shape), static_argnums=1)
+    for shape in [(2, 2), (2, 2), (3, 2), (2, 2)]:  # a tuple static: the general path
+        assert g(a, shape).shape == shape
