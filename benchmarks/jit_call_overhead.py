@@ -1,8 +1,8 @@
 """The fixed cost of calling a jitted function eagerly on a signature it has cached: the time
 of the call less the time of its compiled code alone, on float32 (8,) arrays, for one
-argument, three arguments and pytree (tuple and dict) arguments; on didax's NumPy tier and
-native tier, beside NumPy running the same function on ndarrays and `jax.jit`'s whole call.
-Run pinned to one core:
+argument, three arguments, pytree (tuple and dict) arguments, a Python scalar argument and a
+static argument; on didax's NumPy tier and native tier, beside NumPy running the same
+function on ndarrays and `jax.jit`'s whole call. Run pinned to one core:
 
     taskset -c 0 python benchmarks/jit_call_overhead.py [--rounds N]
 
@@ -36,7 +36,10 @@ CASES = {
     "(x, y, z) -> x * y + z": (lambda x, y, z: x * y + z, "xyz"),
     "tuple t -> t[0] * t[1] + t[2]": (lambda t: t[0] * t[1] + t[2], "tuple"),
     "dict d -> d['a'] * d['b'] + d['c']": (lambda d: d["a"] * d["b"] + d["c"], "dict"),
+    "(x, 2.0) -> x * s, s a Python float": (lambda x, s: x * s, "x, float"),
+    "(x, 2) -> x * n, n static": (lambda x, n: x * n, "x, static"),
 }
+STATIC = {"x, static": (1,)}  # static_argnums
 
 COLUMNS = ["NumPy tier: call", "NumPy tier: code", "NumPy tier: overhead",
            "native tier: call", "native tier: code", "native tier: overhead",
@@ -46,7 +49,7 @@ COLUMNS = ["NumPy tier: call", "NumPy tier: code", "NumPy tier: overhead",
 def arguments(kind, asarray):
     x, y, z = (asarray(np.full((8,), v, np.float32)) for v in (1.5, 2.0, 0.5))
     return {"x": (x,), "xyz": (x, y, z), "tuple": ((x, y, z),),
-            "dict": ({"a": x, "b": y, "c": z},)}[kind]
+            "dict": ({"a": x, "b": y, "c": z},), "x, float": (x, 2.0), "x, static": (x, 2)}[kind]
 
 
 def block_time(fn, number, timer):
@@ -64,18 +67,19 @@ def main():
         args = arguments(kind, didax.numpy.asarray)
         for tier, label in (("off", "NumPy tier"), ("sync", "native tier")):
             with flag_context("didax_native_tier", tier):
-                f = didax.jit(fun)
+                f = didax.jit(fun, static_argnums=STATIC.get(kind))
                 f(*args)
                 f(*args)
             entry, = f._cache.values()
             run = entry.executable.run
-            vals = [a._value for a in tree_leaves(args)]
+            vals = [np.asarray(a, np.float32) if type(a) is float else a._value
+                    for a in tree_leaves(args[:1] if kind == "x, static" else args)]
             timed[name, f"{label}: call"] = (lambda f=f, a=args: f(*a), time.thread_time)
             timed[name, f"{label}: code"] = (lambda r=run, v=vals: r(*v), time.thread_time)
         np_args = arguments(kind, np.asarray)
         timed[name, "NumPy, same function"] = (lambda a=np_args, f=fun: f(*a), time.thread_time)
         if jax is not None:
-            jf = jax.jit(fun)
+            jf = jax.jit(fun, static_argnums=STATIC.get(kind))
             j_args = arguments(kind, jax.numpy.asarray)
             jf(*j_args).block_until_ready()
             timed[name, "jax.jit call"] = (lambda f=jf, a=j_args: f(*a).block_until_ready(),

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import sys
 import weakref
 from types import NoneType
 from typing import NamedTuple
@@ -136,6 +135,10 @@ def clear_caches():
 
 
 class JitWrapped:
+    # What every call reads and writes lives in slots: attributes in the instance's
+    # dictionary, which `functools.update_wrapper` fills, are slower to update.
+    __slots__ = ("__dict__", "__weakref__", "_hits", "_mono")
+
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames):
         functools.update_wrapper(self, fun)
         _all_jitted.add(self)
@@ -499,7 +502,7 @@ def _matcher(entry, kinds, name):
     static = dict(entry.static)  # positions -> values, when called with positions only
     if not all(type(i) is int and type(v) in _STATIC_KINDS for i, v in static.items()):
         return None
-    env = {"MISS": _MISS, "MOD": sys.modules[__name__], "CTX": core._ctx,
+    env = {"MISS": _MISS, "CTX": core._ctx,
            "EVAL": core.eval_interpreter, "ARRAY": core.Array, "NEW": object.__new__,
            "NDARRAY": np.ndarray, "FROM": core.Array.from_numpy, "EXE": entry.executable,
            "ASARRAY": np.asarray}
@@ -549,7 +552,7 @@ def _matcher(entry, kinds, name):
         return all(take(sub, child) for sub, child in zip(subs, children))
 
     args = [next(names) for _ in range(len(args_tree.children()) + len(static))]
-    body.append(f"    if MOD._settings is not {const(_settings)} or CTX.interp is not EVAL: "
+    body.append(f"    if _settings is not {const(_settings)} or CTX.interp is not EVAL: "
                 "return MISS")
     if args:
         body += ["    try:", f"        {', '.join(args)}, = args",
@@ -585,9 +588,13 @@ def _matcher(entry, kinds, name):
                  "    else:",
                  f"        {o} = FROM({o}, {const(aval)})"]
     body.append(f"    return {_build_source(entry.out_tree, iter(outs), const)}")
-    source = "def match(args):\n" + "\n".join(body) + "\n"
-    exec(compile(source, f"<didax jit call: {name}>", "exec"), env)
-    return env["match"]
+    # Its constants are the closure of a factory; its one global is this module's
+    # `_settings`, read as the module reads it.
+    source = (f"def make({', '.join(env)}):\n    def match(args):\n"
+              + "".join(f"    {line}\n" for line in body) + "    return match\n")
+    made = {}
+    exec(compile(source, f"<didax jit call: {name}>", "exec"), globals(), made)
+    return made["make"](**env)
 
 
 def _build_source(tree, outs, const) -> str:
