@@ -94,7 +94,7 @@ class _Entry:
         self.out_avals = jaxpr.out_avals
         self.hoisted = hoisted  # constants (tracers of enclosing transformations) as operands
         self.executable = None
-        self.matchers = {}  # the types of the leaves -> `_matcher(self, ...)` (or None)
+        self.matchers = {}  # the types of the leaves -> `_matcher(self, ...)`, or not yet
 
 
 def _as_tuple(x):
@@ -429,12 +429,14 @@ class JitWrapped:
         """Makes `entry`'s matcher for the types of these argument leaves the one `__call__`
         tries first, if they are Arrays and Python scalars (which is all a matcher takes)."""
         kinds = tuple(map(type, leaves))
-        matcher = entry.matchers.get(kinds, _MISS)
-        if matcher is _MISS:
+        matcher = entry.matchers.get(kinds)
+        if matcher is None:  # a first call: built at the second (most signatures of most
+            entry.matchers[kinds] = _NOT_YET  # functions traced are called once)
+            return
+        if matcher is _NOT_YET:
             matcher = entry.matchers[kinds] = (
-                _matcher(entry, kinds, self._name)
-                if all(k in _MATCHED_KINDS for k in kinds) else None)
-        if matcher is not None:
+                all(k in _MATCHED_KINDS for k in kinds) and _matcher(entry, kinds) or _NO_MATCHER)
+        if matcher is not _NO_MATCHER:
             self._mono = matcher
 
     # inspection ------------------------------------------------------------------------
@@ -482,11 +484,13 @@ def _no_match(args):
     return _MISS
 
 
+_NOT_YET = object()  # in `_Entry.matchers`: called once with these leaf types
+_NO_MATCHER = object()  # in `_Entry.matchers`: none for these leaf types (the general path)
 _MATCHED_KINDS = frozenset({core.Array, float, int, bool, complex})
 _STATIC_KINDS = frozenset({int, float, bool, str, NoneType})  # compared in a matcher
 
 
-def _matcher(entry, kinds, name):
+def _matcher(entry, kinds):
     """A function of a call's positional arguments that runs `entry` if they are exactly
     what it was traced for (the same settings, no transformation, the same pytree structure,
     leaves of the types `kinds`: Arrays of the same avals, or Python scalars, whose avals
@@ -506,13 +510,11 @@ def _matcher(entry, kinds, name):
            "EVAL": core.eval_interpreter, "ARRAY": core.Array, "NEW": object.__new__,
            "NDARRAY": np.ndarray, "FROM": core.Array.from_numpy, "EXE": entry.executable,
            "ASARRAY": np.asarray}
-    names_of = {}  # id -> the name of a constant in `env`
+    n_const = len(env)
 
-    def const(value):
-        name = names_of.get(id(value))
-        if name is None:
-            name = names_of[id(value)] = f"c{len(names_of)}"
-            env[name] = value
+    def const(value):  # (named by the order of use: the source tells only the structure)
+        name = f"c{len(env) - n_const}"
+        env[name] = value
         return name
 
     body = []
@@ -582,19 +584,28 @@ def _matcher(entry, kinds, name):
     for o, aval in zip(outs, entry.out_avals):
         # from_numpy inlined for its common case (an ndarray of the promised type)
         body += [(f"    if type({o}) is NDARRAY and {o}.dtype is {const(aval.dtype)} and "
-                  f"{o}.shape == {aval.shape!r}:"),
+                  f"{o}.shape == {const(aval.shape)}:"),
                  (f"        w = NEW(ARRAY); w._value = {o}; w._weak = {aval.weak_type}; "
                   f"w._aval = {const(aval)}; {o} = w"),
                  "    else:",
                  f"        {o} = FROM({o}, {const(aval)})"]
     body.append(f"    return {_build_source(entry.out_tree, iter(outs), const)}")
     # Its constants are the closure of a factory; its one global is this module's
-    # `_settings`, read as the module reads it.
+    # `_settings`, read as the module reads it. The source depends only on the structure
+    # of the call, so signatures of one structure share its compiled code.
     source = (f"def make({', '.join(env)}):\n    def match(args):\n"
               + "".join(f"    {line}\n" for line in body) + "    return match\n")
-    made = {}
-    exec(compile(source, f"<didax jit call: {name}>", "exec"), globals(), made)
-    return made["make"](**env)
+    make = _matcher_factories.get(source)
+    if make is None:
+        if len(_matcher_factories) >= 1024:
+            _matcher_factories.clear()
+        made = {}
+        exec(compile(source, "<didax jit call>", "exec"), globals(), made)
+        make = _matcher_factories[source] = made["make"]
+    return make(**env)
+
+
+_matcher_factories: dict = {}  # source -> the compiled `make` of `_matcher`
 
 
 def _build_source(tree, outs, const) -> str:
