@@ -514,3 +514,16 @@ def test_the_last_signature_shortcut_with_static_arguments():
     g = jax.jit(lambda x, shape: jnp.broadcast_to(x, shape), static_argnums=1)
     for shape in [(2, 2), (2, 2), (3, 2), (2, 2)]:  # a tuple static: the general path
         assert g(a, shape).shape == shape
+
+
+def test_a_signature_gets_its_matcher_at_its_second_call():
+    f = jax.jit(lambda x: x + 1)
+    a = jnp.ones(3)
+    f(a)
+    assert f._mono is api._no_match  # a function called once pays for no matcher
+    f(a)
+    assert f._mono is not api._no_match and f(a).tolist() == [2.0, 2.0, 2.0]
+    g = jax.jit(lambda x: x * 2)
+    g(jnp.ones(4)), g(jnp.ones(4))
+    assert g._mono.__code__ is f._mono.__code__  # one structure: one compiled matcher
+    assert g(jnp.ones(4)).tolist() == [2.0] * 4 and f(a).tolist() == [2.0] * 3
