@@ -6,7 +6,9 @@ debug-nans settings, which change what tracing and compilation produce). A miss 
 the function (running its Python side effects), and says why it missed when
 `jax_explain_cache_misses` is on; `cache_info()` keeps the last reason too.
 
-Called eagerly, a jitted function runs its generated code directly. Under another
+Called eagerly, a jitted function runs its generated code directly; a call with the last
+eager call's signature is recognised by a function generated for that signature (see
+`_matcher`), which neither flattens the arguments nor builds a key. Under another
 transformation it binds the `jit` call primitive, whose rules transform the jaxpr and call
 again (see call.py), so transformations of jitted functions are compiled too.
 """
@@ -16,6 +18,7 @@ import functools
 import inspect
 import logging
 import weakref
+from types import NoneType
 from typing import NamedTuple
 
 import numpy as np
@@ -23,8 +26,7 @@ import numpy as np
 from didax._src import core
 from didax._src.config import config, flag_context
 from didax._src.api import ShapeDtypeStruct
-from didax._src.core import Array, ShapedArray, Tracer, get_aval
-from didax._src.core import _ctx, eval_interpreter as _eval_interpreter
+from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
@@ -40,15 +42,24 @@ logger = logging.getLogger("didax")
 
 
 # The settings that change what tracing or compiling produces, kept current for cheap keys:
-# (x64, debug_nans, disable_jit).
-_settings = (config.x64_enabled, bool(config.jax_debug_nans), bool(config.jax_disable_jit))
+# (x64, debug_nans, disable_jit). Interned: equal settings are one tuple, so a signature's
+# matcher (see `_matcher`) can compare them by identity after they change and change back.
+_all_settings: dict = {}
+
+
+def _current_settings():
+    now = (config.x64_enabled, bool(config.read("jax_debug_nans")),
+           bool(config.read("jax_disable_jit")))
+    return _all_settings.setdefault(now, now)
+
+
+_settings = _current_settings()
 
 
 @config.on_change
 def _update_settings(name, value):
     global _settings
-    _settings = (config.x64_enabled, bool(config.read("jax_debug_nans")),
-                 bool(config.read("jax_disable_jit")))
+    _settings = _current_settings()
 
 
 def named_call(fun, *, name=None):
@@ -71,18 +82,19 @@ class CacheInfo(NamedTuple):
 
 
 class _Entry:
-    __slots__ = ("jaxpr", "out_tree", "out_avals", "hoisted", "executable", "donated", "single",
-                 "runner")
+    __slots__ = ("donated", "executable", "hoisted", "in_tree", "jaxpr", "matchers",
+                 "out_avals", "out_tree", "static")
 
-    def __init__(self, jaxpr, out_tree, hoisted, donated):
-        self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1  # a bare array
+    def __init__(self, jaxpr, in_tree, static, out_tree, hoisted, donated):
         self.donated = (False,) * len(hoisted) + donated
         self.jaxpr = jaxpr
+        self.in_tree = in_tree  # of (dynamic positional args, dynamic keyword args)
+        self.static = static  # ((position or name, value), ...) of the static arguments
         self.out_tree = out_tree
         self.out_avals = jaxpr.out_avals
         self.hoisted = hoisted  # constants (tracers of enclosing transformations) as operands
         self.executable = None
-        self.runner = None  # `_runner(self)`, once called eagerly with arrays
+        self.matchers = {}  # the types of the leaves -> `_matcher(self, ...)`, or not yet
 
 
 def _as_tuple(x):
@@ -123,6 +135,10 @@ def clear_caches():
 
 
 class JitWrapped:
+    # What every call reads and writes lives in slots: attributes in the instance's
+    # dictionary, which `functools.update_wrapper` fills, are slower to update.
+    __slots__ = ("__dict__", "__weakref__", "_hits", "_mono")
+
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames):
         functools.update_wrapper(self, fun)
         _all_jitted.add(self)
@@ -143,9 +159,9 @@ class JitWrapped:
         self._donate_argnums = frozenset(donate_argnums)
         self._cache: dict = {}
         self._fast: dict = {}  # (settings, avals of positional array args) -> entry
-        self._mono = None  # (settings, avals, runner) of the last all-array call: checked
-        # first, by identity (avals are interned), so a loop calling with one signature
-        # neither builds nor hashes a key
+        self._mono = _no_match  # the matcher of the last eager signature called with
+        # arrays and Python scalars (see `_matcher`): tried first, so a loop calling with one
+        # signature neither flattens its arguments nor builds a key
         self._simple = not (self._static_argnums or self._static_argnames)
         self._hits = 0
         self._misses = 0
@@ -314,7 +330,7 @@ class JitWrapped:
                 if i not in static_nums:
                     donated += (i in self._donate_argnums,) * len(tree_flatten(a)[0])
         donated += (False,) * (len(flat) - len(donated))
-        entry = _Entry(closed, out_box[-1], hoisted, donated)
+        entry = _Entry(closed, in_tree, static, out_box[-1], hoisted, donated)
         if not hoisted:
             self._cache[key] = entry
         return entry, flat
@@ -353,20 +369,18 @@ class JitWrapped:
     # calling -------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        mono = self._mono
-        if (mono is not None and mono[0] is _settings and not kwargs
-                and _ctx.interp is _eval_interpreter and len(args) == len(mono[1])):
-            vals = []
-            for x, a in zip(args, mono[1]):
-                if type(x) is not Array or x.aval is not a:
-                    break
-                vals.append(x._value)
-            else:
+        if not kwargs:
+            out = self._mono(args)
+            if out is not _MISS:
                 self._hits += 1
-                return mono[2](vals)
+                return out
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         if _settings[2]:  # jax_disable_jit
             return self._fun(*args, **kwargs)
-        if self._simple and not kwargs and core._ctx.interp is core.eval_interpreter:
+        eager = core._ctx.interp is core.eval_interpreter
+        if self._simple and not kwargs and eager:
             # The common eager call: positional arrays only. Its key is cheap to build.
             key = [_settings]
             for x in args:
@@ -382,13 +396,13 @@ class JitWrapped:
                 entry = self._fast.get(tuple(key))
                 if entry is not None:
                     self._hits += 1
-                    self._remember(args, entry)
                     outs = _run(entry.executable, entry.out_avals, [
                         x._value if type(x) is core.Array else np.asarray(x, a.dtype)
                         for x, a in zip(args, entry.jaxpr.in_avals)])
-                    return outs[0] if entry.single else tree_unflatten(entry.out_tree, outs)
+                    self._remember(entry, args)
+                    return tree_unflatten(entry.out_tree, outs)
         entry, flat = self._trace(args, kwargs)
-        if core._ctx.interp is core.eval_interpreter and not entry.hoisted:
+        if eager and not entry.hoisted:
             if entry.executable is None:
                 entry.executable = compiled_for(entry.jaxpr, self._name)
             vals = []
@@ -400,22 +414,30 @@ class JitWrapped:
                 else:
                     vals.append(np.asarray(x, get_aval(x).dtype))
             outs = _run(entry.executable, entry.out_avals, vals)
-            if (self._simple and not kwargs and len(flat) == len(args)
-                    and all(type(x) in (core.Array, float, int) for x in args)):
-                self._fast[(_settings, *(x.aval if type(x) is core.Array else type(x)
-                                         for x in args))] = entry
-                self._remember(args, entry)
+            if not kwargs:
+                if self._simple and len(flat) == len(args) and all(
+                        type(x) in (core.Array, float, int) for x in args):
+                    self._fast[(_settings, *(x.aval if type(x) is core.Array else type(x)
+                                             for x in args))] = entry
+                self._remember(entry, flat)
         else:
             outs = bind_call([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,
                              donated_invars=entry.donated)
         return tree_unflatten(entry.out_tree, outs)
 
-    def _remember(self, args, entry):
-        """Makes `entry` the one `__call__` checks first, if `args` are all arrays."""
-        if all(type(x) is core.Array for x in args):
-            if entry.runner is None:
-                entry.runner = _runner(entry)
-            self._mono = (_settings, tuple(x.aval for x in args), entry.runner)
+    def _remember(self, entry, leaves):
+        """Makes `entry`'s matcher for the types of these argument leaves the one `__call__`
+        tries first, if they are Arrays and Python scalars (which is all a matcher takes)."""
+        kinds = tuple(map(type, leaves))
+        matcher = entry.matchers.get(kinds)
+        if matcher is None:  # a first call: built at the second (most signatures of most
+            entry.matchers[kinds] = _NOT_YET  # functions traced are called once)
+            return
+        if matcher is _NOT_YET:
+            matcher = entry.matchers[kinds] = (
+                all(k in _MATCHED_KINDS for k in kinds) and _matcher(entry, kinds) or _NO_MATCHER)
+        if matcher is not _NO_MATCHER:
+            self._mono = matcher
 
     # inspection ------------------------------------------------------------------------
 
@@ -451,34 +473,158 @@ class JitWrapped:
     def clear_cache(self):
         self._cache.clear()
         self._fast.clear()
-        self._mono = None
+        self._mono = _no_match
         self._last_key = None
 
 
-def _runner(entry):
-    """NumPy values -> the call's result, for `entry`'s executable (read at each call: the
-    native tier swaps its `run` in when ready)."""
-    exe = entry.executable
-    from_numpy = core.Array.from_numpy
-    if entry.single:  # from_numpy inlined for its common case (an ndarray of the promised type)
-        aval = entry.out_avals[0]
-        dtype, shape, weak = aval.dtype, aval.shape, aval.weak_type
-        new, Array, ndarray = object.__new__, core.Array, np.ndarray
+_MISS = object()  # what a matcher returns for arguments it does not take
 
-        def run_single(vals):
-            out = exe.run(*vals)[0]
-            if type(out) is not ndarray or out.dtype is not dtype or out.shape != shape:
-                return from_numpy(out, aval)
-            a = new(Array)
-            a._value = out
-            a._weak = weak
-            a._aval = aval
-            return a
 
-        return run_single
-    out_tree, out_avals = entry.out_tree, entry.out_avals
-    return lambda vals: tree_unflatten(out_tree, [from_numpy(o, a) for o, a in
-                                                  zip(exe.run(*vals), out_avals)])
+def _no_match(args):
+    return _MISS
+
+
+_NOT_YET = object()  # in `_Entry.matchers`: called once with these leaf types
+_NO_MATCHER = object()  # in `_Entry.matchers`: none for these leaf types (the general path)
+_MATCHED_KINDS = frozenset({core.Array, float, int, bool, complex})
+_STATIC_KINDS = frozenset({int, float, bool, str, NoneType})  # compared in a matcher
+
+
+def _matcher(entry, kinds):
+    """A function of a call's positional arguments that runs `entry` if they are exactly
+    what it was traced for (the same settings, no transformation, the same pytree structure,
+    leaves of the types `kinds`: Arrays of the same avals, or Python scalars, whose avals
+    depend only on their type and x64; equal static arguments of the same type), and else
+    returns `_MISS`: the fixed cost of an eager call on the last signature. It is generated
+    as straight-line Python for this entry's structure (no flattening, no key) and builds
+    the output Arrays inline. None for what it does not handle (namedtuples, custom pytree
+    nodes, static arguments other than numbers, strings and None): the general path."""
+    root = entry.in_tree
+    (args_tree, kwargs_tree) = root.children()
+    if kwargs_tree.node_data() != (dict, []) or args_tree.node_data()[0] is not tuple:
+        return None
+    static = dict(entry.static)  # positions -> values, when called with positions only
+    if not all(type(i) is int and type(v) in _STATIC_KINDS for i, v in static.items()):
+        return None
+    env = {"MISS": _MISS, "CTX": core._ctx,
+           "EVAL": core.eval_interpreter, "ARRAY": core.Array, "NEW": object.__new__,
+           "NDARRAY": np.ndarray, "FROM": core.Array.from_numpy, "EXE": entry.executable,
+           "ASARRAY": np.asarray}
+    n_const = len(env)
+
+    def const(value):  # (named by the order of use: the source tells only the structure)
+        name = f"c{len(env) - n_const}"
+        env[name] = value
+        return name
+
+    body = []
+    leaves = []
+    names = iter(f"a{i}" for i in range(1 << 30))
+
+    def take(var, tree):
+        """Checks that `var` has the structure `tree`; collects its leaves' names."""
+        data = tree.node_data()
+        if data is None:
+            kind = kinds[len(leaves)]
+            body.append(f"    if type({var}) is not "
+                        f"{'ARRAY' if kind is core.Array else kind.__name__}: return MISS")
+            leaves.append(var)
+            return True
+        kind, aux = data
+        children = tree.children()
+        subs = [next(names) for _ in children]
+        if kind is NoneType:
+            body.append(f"    if {var} is not None: return MISS")
+            return True
+        if kind is tuple or kind is list:
+            body.append(f"    if type({var}) is not {kind.__name__} or len({var}) != "
+                        f"{len(children)}: return MISS")
+            if subs:
+                body.append(f"    {', '.join(subs)}, = {var}")
+        elif kind is dict:
+            body.append(f"    if type({var}) is not dict or len({var}) != {len(children)}: "
+                        "return MISS")
+            if subs:
+                body.append("    try:")
+                for sub, key in zip(subs, aux):
+                    body.append(f"        {sub} = {var}[{const(key)}]")
+                body.append("    except KeyError: return MISS")
+        else:
+            return False  # a namedtuple or custom node: flattened the general way
+        return all(take(sub, child) for sub, child in zip(subs, children))
+
+    args = [next(names) for _ in range(len(args_tree.children()) + len(static))]
+    body.append(f"    if _settings is not {const(_settings)} or CTX.interp is not EVAL: "
+                "return MISS")
+    if args:
+        body += ["    try:", f"        {', '.join(args)}, = args",
+                 "    except ValueError: return MISS  # another number of arguments"]
+    else:
+        body.append("    if args: return MISS")
+    dynamic = iter(args_tree.children())
+    for i, a in enumerate(args):
+        if i in static and static[i] is None:
+            body.append(f"    if {a} is not None: return MISS")
+        elif i in static:  # compared as the cache compares it, and of the same type too
+            value = static[i]
+            body.append(f"    if type({a}) is not {type(value).__name__} or {a} != "
+                        f"{const(value)}: return MISS")
+        elif not take(a, next(dynamic)):
+            return None
+    checks = [f"{v}._aval is not {const(a)}"
+              for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds) if k is core.Array]
+    if checks:
+        body += ["    try:", f"        if {' or '.join(checks)}: return MISS",
+                 "    except AttributeError: return MISS  # (an aval not computed yet)"]
+    values = [f"{v}._value" if k is core.Array else f"ASARRAY({v}, {const(a.dtype)})"
+              for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds)]
+    outs = [f"o{i}" for i in range(len(entry.out_avals))]
+    call = f"EXE.run({', '.join(values)})"
+    body.append(f"    {', '.join(outs)}, = {call}" if outs else f"    {call}")
+    for o, aval in zip(outs, entry.out_avals):
+        # from_numpy inlined for its common case (an ndarray of the promised type)
+        body += [(f"    if type({o}) is NDARRAY and {o}.dtype is {const(aval.dtype)} and "
+                  f"{o}.shape == {const(aval.shape)}:"),
+                 (f"        w = NEW(ARRAY); w._value = {o}; w._weak = {aval.weak_type}; "
+                  f"w._aval = {const(aval)}; {o} = w"),
+                 "    else:",
+                 f"        {o} = FROM({o}, {const(aval)})"]
+    body.append(f"    return {_build_source(entry.out_tree, iter(outs), const)}")
+    # Its constants are the closure of a factory; its one global is this module's
+    # `_settings`, read as the module reads it. The source depends only on the structure
+    # of the call, so signatures of one structure share its compiled code.
+    source = (f"def make({', '.join(env)}):\n    def match(args):\n"
+              + "".join(f"    {line}\n" for line in body) + "    return match\n")
+    make = _matcher_factories.get(source)
+    if make is None:
+        if len(_matcher_factories) >= 1024:
+            _matcher_factories.clear()
+        made = {}
+        exec(compile(source, "<didax jit call>", "exec"), globals(), made)
+        make = _matcher_factories[source] = made["make"]
+    return make(**env)
+
+
+_matcher_factories: dict = {}  # source -> the compiled `make` of `_matcher`
+
+
+def _build_source(tree, outs, const) -> str:
+    """An expression building the pytree `tree` from the names in `outs`."""
+    data = tree.node_data()
+    if data is None:
+        return next(outs)
+    kind, aux = data
+    if kind not in (tuple, list, dict, NoneType):  # a namedtuple or custom node
+        leaves = [next(outs) for _ in range(tree.num_leaves)]
+        return f"{const(tree)}.unflatten([{', '.join(leaves)}])"
+    parts = [_build_source(c, outs, const) for c in tree.children()]
+    if kind is tuple:
+        return f"({''.join(p + ', ' for p in parts)})"
+    if kind is list:
+        return f"[{', '.join(parts)}]"
+    if kind is dict:
+        return "{" + ", ".join(f"{const(k)}: {p}" for k, p in zip(aux, parts)) + "}"
+    return "None"
 
 
 def _run(executable, out_avals, vals):

@@ -1,7 +1,9 @@
 """didax.jit: caching and retracing, static and keyword arguments, lowering and the generated
 source, disable_jit, errors, debug.print and jax_debug_nans."""
+import collections
 import functools
 import logging
+import operator
 
 import numpy as np
 import pytest
@@ -9,6 +11,9 @@ import pytest
 import didax as jax
 import didax.numpy as jnp
 from didax import lax
+from didax._src import core
+from didax._src.config import flag_context
+from didax._src.jit import api
 from didax.errors import ConcretizationTypeError
 
 
@@ -317,3 +322,208 @@ def test_the_last_signature_checked_first_still_tells_signatures_apart():
         assert out.dtype == np.float64
     assert f(a, b).dtype == np.float32
     assert len(traces) == 4  # grad and vmap reuse the trace of these types; x64 traces anew
+
+
+def test_the_last_signature_shortcut_retraces_on_a_new_dtype_or_weak_type():
+    """Calls alternating between types: each runs the trace of its own types (the shortcut
+    is taken only for the last call's exact types), whatever kind of value is passed."""
+    traces = []
+
+    @jax.jit
+    def f(x):
+        traces.append((x.dtype, x.weak_type))
+        return x * 2
+
+    strong, weak = jnp.asarray(np.float32(1.5)), jnp.asarray(1.5)
+    assert (strong.weak_type, weak.weak_type) == (False, True)
+    for value, dtype, weak_type in [(strong, np.float32, False), (strong, np.float32, False),
+                                    (weak, np.float32, True), (weak, np.float32, True),
+                                    (strong, np.float32, False), (1.5, np.float32, True),
+                                    (np.float32(1.5), np.float32, False),
+                                    (jnp.asarray(np.int32(3)), np.int32, False),
+                                    (3, np.int32, True), (weak, np.float32, True),
+                                    (np.array(1.5, np.float32), np.float32, False)]:
+        out = f(value)
+        assert (out.dtype, out.weak_type) == (dtype, weak_type), value
+        assert float(out) == 2 * float(value)
+    assert traces == [(np.float32, False), (np.float32, True), (np.int32, False),
+                      (np.int32, True)]
+    # An Array whose abstract value was never asked for still matches its signature.
+    fresh = core.Array(np.array(2.5, np.float32))
+    assert float(f(fresh)) == 5.0 and float(f(fresh)) == 5.0 and len(traces) == 4
+
+
+def test_the_last_signature_shortcut_tells_pytree_structures_apart():
+    traces = []
+
+    @jax.jit
+    def f(tree):
+        traces.append(jax.tree_util.tree_structure(tree))
+        leaves = jax.tree_util.tree_leaves(tree)
+        return (leaves[0] + 1, [leaves[-1] * 2], None, {"n": len(leaves) + 0 * leaves[0]})
+
+    a, b, c = jnp.ones(2), jnp.arange(2.0), jnp.full(2, 3.0)
+    cases = [((a, b), 2), ((a, b), 2), ((a, b, c), 3), ([a, b], 2), ({"x": a, "y": b}, 2),
+             ({"x": a, "z": b}, 2), ({"x": a, "y": b, "z": c}, 3), ({"x": a, "y": b}, 2),
+             ((a, None, b), 2), ((a, (b, c)), 3), ((a, (b, c)), 3), ((a, [b, c]), 3),
+             ((a, b), 2)]
+    for tree, n in cases:
+        first, (last,), none, d = f(tree)
+        leaves = jax.tree_util.tree_leaves(tree)
+        np.testing.assert_array_equal(first, np.asarray(leaves[0]) + 1)
+        np.testing.assert_array_equal(last, np.asarray(leaves[-1]) * 2)
+        assert none is None and list(d) == ["n"] and d["n"].tolist() == [n, n]
+    assert len(traces) == 9
+    # A leaf that is not an array, or a dict with keys of another order, still works.
+    assert float(f((a, 2.0))[1][0]) == 4.0
+    assert f({"y": b, "x": a})[0].tolist() == [2.0, 2.0] and len(traces) == 10
+
+
+def test_keyword_calls_after_positional_ones_and_back():
+    traces = []
+
+    @jax.jit
+    def f(x, y):
+        traces.append(1)
+        return x - y
+
+    a, b = jnp.full(3, 5.0), jnp.ones(3)
+    for call in [lambda: f(a, b), lambda: f(a, b), lambda: f(a, y=b), lambda: f(x=a, y=b),
+                 lambda: f(y=b, x=a), lambda: f(a, b), lambda: f(a, y=b)]:
+        assert call().tolist() == [4.0, 4.0, 4.0]
+    assert len(traces) == 3  # positional, y by keyword, both by keyword (JAX's signatures)
+    with pytest.raises(TypeError):
+        f(a, b, b)
+    with pytest.raises(TypeError, match="argument"):
+        f(a, "not an array")
+    assert f(a, b).tolist() == [4.0, 4.0, 4.0]
+
+
+def test_the_last_signature_shortcut_follows_settings_that_change_and_change_back():
+    traces = []
+
+    @jax.jit
+    def f(x):
+        traces.append(1)
+        return x + 1
+
+    a = jnp.ones(3)
+    f(a), f(a)
+    with jax.disable_jit():
+        assert f(a).tolist() == [2.0, 2.0, 2.0] and len(traces) == 2  # ran eagerly
+    with flag_context("jax_debug_nans", True):
+        assert f(a).tolist() == [2.0, 2.0, 2.0] and len(traces) == 3
+    assert f(a).tolist() == [2.0, 2.0, 2.0] and len(traces) == 3
+    assert f._mono((a,)) is not api._MISS  # the settings are the same object again
+    hits = f.cache_info().hits
+    f(a)
+    assert f.cache_info().hits == hits + 1
+
+
+def test_the_last_signature_shortcut_with_donation_no_arguments_and_many_outputs():
+    g = jax.jit(lambda x, y: (x + y, x * y), donate_argnums=0)
+    for _ in range(3):
+        s, p = g(jnp.full(3, 2.0), jnp.full(3, 3.0))
+        assert s.tolist() == [5.0] * 3 and p.tolist() == [6.0] * 3
+    h = jax.jit(lambda: {"b": jnp.arange(2), "a": [jnp.ones(2)]})
+    for _ in range(3):
+        out = h()
+        assert list(out) == ["a", "b"] and out["b"].tolist() == [0, 1]
+        assert out["a"][0].tolist() == [1.0, 1.0]
+    k = jax.jit(lambda x: x)  # the output forwards the input, of a weak type
+    for _ in range(3):
+        out = k(jnp.asarray(2.0))
+        assert out.weak_type and float(out) == 2.0
+
+
+def test_the_last_signature_shortcut_with_python_scalars():
+    traces = []
+
+    @jax.jit
+    def f(x, tree):
+        traces.append(1)
+        return x * tree["s"] + tree["t"][0]
+
+    a = jnp.arange(3.0)
+    for s, t, expected, dtype in [(2.0, 1, [1.0, 3.0, 5.0], np.float32),
+                                  (2.0, 1, [1.0, 3.0, 5.0], np.float32),
+                                  (3.0, 0, [0.0, 3.0, 6.0], np.float32),
+                                  (2, 1, [1.0, 3.0, 5.0], np.float32),
+                                  (True, 0.5, [0.5, 1.5, 2.5], np.float32),
+                                  (1j, 0, [0.0, 1j, 2j], np.complex64),
+                                  (2.0, 1, [1.0, 3.0, 5.0], np.float32),
+                                  (jnp.asarray(2.0), 1, [1.0, 3.0, 5.0], np.float32)]:
+        out = f(a, {"s": s, "t": (t,)})
+        assert out.dtype == dtype and out.tolist() == expected
+    assert len(traces) == 4  # (float, int), (int, int), (bool, float), (complex, int); the
+    # weak Array has the float's type
+    assert f.cache_info().hits == 4
+    with jax.enable_x64():
+        assert f(jnp.arange(3.0, dtype=jnp.float64), {"s": 2, "t": (1,)}).dtype == np.float64
+        assert f(jnp.arange(3, dtype=jnp.int64), {"s": 2, "t": (1,)}).dtype == np.int64
+    assert f(a, {"s": 2.0, "t": (1,)}).dtype == np.float32 and len(traces) == 6
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def test_the_last_signature_shortcut_builds_every_kind_of_output_tree():
+    f = jax.jit(lambda p: Pair(p.a + 1, (p.b * 2, [Pair(p.a, {"k": None})],
+                                         jax.tree_util.Partial(operator.add, p.a))))
+    x = jnp.ones(2)
+    for _ in range(3):  # a namedtuple argument takes the general path; its output likewise
+        out = f(Pair(x, x))
+        assert type(out) is Pair and out.a.tolist() == [2.0, 2.0]
+        doubled, [inner], partial = out.b
+        assert doubled.tolist() == [2.0, 2.0] and type(inner) is Pair
+        assert inner.b == {"k": None} and partial(1.0).tolist() == [2.0, 2.0]
+    g = jax.jit(lambda x: (Pair(x, [x]), {"z": [x, (x,)], "a": ()}, None,
+                           jax.tree_util.Partial(operator.add, x)))
+    for _ in range(3):  # through the shortcut
+        p, d, none, partial = g(x)
+        assert partial(1.0).tolist() == [2.0, 2.0]
+        assert type(p) is Pair and type(p.b) is list and len(p.b) == 1
+        assert p.b[0].tolist() == [1.0, 1.0] and none is None
+        assert list(d) == ["a", "z"] and d["a"] == () and type(d["z"][1]) is tuple
+    assert g._mono is not api._no_match
+
+
+def test_the_last_signature_shortcut_with_static_arguments():
+    traces = []
+
+    @functools.partial(jax.jit, static_argnums=(1, -1), static_argnames="mode")
+    def f(x, n, mode, k=None):
+        traces.append((n, mode, k))
+        y = x * n if mode == "mul" else x + n
+        return y if k is None else y - k
+
+    a = jnp.ones(2)
+    calls = [((a, 2, "mul"), [2.0, 2.0]), ((a, 2, "mul"), [2.0, 2.0]),
+             ((a, 3, "mul"), [3.0, 3.0]), ((a, 3, "add"), [4.0, 4.0]),
+             ((a, 3, "add"), [4.0, 4.0]), ((a, 3.0, "add"), [4.0, 4.0]),
+             ((a, True, "add"), [2.0, 2.0]), ((a, 3, "add", None), [4.0, 4.0]),
+             ((a, 3, "add", 1), [3.0, 3.0]), ((a, 3, "add", 1), [3.0, 3.0]),
+             ((a, 2, "mul"), [2.0, 2.0])]
+    for args, expected in calls:
+        assert f(*args).tolist() == expected, args
+    # 3.0 == 3 and hash alike: they share a trace, as in JAX; with a fourth argument,
+    # position -1 is `k`, so the statics are others
+    assert traces == [(2, "mul", None), (3, "mul", None), (3, "add", None),
+                      (True, "add", None), (3, "add", None), (3, "add", 1)]
+    assert f(a, 3, mode="add").tolist() == [4.0, 4.0] and len(traces) == 7
+    g = jax.jit(lambda x, shape: jnp.broadcast_to(x, shape), static_argnums=1)
+    for shape in [(2, 2), (2, 2), (3, 2), (2, 2)]:  # a tuple static: the general path
+        assert g(a, shape).shape == shape
+
+
+def test_a_signature_gets_its_matcher_at_its_second_call():
+    f = jax.jit(lambda x: x + 1)
+    a = jnp.ones(3)
+    f(a)
+    assert f._mono is api._no_match  # a function called once pays for no matcher
+    f(a)
+    assert f._mono is not api._no_match and f(a).tolist() == [2.0, 2.0, 2.0]
+    g = jax.jit(lambda x: x * 2)
+    g(jnp.ones(4)), g(jnp.ones(4))
+    assert g._mono.__code__ is f._mono.__code__  # one structure: one compiled matcher
+    assert g(jnp.ones(4)).tolist() == [2.0] * 4 and f(a).tolist() == [2.0] * 3
