@@ -350,6 +350,12 @@ def linear_transpose(fun, *primals, reduce_axes=()):
 
 
 def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):
+    if not holomorphic and not allow_int:  # the common case, checked without the paths
+        for x in tree_flatten(args)[0]:  # (which only an error message needs)
+            if type(x) is not core.Array or x.aval.dtype.kind != "f":
+                break
+        else:
+            return
     for path, x in tree_flatten_with_path(args)[0]:
         where = ""
         if nums is not None and path:
