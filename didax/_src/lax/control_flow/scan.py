@@ -29,7 +29,7 @@ from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, t
 from didax._src.base_prims import transpose, transpose_p
 from didax._src.lax.dot import dot_general, dot_general_p
 from didax._src.jit.codegen import codegen_rule, tuple_text
-from didax._src.jit.passes import register_rewrite
+from didax._src.jit.passes import cse, forward_trivial, register_rewrite
 from didax._src.native import control
 from didax._src.native.rules import native_rule
 
@@ -495,6 +495,8 @@ def _rewrite_scan(eqn):
     """The scan equation `eqn` with work moved out of its loop, as (equations, aliases) for
     jit/passes.rewrite_equations, or None if there is none to move:
 
+    - equations of the loop's constants alone run once before it (a transposed weight
+      becomes a weight stored transposed);
     - a stacked output that is a stacked input's slice is that input; one that another
       stacked output also returns is that output (the loop stacks it once);
     - a product of a stacked input's slice with an operand the loop reads unchanged (one of
@@ -506,7 +508,7 @@ def _rewrite_scan(eqn):
       reads, are dropped.
     """
     p = eqn.params
-    body, length = p["jaxpr"], p["length"]
+    body, length = cse(forward_trivial(p["jaxpr"])), p["length"]  # (as its code will be)
     nc, nk = p["num_consts"], p["num_carry"]
     j = body.jaxpr
     consts, carry, xs = (list(zip(b, o)) for b, o in zip(_split(j.invars, nc, nk),
@@ -537,6 +539,23 @@ def _rewrite_scan(eqn):
     ys = kept
     const_of = {b: o for b, o in consts if type(o) is not Literal}
     if length >= 2:
+        # equations of constants only: computed once, before the loop (unless their result
+        # is larger than their operands: a broadcast is read in place, not stored)
+        for k, e in enumerate(eqns):
+            ins = [a for a in e.invars if type(a) is not Literal]
+            if (e.primitive.effectful or not ins or any(a not in const_of for a in ins)
+                    or sum(v.aval.size for v in e.outvars) > sum(a.aval.size for a in ins)):
+                continue
+            outs = [Var(v.aval) for v in e.outvars]
+            outer.append(JaxprEqn(e.primitive, [const_of.get(a, a) for a in e.invars], outs,
+                                  e.params, e.source_info, e.phase))
+            for v, o in zip(e.outvars, outs):
+                b = Var(v.aval) if type(v) is DropVar else v  # (the body reads it as a constant)
+                consts.append((b, o))
+                const_of[b] = o
+            eqns[k] = None
+            changed = True
+        eqns = [e for e in eqns if e is not None]
         # products of a step's slice with a constant: one product before the loop
         for k, e in enumerate(eqns):
             if not _unbatched_dot(e) or type(e.outvars[0]) is DropVar:
