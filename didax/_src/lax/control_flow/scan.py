@@ -26,8 +26,9 @@ from didax._src.lax.control_flow.carry_types import (
     carry_structure_error, carry_type_error, promote_weak_carry,
 )
 from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from didax._src.base_prims import transpose, transpose_p
+from didax._src.base_prims import add_any_p, transpose, transpose_p
 from didax._src.lax.dot import dot_general, dot_general_p
+from didax._src.lax.elementwise import add_p, integer_pow_p, mul_p, neg_p, square_p, sub_p
 from didax._src.jit.codegen import codegen_rule, tuple_text
 from didax._src.jit.passes import cse, forward_trivial, register_rewrite
 from didax._src.native import control
@@ -491,7 +492,7 @@ def _unbatched_dot(eqn):
     return eqn.primitive is dot_general_p and not any(eqn.params["dimension_numbers"][1])
 
 
-def _rewrite_scan(eqn):
+def _rewrite_scan(eqn, program):
     """The scan equation `eqn` with work moved out of its loop, as (equations, aliases) for
     jit/passes.rewrite_equations, or None if there is none to move:
 
@@ -504,6 +505,10 @@ def _rewrite_scan(eqn):
     - a 2-D constant the loop multiplies by transposed (contracting its last dimension as
       a product's right operand, its first as the left one) is transposed once before the
       loop, so BLAS reads it in order every step;
+    - a stacked input that an earlier scan stacked for this one alone, computing it by a
+      little arithmetic (RECOMPUTED) from values it stacks for this one anyway, is computed
+      again here from those (a gradient's residuals such as `s * (1 - s)` beside `s`: one
+      array fewer written and read back);
     - stacked inputs and constants the body no longer reads, and stacked outputs nobody
       reads, are dropped.
     """
@@ -615,6 +620,10 @@ def _rewrite_scan(eqn):
                                    dict(e.params, dimension_numbers=((lc, rc), dn_batch)),
                                    e.source_info, e.phase)
                 changed = True
+    recomputed = _recompute_stacked(consts, xs, program)
+    if recomputed:
+        eqns = recomputed + eqns
+        changed = True
     # inputs the body does not read
     read = {a for e in eqns for a in e.invars if type(a) is not Literal}
     read.update(a for a in carry_out if type(a) is not Literal)
@@ -636,6 +645,70 @@ def _rewrite_scan(eqn):
 
 
 register_rewrite(scan_p, _rewrite_scan)
+
+# What a scan computes again from stacked values rather than read stacked (see
+# _recompute_stacked): arithmetic of at most RECOMPUTE_MAX equations per value, each
+# cheaper per element than reading it back from memory.
+RECOMPUTED = (add_p, sub_p, mul_p, neg_p, square_p, integer_pow_p, add_any_p)
+RECOMPUTE_MAX = 3
+
+
+def _recompute_stacked(consts, xs, program):
+    """For each stacked input (body variable, operand) in `xs` that an earlier scan's
+    stacked output is, read by nothing else, and that scan's body computes by RECOMPUTED
+    equations from its constants and from stacked outputs `xs` holds too: those equations,
+    copied to compute it in this body from the stacked inputs' slices, the input removed
+    from `xs` (constants they need added to `consts`). Row i of both is what step i
+    computed, whichever way each loop runs, and the same equations on the same values give
+    the same value."""
+    copied = []
+    for bx, o in list(xs):
+        a = program.producer.get(o) if type(o) is not Literal else None
+        if a is None or a.primitive is not scan_p or program.uses.get(o) != 1:
+            continue
+        pa = a.params
+        anc, ank = pa["num_consts"], pa["num_carry"]
+        aj = pa["jaxpr"].jaxpr
+        k = next(i for i, v in enumerate(a.outvars) if v is o)
+        if k < ank or aj.constvars:
+            continue
+        slice_of = {ob: b for b, ob in xs}  # operand -> this body's variable
+        leaves = {}  # variable of the earlier body -> this body's variable or operand
+        for yv, ov in zip(aj.outvars[ank:], a.outvars[ank:]):
+            if type(yv) is Var and ov is not o and ov in slice_of:
+                leaves.setdefault(yv, slice_of[ov])
+        a_consts = dict(zip(aj.invars[:anc], a.invars[:anc]))
+        defined = {v: e for e in aj.eqns for v in e.outvars}
+        chain = []
+
+        def computable(v):
+            if type(v) is Literal or v in leaves or v in a_consts:
+                return True
+            e = defined.get(v)
+            if e is None or e.primitive not in RECOMPUTED or len(chain) >= RECOMPUTE_MAX:
+                return False
+            if not all(computable(u) for u in e.invars):
+                return False
+            if e not in chain:
+                chain.append(e)
+            return True
+
+        y = aj.outvars[k]
+        if type(y) is not Var or y in leaves or not computable(y) or not chain:
+            continue
+        env = dict(leaves)
+        for v, c in a_consts.items():
+            env[v] = next((b for b, ob in consts if ob is c), None)
+            if env[v] is None:
+                env[v] = Var(v.aval)
+                consts.append((env[v], c))
+        for e in chain:
+            outs = [bx if v is y else Var(v.aval) for v in e.outvars]
+            env.update(zip(e.outvars, outs))
+            copied.append(JaxprEqn(e.primitive, [env.get(u, u) for u in e.invars], outs,
+                                   e.params, e.source_info, e.phase))
+        xs.remove((bx, o))
+    return copied
 
 
 # --------------------------------------------------------------------------------------
