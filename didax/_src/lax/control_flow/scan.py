@@ -708,7 +708,22 @@ def _recompute_stacked(consts, xs, program):
             copied.append(JaxprEqn(e.primitive, [env.get(u, u) for u in e.invars], outs,
                                    e.params, e.source_info, e.phase))
         xs.remove((bx, o))
-    return copied
+    # (a value computed again may be what another one is computed from: definitions first)
+    by_result = {v: e for e in copied for v in e.outvars}
+    ordered, placed = [], set()
+
+    def place(e):
+        if id(e) in placed:
+            return
+        placed.add(id(e))
+        for u in e.invars:
+            if type(u) is not Literal and u in by_result:
+                place(by_result[u])
+        ordered.append(e)
+
+    for e in copied:
+        place(e)
+    return ordered
 
 
 # --------------------------------------------------------------------------------------
