@@ -2,12 +2,14 @@
 
 Each pass takes a closed jaxpr and returns an equivalent one; `optimize` runs them in
 order: inline nested calls (so the others see one flat program), forward trivial
-equations, fold constants, eliminate common subexpressions, eliminate dead code, compute
-transposed products in their transposed order.
+equations, fold constants, eliminate common subexpressions, eliminate dead code, the
+rewrites primitives register for their own equations (a loop moving work out of its body;
+twice when the first round changed something, with the passes before it in between),
+compute transposed products in their transposed order.
 Sub-jaxprs of control flow are optimised when their own code is generated. The passes
 know primitives only by the properties they declare (`effectful`, `call_jaxpr_param`,
 `returns_operand`, `unit`, `involution`, `permutation_param`, `permuted_result`; see
-core.Primitive), never by name.
+core.Primitive) and the rewrites registered here, never by name.
 """
 from __future__ import annotations
 
@@ -23,7 +25,12 @@ def optimize(closed: ClosedJaxpr) -> ClosedJaxpr:
     closed = inline_calls(closed)
     closed = forward_trivial(closed)
     closed = fold_constants(closed)
-    closed = cse(closed)
+    closed = dce(cse(closed))
+    rewritten = rewrite_equations(closed)
+    if rewritten is not closed:  # (a permutation moved out of a loop may cancel another;
+        # what a rewrite left unread is dropped, and then the equation computing it may
+        # be rewritten again without it)
+        closed = rewrite_equations(dce(cse(forward_trivial(rewritten))))
     return permute_products(dce(closed))
 
 
@@ -329,3 +336,63 @@ def permute_products(closed: ClosedJaxpr) -> ClosedJaxpr:
         return closed
     eqns = [fused.get(k, e) for k, e in enumerate(j.eqns) if k not in dropped]
     return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.outvars, eqns), closed.consts)
+
+
+# --------------------------------------------------------------------------------------
+# Rewrites that primitives register for their own equations
+
+_REWRITES: dict = {}  # primitive -> rewrite (see register_rewrite)
+
+
+def register_rewrite(primitive, rewrite):
+    """Registers `rewrite(eqn, program)` for the equations of `primitive` (`program`, a
+    Program, tells what the equations before `eqn` compute). It returns None (no change)
+    or `(eqns, aliases)`: equations computing what `eqn` does (new variables for anything
+    else they bind; `eqn`'s own result variables, or DropVars, for its results), and
+    {result variable of `eqn` the equations do not bind: the atom equal to it}."""
+    _REWRITES[primitive] = rewrite
+
+
+class Program:
+    """What a rewrite may know of the program around its equation: `producer`, {variable:
+    the equation before it (as rewritten) that binds it}; `uses`, {variable: how many
+    operands of equations and results of the program read it} (before rewriting)."""
+
+    def __init__(self, uses):
+        self.producer: dict = {}
+        self.uses = uses
+
+
+def rewrite_equations(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Replaces each equation of a primitive with a registered rewrite by what it returns."""
+    j = closed.jaxpr
+    if not any(e.primitive in _REWRITES for e in j.eqns):
+        return closed
+    uses: dict = {}
+    for a in [a for e in j.eqns for a in e.invars] + list(j.outvars):
+        if type(a) is not Literal:
+            uses[a] = uses.get(a, 0) + 1
+    program = Program(uses)
+    env: dict = {}
+    eqns = []
+    changed = False
+    for eqn in j.eqns:
+        ins = [_subst(env, a) for a in eqn.invars]
+        if ins != eqn.invars:
+            eqn = JaxprEqn(eqn.primitive, ins, eqn.outvars, eqn.params, eqn.source_info,
+                           eqn.phase)
+        rewrite = _REWRITES.get(eqn.primitive)
+        new = rewrite(eqn, program) if rewrite is not None else None
+        if new is None:
+            new_eqns = [eqn]
+        else:
+            changed = True
+            new_eqns, aliases = new
+            env.update(aliases)
+        eqns.extend(new_eqns)
+        for e in new_eqns:
+            program.producer.update((v, e) for v in e.outvars if type(v) is not DropVar)
+    if not changed:
+        return closed
+    outvars = [_subst(env, a) for a in j.outvars]
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, eqns), closed.consts)
