@@ -30,7 +30,7 @@ import harness  # noqa: E402 - sets single-thread environment before NumPy loads
 
 WORKLOADS = {"W1": "w1_dispatch", "W2": "w2_eager_mlp_grad", "W3": "w3_jit_sgd_step",
              "W4": "w4_big_mlp", "W5": "w5_per_example_grads", "W6": "w6_lstm_scan",
-             "W7": "w7_nested_grad"}
+             "W7": "w7_nested_grad", "W8": "w8_mlp_batches"}
 FRAMEWORKS = ["didax", "numpy", "jax", "autograd", "torch"]
 
 

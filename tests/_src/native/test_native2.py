@@ -41,6 +41,8 @@ DOTS = {  # (lhs shape, rhs shape, dimension numbers): every transposition, batc
     "tt": ((4, 3), (5, 4), (((0,), (1,)), ((), ()))),
     "batched": ((2, 3, 4), (2, 4, 5), (((2,), (1,)), ((0,), (0,)))),
     "batched_t": ((2, 4, 3), (2, 5, 4), (((1,), (2,)), ((0,), (0,)))),
+    # a few rows times a transposed rhs: computed as its transpose (emit._swapped)
+    "batched_nt": ((2, 3, 4), (2, 6, 4), (((2,), (2,)), ((0,), (0,)))),
     "matvec": ((3, 4), (4,), (((1,), (0,)), ((), ()))),
     "vecmat": ((4,), (4, 5), (((0,), (0,)), ((), ()))),
     "empty_k": ((3, 0), (0, 5), (((1,), (0,)), ((), ()))),
