@@ -13,17 +13,18 @@ handed to the module when it is instantiated), and every name in it is one made 
 """
 from __future__ import annotations
 
+import collections
 import math
 from typing import NamedTuple
 
 import numpy as np
 
 from didax._src import core
-from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, derived
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, derived
 from didax._src.jit.compiler import compile_jaxpr
 from didax._src.jit.passes import optimize
 from didax._src.native.loops import Reduction, contiguous, loop_nest, over
-from didax._src.native.rules import C_TYPENUMS, C_TYPES, CExpr, ViewAt, c_constant
+from didax._src.native.rules import C_TYPENUMS, C_TYPES, FLOATS, CExpr, ViewAt, c_constant
 from didax._src.native.toolchain import module_prelude
 
 
@@ -143,6 +144,22 @@ def _swapped(g) -> bool:
     return g.trans_b and not g.trans_a and 1 < g.M <= SWAP_MAX_ROWS and g.M < g.N
 
 
+def _is_outer(eqn) -> bool:
+    """Whether `eqn` is a product with nothing to sum: a dot_general of two float arrays of
+    its dtype, no batch dimensions, contracting dimensions (if any) of size 1."""
+    if eqn.primitive.name != "dot_general":
+        return False
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    out = eqn.outvars[0]
+    pet = eqn.params.get("preferred_element_type")
+    return not (lb or rb or type(lhs) is Literal or type(rhs) is Literal
+                or type(out) is DropVar or math.prod(lhs.aval.shape[d] for d in lc) != 1
+                or not lhs.aval.dtype == rhs.aval.dtype == out.aval.dtype
+                or out.aval.dtype not in FLOATS
+                or (pet is not None and np.dtype(pet) != out.aval.dtype))
+
+
 class _Seg:
     __slots__ = ("kind", "eqns", "shape", "reduced")
 
@@ -168,6 +185,7 @@ class _Emitter:
         self.direct: set = set()    # (bodies) results computed in their io array
         self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
         self.n_names = 0            # C identifiers made by fresh()
+        self.n_synthetic = 0        # views made for outer products (not equations)
 
     @property
     def functions(self):
@@ -187,7 +205,13 @@ class _Emitter:
         segs: list = []
         where: dict = {}  # variable -> the segment defining it
         open_loop = None
-        for eqn in self.jaxpr.eqns:
+        eqns = collections.deque(self.scheduled())
+        while eqns:
+            eqn = eqns.popleft()
+            outer = self.outer_product(eqn)
+            if outer is not None:
+                eqn = outer[0]
+                eqns.extendleft(reversed(outer[1:]))
             kind = native_kind(eqn)
             out = eqn.outvars[0] if eqn.outvars else None
             if kind == "view":
@@ -230,6 +254,54 @@ class _Emitter:
                 where[v] = segs[-1] if kind != "view" else None
         return segs
 
+    def scheduled(self) -> list:
+        """The equations in order, but outer products (see outer_product) moved down to
+        just before their first reader, so they join its loop."""
+        eqns = self.jaxpr.eqns
+        first_use: dict = {}
+        for k, eqn in enumerate(eqns):
+            for a in eqn.invars:
+                if type(a) is not Literal:
+                    first_use.setdefault(a, k)
+        moved: dict = {}  # index of the first reader -> equations moved before it
+        out = []
+        for k, eqn in enumerate(eqns):
+            out += moved.pop(k, [])
+            at = first_use.get(eqn.outvars[0]) if _is_outer(eqn) else None
+            if at is None:
+                out.append(eqn)
+            else:
+                moved.setdefault(at, []).append(eqn)
+        return out
+
+    def outer_product(self, eqn):
+        """A product with nothing to sum (K = 1, no batch dimensions) as the elementwise
+        multiplication of its operands read broadcast (views with stride 0 across the other
+        side's dimensions), so it fuses with its neighbours: `w - lr * outer(x, d)`, a
+        layer's SGD update at batch 1, is one pass over `w` with no product written out.
+        Exactly what BLAS computes: zero plus one product (so a product -0 is +0).
+        Returns the equations replacing `eqn`, or None."""
+        if not _is_outer(eqn):
+            return None
+        (lc, rc), _ = eqn.params["dimension_numbers"]
+        out = eqn.outvars[0]
+        views, at = [], 0
+        for a, c in zip(eqn.invars, (lc, rc)):
+            base, st, off = self.alias.get(a, (a, contiguous(a.aval.shape), 0))
+            free = [st[d] for d in range(a.aval.ndim) if d not in c]
+            strides = [0] * out.aval.ndim
+            strides[at:at + len(free)] = free
+            at += len(free)
+            v = Var(out.aval)
+            self.alias[v] = (base, tuple(strides), off)
+            self.n_synthetic += 1
+            views.append(v)
+        product = Var(out.aval)
+        zero = Literal(np.zeros((), out.aval.dtype)[()], core.ShapedArray((), out.aval.dtype))
+        return [JaxprEqn(core.all_primitives["mul"], views, [product], {}, eqn.source_info),
+                JaxprEqn(core.all_primitives["add"], [product, zero], [out], {},
+                         eqn.source_info)]
+
     def slot(self, v) -> int:
         s = self.slots.get(v)
         if s is None:
@@ -240,7 +312,7 @@ class _Emitter:
     def emit(self) -> Plan | None:
         segs = self.segments()
         n_native = sum(len(s.eqns) for s in segs if s.kind not in ("py", "block"))
-        n_native += len(self.alias)
+        n_native += len(self.alias) - self.n_synthetic
         n_python = sum(len(s.eqns) for s in segs if s.kind == "py")
         n_block = sum(1 for s in segs if s.kind == "block")
         if not n_native + n_block and self.fname is None:
