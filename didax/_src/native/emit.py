@@ -144,6 +144,14 @@ def _swapped(g) -> bool:
     return g.trans_b and not g.trans_a and 1 < g.M <= SWAP_MAX_ROWS and g.M < g.N
 
 
+class Update(NamedTuple):
+    """`out = w + alpha * product`, written by a product through BLAS (find_updates)."""
+    eqns: list   # the equations it replaces after the product's (a scaling, the sum)
+    w: object
+    alpha: float
+    out: object
+
+
 def _is_outer(eqn) -> bool:
     """Whether `eqn` is a product with nothing to sum: a dot_general of two float arrays of
     its dtype, no batch dimensions, contracting dimensions (if any) of size 1."""
@@ -161,10 +169,11 @@ def _is_outer(eqn) -> bool:
 
 
 class _Seg:
-    __slots__ = ("kind", "eqns", "shape", "reduced")
+    __slots__ = ("kind", "eqns", "shape", "reduced", "update")
 
     def __init__(self, kind, eqn, shape=None):
         self.kind, self.eqns, self.shape, self.reduced = kind, [eqn], shape, set()
+        self.update = None  # (gemm) an Update written by the product itself
 
 
 class _Emitter:
@@ -235,6 +244,13 @@ class _Emitter:
             elif kind in ("gemm", "block"):
                 segs.append(_Seg(kind, eqn))
                 open_loop = None
+                update = self.updates.get(id(eqn)) if kind == "gemm" else None
+                if update is not None and list(eqns)[:len(update.eqns)] == update.eqns:
+                    for e in update.eqns:  # (written by the product: see find_updates)
+                        eqns.popleft()
+                        segs[-1].eqns.append(e)
+                        where[e.outvars[0]] = segs[-1]
+                    segs[-1].update = update
             else:
                 shape = (out.aval.shape if kind == "elementwise"
                          else eqn.invars[0].aval.shape)
@@ -256,8 +272,10 @@ class _Emitter:
 
     def scheduled(self) -> list:
         """The equations in order, but outer products (see outer_product) moved down to
-        just before their first reader, so they join its loop."""
+        just before their first reader, so they join its loop, and products written only
+        into an update (see find_updates) moved down to it."""
         eqns = self.jaxpr.eqns
+        self.updates = self.find_updates(eqns)
         first_use: dict = {}
         for k, eqn in enumerate(eqns):
             for a in eqn.invars:
@@ -267,12 +285,67 @@ class _Emitter:
         out = []
         for k, eqn in enumerate(eqns):
             out += moved.pop(k, [])
-            at = first_use.get(eqn.outvars[0]) if _is_outer(eqn) else None
+            at = (first_use.get(eqn.outvars[0]) if _is_outer(eqn) or id(eqn) in self.updates
+                  else None)
             if at is None:
                 out.append(eqn)
             else:
                 moved.setdefault(at, []).append(eqn)
         return out
+
+    def find_updates(self, eqns) -> dict:
+        """{id(product): Update} for the products through BLAS read only by an update
+        `w - c * product` (or `w + c * product`, `w - product`, ... with `c` a literal):
+        BLAS writes the update itself, `w` copied into the result and the product added
+        with alpha = -c, beta = 1 (an SGD step's weights: no product written out and read
+        back; alpha * product + w may round once where `w - c * product` rounds twice)."""
+        users: dict = {}
+        for e in eqns:
+            for a in e.invars:
+                if type(a) is not Literal:
+                    users.setdefault(a, []).append(e)
+        found = {}
+        for e in eqns:
+            if e.primitive.name != "dot_general" or _is_outer(e) or native_kind(e) != "gemm":
+                continue
+            g = e.primitive.rules["native"](e)
+            product = e.outvars[0]
+            if g.K == 0 or _swapped(g) or product in self.results:
+                continue
+            scale, x, alpha = None, product, 1.0
+            readers = users.get(product, [])
+            if len(readers) != 1:
+                continue
+            nxt = readers[0]
+            if nxt.primitive.name == "mul":
+                lits = [a for a in nxt.invars if type(a) is Literal]
+                rest = [a for a in nxt.invars if type(a) is not Literal]
+                if len(lits) != 1 or rest != [product] or lits[0].aval.shape != ():
+                    continue
+                alpha = float(np.asarray(lits[0].val, product.aval.dtype))
+                scale, x = nxt, nxt.outvars[0]
+                readers = users.get(x, [])
+                if x in self.results or len(readers) != 1 or not math.isfinite(alpha):
+                    continue
+                nxt = readers[0]
+            if nxt.primitive.name not in ("add", "sub") or len(nxt.invars) != 2:
+                continue
+            a, b = nxt.invars
+            if nxt.primitive.name == "sub":
+                if b is not x or a is x:
+                    continue
+                w, alpha = a, -alpha
+            else:
+                if (a is x) == (b is x):
+                    continue
+                w = b if a is x else a
+            out = nxt.outvars[0]
+            if (type(w) is Literal or type(out) is DropVar or w.aval.shape != out.aval.shape
+                    or out.aval.shape != product.aval.shape
+                    or not w.aval.dtype == out.aval.dtype == product.aval.dtype):
+                continue
+            found[id(e)] = Update([q for q in (scale, nxt) if q is not None], w, alpha, out)
+        return found
 
     def outer_product(self, eqn):
         """A product with nothing to sum (K = 1, no batch dimensions) as the elementwise
@@ -350,7 +423,7 @@ class _Emitter:
             else:
                 temps = self.materialize_all(seg.eqns)
                 if seg.kind == "gemm":
-                    self.gemm_segment(i, seg.eqns[0])
+                    self.gemm_segment(i, seg.eqns[0], seg.update)
                 elif seg.kind == "block":
                     self.block_segment(i, seg.eqns[0])
                 else:
@@ -636,21 +709,31 @@ class _Emitter:
         loop_nest(b, shape, reads, body, writes, list(reductions.values()))
         b.append("    }")
 
-    def gemm_segment(self, i: int, eqn):
+    def gemm_segment(self, i: int, eqn, update=None):
         """A product through BLAS: batch x (M x K) @ (K x N), written row-major. A few rows
         times a large transposed rhs (`d @ w.T`, a layer's backward pass at a small batch)
-        is computed as its transpose `w @ d.T` and transposed back (see _swapped)."""
+        is computed as its transpose `w @ d.T` and transposed back (see _swapped). With an
+        `update`, the result is `update.w + update.alpha * product` (see find_updates)."""
         g = eqn.primitive.rules["native"](eqn)
         lhs, rhs = eqn.invars
-        out = eqn.outvars[0]
+        out = eqn.outvars[0] if update is None else update.out
         b = self.body
         self.m.uses_blas = True
         fn = "didax_sgemm" if out.aval.dtype == np.float32 else "didax_dgemm"
         b.append("    {  /* a product through BLAS */")
         self.as_array(lhs)
-        self.as_array(rhs)
+        if rhs is not lhs:
+            self.as_array(rhs)
         s = self.slot(out)
-        self.new_array(s, out.aval, zero=g.K == 0, var=out)
+        self.new_array(s, out.aval, zero=g.K == 0 and update is None, var=out)
+        if update is not None:
+            if update.w not in (lhs, rhs):
+                self.as_array(update.w)
+            b.append(f"        memcpy(q{s}, p{self.slots[update.w]}, "
+                     f"{math.prod(out.aval.shape) * out.aval.dtype.itemsize});")
+            alpha, beta = c_constant(update.alpha, out.aval.dtype), "1"
+        else:
+            alpha, beta = "1", "0"
         if g.M * g.N * g.K:
             pl, pr = f"p{self.slots[lhs]}", f"p{self.slots[rhs]}"
             a, bb = f"{pl} + k * {g.M * g.K}", f"{pr} + k * {g.K * g.N}"
@@ -675,8 +758,8 @@ class _Emitter:
             else:
                 b.append(f"        for (npy_intp k = 0; k < {g.batch}; k++)")
                 b.append(f"            {fn}(101, {112 if g.trans_a else 111}, "
-                         f"{112 if g.trans_b else 111}, {g.M}, {g.N}, {g.K}, 1, {a}, "
-                         f"{g.lda}, {bb}, {g.ldb}, 0, q{s} + k * {g.M * g.N}, {g.N});")
+                         f"{112 if g.trans_b else 111}, {g.M}, {g.N}, {g.K}, {alpha}, {a}, "
+                         f"{g.lda}, {bb}, {g.ldb}, {beta}, q{s} + k * {g.M * g.N}, {g.N});")
         b.append("    }")
 
     # the module -------------------------------------------------------------------------
