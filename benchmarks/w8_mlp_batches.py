@@ -33,7 +33,7 @@ def _training(step, params, x, y, block=lambda out: out):
     state = [params]
 
     def advance():
-        state[0], value = out = block(step(state[0], x, y))
+        state[0], _ = out = block(step(state[0], x, y))
         return out
 
     return advance

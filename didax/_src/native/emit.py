@@ -157,7 +157,7 @@ def _is_outer(eqn) -> bool:
     its dtype, no batch dimensions, contracting dimensions (if any) of size 1."""
     if eqn.primitive.name != "dot_general":
         return False
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    (lc, _), (lb, rb) = eqn.params["dimension_numbers"]
     lhs, rhs = eqn.invars
     out = eqn.outvars[0]
     pet = eqn.params.get("preferred_element_type")
