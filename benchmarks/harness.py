@@ -29,6 +29,10 @@ import numpy as np  # noqa: E402
 COLUMNS = {"didax": "didax", "numpy": "NumPy", "jax": "JAX", "autograd": "HIPS autograd",
            "torch": "PyTorch", "torch.compile": "torch.compile"}
 BASELINE = "didax"
+# The clock steady states are timed by: wall time, or (run.py --cpu) the process's CPU time,
+# steadier on a machine other jobs load (it counts every thread of the process, so JAX's
+# runtime threads too).
+CLOCK = time.perf_counter
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,9 +90,9 @@ def calls_per_round(fn: Callable[[], object], target_seconds: float,
     a call to warm up (compile) first unless `fn` is `warm` already."""
     if not warm:
         fn()
-    start = time.perf_counter()
+    start = CLOCK()
     fn()
-    once = max(time.perf_counter() - start, 1e-7)
+    once = max(CLOCK() - start, 1e-7)
     return max(1, int(target_seconds / once)), once
 
 
@@ -112,10 +116,10 @@ def time_interleaved(cases: dict[Hashable, object], rounds: int = 15,
     for _ in range(rounds):
         for key, fn in runnable.items():
             n = counts[key]
-            start = time.perf_counter()
+            start = CLOCK()
             for _ in range(n):
                 fn()
-            samples[key].append((time.perf_counter() - start) / n)
+            samples[key].append((CLOCK() - start) / n)
     return {k: statistics.median(samples[k]) if k in samples else fn for k, fn in cases.items()}
 
 

@@ -41,6 +41,11 @@ DOTS = {  # (lhs shape, rhs shape, dimension numbers): every transposition, batc
     "tt": ((4, 3), (5, 4), (((0,), (1,)), ((), ()))),
     "batched": ((2, 3, 4), (2, 4, 5), (((2,), (1,)), ((0,), (0,)))),
     "batched_t": ((2, 4, 3), (2, 5, 4), (((1,), (2,)), ((0,), (0,)))),
+    # a few rows times a transposed rhs: computed as its transpose (emit._swapped)
+    "batched_nt": ((2, 3, 4), (2, 6, 4), (((2,), (2,)), ((0,), (0,)))),
+    # nothing to sum: elementwise products of broadcast reads (_Emitter.outer_product)
+    "outer_k1": ((1, 3), (1, 4), (((0,), (0,)), ((), ()))),
+    "outer_k1_nt": ((3, 1), (4, 1), (((1,), (1,)), ((), ()))),
     "matvec": ((3, 4), (4,), (((1,), (0,)), ((), ()))),
     "vecmat": ((4,), (4, 5), (((0,), (0,)), ((), ()))),
     "empty_k": ((3, 0), (0, 5), (((1,), (0,)), ((), ()))),
@@ -192,3 +197,35 @@ def test_grad_and_vmap_of_products_inside_jit(dtype):
         f = didax.vmap(didax.grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)), in_axes=(None, 0))
         n, m, e = Tiers(f)(w, xs)
         _close(n, m, e, 1e-5 if dtype == np.float32 else 1e-12)
+
+
+UPDATES = {  # an update written by BLAS itself (emit._Emitter.find_updates)
+    "sgd": lambda w, a, b: w - 0.1 * (a.T @ b),
+    "scaled_right": lambda w, a, b: w - (a.T @ b) * 0.25,
+    "plain_sub": lambda w, a, b: w - a.T @ b,
+    "plus": lambda w, a, b: a.T @ b + w,
+    "scaled_plus": lambda w, a, b: w + 3.0 * (a.T @ b),
+    "product_read_twice": lambda w, a, b: (w - a.T @ b, a.T @ b),  # not fused
+    "view_of_w": lambda w, a, b: w.T.T[::1] - 0.5 * (a.T @ b),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", sorted(UPDATES))
+def test_updates_written_by_the_product(dtype, case):
+    rng = np.random.RandomState(2)
+    with enable_x64(dtype == np.float64):
+        w = rng.randn(5, 7).astype(dtype)
+        a, b = rng.randn(4, 5).astype(dtype), rng.randn(4, 7).astype(dtype)
+        w[0, 0], a[:, 0] = -0.0, 0.0  # a zero product added to -0
+        tiers = Tiers(UPDATES[case])
+        n, m, e = tiers(w, a, b)
+        _close(n, m, e, 1e-5 if dtype == np.float32 else 1e-12)
+        # alpha * product + w rounds once where w - c * product rounds twice: one ulp
+        for x, y in zip(didax.tree_util.tree_leaves(n), didax.tree_util.tree_leaves(m)):
+            assert_same(x, y, maxulp=1 if case != "product_read_twice" else 0)
+        assert_native(tiers.native, w, a, b)
+        if have_compiler():
+            plan = executable(tiers.native, w, a, b).native.plan
+            assert plan.python_equations == 0
+            assert ("memcpy(q" in plan.source) == (case != "product_read_twice")
