@@ -32,13 +32,19 @@ _SMALL = 4096  # outputs up to this size are copied: np.broadcast_to costs ~7 us
 
 
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
+    if math.prod(shape) <= _SMALL:  # (assignment and `fill` cost less than np.copyto)
+        out = np.empty(shape, x.dtype)
+        if x.ndim == 0:
+            out.fill(x)
+        else:
+            expanded = [1] * len(shape)
+            for d, size in zip(broadcast_dimensions, x.shape):
+                expanded[d] = size
+            out[...] = x.reshape(expanded)
+        return out
     expanded = [1] * len(shape)
     for d, size in zip(broadcast_dimensions, x.shape):
         expanded[d] = size
-    if math.prod(shape) <= _SMALL:
-        out = np.empty(shape, x.dtype)
-        np.copyto(out, x.reshape(expanded))
-        return out
     return np.broadcast_to(x.reshape(expanded), shape)
 
 
