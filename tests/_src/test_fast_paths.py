@@ -151,3 +151,102 @@ def test_specialised_jvp_rules_fall_back_for_more_operands(define):
     define(q, fn, None)
     out, t = jax.jvp(lambda x, y, z: q.bind(x, y, z), (jnp.asarray(1.0),) * 3, ones + ones[:1])
     assert (float(out), float(t)) == (2.0, 2.0)
+
+
+# --------------------------------------------------------------------------------------
+# Caches of eager autodiff: result types, Python scalars, zero tangents
+
+
+def test_result_type_cache_repeats_errors_and_follows_x64():
+    x = jnp.ones(3, np.float32)
+    for _ in range(2):  # only successes are cached: the second bad call raises too, located
+        with pytest.raises(TypeError, match="test_fast_paths.py"):
+            lax.add(x, jnp.ones(4, np.float32))
+    assert lax_ew.convert_element_type(x, np.float64).dtype == np.float32
+    with enable_x64():
+        assert lax_ew.convert_element_type(x, np.float64).dtype == np.float64
+        assert jnp.sin(jnp.ones(3, np.float64)).dtype == np.float64
+    assert lax_ew.convert_element_type(x, np.float64).dtype == np.float32
+    lax.add(x, x)
+    assert core._aval_cache  # (it is in use)
+
+
+def test_unhashable_parameters_are_not_cached():
+    def weird_aval(x, *, p):
+        return x
+
+    prim = core.Primitive("test_unhashable_param")
+    prim.def_impl(lambda x, *, p: x)
+    prim.def_abstract_eval(weird_aval)
+    out = prim.bind(jnp.ones(2), p=[1, 2])  # a list: the cache is skipped, not an error
+    np.testing.assert_array_equal(out, np.ones(2))
+
+
+@pytest.mark.parametrize("fn", [lax.mul, jnp.multiply, lambda x, s: x * s])
+def test_shared_python_scalars_keep_signs_and_nans(fn):
+    x = jnp.ones(2, np.float32)
+    for s, want in [(-0.0, -0.0), (0.0, 0.0), (-0.0, -0.0), (2.5, 2.5), (float("nan"), np.nan),
+                    (float("nan"), np.nan), (-2.5, -2.5)]:
+        out = np.asarray(fn(x, s))
+        np.testing.assert_array_equal(out, np.full(2, want, np.float32))
+        assert np.signbit(out[0]) == np.signbit(want)
+    c = jnp.asarray(np.full(2, complex(1, -0.0), np.complex64))  # -0 + s.imag: s.imag's sign
+    for s in [complex(1, -0.0), complex(1, 0.0), complex(1, -0.0)]:
+        assert np.signbit(np.asarray(lax.add(c, s)).imag[0]) == np.signbit(s.imag)
+
+
+def test_shared_python_scalars_take_each_dtype_and_weak_type():
+    for dtype in [np.float16, np.float32, np.complex64]:
+        y = lax.add(jnp.ones(2, dtype), 1.5)
+        assert (y.dtype, y.weak_type) == (dtype, False)
+    w = lax.add(core.Array(np.ones(2, np.float32), True), 1.5)
+    assert (w.dtype, w.weak_type) == (np.float32, True)
+    s = jnp.ones(2, np.float32) + 3  # an int with a float array: promotion, then the cache
+    assert (s.dtype, s.weak_type, float(s[0])) == (np.float32, False, 4.0)
+
+
+def test_zero_tangents_are_shared_and_typed():
+    z = core.zero_tangent(core.ShapedArray((2,), np.int32))
+    assert core.zero_tangent(core.ShapedArray((2,), np.int32)) is z
+    assert z.aval.dtype == jax.dtypes.float0
+    assert core.zero_tangent(core.ShapedArray((2,), np.float32)).aval.dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.bool_])
+@pytest.mark.parametrize("weak", [False, True])
+def test_unary_and_reduction_fast_paths_match_general_path(dtype, weak):
+    x = core.Array(np.asarray([[0.5, 1.5, -2.0], [3.0, 0.25, 1.0]]).astype(dtype), weak)
+    if np.dtype(dtype).kind == "f":
+        general = jax.jit(jnp.sin)(x)  # staged: the general path
+        eager = jnp.sin(x)
+        assert (eager.dtype, eager.weak_type) == (general.dtype, general.weak_type)
+        np.testing.assert_allclose(np.asarray(eager, np.float64), np.asarray(general, np.float64),
+                                   rtol=1e-3 if dtype == np.float16 else 1e-6)
+    for red in [jnp.sum, jnp.max, jnp.mean]:
+        for axis in [None, 0, 1, -1]:
+            for keepdims in [False, True]:
+                eager = red(x, axis=axis, keepdims=keepdims)
+                staged = jax.jit(lambda v: red(v, axis=axis, keepdims=keepdims))(x)
+                assert (eager.shape, eager.dtype, eager.weak_type) == (
+                    staged.shape, staged.dtype, staged.weak_type), (red, axis, keepdims)
+                np.testing.assert_allclose(np.asarray(eager, np.float64),
+                                           np.asarray(staged, np.float64), rtol=1e-3)
+    with pytest.raises(Exception, match="axis 2 is out of bounds"):
+        jnp.sum(x, axis=2)
+    if dtype == np.float32:
+        with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+            jnp.max(jnp.ones((0, 3), np.float32), axis=0)
+        np.testing.assert_array_equal(jnp.all(jnp.asarray([0.5, 0.0]), axis=0), False)
+
+
+def test_side_effects_run_on_every_eager_grad_call():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return jnp.sum(jnp.sin(x) * 2.0)
+
+    g = jax.grad(f)
+    for i in range(3):
+        np.testing.assert_allclose(g(jnp.ones(3)), 2 * np.cos(np.ones(3)), rtol=1e-6)
+        assert len(calls) == i + 1
