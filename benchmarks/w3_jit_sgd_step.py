@@ -1,4 +1,5 @@
-"""W3, a jitted SGD step: MLP 64-256-256-10 relu, softmax cross-entropy, batch 128, float32.
+"""W3, a jitted SGD step: MLP 64-256-256-10 relu, softmax cross-entropy, batch 128, float32
+(and the same step without jit: didax, HIPS autograd and PyTorch eager).
 
 Steady state: median time of a step, each framework training its own copy of the
 parameters (didax.jit, jax.jit, PyTorch eager with in-place updates, torch.compile of a
@@ -18,6 +19,7 @@ from mlp import NumpyMLP, data, loss_fn, sgd, torch_loss
 SIZES, BATCH, LR = (64, 256, 256, 10), 128, 0.1
 STEADY = "W3 jitted SGD step, MLP 64-256-256-10"
 FIRST = "W3 first call: trace + compile + step"
+EAGER = "W3 eager SGD step (no jit), MLP 64-256-256-10"
 
 
 def _step_fn(value_and_grad, loss):
@@ -85,6 +87,25 @@ def _jax():
     params, x, y = jax.device_put(data(SIZES, BATCH))
     jitted = jax.jit(make())
     return (lambda: _training(jitted, params, x, y, block=jax.block_until_ready)), first_call
+
+
+def _didax_eager():
+    import didax
+    import didax.numpy as dnp
+
+    params, x, y = data(SIZES, BATCH)
+    params = [(dnp.asarray(w), dnp.asarray(b)) for w, b in params]
+    step = _step_fn(didax.value_and_grad, loss_fn(dnp, didax.lax.stop_gradient))
+    return _training(step, params, dnp.asarray(x), dnp.asarray(y))
+
+
+def _autograd_eager():
+    import autograd
+    import autograd.numpy as anp
+
+    params, x, y = data(SIZES, BATCH)
+    step = _step_fn(autograd.value_and_grad, loss_fn(anp, lambda m: m))  # (the shift by the
+    return _training(step, params, x, y)  # max cancels in the gradient: none to stop)
 
 
 def _torch_value_and_grad(f):
@@ -179,6 +200,12 @@ def trainers(frameworks):
     return checked, steady, first
 
 
+def eager_trainers(frameworks):
+    """Makers of a fresh eager training call (no jit) per column: didax, autograd, PyTorch."""
+    makers = {"didax": _didax_eager, "autograd": _autograd_eager, "torch": _torch_eager}
+    return {c: m for c, m in makers.items() if c in frameworks}
+
+
 def check(checked) -> None:
     """One step from the same start: same loss, and the same gradient, read off the update
     in float64 as (before - after) / LR."""
@@ -201,8 +228,11 @@ def run(frameworks, rounds) -> list:
 
     checked, steady, first = trainers(frameworks)
     check(checked)
+    eager = eager_trainers(frameworks)
+    check(eager)
     timed = time_interleaved({(STEADY, c): m if isinstance(m, Unavailable) else m()
                               for c, m in steady.items()}, rounds=rounds)
+    timed.update(time_interleaved({(EAGER, c): m() for c, m in eager.items()}, rounds=rounds))
     # A cold torch.compile takes seconds: one or two samples of it are enough.
     timed.update(time_first_calls({(FIRST, c): f for c, f in first.items()}, rounds=rounds,
                                   budget_seconds=30.0, min_rounds=1))
