@@ -40,6 +40,27 @@ def torch_loss(params, x, y):
     return -(y * torch.log_softmax(h @ w + b, dim=1)).sum(1).mean()
 
 
+def torch_sgd_trainer(sizes, batch, lr):
+    """A PyTorch eager SGD step on fresh parameters, updated in place: () -> (params, loss)."""
+    import torch
+
+    params, x, y = data(sizes, batch)
+    params = [(torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True))
+              for w, b in params]
+    flat = [p for layer in params for p in layer]
+    x, y = torch.from_numpy(x), torch.from_numpy(y)
+
+    def step():
+        value = torch_loss(params, x, y)
+        grads = torch.autograd.grad(value, flat)
+        with torch.no_grad():
+            for p, g in zip(flat, grads):
+                p.sub_(g, alpha=lr)
+        return params, value.detach()
+
+    return step
+
+
 def sgd(params, grads, lr):
     return [(w - lr * gw, b - lr * gb) for (w, b), (gw, gb) in zip(params, grads)]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import time
 
-from mlp import NumpyMLP, data, loss_fn, sgd, torch_loss
+from mlp import NumpyMLP, data, loss_fn, sgd, torch_loss, torch_sgd_trainer
 
 SIZES, BATCH, LR = (64, 256, 256, 10), 128, 0.1
 STEADY = "W3 jitted SGD step, MLP 64-256-256-10"
@@ -154,23 +154,7 @@ def _torch_compile():
 
 
 def _torch_eager():
-    import torch
-
-    params, x, y = data(SIZES, BATCH)
-    params = [(torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True))
-              for w, b in params]
-    flat = [p for layer in params for p in layer]
-    x, y = torch.from_numpy(x), torch.from_numpy(y)
-
-    def step():
-        value = torch_loss(params, x, y)
-        grads = torch.autograd.grad(value, flat)
-        with torch.no_grad():
-            for p, g in zip(flat, grads):
-                p.sub_(g, alpha=LR)
-        return params, value.detach()
-
-    return step
+    return torch_sgd_trainer(SIZES, BATCH, LR)
 
 
 def _numpy():

@@ -9,7 +9,7 @@ by the products (a step takes about a second there, so its rounds are cut to fit
 """
 from __future__ import annotations
 
-from mlp import NumpyMLP, data, loss_fn, sgd, torch_loss
+from mlp import NumpyMLP, data, loss_fn, sgd, torch_sgd_trainer
 
 SIZES, LR = (256, 512, 512, 512, 10), 0.1
 BATCHES = (1, 16, 256, 4096)
@@ -68,26 +68,7 @@ def _numpy(batch):
 
 
 def _torch(batch):
-    def make():
-        import torch
-
-        params, x, y = data(SIZES, batch)
-        params = [(torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True))
-                  for w, b in params]
-        flat = [p for layer in params for p in layer]
-        x, y = torch.from_numpy(x), torch.from_numpy(y)
-
-        def step():
-            value = torch_loss(params, x, y)
-            grads = torch.autograd.grad(value, flat)
-            with torch.no_grad():
-                for p, g in zip(flat, grads):
-                    p.sub_(g, alpha=LR)
-            return params, value.detach()
-
-        return step
-
-    return make
+    return lambda: torch_sgd_trainer(SIZES, batch, LR)
 
 
 def trainers(frameworks, batch) -> dict:
