@@ -61,6 +61,27 @@ def torch_sgd_trainer(sizes, batch, lr):
     return step
 
 
+def sgd_step_fn(value_and_grad, loss, lr):
+    """A fresh SGD step function object (so nothing keyed on the function is cached):
+    (params, x, y) -> (updated params, loss)."""
+    def step(params, x, y):
+        value, grads = value_and_grad(loss)(params, x, y)
+        return sgd(params, grads, lr), value
+
+    return step
+
+
+def training(step, params, x, y, block=lambda out: out):
+    """A call that advances its own copy of the parameters by one step: (params, loss)."""
+    state = [params]
+
+    def advance():
+        state[0], _ = out = block(step(state[0], x, y))
+        return out
+
+    return advance
+
+
 def sgd(params, grads, lr):
     return [(w - lr * gw, b - lr * gb) for (w, b), (gw, gb) in zip(params, grads)]
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import time
 
-from mlp import NumpyMLP, data, loss_fn, sgd, torch_loss, torch_sgd_trainer
+from mlp import (
+    NumpyMLP, data, loss_fn, sgd_step_fn, torch_loss, torch_sgd_trainer, training,
+)
 
 SIZES, BATCH, LR = (64, 256, 256, 10), 128, 0.1
 STEADY = "W3 jitted SGD step, MLP 64-256-256-10"
@@ -22,24 +24,6 @@ FIRST = "W3 first call: trace + compile + step"
 EAGER = "W3 eager SGD step (no jit), MLP 64-256-256-10"
 
 
-def _step_fn(value_and_grad, loss):
-    """A fresh step function object (so nothing keyed on the function is cached)."""
-    def step(params, x, y):
-        value, grads = value_and_grad(loss)(params, x, y)
-        return sgd(params, grads, LR), value
-
-    return step
-
-
-def _training(step, params, x, y, block=lambda out: out):
-    """A call that advances its own copy of the parameters by one step: (params, loss)."""
-    state = [params]
-
-    def advance():
-        state[0], value = out = block(step(state[0], x, y))
-        return out
-
-    return advance
 
 
 def _didax(jit):
@@ -51,10 +35,10 @@ def _didax(jit):
     from harness import jit_or_eager
 
     def make():
-        return _step_fn(didax.value_and_grad, loss_fn(dnp, didax.lax.stop_gradient))
+        return sgd_step_fn(didax.value_and_grad, loss_fn(dnp, didax.lax.stop_gradient), LR)
 
-    def training():
-        return _training(jit_or_eager(jit)(make()), params, x, y)
+    def trainer():
+        return training(jit_or_eager(jit)(make()), params, x, y)
 
     def first_call():
         fresh = make()
@@ -66,8 +50,8 @@ def _didax(jit):
     params = [(dnp.asarray(w), dnp.asarray(b)) for w, b in params]
     x, y = dnp.asarray(x), dnp.asarray(y)
     if not callable(jit):
-        return training, jit, jit
-    return training, training, first_call
+        return trainer, jit, jit
+    return trainer, trainer, first_call
 
 
 def _jax():
@@ -75,7 +59,7 @@ def _jax():
     import jax.numpy as jnp
 
     def make():
-        return _step_fn(jax.value_and_grad, loss_fn(jnp, jax.lax.stop_gradient))
+        return sgd_step_fn(jax.value_and_grad, loss_fn(jnp, jax.lax.stop_gradient), LR)
 
     def first_call():
         jax.clear_caches()
@@ -86,7 +70,7 @@ def _jax():
 
     params, x, y = jax.device_put(data(SIZES, BATCH))
     jitted = jax.jit(make())
-    return (lambda: _training(jitted, params, x, y, block=jax.block_until_ready)), first_call
+    return (lambda: training(jitted, params, x, y, block=jax.block_until_ready)), first_call
 
 
 def _didax_eager():
@@ -95,8 +79,8 @@ def _didax_eager():
 
     params, x, y = data(SIZES, BATCH)
     params = [(dnp.asarray(w), dnp.asarray(b)) for w, b in params]
-    step = _step_fn(didax.value_and_grad, loss_fn(dnp, didax.lax.stop_gradient))
-    return _training(step, params, dnp.asarray(x), dnp.asarray(y))
+    step = sgd_step_fn(didax.value_and_grad, loss_fn(dnp, didax.lax.stop_gradient), LR)
+    return training(step, params, dnp.asarray(x), dnp.asarray(y))
 
 
 def _autograd_eager():
@@ -104,8 +88,9 @@ def _autograd_eager():
     import autograd.numpy as anp
 
     params, x, y = data(SIZES, BATCH)
-    step = _step_fn(autograd.value_and_grad, loss_fn(anp, lambda m: m))  # (the shift by the
-    return _training(step, params, x, y)  # max cancels in the gradient: none to stop)
+    # (no gradient to stop: the shift by the max cancels in the gradient)
+    step = sgd_step_fn(autograd.value_and_grad, loss_fn(anp, lambda m: m), LR)
+    return training(step, params, x, y)
 
 
 def _torch_value_and_grad(f):
@@ -134,7 +119,7 @@ def _torch_compile():
     from harness import Unavailable, torch_compiled
 
     def make():
-        return _step_fn(_torch_value_and_grad, torch_loss)
+        return sgd_step_fn(_torch_value_and_grad, torch_loss, LR)
 
     def first_call():
         torch.compiler.reset()
@@ -150,7 +135,7 @@ def _torch_compile():
     compiled = torch_compiled(make(), params, x, y)
     if isinstance(compiled, Unavailable):
         return compiled, compiled
-    return (lambda: _training(compiled, params, x, y)), first_call
+    return (lambda: training(compiled, params, x, y)), first_call
 
 
 def _torch_eager():

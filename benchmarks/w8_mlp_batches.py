@@ -9,7 +9,7 @@ by the products (a step takes about a second there, so its rounds are cut to fit
 """
 from __future__ import annotations
 
-from mlp import NumpyMLP, data, loss_fn, sgd, torch_sgd_trainer
+from mlp import NumpyMLP, data, loss_fn, sgd_step_fn, torch_sgd_trainer, training
 
 SIZES, LR = (256, 512, 512, 512, 10), 0.1
 BATCHES = (1, 16, 256, 4096)
@@ -20,42 +20,25 @@ def label(batch: int) -> str:
     return f"W8 jitted SGD step, MLP 256-512-512-512-10, batch {batch}"
 
 
-def _step_fn(value_and_grad, loss):
-    def step(params, x, y):
-        value, grads = value_and_grad(loss)(params, x, y)
-        return sgd(params, grads, LR), value
-
-    return step
-
-
-def _training(step, params, x, y, block=lambda out: out):
-    """A call that advances its own copy of the parameters by one step: (params, loss)."""
-    state = [params]
-
-    def advance():
-        state[0], _ = out = block(step(state[0], x, y))
-        return out
-
-    return advance
 
 
 def _didax(jit, batch):
     import didax
     import didax.numpy as dnp
 
-    step = jit(_step_fn(didax.value_and_grad, loss_fn(dnp, didax.lax.stop_gradient)))
+    step = jit(sgd_step_fn(didax.value_and_grad, loss_fn(dnp, didax.lax.stop_gradient), LR))
     params, x, y = data(SIZES, batch)
     params = [(dnp.asarray(w), dnp.asarray(b)) for w, b in params]
-    return lambda: _training(step, params, dnp.asarray(x), dnp.asarray(y))
+    return lambda: training(step, params, dnp.asarray(x), dnp.asarray(y))
 
 
 def _jax(batch):
     import jax
     import jax.numpy as jnp
 
-    step = jax.jit(_step_fn(jax.value_and_grad, loss_fn(jnp, jax.lax.stop_gradient)))
+    step = jax.jit(sgd_step_fn(jax.value_and_grad, loss_fn(jnp, jax.lax.stop_gradient), LR))
     params, x, y = jax.device_put(data(SIZES, batch))
-    return lambda: _training(step, params, x, y, block=jax.block_until_ready)
+    return lambda: training(step, params, x, y, block=jax.block_until_ready)
 
 
 def _numpy(batch):
