@@ -428,18 +428,18 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
         dyn = tuple(args[i] for i in nums)
         _check_grad_inputs("grad", dyn, holomorphic, allow_int, nums)
 
-        @functools.wraps(fun, updated=())  # errors name the user's function
         def f_partial(*dyn_args):
             full = list(args)
             for i, v in zip(nums, dyn_args):
                 full[i] = v
             return fun(*full, **kwargs)
 
+        f_partial.__wrapped__ = fun  # errors name the user's function (`function_site`)
         res = vjp(f_partial, *dyn, has_aux=has_aux)
         out, vjp_fun = res[0], res[1]
         _check_scalar_output("grad", out, holomorphic, fun)
-        aval = get_aval(out)
-        g = vjp_fun(core.Array(np.ones(aval.shape, aval.dtype), aval.weak_type))
+        aval = get_aval(out)  # (a scalar: checked above)
+        g = vjp_fun(core.Array(np.array(1, aval.dtype), aval.weak_type))
         g = g[0] if isinstance(argnums, int) else g
         if has_aux:
             return (out, res[2]), g

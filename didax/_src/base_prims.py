@@ -244,9 +244,6 @@ _float_scalars: dict = {}  # (dtype, weak, type, value) -> that Python scalar co
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = dtypes.canonicalize_dtype(np.dtype(new_dtype))
-    aval = get_aval(x)
-    if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(x, core.ArrayBase):
-        return x
     if type(x) in _SCALAR_TYPES or type(x) is bool:  # a Python scalar: convert now
         if dtypes.kind(new_dtype) in "fc":  # exact for any Python scalar (ints may overflow)
             key = (new_dtype, weak_type, type(x), x)
@@ -258,6 +255,9 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
                         and len(_float_scalars) < 1024):
                     _float_scalars[key] = a  # (not NaN, which never matches itself)
             return a
+    aval = get_aval(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(x, core.ArrayBase):
+        return x
     if not isinstance(x, core.ArrayBase):  # a constant: convert now, no equation
         val = core.concrete_value(x)
         if val is not None and not isinstance(x, core.Tracer):

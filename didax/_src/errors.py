@@ -11,14 +11,28 @@ import sys
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+_internal_files: dict = {}  # filename -> whether it is didax's (or the import system's)
+
+
 def _is_internal(filename: str) -> bool:
-    return filename.startswith(_PACKAGE_DIR) or filename.startswith("<frozen")
+    internal = _internal_files.get(filename)
+    if internal is None:
+        internal = _internal_files[filename] = (filename.startswith(_PACKAGE_DIR)
+                                                or filename.startswith("<frozen"))
+    return internal
 
 
 def user_frame(skip: int = 1):
     """The innermost stack frame that belongs to user code (None if there is none)."""
     frame = sys._getframe(skip)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    known = _internal_files
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        internal = known.get(filename)
+        if internal is None:
+            internal = _is_internal(filename)
+        if not internal:
+            break
         frame = frame.f_back
     return frame
 

@@ -41,6 +41,7 @@ def _special(name):
 
 
 _SCALAR_TYPES = (int, float, complex)  # captured before `complex` is redefined below
+_PY_FLOAT, _PY_COMPLEX = float, complex
 
 
 def _lift_scalars(*args):
@@ -61,17 +62,13 @@ _weak_scalars: dict = {}  # (dtype, type, value) -> its weakly typed 0-d Array (
 
 
 def _weak_scalar(x, dtype):
+    """`x` as a weakly typed 0-d Array of `dtype` (shared between calls where that is safe)."""
     key = (dtype, type(x), x)
-    try:
-        a = _weak_scalars.get(key) if x else None  # (0.0 == -0.0: zeros are not shared)
-    except TypeError:
-        a = None
+    a = _weak_scalars.get(key) if x else None  # (0.0 == -0.0: zeros are not shared)
     if a is not None:
         return a
-    if get_aval(x).dtype == dtype:
-        return x
     a = core.Array(np.asarray(x, dtype), weak_type=not isinstance(x, bool))
-    if (x and type(x) is not complex and not (type(x) is float and math.isnan(x))
+    if (x and type(x) is not _PY_COMPLEX and not (type(x) is _PY_FLOAT and math.isnan(x))
             and len(_weak_scalars) < 1024):
         # (not NaN, which never matches itself, nor complex, whose zero parts have signs)
         _weak_scalars[key] = a
