@@ -239,22 +239,28 @@ convert_element_type_p.def_impl(_convert_impl)
 convert_element_type_p.def_abstract_eval(_convert_aval)
 
 
-_float_scalars: dict = {}  # (dtype, weak, type, value) -> that Python scalar converted
+_scalar_arrays: dict = {}  # (dtype, weak, type, value) -> that Python scalar as an Array
+
+
+def scalar_array(x, dtype: np.dtype, weak_type: bool):
+    """The Python scalar `x` as a 0-d Array of the canonical `dtype`: one shared object per
+    (dtype, weak type, type, value), where sharing is safe (Arrays are immutable; zeros and
+    complex numbers, whose zeros are signed, and NaN, which never matches itself, are not)."""
+    key = (dtype, weak_type, type(x), x)
+    a = _scalar_arrays.get(key) if x else None
+    if a is None:
+        a = core.Array.from_numpy(np.asarray(x, dtype), ShapedArray((), dtype, weak_type))
+        if (x and type(x) is not complex and not (type(x) is float and math.isnan(x))
+                and len(_scalar_arrays) < 1024):
+            _scalar_arrays[key] = a
+    return a
 
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = dtypes.canonicalize_dtype(np.dtype(new_dtype))
     if type(x) in _SCALAR_TYPES or type(x) is bool:  # a Python scalar: convert now
         if dtypes.kind(new_dtype) in "fc":  # exact for any Python scalar (ints may overflow)
-            key = (new_dtype, weak_type, type(x), x)
-            a = _float_scalars.get(key) if x and type(x) is not complex else None
-            if a is None:  # (zeros and complex numbers, whose zeros are signed, not shared)
-                a = core.Array.from_numpy(np.asarray(x, new_dtype),
-                                          ShapedArray((), new_dtype, weak_type))
-                if (x and type(x) is not complex and not (type(x) is float and math.isnan(x))
-                        and len(_float_scalars) < 1024):
-                    _float_scalars[key] = a  # (not NaN, which never matches itself)
-            return a
+            return scalar_array(x, new_dtype, weak_type)
     aval = get_aval(x)
     if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(x, core.ArrayBase):
         return x

@@ -13,7 +13,7 @@ import numpy as np
 from didax._src import core, dtypes, special_algorithms, tree_util
 from didax._src.base_prims import (
     add_any_p, add_tangents, broadcast_in_dim, convert_element_type, convert_element_type_p,
-    reshape,
+    reshape, scalar_array,
 )
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
@@ -41,38 +41,16 @@ def _special(name):
 
 
 _SCALAR_TYPES = (int, float, complex)  # captured before `complex` is redefined below
-_PY_FLOAT, _PY_COMPLEX = float, complex
 
 
 def _lift_scalars(*args):
     """Python scalars in a lax binary op take the dtype of the array operand."""
-    ref = None
-    for a in args:
-        if type(a) not in _SCALAR_TYPES:
-            ref = a
-            break
+    ref = next((a for a in args if type(a) not in _SCALAR_TYPES), None)
     if ref is None:
         return args
     dtype = get_aval(ref).dtype
-    return tuple(_weak_scalar(a, dtype) if type(a) in _SCALAR_TYPES else a
+    return tuple(scalar_array(a, dtype, True) if type(a) in _SCALAR_TYPES else a
                  for a in args)
-
-
-_weak_scalars: dict = {}  # (dtype, type, value) -> its weakly typed 0-d Array (immutable)
-
-
-def _weak_scalar(x, dtype):
-    """`x` as a weakly typed 0-d Array of `dtype` (shared between calls where that is safe)."""
-    key = (dtype, type(x), x)
-    a = _weak_scalars.get(key) if x else None  # (0.0 == -0.0: zeros are not shared)
-    if a is not None:
-        return a
-    a = core.Array(np.asarray(x, dtype), weak_type=not isinstance(x, bool))
-    if (x and type(x) is not _PY_COMPLEX and not (type(x) is _PY_FLOAT and math.isnan(x))
-            and len(_weak_scalars) < 1024):
-        # (not NaN, which never matches itself, nor complex, whose zero parts have signs)
-        _weak_scalars[key] = a
-    return a
 
 
 def _bind1(p):
@@ -89,9 +67,9 @@ def _bind2(p):
     def wrapper(x, y):
         if type(x) in _SCALAR_TYPES:
             if type(y) not in _SCALAR_TYPES:
-                x = _weak_scalar(x, get_aval(y).dtype)
+                x = scalar_array(x, get_aval(y).dtype, True)
         elif type(y) in _SCALAR_TYPES:
-            y = _weak_scalar(y, get_aval(x).dtype)
+            y = scalar_array(y, get_aval(x).dtype, True)
         return p.bind(x, y)
 
     wrapper.__name__ = p.name
