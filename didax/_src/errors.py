@@ -25,14 +25,7 @@ def _is_internal(filename: str) -> bool:
 def user_frame(skip: int = 1):
     """The innermost stack frame that belongs to user code (None if there is none)."""
     frame = sys._getframe(skip)
-    known = _internal_files
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        internal = known.get(filename)
-        if internal is None:
-            internal = _is_internal(filename)
-        if not internal:
-            break
+    while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 

@@ -175,15 +175,8 @@ def _reduction(a, name, op: _Op, *, has_identity=True, preproc=None, upcast_f16=
         aval = a.aval  # a strong float32 or float64 array over one axis or all: no conversion
         if (aval.dtype in _PLAIN_FLOATS and not aval.weak_type  # and no upcast on the way
                 and (dtype is None or dtype is aval.dtype)):
-            shape = aval.shape
-            nd = len(shape)
-            if axis is None:
-                dims = tuple(range(nd))
-            elif -nd <= axis < nd:
-                dims = (axis % nd,)
-            else:
-                dims = None  # (the general path explains)
-            if dims is not None and (has_identity or 0 not in shape):
+            dims = _reduction_dims(len(aval.shape), axis)
+            if has_identity or 0 not in aval.shape:
                 result = op.reduce(a, dims)
                 return lax_shape.expand_dims(result, dims) if keepdims else result
     _no_out(name, out)

@@ -106,7 +106,8 @@ def _unary(name, lax_fn, inexact=False):
 
     def fn(x, /):
         if type(x) is Array and _ctx.interp is _eval and prim is not None:
-            # Evaluating a floating array: what binding would do, without the layers between.
+            # Evaluating a floating array: what binding would do, inlined (the hottest eager
+            # path; calling `EvalInterpreter.process_primitive` costs a sixth more here).
             xa = x.aval
             if xa.dtype.kind in _FLOAT_KINDS and _aval_cache.get((prim, xa)) is xa:
                 out = prim.impl(x._value)
