@@ -84,15 +84,22 @@ pure_callback_p.def_batch(_batch)
 pure_callback_p.def_jvp(_not_differentiable("pure_callback"))
 
 
-def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwargs):
-    """Calls `callback(*args, **kwargs)` on NumPy arrays at run time; it must return arrays of
-    the shapes and dtypes of `result_shape_dtypes` (a pytree of objects with .shape/.dtype)."""
+def _flat_call(name, callback, result_shape_dtypes, args, kwargs):
+    """A callback call's result types and tree, and its flat arguments and their tree."""
     if not callable(callback):
-        raise TypeError(f"pure_callback: expected a function, got {callback!r}")
+        raise TypeError(f"{name}: expected a function, got {callback!r}")
     shapes, out_tree = tree_flatten(result_shape_dtypes)
     result_avals = tuple(ShapedArray(s.shape, dtypes.canonicalize_dtype(np.dtype(s.dtype)))
                          for s in shapes)
     flat, in_tree = tree_flatten((args, kwargs))
+    return result_avals, out_tree, flat, in_tree
+
+
+def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwargs):
+    """Calls `callback(*args, **kwargs)` on NumPy arrays at run time; it must return arrays of
+    the shapes and dtypes of `result_shape_dtypes` (a pytree of objects with .shape/.dtype)."""
+    result_avals, out_tree, flat, in_tree = _flat_call("pure_callback", callback,
+                                                       result_shape_dtypes, args, kwargs)
     outs = pure_callback_p.bind(*flat, callback=callback, in_tree=in_tree, out_tree=out_tree,
                                 result_avals=result_avals, vmap_method=vmap_method)
     return tree_unflatten(out_tree, outs)
@@ -129,12 +136,8 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
                 **kwargs):
     """Like `pure_callback`, for a callback with side effects: jit never drops, merges or
     pre-computes it; under vmap it runs once per example."""
-    if not callable(callback):
-        raise TypeError(f"io_callback: expected a function, got {callback!r}")
-    shapes, out_tree = tree_flatten(result_shape_dtypes)
-    result_avals = tuple(ShapedArray(s.shape, dtypes.canonicalize_dtype(np.dtype(s.dtype)))
-                         for s in shapes)
-    flat, in_tree = tree_flatten((args, kwargs))
+    result_avals, out_tree, flat, in_tree = _flat_call("io_callback", callback,
+                                                       result_shape_dtypes, args, kwargs)
     outs = io_callback_p.bind(*flat, callback=callback, in_tree=in_tree, out_tree=out_tree,
                               result_avals=result_avals, ordered=bool(ordered))
     return tree_unflatten(out_tree, outs)
