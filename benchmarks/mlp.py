@@ -40,15 +40,22 @@ def torch_loss(params, x, y):
     return -(y * torch.log_softmax(h @ w + b, dim=1)).sum(1).mean()
 
 
+def torch_data(params, x, y):
+    """PyTorch copies of `data`'s parameters (requiring gradients; also as one flat list),
+    inputs and labels."""
+    import torch
+
+    params = [(torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True))
+              for w, b in params]
+    flat = [p for layer in params for p in layer]
+    return params, flat, torch.from_numpy(x), torch.from_numpy(y)
+
+
 def torch_sgd_trainer(sizes, batch, lr):
     """A PyTorch eager SGD step on fresh parameters, updated in place: () -> (params, loss)."""
     import torch
 
-    params, x, y = data(sizes, batch)
-    params = [(torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True))
-              for w, b in params]
-    flat = [p for layer in params for p in layer]
-    x, y = torch.from_numpy(x), torch.from_numpy(y)
+    params, flat, x, y = torch_data(*data(sizes, batch))
 
     def step():
         value = torch_loss(params, x, y)

@@ -3,7 +3,7 @@ batch 512, float32 (jitted for didax and JAX; PyTorch eager; NumPy forward and b
 hand). A step takes about a second, so the rounds are cut to fit a time budget."""
 from __future__ import annotations
 
-from mlp import NumpyMLP, data, loss_fn, torch_loss
+from mlp import NumpyMLP, data, loss_fn, torch_data, torch_loss
 
 SIZES, BATCH = (1024, 4096, 4096, 1024), 512
 LABEL = "W4 value_and_grad, MLP 1024-4096-4096-1024"
@@ -36,10 +36,7 @@ def _functions(frameworks, didax_jit) -> dict:
     if "torch" in frameworks:
         import torch
 
-        pt = [(torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True))
-              for w, b in params]
-        flat = [p for layer in pt for p in layer]
-        xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+        pt, flat, xt, yt = torch_data(params, x, y)
 
         def torch_value_and_grad():
             value = torch_loss(pt, xt, yt)
