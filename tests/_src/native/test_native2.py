@@ -221,9 +221,17 @@ def test_updates_written_by_the_product(dtype, case):
         tiers = Tiers(UPDATES[case])
         n, m, e = tiers(w, a, b)
         _close(n, m, e, 1e-5 if dtype == np.float32 else 1e-12)
-        # alpha * product + w rounds once where w - c * product rounds twice: one ulp
+        # alpha * product + w rounds once where w - c * product rounds twice, and BLAS sums
+        # the product in its own order: the two tiers differ within the rounding error of
+        # the sum, a few units of eps times the magnitude of its terms (|w| + |c| |a|^T |b|,
+        # with |c| <= 3 here), which may be many ulps of a result that cancels
+        magnitude = np.abs(w) + 3.0 * (np.abs(a).T @ np.abs(b))
+        bound = 4 * np.finfo(dtype).eps * magnitude
         for x, y in zip(didax.tree_util.tree_leaves(n), didax.tree_util.tree_leaves(m)):
-            assert_same(x, y, maxulp=1 if case != "product_read_twice" else 0)
+            if case == "product_read_twice":
+                assert_same(x, y)
+            else:
+                assert np.all(np.abs(np.asarray(x) - np.asarray(y)) <= bound), case
         assert_native(tiers.native, w, a, b)
         if have_compiler():
             plan = executable(tiers.native, w, a, b).native.plan
