@@ -45,7 +45,7 @@ def emit_impl_call(fb, k: int, eqn, outs):
     impl = prim.get_rule("impl")
     fn = functools.partial(impl, **eqn.params) if eqn.params else impl
     name = fb.module.global_name(fn, prim.name)
-    args = ", ".join(fb.typed(a) for a in eqn.invars)
+    args = ", ".join(fb.array(a) for a in eqn.invars)
     if prim.multiple_results and not outs:
         fb.line(f"{name}({args})")
     elif prim.multiple_results:

@@ -165,6 +165,15 @@ class FunctionBuilder:
             return self.module.global_name(np.asarray(a.val, a.aval.dtype)[()], "lit")
         return self.name(a)
 
+    def array(self, a) -> str:
+        """An atom as an array of its exact dtype, as impls are handed operands when
+        evaluating (a 0-d value may be a NumPy scalar here: literals, operators' results)."""
+        if a.aval.shape:
+            return self.name(a)
+        if type(a) is Literal:
+            return self.module.global_name(np.asarray(a.val, a.aval.dtype), "lit")
+        return f"np.asarray({self.name(a)})"
+
     def line(self, text: str):
         self.lines.append("    " * self.indent + text)
 

@@ -284,6 +284,19 @@ def test_results_that_may_alias_an_input_are_never_written_into(fn):
     np.testing.assert_array_equal(x, before)
 
 
+def test_impls_are_handed_arrays_for_0d_literals_and_operator_results():
+    """Generated code computes 0-d values with Python operators (NumPy scalars) and holds
+    literals as NumPy scalars; an impl it calls gets arrays, as when evaluating eagerly."""
+    def f(c):
+        zero = jnp.zeros(())
+        return (lax.dynamic_update_slice(zero, c, ()),
+                lax.dynamic_update_slice(c * c, zero + c, ()))
+
+    c = np.float32(3.0)
+    for got, want in zip(jax.jit(f)(c), f(c)):
+        assert got.dtype == want.dtype and float(got) == float(want)
+
+
 def test_sums_of_zero_padded_pieces_add_into_regions():
     def f(x):  # the gradient of split pieces is a sum of zero pads
         a, b, c, d = jnp.split(x, 4, axis=1)
