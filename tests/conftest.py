@@ -10,10 +10,17 @@ database).
 (tests/_src/test_random_programs.py), which is otherwise deselected.
 
 jit's native tier is off unless DIDAX_NATIVE_TIER says otherwise: building C for every
-function the suite jits would cost minutes; tests/_src/native turns it on where tested."""
+function the suite jits would cost minutes; tests/_src/native turns it on where tested.
+
+Eager reverse mode builds each primitive signature's compiled step when it is first seen
+(DIDAX_EAGER_VJP_STEPS=first), where users' programs build it at the second sighting: so
+every eager gradient the suite checks (against finite differences, JAX, jit) checks the steps;
+tests/_src/interpreters/test_eager_vjp.py compares them with the general path, and the tests
+of the general path's own eager behaviour set "off"."""
 import os
 
 os.environ.setdefault("DIDAX_NATIVE_TIER", "off")
+os.environ.setdefault("DIDAX_EAGER_VJP_STEPS", "first")
 
 from hypothesis import settings
 

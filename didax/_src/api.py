@@ -11,10 +11,12 @@ import inspect
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.config import config
 from didax._src.base_prims import convert_element_type, instantiate, reshape, zeros_like_aval
 from didax._src.core import ShapedArray, Zero, asarray_value, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
+from didax._src.interpreters.eager_vjp import EagerVJPInterpreter
 from didax._src.interpreters.partial_eval import linearize_flat
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import backward_pass, linear_transpose_flat
@@ -266,7 +268,15 @@ def vjp(fun, *primals, has_aux: bool = False):
         _check_valid_leaf(x, "vjp")
     differentiable = [_is_differentiable(x) for x in flat_p]
     flat_fun = _FlatFun(fun, in_tree, has_aux)
-    lin = linearize_flat(lambda *a: flat_fun(*a), flat_p, differentiable)
+    if (core._ctx.interp is core.eval_interpreter and not config.jax_debug_nans
+            and config.didax_eager_vjp_steps != "off"):
+        # nothing staged around: each primitive signature's linearization is compiled once
+        # (interpreters/eager_vjp.py); its differentiable inputs become Arrays for that
+        flat_p = [asarray_value(x) if d else x for x, d in zip(flat_p, differentiable)]
+        lin = linearize_flat(lambda *a: flat_fun(*a), flat_p, differentiable,
+                             EagerVJPInterpreter)
+    else:
+        lin = linearize_flat(lambda *a: flat_fun(*a), flat_p, differentiable)
     out_tree = flat_fun.out_tree
     primals_out = tree_unflatten(out_tree, [asarray_value(p) for p in lin.primals_out])
     in_avals = [get_aval(x) for x in flat_p]
@@ -292,6 +302,11 @@ def vjp(fun, *primals, has_aux: bool = False):
                 ct_in = next(cts_in)
                 ct_in = (instantiate(ct_in) if type(ct_in) is Zero
                          else asarray_value(ct_in))
+                if type(ct_in) is core.Array and not ct_in._value.flags.c_contiguous:
+                    # a transposed or broadcast view: copied, so the optimizer's update of
+                    # a weight by its gradient reads it row by row
+                    ct_in = core.Array.from_numpy(np.ascontiguousarray(ct_in._value),
+                                                  ct_in.aval)
                 result.append(ct_in)
             else:
                 result.append(core.Array(np.zeros(aval.shape, dtypes.float0)))

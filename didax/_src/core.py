@@ -543,7 +543,8 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
     @staticmethod
     def from_numpy(value, aval: ShapedArray) -> Array:
         """Wraps an impl's NumPy output, casting to the dtype abstract eval promised."""
-        if type(value) is not np.ndarray or value.dtype != aval.dtype:
+        if type(value) is not np.ndarray or (value.dtype is not aval.dtype
+                                             and value.dtype != aval.dtype):
             value = np.asarray(value, aval.dtype)
         if value.shape != aval.shape:
             raise AssertionError(f"internal error: an impl produced shape {value.shape} where "

@@ -92,10 +92,12 @@ class LinearizeResult:
         self.out_avals = out_avals
 
 
-def linearize_flat(fun, primals, differentiable) -> LinearizeResult:
+def linearize_flat(fun, primals, differentiable,
+                   jvp_interpreter=jvp_interp.JVPInterpreter) -> LinearizeResult:
     """Runs `fun` under JVP with staged tangents for the `differentiable` inputs.
 
     Returns the primal outputs (computed now) and the linear jaxpr of the tangents.
+    `jvp_interpreter` is the JVP interpreter's class (eager vjp's takes compiled steps).
     """
     pe = core.new_level(PartialEvalInterpreter())
     with core.transformation(pe):
@@ -108,7 +110,7 @@ def linearize_flat(fun, primals, differentiable) -> LinearizeResult:
                 in_avals.append(aval)
             else:
                 tangents.append(Zero(aval))
-        jvp = core.new_level(jvp_interp.JVPInterpreter())
+        jvp = core.new_level(jvp_interpreter())
         with core.transformation(jvp):
             ins = [jvp.pack(p, t) for p, t in zip(primals, tangents)]
             outs = fun(*ins)

@@ -36,6 +36,16 @@ def is_undefined(x) -> bool:
     return type(x) is UndefinedPrimal
 
 
+_undefined: dict = {}  # aval -> its UndefinedPrimal (they hold nothing else)
+
+
+def undefined_primal(aval: ShapedArray) -> UndefinedPrimal:
+    u = _undefined.get(aval)
+    if u is None:
+        u = _undefined[aval] = UndefinedPrimal(aval)
+    return u
+
+
 def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     """Cotangents of `jaxpr`'s inputs, given cotangents (or Zeros) of its outputs; what it
     stages is marked as the backward pass."""
@@ -72,22 +82,27 @@ def _backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     get_known = known.get
     for eqn in reversed(eqns):
         prim = eqn.primitive
-        if prim.multiple_results:
-            cts = [pop(v, None) for v in eqn.outvars]
-            if all(ct is None for ct in cts):
-                continue
-            ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
-        else:
+        if not prim.multiple_results:
             ct = pop(eqn.outvars[0], None)
             if ct is None:
                 continue
+        else:
+            for v in eqn.outvars:
+                if v in ct_env:
+                    break
+            else:
+                continue
+            ct = []
+            for v in eqn.outvars:
+                c = pop(v, None)
+                ct.append(Zero(v.aval) if c is None else c)
         args = []
         for v in eqn.invars:
             if type(v) is Literal:
                 args.append(literal_value(v))
             else:
                 value = get_known(v, v)
-                args.append(UndefinedPrimal(v.aval) if value is v else value)
+                args.append(undefined_primal(v.aval) if value is v else value)
         rule = prim.rules.get("transpose") or prim.get_rule("transpose")
         cts_in = rule(ct, *args, **eqn.params)
         for v, x, ct_in in zip(eqn.invars, args, cts_in):

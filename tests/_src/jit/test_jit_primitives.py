@@ -1080,6 +1080,13 @@ EXEMPT.update({name: _COLLECTIVE_REASON for name in (
     "all_to_all")})
 # --- end of collectives ---
 
+# The equations of an eager vjp's linear jaxpr, each a primitive's linearization built once
+# per signature (interpreters/eager_vjp.py): jit never stages them, since they exist only
+# while an eager vjp runs; tested against the general path in tests/_src/interpreters.
+EXEMPT.update({name: "staged only by an eager vjp, never by jit: tested in "
+                     "tests/_src/interpreters/test_eager_vjp.py"
+               for name in ("linearized", "linearized_n")})
+
 # Primitives whose results are effects, not values: compared by their own tests below.
 # Covered by their own jit tests (tests/_src/jit/test_api.py, tests/_src/test_callback.py,
 # tests/jax_libraries/test_jax_extension_points.py; and for pmap, which maps a compiled jaxpr

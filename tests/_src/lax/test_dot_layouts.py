@@ -8,6 +8,7 @@ import pytest
 
 import didax
 import didax.numpy as jnp
+from didax._src.config import flag_context
 from didax._src.lax.dot import dot_general
 
 BMM = (((2,), (1,)), ((0,), (0,)))  # 'bij,bjk->bik'
@@ -49,8 +50,16 @@ def _check_c_contiguous(grads, args, argnums):
         assert np.asarray(g).flags["C_CONTIGUOUS"], f"gradient {i} is not C-contiguous"
 
 
+@pytest.fixture(params=["first", "off"], ids=["steps", "general path"])
+def eager_vjp(request):
+    """Eager gradients through compiled steps and through the interpreters' general path
+    (whose backward pass swaps products instead of transposing their results)."""
+    with flag_context("didax_eager_vjp_steps", request.param):
+        yield
+
+
 @pytest.mark.parametrize("name", CASES)
-def test_eager_gradients_are_c_contiguous(name):
+def test_eager_gradients_are_c_contiguous(name, eager_vjp):
     f, args, argnums = CASES[name]
     grads = didax.grad(f, argnums)(*args)
     _check_c_contiguous(grads, args, argnums)
@@ -68,7 +77,7 @@ def test_jit_gradients_are_c_contiguous(name):
     _check_c_contiguous(raw, args, argnums)  # own NumPy results
 
 
-def test_eager_gradient_that_no_product_lays_out_is_copied_when_cheap():
+def test_eager_gradient_that_no_product_lays_out_is_copied_when_cheap(eager_vjp):
     """x's batch dimension is not its first, so no product gives x's layout: a contraction
     of 64 makes the transposed copy cheap next to the product, so the gradient is copied."""
     def f(x, y):
