@@ -16,7 +16,7 @@ from didax._src.base_prims import convert_element_type, instantiate, reshape, ze
 from didax._src.core import ShapedArray, Zero, asarray_value, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
-from didax._src.interpreters.eager_vjp import EagerVJPInterpreter
+from didax._src.interpreters.eager_vjp import EagerVJPInterpreter, eager_backward_pass
 from didax._src.interpreters.partial_eval import linearize_flat
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import backward_pass, linear_transpose_flat
@@ -260,6 +260,43 @@ def _check_cotangent(ct, aval, i):
             f"the output's tangent dtype is {aval.dtype.name}"))
 
 
+def _linearize_for_vjp(flat_fun, flat_p, differentiable):
+    """linearize_flat for reverse mode: (the result, the inputs, whether eager). With nothing
+    staged around, each primitive signature's (or library function's) linearization is
+    compiled once (interpreters/eager_vjp.py); the differentiable inputs become Arrays."""
+    if (core._ctx.interp is core.eval_interpreter and not config.jax_debug_nans
+            and config.didax_eager_vjp_steps != "off"):
+        flat_p = [x if type(x) is core.Array or not d else asarray_value(x)
+                  for x, d in zip(flat_p, differentiable)]
+        return linearize_flat(flat_fun, flat_p, differentiable, EagerVJPInterpreter), flat_p, True
+    return linearize_flat(flat_fun, flat_p, differentiable), flat_p, False
+
+
+def _pull_back(lin, eager, cts_out, differentiable, in_avals) -> list:
+    """The flat cotangents of the inputs (float0 zeros for the non-differentiable ones)."""
+    if (eager and core._ctx.interp is core.eval_interpreter
+            and all(type(c) is core.Array for c in cts_out)):
+        cts_in = iter(eager_backward_pass(lin.jaxpr.jaxpr, lin.jaxpr.consts, cts_out))
+    else:
+        cts_in = iter(backward_pass(lin.jaxpr.jaxpr, lin.jaxpr.consts, cts_out))
+    result = []
+    for d, aval in zip(differentiable, in_avals):
+        if d:
+            ct_in = next(cts_in)
+            if type(ct_in) is Zero:
+                ct_in = instantiate(ct_in)
+            elif type(ct_in) is not core.Array:
+                ct_in = asarray_value(ct_in)
+            if type(ct_in) is core.Array and not ct_in._value.flags.c_contiguous:
+                # a transposed or broadcast view: copied, so the optimizer's update of a
+                # weight by its gradient reads it row by row
+                ct_in = core.Array.from_numpy(np.ascontiguousarray(ct_in._value), ct_in.aval)
+            result.append(ct_in)
+        else:
+            result.append(core.Array(np.zeros(aval.shape, dtypes.float0)))
+    return result
+
+
 def vjp(fun, *primals, has_aux: bool = False):
     """Reverse mode: `(fun(*primals), vjp_fun)` where `vjp_fun(ct)` pulls a cotangent of the
     output back to a tuple of cotangents, one per primal."""
@@ -268,15 +305,7 @@ def vjp(fun, *primals, has_aux: bool = False):
         _check_valid_leaf(x, "vjp")
     differentiable = [_is_differentiable(x) for x in flat_p]
     flat_fun = _FlatFun(fun, in_tree, has_aux)
-    if (core._ctx.interp is core.eval_interpreter and not config.jax_debug_nans
-            and config.didax_eager_vjp_steps != "off"):
-        # nothing staged around: each primitive signature's linearization is compiled once
-        # (interpreters/eager_vjp.py); its differentiable inputs become Arrays for that
-        flat_p = [asarray_value(x) if d else x for x, d in zip(flat_p, differentiable)]
-        lin = linearize_flat(lambda *a: flat_fun(*a), flat_p, differentiable,
-                             EagerVJPInterpreter)
-    else:
-        lin = linearize_flat(lambda *a: flat_fun(*a), flat_p, differentiable)
+    lin, flat_p, eager = _linearize_for_vjp(flat_fun, flat_p, differentiable)
     out_tree = flat_fun.out_tree
     primals_out = tree_unflatten(out_tree, [asarray_value(p) for p in lin.primals_out])
     in_avals = [get_aval(x) for x in flat_p]
@@ -295,22 +324,8 @@ def vjp(fun, *primals, has_aux: bool = False):
                 c = core.Array(np.asarray(c, aval.dtype))
             _check_cotangent(c, aval, i)
             cts_out.append(c)
-        cts_in = iter(backward_pass(lin.jaxpr.jaxpr, lin.jaxpr.consts, cts_out))
-        result = []
-        for d, aval in zip(differentiable, in_avals):
-            if d:
-                ct_in = next(cts_in)
-                ct_in = (instantiate(ct_in) if type(ct_in) is Zero
-                         else asarray_value(ct_in))
-                if type(ct_in) is core.Array and not ct_in._value.flags.c_contiguous:
-                    # a transposed or broadcast view: copied, so the optimizer's update of
-                    # a weight by its gradient reads it row by row
-                    ct_in = core.Array.from_numpy(np.ascontiguousarray(ct_in._value),
-                                                  ct_in.aval)
-                result.append(ct_in)
-            else:
-                result.append(core.Array(np.zeros(aval.shape, dtypes.float0)))
-        return tree_unflatten(in_tree, result)
+        return tree_unflatten(in_tree, _pull_back(lin, eager, cts_out, differentiable,
+                                                  in_avals))
 
     if has_aux:
         return primals_out, vjp_fun, flat_fun.aux
@@ -364,13 +379,28 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     return transposed
 
 
+def _one(aval):
+    """The cotangent 1 of a scalar output."""
+    one = _ones.get(aval)
+    if one is None:
+        one = _ones[aval] = core.Array(np.array(1, aval.dtype), aval.weak_type)
+    return one
+
+
+_ones: dict = {}  # (Arrays are immutable)
+
+
 def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):
-    if not holomorphic and not allow_int:  # the common case, checked without the paths
-        for x in tree_flatten(args)[0]:  # (which only an error message needs)
+    """Raises for inputs grad cannot differentiate; returns their leaves, their tree, and
+    whether they are all floating Arrays (the common case, checked without the paths only
+    an error message needs)."""
+    flat, tree = tree_flatten(args)
+    if not holomorphic and not allow_int:
+        for x in flat:
             if type(x) is not core.Array or x.aval.dtype.kind != "f":
                 break
         else:
-            return
+            return flat, tree, True
     for path, x in tree_flatten_with_path(args)[0]:
         where = ""
         if nums is not None and path:
@@ -394,6 +424,7 @@ def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):
                 f"({get_aval(x).str_short()}).\nWhat to do: pass a float (`3.0`, "
                 "`x.astype(jnp.float32)`); if you want to use Boolean- or integer-valued "
                 "inputs, use vjp or set allow_int to True."))
+    return flat, tree, False
 
 
 def _leaf_type(x) -> str:
@@ -404,8 +435,8 @@ def _leaf_type(x) -> str:
 
 
 def _check_scalar_output(name, out, holomorphic, fun=None):
-    leaves, tree = tree_flatten(out)
-    if tree.num_leaves != 1 or leaves[0] is not out:
+    leaves, tree = ([out], None) if type(out) is core.Array else tree_flatten(out)
+    if tree is not None and (tree.num_leaves != 1 or leaves[0] is not out):
         kinds = ", ".join(_leaf_type(x) for x in leaves[:4]) + (", ..." if len(leaves) > 4
                                                               else "")
         fn = f" {function_site(fun)}" if fun is not None else ""
@@ -441,7 +472,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
     def value_and_grad_fun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "grad", fun)
         dyn = tuple(args[i] for i in nums)
-        _check_grad_inputs("grad", dyn, holomorphic, allow_int, nums)
+        flat_p, in_tree, floats = _check_grad_inputs("grad", dyn, holomorphic, allow_int, nums)
 
         def f_partial(*dyn_args):
             full = list(args)
@@ -450,14 +481,20 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
             return fun(*full, **kwargs)
 
         f_partial.__wrapped__ = fun  # errors name the user's function (`function_site`)
-        res = vjp(f_partial, *dyn, has_aux=has_aux)
-        out, vjp_fun = res[0], res[1]
+        # vjp's work, with the cotangent's structure known and the inputs checked above
+        differentiable = ([True] * len(flat_p) if floats
+                          else [_is_differentiable(x) for x in flat_p])
+        flat_fun = _FlatFun(f_partial, in_tree, has_aux)
+        lin, flat_p, eager = _linearize_for_vjp(flat_fun, flat_p, differentiable)
+        out = tree_unflatten(flat_fun.out_tree, [asarray_value(p) for p in lin.primals_out])
         _check_scalar_output("grad", out, holomorphic, fun)
         aval = get_aval(out)  # (a scalar: checked above)
-        g = vjp_fun(core.Array(np.array(1, aval.dtype), aval.weak_type))
+        cts_out = [] if lin.zero_outputs[0] else [_one(aval)]
+        in_avals = [x.aval for x in flat_p] if floats else [get_aval(x) for x in flat_p]
+        g = tree_unflatten(in_tree, _pull_back(lin, eager, cts_out, differentiable, in_avals))
         g = g[0] if isinstance(argnums, int) else g
         if has_aux:
-            return (out, res[2]), g
+            return (out, flat_fun.aux), g
         return out, g
 
     return value_and_grad_fun

@@ -21,16 +21,21 @@ concrete array.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from didax._src import core
 from didax._src.base_prims import instantiate
 from didax._src.config import config
-from didax._src.core import Array, Zero
+from didax._src.core import Array, Zero, get_aval
 from didax._src.interpreters.jvp import JVPInterpreter, JVPTracer, deflinear, jvp_jaxpr
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
-from didax._src.interpreters.transpose import transpose_jaxpr
+from didax._src.tree_util import tree_flatten, tree_unflatten
+from didax._src.interpreters.transpose import (
+    add_tangents, linear_equations, transpose_equation, transpose_jaxpr,
+)
 from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var, _var_ids, eval_jaxpr
 from didax._src.jit.compiler import compile_jaxpr
 
@@ -44,12 +49,12 @@ class LinearizedStep:
     `backward(*residuals, *output cotangents) -> operand cotangents`, both compiled, with the
     jaxprs they came from (the backward pass under a transformation evaluates `transposed`)."""
 
-    __slots__ = ("primitive", "forward", "backward", "n_out", "out_avals", "tangent_out",
+    __slots__ = ("jaxpr", "out_tree", "forward", "backward", "n_out", "out_avals", "tangent_out",
                  "lin_out_avals", "res_avals", "ct_in_avals", "linear", "transposed",
-                 "forwarded", "staged")
+                 "forwarded", "staged", "single")
 
     def __repr__(self):
-        return f"LinearizedStep({self.primitive})"
+        return f"LinearizedStep({self.forward})"
 
 
 _UNCACHEABLE = object()  # a signature kept on the general path
@@ -73,22 +78,23 @@ def _keeps_general_path(prim, params) -> bool:
     return any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in params.values())
 
 
-def _step_for(key, prim, avals, params, mask):
-    """The step of a signature not yet built: None until its second sighting."""
+def _step_for(key, build, avals, mask, general=False):
+    """The step of a signature not yet built: None until its second sighting (or
+    `_UNCACHEABLE`). `build(*tracers)` stages the application on `avals`, returning the flat
+    outputs and their tree; `general`: it is known to keep the general path."""
     count = _sightings.get(key, 0) + 1
-    if (count < 2 and config.didax_eager_vjp_steps == "second"
-            and not _keeps_general_path(prim, params)):
+    if count < 2 and config.didax_eager_vjp_steps == "second" and not general:
         if len(_sightings) >= _STEPS_LIMIT:
             _sightings.clear()
         _sightings[key] = count
         return None
     _sightings.pop(key, None)
     step = _UNCACHEABLE
-    if not _keeps_general_path(prim, params):
+    if not general:
         prev, prev_phase = _ctx.interp, _ctx.phase
         _ctx.interp, _ctx.phase = _eval, None  # built apart from the transformations running
         try:
-            step = _build(prim, avals, params, mask)
+            step = _build(build, avals, mask)
         except Exception:  # noqa: BLE001 - rules that need concrete values, missing rules...
             step = _UNCACHEABLE  # ... the general path runs (and raises what it raises)
         finally:
@@ -99,16 +105,32 @@ def _step_for(key, prim, avals, params, mask):
     return step
 
 
-def _build(prim, avals, params, mask):
+def _primitive_application(prim, params):
+    def apply(*xs):
+        out = prim.bind(*xs, **params)
+        return (list(out), _MANY) if prim.multiple_results else ([out], None)
+
+    apply.__name__ = prim.name
+    return apply
+
+
+_MANY = object()  # the output tree of a primitive with multiple results: a list
+
+
+def _build(build, avals, mask):
     n = len(avals)
     nonzeros = [bool(mask >> i & 1) for i in range(n)]
     k = sum(nonzeros)
+    tree = []
 
     def apply(*xs):
-        out = prim.bind(*xs, **params)
-        return list(out) if prim.multiple_results else [out]
+        outs, out_tree = build(*xs)
+        tree.append(out_tree)
+        return outs
 
     closed, _ = trace_to_jaxpr(apply, avals)
+    if any(e.primitive.effectful for e in closed.jaxpr.eqns):
+        return _UNCACHEABLE  # (effects run on every call, where they are)
     n_out = len(closed.jaxpr.outvars)
     jvp, out_nonzeros = jvp_jaxpr(closed, nonzeros)
     known, unknown, out_unknowns, n_res = partial_eval_jaxpr(jvp, [False] * n + [True] * k)
@@ -116,7 +138,8 @@ def _build(prim, avals, params, mask):
         return _UNCACHEABLE  # (a tangent that does not depend on the operands' tangents)
     transposed = transpose_jaxpr(unknown, [False] * n_res + [True] * k)
     step = LinearizedStep()
-    step.primitive = prim
+    step.jaxpr = closed
+    step.out_tree = tree[0]
     step.n_out = n_out
     step.out_avals = tuple(closed.jaxpr.out_avals)
     lin_out_avals = tuple(unknown.jaxpr.out_avals)
@@ -139,10 +162,13 @@ def _build(prim, avals, params, mask):
     step.forwarded = None
     if not lin.eqns and all(v in tangent_vars for v in lin.outvars):
         step.forwarded = tuple(tangent_vars.index(v) for v in lin.outvars)
-    step.forward = _returning_arrays(compile_jaxpr(known, f"{prim.name}_forward").run,
+    step.single = (n_out == 1 and step.out_tree is None and tangent_out == [0]
+                   and len(lin_out_avals) == 1)
+    name = getattr(build, "__name__", "step")
+    step.forward = _returning_arrays(compile_jaxpr(known, f"{name}_forward").run,
                                      [n_out + i for i, a in enumerate(step.res_avals)
                                       if not a.shape])
-    step.backward = compile_jaxpr(transposed, f"{prim.name}_backward").run
+    step.backward = compile_jaxpr(transposed, f"{name}_backward").run
     return step
 
 
@@ -167,14 +193,195 @@ _wrap = Array.from_numpy
 
 class EagerVJPInterpreter(JVPInterpreter):
     """The JVP interpreter of an eager `vjp`: its parent is a partial evaluator over
-    evaluation. Applications of a built signature take the compiled step."""
+    evaluation. Applications of a built signature take the compiled step; the one- and
+    two-operand cases are spelled out (this is the hot path of eager reverse mode)."""
 
     def process_primitive(self, prim, args, params):
-        general = JVPInterpreter.process_primitive
+        pe = self.parent
+        n = len(args)
+        if n == 1:
+            x = args[0]
+            if type(x) is not JVPTracer or x._interp is not self:
+                return JVPInterpreter.process_primitive(self, prim, args, params)
+            t = x.tangent
+            p = x.primal
+            if type(t) is not StagingTracer or t._interp is not pe or type(p) is not Array:
+                return JVPInterpreter.process_primitive(self, prim, args, params)
+            key = (prim, 1, x.aval, *params.items()) if params else (prim, 1, x.aval)
+            vals = (p._value,)
+            tans = (t,)
+        elif n == 2:
+            x, y = args
+            if type(x) is JVPTracer and x._interp is self:
+                t = x.tangent
+                p = x.primal
+                if type(t) is not StagingTracer or t._interp is not pe or type(p) is not Array:
+                    return JVPInterpreter.process_primitive(self, prim, args, params)
+                xa = x.aval
+                xv = p._value
+                if type(y) is JVPTracer and y._interp is self:
+                    u = y.tangent
+                    q = y.primal
+                    if (type(u) is not StagingTracer or u._interp is not pe
+                            or type(q) is not Array):
+                        return JVPInterpreter.process_primitive(self, prim, args, params)
+                    mask = 3
+                    tans = (t, u)
+                    ya = y.aval
+                    yv = q._value
+                elif type(y) is Array:
+                    mask = 1
+                    tans = (t,)
+                    ya = y.aval
+                    yv = y._value
+                elif type(y) is np.ndarray:  # (constants rules and wrappers make)
+                    mask = 1
+                    tans = (t,)
+                    ya, yv = _constant(y)
+                else:
+                    return JVPInterpreter.process_primitive(self, prim, args, params)
+            elif type(y) is JVPTracer and y._interp is self and (type(x) is Array
+                                                                 or type(x) is np.ndarray):
+                u = y.tangent
+                q = y.primal
+                if type(u) is not StagingTracer or u._interp is not pe or type(q) is not Array:
+                    return JVPInterpreter.process_primitive(self, prim, args, params)
+                mask = 2
+                tans = (u,)
+                if type(x) is Array:
+                    xa = x.aval
+                    xv = x._value
+                else:
+                    xa, xv = _constant(x)
+                ya = y.aval
+                yv = q._value
+            else:
+                return JVPInterpreter.process_primitive(self, prim, args, params)
+            key = (prim, mask, xa, ya, *params.items()) if params else (prim, mask, xa, ya)
+            vals = (xv, yv)
+        else:
+            key, vals, tans = self._operands(prim, args, params)
+            if key is None:
+                return JVPInterpreter.process_primitive(self, prim, args, params)
+        try:
+            step = _steps.get(key)
+        except TypeError:  # an unhashable parameter
+            return JVPInterpreter.process_primitive(self, prim, args, params)
+        if step is None:
+            step = _step_for(key, _primitive_application(prim, params), key[2:2 + n], key[1],
+                             _keeps_general_path(prim, params))
+            if step is None:
+                return JVPInterpreter.process_primitive(self, prim, args, params)
+        if step is _UNCACHEABLE:
+            return JVPInterpreter.process_primitive(self, prim, args, params)
+        return self._results(step, step.forward(*vals), tans)
+
+    def _results(self, step, outs, tans):
+        """The outputs of a step's application: Arrays, and tracers where they have tangents
+        (one `linearized` equation computes those, unless the step forwards them)."""
+        if step.single:  # one output, its tangent computed by one equation or forwarded
+            aval = step.out_avals[0]
+            v = outs[0]
+            if type(v) is np.ndarray and v.dtype is aval.dtype and v.shape == aval.shape:
+                primal = _new(Array)
+                primal._value = v
+                primal._weak = aval.weak_type
+                primal._aval = aval
+            else:
+                primal = Array.from_numpy(v, aval)
+            forwarded = step.forwarded
+            if forwarded is None:
+                pe = self.parent
+                tangent = _staged(pe, step.lin_out_avals[0])
+                eqn = _new(JaxprEqn)
+                eqn.primitive = linearized_p
+                eqn.invars = [t._var for t in tans] if len(tans) > 1 else [tans[0]._var]
+                eqn.outvars = [tangent._var]
+                eqn.params = {"step": step, "residuals": outs[1:]}
+                eqn.source_info = None
+                eqn.phase = _ctx.phase
+                pe.eqns.append(eqn)
+            else:
+                tangent = tans[forwarded[0]]
+            out = _new(JVPTracer)
+            out._interp = self
+            out.primal = primal
+            out.tangent = tangent
+            out.aval = aval
+            return out
+        return self._outputs(step, outs, tans)
+
+    def apply(self, fn, args, kwargs):
+        """`fn(*args, **kwargs)` for a pure library function `fn` of arrays and static
+        arguments (see `stepped`): one step per signature (the types of its array arguments,
+        the values of the others) for the whole function, rather than one per primitive it
+        binds; its Python runs only to build the step. Anything else runs `fn` as it is."""
+        key = [fn, 0]
+        vals = []
+        avals = []
+        tans = []
+        where = []
+        pe = self.parent
+        mask = 0
+        bit = 1
+        for i, x in enumerate(args):
+            tx = type(x)
+            if tx is JVPTracer and x._interp is self:
+                t = x.tangent
+                p = x.primal
+                if type(t) is not StagingTracer or t._interp is not pe or type(p) is not Array:
+                    return fn(*args, **kwargs)
+                a = x.aval
+                v = p._value
+                mask |= bit
+                tans.append(t)
+            elif tx is Array:
+                a = x.aval
+                v = x._value
+            elif tx is np.ndarray:
+                a, v = _constant(x)
+            else:
+                d = _static(x)
+                if d is _NOT_STATIC:
+                    return fn(*args, **kwargs)
+                key.append(d)
+                continue
+            key.append(a)
+            avals.append(a)
+            vals.append(v)
+            where.append(i)
+            bit <<= 1
+        for name, x in kwargs.items():
+            tx = type(x)
+            if tx is JVPTracer or tx is Array or tx is np.ndarray:  # (rare: run as it is)
+                return fn(*args, **kwargs)
+            d = _static(x)
+            if d is _NOT_STATIC:
+                return fn(*args, **kwargs)
+            key.append(name)
+            key.append(d)
+        if not mask:
+            return fn(*args, **kwargs)
+        key[1] = mask
+        key = tuple(key)
+        try:
+            step = _steps.get(key)
+        except TypeError:
+            return fn(*args, **kwargs)
+        if step is None:
+            step = _step_for(key, _function_application(fn, args, kwargs, where), avals, mask)
+            if step is None:
+                return fn(*args, **kwargs)
+        if step is _UNCACHEABLE:
+            return fn(*args, **kwargs)
+        return self._results(step, step.forward(*vals), tans)
+
+    def _operands(self, prim, args, params):
+        """(key, NumPy values, tangent tracers) of three or more operands; no key where an
+        operand is not a concrete array or one of our tracers with a staged tangent."""
         pe = self.parent
         vals = []
         tans = []
-        tvars = []
         key = [prim, 0]
         mask = 0
         bit = 1
@@ -182,79 +389,113 @@ class EagerVJPInterpreter(JVPInterpreter):
             tx = type(x)
             if tx is JVPTracer and x._interp is self:
                 p = x.primal
-                if type(p) is not Array:
-                    return general(self, prim, args, params)
                 t = x.tangent
-                if type(t) is not Zero:
-                    if type(t) is not StagingTracer or t._interp is not pe:
-                        return general(self, prim, args, params)
-                    mask |= bit
-                    tans.append(t)
-                    tvars.append(t._var)
+                if type(p) is not Array or type(t) is not StagingTracer or t._interp is not pe:
+                    return None, None, None
+                mask |= bit
+                tans.append(t)
+                key.append(x.aval)
             elif tx is Array:
                 p = x
+                key.append(x.aval)
+            elif tx is np.ndarray:
+                a, v = _constant(x)
+                key.append(a)
+                vals.append(v)
+                bit <<= 1
+                continue
             else:
-                return general(self, prim, args, params)
+                return None, None, None
             vals.append(p._value)
-            try:
-                key.append(p._aval)
-            except AttributeError:
-                key.append(p.aval)
             bit <<= 1
         if not mask:
-            return general(self, prim, args, params)
+            return None, None, None
         key[1] = mask
         if params:
             key.extend(params.items())
-        key = tuple(key)
-        try:
-            step = _steps.get(key)
-        except TypeError:  # an unhashable parameter
-            return general(self, prim, args, params)
-        if step is None:
-            step = _step_for(key, prim, key[2:2 + len(args)], params, mask)
-            if step is None:
-                return general(self, prim, args, params)
-        if step is _UNCACHEABLE:
-            return general(self, prim, args, params)
-        outs = step.forward(*vals)
+        return tuple(key), vals, tans
+
+    def _outputs(self, step, outs, tans):
+        """The results of a step with several outputs or tangents, or none."""
+        pe = self.parent
         n_out = step.n_out
         forwarded = step.forwarded
-        eqn = None
-        if forwarded is None:  # one `linearized` equation (its outputs are set below)
-            eqn = _new(JaxprEqn)
-            eqn.primitive = step.staged
-            eqn.invars = tvars
-            eqn.params = {"step": step, "residuals": outs[n_out:]}
-            eqn.source_info = None
-            eqn.phase = _ctx.phase
-            pe.eqns.append(eqn)
-        if n_out == 1 and not prim.multiple_results:
-            aval = step.out_avals[0]
-            primal = _wrap(outs[0], aval)
-            if step.tangent_out[0] is None:
-                return primal
-            if eqn is None:
-                tangent = tans[forwarded[0]]
-            else:
-                tangent = _staged(pe, step.lin_out_avals[0])
-                eqn.outvars = [tangent._var]
-            out = _new(JVPTracer)
-            out._interp = self
-            out.primal = primal
-            out.tangent = tangent
-            out.aval = aval
-            return out
-        if eqn is None:
+        if forwarded is not None:
             lin_outs = [tans[i] for i in forwarded]
         else:
             lin_outs = [_staged(pe, a) for a in step.lin_out_avals]
+            eqn = _new(JaxprEqn)
+            eqn.primitive = step.staged
+            eqn.invars = [t._var for t in tans]
             eqn.outvars = [t._var for t in lin_outs]
-        results = []
-        for o, a, j in zip(outs[:n_out], step.out_avals, step.tangent_out):
-            primal = _wrap(o, a)
-            results.append(primal if j is None else JVPTracer(self, primal, lin_outs[j]))
-        return results
+            eqn.params = {"step": step, "residuals": tuple(outs[n_out:])}
+            eqn.source_info = None
+            eqn.phase = _ctx.phase
+            pe.eqns.append(eqn)
+        results = [_wrap(o, a) for o, a in zip(outs[:n_out], step.out_avals)]
+        for i, j in enumerate(step.tangent_out):
+            if j is not None:
+                results[i] = JVPTracer(self, results[i], lin_outs[j])
+        tree = step.out_tree
+        if tree is None:
+            return results[0]
+        return results if tree is _MANY else tree_unflatten(tree, results)
+
+
+_NOT_STATIC = object()
+
+
+def _static(x):
+    """A hashable description of a static argument that tells apart every value a library
+    function could treat differently (-0.0 from 0.0, True from 1), or `_NOT_STATIC`."""
+    t = type(x)
+    if t is float:
+        return (float, x.hex())
+    if t is int or t is bool or t is str or x is None:
+        return (t, x)
+    if t is tuple or t is list:
+        parts = tuple(_static(e) for e in x)
+        return _NOT_STATIC if _NOT_STATIC in parts else (t, parts)
+    if t is complex:
+        return (complex, x.real.hex(), x.imag.hex())
+    if t is np.dtype or t is type:
+        return (t, x)
+    return _NOT_STATIC
+
+
+def _function_application(fn, args, kwargs, where):
+    """Builds a step of `fn` applied to `args` with the array arguments at `where` traced."""
+    def apply(*xs):
+        a = list(args)
+        for i, x in zip(where, xs):
+            a[i] = x
+        out = fn(*a, **kwargs)
+        if isinstance(out, core.ArrayBase):
+            return [out], None
+        return tree_flatten(out)
+
+    apply.__name__ = getattr(fn, "__name__", "function")
+    return apply
+
+
+def stepped(fn):
+    """Makes `fn`, a pure library function of arrays and static arguments whose traced
+    application computes what its eager one does, one step of eager reverse mode (see
+    `EagerVJPInterpreter.apply`)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        interp = _ctx.interp
+        if type(interp) is EagerVJPInterpreter:
+            return interp.apply(fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _constant(x: np.ndarray):
+    """The type and value of a NumPy array operand (of its canonical dtype)."""
+    aval = get_aval(x)
+    return aval, (x if x.dtype is aval.dtype else np.asarray(x, aval.dtype))
 
 
 def _staged(pe, aval):
@@ -355,3 +596,82 @@ for _p in (linearized_p, linearized_n_p):
                             "which is transposed, never batched")
     _p.mark_absent("codegen", "the equation exists only inside an eager vjp's linear jaxpr, "
                               "which is never compiled")
+
+
+# --------------------------------------------------------------------------------------
+# The backward pass of an eager vjp evaluated now
+
+
+def eager_backward_pass(jaxpr, consts, cts_out) -> list:
+    """`backward_pass` of an eager vjp's linear jaxpr, evaluated now (the interpreter current
+    is evaluation and the cotangents are Arrays or Zeros): the `linearized` equations this
+    module staged call their compiled transposes on NumPy cotangents, which stay NumPy
+    arrays between them; every other equation is transposed by its rule, as there."""
+    prev_phase, _ctx.phase = _ctx.phase, "backward"
+    try:
+        known, eqns = linear_equations(jaxpr, consts)
+        env: dict = {}
+        for v, ct in zip(jaxpr.outvars, cts_out):
+            if type(v) is Var and v not in known and type(ct) is not Zero:
+                _accumulate(env, v, ct._value if type(ct) is Array else ct)
+        pop = env.pop
+        get_known = known.get
+        for eqn in reversed(eqns):
+            prim = eqn.primitive
+            if prim is linearized_p:  # (this module's own equation: its cotangents as values)
+                ct = pop(eqn.outvars[0], None)
+                if ct is None:
+                    continue
+                params = eqn.params
+                step = params["step"]
+                outs = step.backward(*params["residuals"],
+                                     _value(ct, step.lin_out_avals[0]))
+                for v, o in zip(eqn.invars, outs):
+                    _accumulate(env, v, o)
+                continue
+            if not prim.multiple_results:
+                ct = pop(eqn.outvars[0], None)
+                if ct is None:
+                    continue
+                ct = _array(ct, eqn.outvars[0].aval)
+            else:
+                cts = [pop(v, None) for v in eqn.outvars]
+                if all(c is None for c in cts):
+                    continue
+                if prim is linearized_n_p:
+                    step = eqn.params["step"]
+                    vals = [np.zeros(a.shape, a.dtype) if c is None else _value(c, a)
+                            for c, a in zip(cts, step.lin_out_avals)]
+                    for v, o in zip(eqn.invars, step.backward(*eqn.params["residuals"], *vals)):
+                        _accumulate(env, v, o)
+                    continue
+                ct = [Zero(v.aval) if c is None else _array(c, v.aval)
+                      for v, c in zip(eqn.outvars, cts)]
+            for v, ct_in in transpose_equation(eqn, ct, get_known):
+                _accumulate(env, v, ct_in)
+        return [Zero(v.aval) if (c := env.get(v)) is None else _array(c, v.aval)
+                for v in jaxpr.invars]
+    finally:
+        _ctx.phase = prev_phase
+
+
+def _accumulate(env, v, ct):
+    prev = env.get(v)
+    if prev is None:
+        env[v] = ct
+    elif type(prev) is np.ndarray and type(ct) is np.ndarray and prev.dtype is ct.dtype:
+        env[v] = np.add(prev, ct)  # (add_any's impl, without the dispatch)
+    else:
+        env[v] = add_tangents(_array(prev, v.aval), _array(ct, v.aval))
+
+
+def _value(ct, aval):
+    """A cotangent as a NumPy array of its variable's dtype."""
+    if type(ct) is not np.ndarray:
+        ct = ct._value if type(ct) is Array else np.asarray(ct, aval.dtype)
+    return ct if ct.dtype is aval.dtype else ct.astype(aval.dtype)
+
+
+def _array(ct, aval):
+    """A cotangent as an Array (NumPy values wrapped) for a transpose rule."""
+    return Array.from_numpy(ct, aval) if type(ct) is np.ndarray or np.isscalar(ct) else ct

@@ -58,16 +58,8 @@ def backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
 
 
 def _backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
-    """Cotangents of `jaxpr`'s inputs, given cotangents (or Zeros) of its outputs.
-
-    The inputs are the linear variables; constvars are known. Equations that read only
-    known values (there are none in what linearize stages; a jaxpr written by hand or
-    traced whole may have some) are evaluated first, so every variable left is linear.
-    """
-    known: dict = dict(zip(jaxpr.constvars, consts))
-    eqns = _eval_known_equations(jaxpr.eqns, known)
-    if core.current_interpreter() is core.eval_interpreter:
-        eqns = _drop_permutations(eqns, jaxpr.outvars)
+    """Cotangents of `jaxpr`'s inputs, given cotangents (or Zeros) of its outputs."""
+    known, eqns = linear_equations(jaxpr, consts)
     ct_env: dict = {}
 
     def accumulate(v, ct):
@@ -81,8 +73,7 @@ def _backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
     pop = ct_env.pop
     get_known = known.get
     for eqn in reversed(eqns):
-        prim = eqn.primitive
-        if not prim.multiple_results:
+        if not eqn.primitive.multiple_results:
             ct = pop(eqn.outvars[0], None)
             if ct is None:
                 continue
@@ -96,21 +87,40 @@ def _backward_pass(jaxpr: Jaxpr, consts, cts_out) -> list:
             for v in eqn.outvars:
                 c = pop(v, None)
                 ct.append(Zero(v.aval) if c is None else c)
-        args = []
-        for v in eqn.invars:
-            if type(v) is Literal:
-                args.append(literal_value(v))
-            else:
-                value = get_known(v, v)
-                args.append(undefined_primal(v.aval) if value is v else value)
-        rule = prim.rules.get("transpose") or prim.get_rule("transpose")
-        cts_in = rule(ct, *args, **eqn.params)
-        for v, x, ct_in in zip(eqn.invars, args, cts_in):
-            if ct_in is not None and type(x) is UndefinedPrimal and type(ct_in) is not Zero:
-                # `x` undefined: `v` is a variable that is not known (see `accumulate`)
-                prev = ct_env.get(v)
-                ct_env[v] = ct_in if prev is None else add_tangents(prev, ct_in)
+        for v, ct_in in transpose_equation(eqn, ct, get_known):
+            prev = ct_env.get(v)
+            ct_env[v] = ct_in if prev is None else add_tangents(prev, ct_in)
     return [ct_env.get(v, Zero(v.aval)) for v in jaxpr.invars]
+
+
+def linear_equations(jaxpr: Jaxpr, consts) -> tuple[dict, list]:
+    """The known values of a linear jaxpr (its constants, and what equations reading only
+    them compute) and its other equations, every variable of which is linear: there are no
+    known equations in what linearize stages, but a jaxpr written by hand or traced whole
+    may have some. Evaluating now, permutations a product can absorb are dropped."""
+    known: dict = dict(zip(jaxpr.constvars, consts))
+    eqns = _eval_known_equations(jaxpr.eqns, known)
+    if core.current_interpreter() is core.eval_interpreter:
+        eqns = _drop_permutations(eqns, jaxpr.outvars)
+    return known, eqns
+
+
+def transpose_equation(eqn, ct, get_known) -> list:
+    """(operand variable, cotangent) for each undefined operand of `eqn` with a nonzero
+    cotangent, given the cotangent of its output (a list of them for several outputs)."""
+    args = []
+    for v in eqn.invars:
+        if type(v) is Literal:
+            args.append(literal_value(v))
+        else:
+            value = get_known(v, v)
+            args.append(undefined_primal(v.aval) if value is v else value)
+    prim = eqn.primitive
+    rule = prim.rules.get("transpose") or prim.get_rule("transpose")
+    cts_in = rule(ct, *args, **eqn.params)
+    # `x` undefined: `v` is a variable that is not known
+    return [(v, ct_in) for v, x, ct_in in zip(eqn.invars, args, cts_in)
+            if ct_in is not None and type(x) is UndefinedPrimal and type(ct_in) is not Zero]
 
 
 def _eval_known_equations(eqns, known: dict) -> list:

@@ -926,6 +926,8 @@ def stop_gradient(x):
             return stop_gradient_p.bind(v)
         return v
 
+    if isinstance(x, core.ArrayBase):  # one array: no tree to map over
+        return stop(x)
     return tree_util.tree_map(stop, x)
 
 

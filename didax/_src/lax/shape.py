@@ -74,7 +74,15 @@ def _broadcast_in_dim_codegen(fb, k, eqn, outs):
         if tuple(expanded) == shape:  # only unit dimensions were added
             fb.line(f"{outs[0]} = {src}")
             return
+    if math.prod(shape) <= _SMALL_BROADCAST:  # filled: np.broadcast_to costs microseconds
+        dtype = fb.module.global_name(eqn.outvars[0].aval.dtype, "dtype")
+        fb.line(f"{outs[0]} = np.empty({shape}, {dtype})")
+        fb.line(f"{outs[0]}[...] = {src}")
+        return
     fb.line(f"{outs[0]} = np.broadcast_to({src}, {shape})")
+
+
+_SMALL_BROADCAST = 4096  # (as the impl: base_prims._broadcast_in_dim_impl)
 
 
 deflinear(reshape_p)

@@ -15,6 +15,7 @@ import numpy as np
 from didax._src import core, dtypes
 from didax._src.core import Array, _aval_cache, get_aval
 from didax._src.custom_derivatives import custom_jvp
+from didax._src.interpreters.eager_vjp import EagerVJPInterpreter
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy.util import (
@@ -25,6 +26,7 @@ from didax._src.typecheck import const_like
 
 _ctx = core._ctx
 _eval = core.eval_interpreter
+_NO_KEYWORDS: dict = {}
 _new = object.__new__
 _FLOAT_KINDS = "fc"
 
@@ -51,8 +53,13 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
         x1, x2 = promote(name, x1, x2)
         return lax_fn(x1, x2)
 
+    general.__name__ = name
+
     if np_fn is None:
         def fn(x1, x2, /):
+            interp = _ctx.interp
+            if type(interp) is EagerVJPInterpreter:  # one step of eager reverse mode
+                return interp.apply(general, (x1, x2), _NO_KEYWORDS)
             return general(x1, x2)
     else:
         def fn(x1, x2, /):
@@ -92,6 +99,9 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
                     a._value = out if type(out) is np.ndarray else np.asarray(out)
                     a._weak = weak
                     return a
+            interp = _ctx.interp
+            if type(interp) is EagerVJPInterpreter:  # one step of eager reverse mode
+                return interp.apply(general, (x1, x2), _NO_KEYWORDS)
             x1, x2 = promote(name, x1, x2)  # (`general`, inline: this is the traced path)
             return lax_fn(x1, x2)
 
@@ -103,6 +113,16 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
 
 def _unary(name, lax_fn, inexact=False):
     prim = getattr(lax_fn, "primitive", None)
+
+    def general(x):
+        check_arraylike(name, x)
+        if inexact:
+            (x,) = promote_dtypes_inexact(x)
+        else:
+            x = asarray(x)
+        return lax_fn(x)
+
+    general.__name__ = name
 
     def fn(x, /):
         if type(x) is Array and _ctx.interp is _eval and prim is not None:
@@ -117,12 +137,10 @@ def _unary(name, lax_fn, inexact=False):
                     a._weak = x._weak
                     a._aval = xa
                     return a
-        check_arraylike(name, x)
-        if inexact:
-            (x,) = promote_dtypes_inexact(x)
-        else:
-            x = asarray(x)
-        return lax_fn(x)
+        interp = _ctx.interp
+        if type(interp) is EagerVJPInterpreter:  # one step of eager reverse mode
+            return interp.apply(general, (x,), _NO_KEYWORDS)
+        return general(x)
 
     fn.__name__ = name
     fn.__qualname__ = name
