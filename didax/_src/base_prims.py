@@ -305,7 +305,10 @@ def instantiate(t):
     aval = t.aval
     if aval.dtype == dtypes.float0:
         return core.Array(np.zeros(aval.shape, dtypes.float0))
-    return full(aval.shape, 0, aval.dtype)
+    if core._ctx.interp is core.eval_interpreter:  # evaluating: zeros, without binding
+        return core.Array.from_numpy(np.zeros(aval.shape, aval.dtype), aval)
+    # (weakly typed where the zero's type is, as JAX's zeros are)
+    return broadcast_in_dim(convert_element_type(0, aval.dtype, aval.weak_type), aval.shape, ())
 
 
 def zeros_like_aval(aval):

@@ -267,7 +267,12 @@ class Interpreter:
     level = 0
     active = True
     parent: Interpreter | None = None
-    origin: str = ""  # the user's line that started this transformation
+    origin_info = None  # (file, line, function) of the user's line that started this
+    # transformation, formatted when an error names it
+
+    @property
+    def origin(self) -> str:
+        return format_source_info(self.origin_info) if self.origin_info else ""
 
     def process_primitive(self, prim: Primitive, args, params):
         raise NotImplementedError
@@ -479,8 +484,7 @@ def new_level(interp: Interpreter, parent: Interpreter | None = None) -> Interpr
     interp.parent = parent if parent is not None else _ctx.interp
     interp.level = interp.parent.level + 1
     interp.active = True
-    info = user_source_info(3)
-    interp.origin = format_source_info(info) if info else ""
+    interp.origin_info = user_source_info(3)
     return interp
 
 

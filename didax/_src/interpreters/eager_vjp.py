@@ -49,7 +49,7 @@ class LinearizedStep:
     `backward(*residuals, *output cotangents) -> operand cotangents`, both compiled, with the
     jaxprs they came from (the backward pass under a transformation evaluates `transposed`)."""
 
-    __slots__ = ("jaxpr", "out_tree", "forward", "backward", "n_out", "out_avals", "tangent_out",
+    __slots__ = ("jaxpr", "sources", "out_tree", "forward", "backward", "n_out", "out_avals", "tangent_out",
                  "lin_out_avals", "res_avals", "ct_in_avals", "linear", "transposed",
                  "forwarded", "staged", "single")
 
@@ -165,10 +165,12 @@ def _build(build, avals, mask):
     step.single = (n_out == 1 and step.out_tree is None and tangent_out == [0]
                    and len(lin_out_avals) == 1)
     name = getattr(build, "__name__", "step")
-    step.forward = _returning_arrays(compile_jaxpr(known, f"{name}_forward").run,
-                                     [n_out + i for i, a in enumerate(step.res_avals)
-                                      if not a.shape])
-    step.backward = compile_jaxpr(transposed, f"{name}_backward").run
+    forward = compile_jaxpr(known, f"{name}_forward")
+    backward = compile_jaxpr(transposed, f"{name}_backward")
+    step.sources = (forward.source, backward.source)  # (to read what a step computes)
+    step.forward = _returning_arrays(forward.run, [n_out + i for i, a in
+                                                   enumerate(step.res_avals) if not a.shape])
+    step.backward = backward.run
     return step
 
 
@@ -318,50 +320,52 @@ class EagerVJPInterpreter(JVPInterpreter):
         binds; its Python runs only to build the step. Anything else runs `fn` as it is."""
         key = [fn, 0]
         vals = []
-        avals = []
         tans = []
-        where = []
         pe = self.parent
         mask = 0
         bit = 1
-        for i, x in enumerate(args):
+        for x in args:
             tx = type(x)
             if tx is JVPTracer and x._interp is self:
                 t = x.tangent
                 p = x.primal
                 if type(t) is not StagingTracer or t._interp is not pe or type(p) is not Array:
                     return fn(*args, **kwargs)
-                a = x.aval
-                v = p._value
+                key.append(x.aval)
+                vals.append(p._value)
                 mask |= bit
                 tans.append(t)
+                bit <<= 1
             elif tx is Array:
-                a = x.aval
-                v = x._value
+                key.append(x.aval)
+                vals.append(x._value)
+                bit <<= 1
+            elif tx is float:  # (a static's type, then its value: -0.0 apart from 0.0)
+                key.append(float)
+                key.append(x.hex())
+            elif tx is int or tx is bool or x is None:
+                key.append(tx)
+                key.append(x)
             elif tx is np.ndarray:
                 a, v = _constant(x)
+                key.append(a)
+                vals.append(v)
+                bit <<= 1
             else:
                 d = _static(x)
                 if d is _NOT_STATIC:
                     return fn(*args, **kwargs)
+                key.append(tx)
                 key.append(d)
-                continue
-            key.append(a)
-            avals.append(a)
-            vals.append(v)
-            where.append(i)
-            bit <<= 1
-        for name, x in kwargs.items():
-            tx = type(x)
-            if tx is JVPTracer or tx is Array or tx is np.ndarray:  # (rare: run as it is)
-                return fn(*args, **kwargs)
-            d = _static(x)
-            if d is _NOT_STATIC:
-                return fn(*args, **kwargs)
-            key.append(name)
-            key.append(d)
         if not mask:
             return fn(*args, **kwargs)
+        if kwargs:
+            for name, x in kwargs.items():
+                d = _static(x)
+                if d is _NOT_STATIC:  # (an array passed by keyword, rare: run as it is)
+                    return fn(*args, **kwargs)
+                key.append(name)
+                key.append(d)
         key[1] = mask
         key = tuple(key)
         try:
@@ -369,7 +373,9 @@ class EagerVJPInterpreter(JVPInterpreter):
         except TypeError:
             return fn(*args, **kwargs)
         if step is None:
-            step = _step_for(key, _function_application(fn, args, kwargs, where), avals, mask)
+            where = [i for i, x in enumerate(args) if isinstance(x, (core.ArrayBase, np.ndarray))]
+            step = _step_for(key, _function_application(fn, args, kwargs, where),
+                             [get_aval(args[i]) for i in where], mask)
             if step is None:
                 return fn(*args, **kwargs)
         if step is _UNCACHEABLE:

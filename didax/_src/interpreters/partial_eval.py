@@ -104,7 +104,9 @@ def linearize_flat(fun, primals, differentiable,
         in_avals = []
         tangents = []
         for p, d in zip(primals, differentiable):
-            aval = get_aval(p).to_tangent_aval()
+            aval = p.aval if type(p) is core.Array else get_aval(p)
+            if aval.dtype.kind not in "fc":
+                aval = aval.to_tangent_aval()
             if d:
                 tangents.append(pe.new_arg(aval))
                 in_avals.append(aval)
