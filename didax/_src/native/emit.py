@@ -35,6 +35,7 @@ class Plan(NamedTuple):
     native_equations: int    # how many equations run natively
     python_equations: int    # how many run on the NumPy tier, inside the native function
     uses_blas: bool          # whether it calls BLAS (then its key includes the library)
+    functions: frozenset = frozenset()  # the libm functions it calls
 
 
 def native_kind(eqn):
@@ -450,7 +451,7 @@ class _Emitter:
         source = self.module_source(len(j.invars))
         m = self.m
         return Plan(source, tuple(m.py_segments), tuple(m.consts), m.counts[0], m.counts[1],
-                    m.uses_blas)
+                    m.uses_blas, frozenset(m.functions))
 
     def finish_function(self, result_items) -> Function:
         """Copies the results not computed in place into their io arrays; adds the C

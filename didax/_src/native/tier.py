@@ -24,12 +24,14 @@ CALLS_BEFORE_BUILD = 2  # background mode: built when called this many times
 class Native:
     """What the native tier knows about one executable."""
 
-    __slots__ = ("status", "source", "plan")
+    __slots__ = ("status", "source", "plan", "exact", "on_ready")
 
-    def __init__(self, status: str):
+    def __init__(self, status: str, exact: bool = False, on_ready=None):
         self.status = status  # "waiting" (for calls), "queued", "ready", "none", "failed"
         self.source = None    # the C source, when built
         self.plan = None
+        self.exact = exact  # only code computing NumPy's bits: no libm, no BLAS
+        self.on_ready = on_ready  # called once the native code has replaced `run`
 
 
 def compiled_for(closed, name: str = "f") -> compiler.Executable:
@@ -43,13 +45,16 @@ def compiled_for(closed, name: str = "f") -> compiler.Executable:
     return exe
 
 
-def attach(exe: compiler.Executable, mode: str):
-    """Starts `exe`'s native tier: built now ("sync"), or after its second call."""
+def attach(exe: compiler.Executable, mode: str, exact: bool = False, on_ready=None):
+    """Starts `exe`'s native tier: built now ("sync"), or after its second call. `exact`:
+    only if the native code computes the NumPy tier's bits (calls no libm function, whose
+    results may differ by an ulp, and no BLAS, which may sum in another order); `on_ready()`
+    is called once it runs."""
     if mode == "sync":
-        exe.native = Native("queued")
+        exe.native = Native("queued", exact, on_ready)
         build(exe)
         return
-    exe.native = Native("waiting")
+    exe.native = Native("waiting", exact, on_ready)
     plain = exe.run
     calls = [0]
 
@@ -74,7 +79,7 @@ def build(exe: compiler.Executable) -> bool:
         return False
     try:
         plan = emit.plan(exe.jaxpr, tc.vector_math)
-        if plan is None:
+        if plan is None or state.exact and (plan.functions or plan.uses_blas):
             state.status = "none"
             return False
         module = cache.load_or_build(plan.source, tc, directory,
@@ -86,6 +91,8 @@ def build(exe: compiler.Executable) -> bool:
         return False
     state.source, state.plan, state.status = plan.source, plan, "ready"
     exe.run = run
+    if state.on_ready is not None:
+        state.on_ready()
     return True
 
 

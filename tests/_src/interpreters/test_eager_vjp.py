@@ -4,6 +4,8 @@ every order, under jit and vmap of the pullback, with Python side effects on eve
 the same errors. `didax_eager_vjp_steps` is "first" (every signature built when first seen,
 as the suite runs), "second" (the default: built at the second sighting, so one backward
 pass mixes steps and general equations) or "off" (the general path only)."""
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -17,8 +19,12 @@ from didax._src.config import enable_x64, flag_context
 from didax._src.interpreters import eager_vjp
 
 
+@contextlib.contextmanager
 def steps(mode):
-    return flag_context("didax_eager_vjp_steps", mode)  # (any change empties the cache)
+    with flag_context("didax_eager_vjp_steps", mode):  # (a change empties the cache; the
+        eager_vjp._steps.clear()  # same mode does not)
+        eager_vjp._sightings.clear()
+        yield
 
 
 def built():
@@ -34,6 +40,15 @@ def _rand(*shape, seed=0, dtype=np.float32):
 def _spd(n, dtype):
     a = _rand(n, n, seed=7, dtype=dtype)
     return a @ a.T + n * np.eye(n, dtype=dtype)
+
+
+def _nn_functions(x):
+    w = jnp.arange(6.0)
+    acts = (jax.nn.relu(x) + jax.nn.relu6(3 * x) + jax.nn.gelu(x) + jax.nn.softplus(x)
+            + jax.nn.silu(x) + jax.nn.elu(x) + jax.nn.log_sigmoid(x) + jax.nn.standardize(x)
+            + jax.nn.glu(jnp.concatenate([x, x])))
+    return (jnp.sum(acts * w) + jnp.sum(jax.nn.softmax(x) * w + jax.nn.log_softmax(x) ** 2)
+            + jax.nn.logsumexp(x) + jnp.sum(jax.nn.log1mexp(jnp.abs(x) + 0.1)))
 
 
 # name: (function of float arrays returning a scalar, argument shapes, primitives expected to
@@ -94,6 +109,8 @@ CATALOG = {
                            [(6,)], {"mul", "convert_element_type"}),
     "complex": (lambda x: jnp.sum(jnp.real(jnp.exp(1j * x) * (x + 2j)) + jnp.abs(x + 1j * x)),
                 [(5,)], {"exp", "mul", "real"}),
+    "nn functions": (lambda x: _nn_functions(x), [(6,)],
+                     {"select_n", "logistic", "tanh", "exp", "reduce_max"}),
     "control flow and custom rules": (
         lambda x: jnp.sum(lax.cond(x[0] > 0, jnp.sin, jnp.cos, x))
         + lax.scan(lambda c, xi: (c * jnp.tanh(xi) + xi, c), 1.0, x)[0]
@@ -320,3 +337,41 @@ def test_random_programs_pull_back_as_the_general_path(program, seed):
                 results[mode] = [jax.vjp(f, *args)[1](cts) for _ in range(2)][-1]
         for mode in ("second", "first"):
             _assert_close(results[mode], results["off"], 1e-12)
+
+
+def test_library_functions_are_steps_keyed_by_their_other_arguments():
+    x = jnp.asarray(np.array([-0.0, 1.0], np.float32))
+    with steps("first"):
+        for c in (0.0, -0.0, 0.0, -0.0):  # one step each: -0.0 + 0.0 is 0.0, -0.0 + -0.0 -0.0
+            out, pull = jax.vjp(lambda v: v + c, x)
+            assert bool(np.signbit(np.asarray(out)[0])) == bool(np.signbit(c))
+            np.testing.assert_array_equal(np.asarray(pull(jnp.ones(2))[0]), [1.0, 1.0])
+        for one in (1, True, 1.0):  # told apart, though these three agree
+            jax.grad(lambda v: jnp.sum(v * one))(x)
+        multiplies = [k for k in eager_vjp._steps if getattr(k[0], "__name__", "") == "multiply"]
+        assert len(multiplies) == 3
+        y = jnp.asarray(_rand(3, 4))
+        for axis in (0, 1, (0, 1), None):
+            g = jax.grad(lambda v: jnp.sum(jnp.sum(v, axis=axis) ** 2))(y)
+            want = 2 * np.broadcast_to(np.sum(np.asarray(y), axis=axis, keepdims=axis is not None),
+                                       y.shape)
+            np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5)
+
+
+def test_library_functions_with_arrays_by_keyword_run_as_they_are():
+    x, mask = jnp.asarray(_rand(5)), jnp.asarray(np.array([1, 0, 1, 1, 0], bool))
+    with steps("first"):
+        g = jax.grad(lambda v: jnp.sum(v ** 2, where=mask))(x)
+        assert not any(getattr(k[0], "__name__", "") == "sum" for k in eager_vjp._steps)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.asarray(x) * np.asarray(mask), rtol=1e-6)
+
+
+def test_library_functions_outside_reverse_mode_are_themselves():
+    """Evaluated, staged, batched or in forward mode, a stepped function runs its own code."""
+    x = jnp.asarray(_rand(4, 3))
+    f = lambda v: jax.nn.softmax(jnp.sum(v * 2.0, axis=0) + v[0])  # noqa: E731
+    eager = np.asarray(f(x))
+    np.testing.assert_allclose(np.asarray(jax.jit(f)(x)), eager, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.vmap(f)(x[None]))[0], eager, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.jvp(f, (x,), (x,))[0]), eager, rtol=1e-6)
+    assert jax.nn.relu.__name__ == "relu" and jax.nn.softmax.__doc__
