@@ -541,8 +541,9 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
     def __init__(self, value, weak_type: bool = False):
         value = np.asarray(value)
         dtype = dtypes.canonicalize_dtype(value.dtype)
-        self._value = value if value.dtype == dtype else value.astype(dtype)
-        self._weak = weak_type
+        self._value = value = value if value.dtype == dtype else value.astype(dtype)
+        self._weak = weak_type = bool(weak_type)
+        self._aval = _shaped(value.shape, value.dtype, weak_type)
 
     @staticmethod
     def from_numpy(value, aval: ShapedArray) -> Array:

@@ -250,3 +250,34 @@ def test_side_effects_run_on_every_eager_grad_call():
     for i in range(3):
         np.testing.assert_allclose(g(jnp.ones(3)), 2 * np.cos(np.ones(3)), rtol=1e-6)
         assert len(calls) == i + 1
+
+
+@pytest.mark.parametrize("c", [0.1, -0.0, 0.0, 2, -3, float("nan"), float("inf"), 1e40])
+def test_python_scalars_in_eager_arithmetic_read_as_numpy_reads_them(c):
+    """The fast path hands NumPy a Python scalar as a shared 0-d array of the array's dtype
+    (zeros and NaN never shared): the same bits as NumPy casting the scalar itself."""
+    x = np.array([1.5, -0.0, 0.0, 3.0, -2.0], np.float32)
+    for _ in range(2):  # (the second time from the cache)
+        for f in (lambda a, b: a + b, lambda a, b: b - a, lambda a, b: a * b,
+                  lambda a, b: a / b, lambda a, b: b / a):
+            with np.errstate(all="ignore"):
+                want = f(x, c).astype(np.float32)
+                got = np.asarray(f(jnp.asarray(x), c))
+            assert got.dtype == np.float32
+            np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    with pytest.raises(OverflowError):
+        jnp.asarray(np.array([1, 2], np.int8)) + 300  # (as NumPy raises)
+
+
+def test_eager_binary_results_carry_their_types():
+    """Results of the eager binary fast path take their operand's type where it is the
+    result's, so later operations need not compute it; every type matches the value."""
+    x = jnp.asarray(np.array([1.0, 2.0], np.float32))
+    y = jnp.asarray(np.array([1.0, 3.0], np.float32))
+    w = jnp.asarray(2.0)  # weakly typed
+    m = jnp.asarray(np.ones((3, 2), np.float32))
+    for r in (x == y, x < y, 2 < x, x * y, x + 1, 1.0 - x, x * m, w * 3.0, w * x, x * w,
+              x - w, (x * y) * (x + y), jnp.asarray(np.array([1, 2], np.int32)) * 3):
+        a = r.aval
+        assert (a.dtype, a.shape, a.weak_type) == (r._value.dtype, r._value.shape, r._weak)
+    assert (w * 3.0).weak_type and not (x * w).weak_type
