@@ -528,19 +528,17 @@ def ldexp(x1, x2, /):
 # --------------------------------------------------------------------------------------
 # Comparisons, logic, bits
 
-equal = _binary("equal", lax.eq, np.equal, kinds="biufc", elide=False,
-                same_type=False)
-not_equal = _binary("not_equal", lax.ne, np.not_equal, kinds="biufc", elide=False,
-                    same_type=False)
-less = _binary("less", lax.lt, np.less, kinds="biuf", elide=False,
-               same_type=False)
-less_equal = _binary("less_equal", lax.le, np.less_equal, kinds="biuf", elide=False,
-                     same_type=False)
-greater = _binary("greater", lax.gt, np.greater, kinds="biuf", elide=False,
-                  same_type=False)
-greater_equal = _binary("greater_equal", lax.ge, np.greater_equal, kinds="biuf", elide=False,
-                        same_type=False)
+def _comparison(name, lax_fn, np_fn, kinds="biuf"):
+    """A comparison: its boolean result is never an operand's buffer nor of its type."""
+    return _binary(name, lax_fn, np_fn, kinds=kinds, elide=False, same_type=False)
 
+
+equal = _comparison("equal", lax.eq, np.equal, kinds="biufc")
+not_equal = _comparison("not_equal", lax.ne, np.not_equal, kinds="biufc")
+less = _comparison("less", lax.lt, np.less)
+less_equal = _comparison("less_equal", lax.le, np.less_equal)
+greater = _comparison("greater", lax.gt, np.greater)
+greater_equal = _comparison("greater_equal", lax.ge, np.greater_equal)
 
 def _to_bool(x):
     x = asarray(x)
