@@ -281,3 +281,17 @@ def test_eager_binary_results_carry_their_types():
         a = r.aval
         assert (a.dtype, a.shape, a.weak_type) == (r._value.dtype, r._value.shape, r._weak)
     assert (w * 3.0).weak_type and not (x * w).weak_type
+
+
+def test_debug_nans_checks_every_eager_result_the_fast_paths_compute():
+    """While jax_debug_nans is on, evaluation checks each result, so jnp's inline fast paths
+    step aside: a NaN is reported on every call, not only the first."""
+    x = jnp.asarray(np.array([-1.0, 1.0], np.float32))
+    y = jnp.asarray(np.array([0.0, 1.0], np.float32))
+    with jax.debug_nans(True):
+        for _ in range(3):
+            with pytest.raises(FloatingPointError, match="log"):
+                jnp.log(x)
+            with pytest.raises(FloatingPointError, match="div"):
+                y / y
+    np.testing.assert_array_equal(np.isnan(np.asarray(jnp.log(x))), [True, False])

@@ -1,23 +1,27 @@
-"""Eager reverse mode with each primitive's linearization built once per signature.
+"""Eager reverse mode with each application's linearization built once per signature.
 
 `vjp` evaluated with nothing staged around it runs the usual JVP over partial evaluation,
 whose cost is dispatch: every user primitive becomes its primal, the coefficients its JVP
 rule evaluates, the staged tangent equations and, on the way back, their transposes, each a
 trip through the interpreter stack around a small NumPy call. Here that work is done once per
-*signature* (primitive, operand types, parameters, which operands carry tangents) with the
-same transformations, on a one-equation jaxpr: `jvp_jaxpr`, then `partial_eval_jaxpr` (the
-known part computes the primal outputs and the residuals, the unknown part is linear in the
-tangents), then `transpose_jaxpr`; the known part and the transpose are compiled by jit's
-NumPy tier. Each later application with that signature calls the compiled known part on the
-operands' NumPy values and stages one `linearized` equation holding the step and its
-residuals; the backward pass transposes it by calling the compiled transpose.
+*signature* with the same transformations, on the jaxpr of one application: `jvp_jaxpr`, then
+`partial_eval_jaxpr` (the known part computes the primal outputs and the residuals, the
+unknown part is linear in the tangents), then `transpose_jaxpr`; the known part and the
+transpose are compiled by jit's NumPy tier (and, where several equations fuse and the C code
+computes the same bits, by its native tier). An application is a primitive's, or a call of a
+pure library function marked `stepped` (jnp's arithmetic, reductions and products, nn's
+activations): its signature is the primitive or function, its array operands' types, its
+other arguments' values and which operands carry tangents. Each later application with that
+signature calls the compiled known part on the operands' NumPy values and stages one
+`linearized` equation holding the step and its residuals; the backward pass
+(`eager_backward_pass`) calls the compiled transpose on NumPy cotangents.
 
 Nothing about the user's program is cached: it runs, with its Python side effects, on every
-call, and the interpreters see every primitive it binds. A signature is built at its second
-sighting (a function differentiated once pays nothing for it), and a primitive whose rules
-need more than types (control flow, calls, effects, collectives, values that must be
-concrete) keeps the general path, as does every application with an operand that is not a
-concrete array.
+call. A signature is built at its second sighting (a function differentiated once pays
+nothing for it; `didax_eager_vjp_steps`), and whatever needs more than types (control flow,
+calls, custom rules, effects, collectives, values that must be concrete) keeps the general
+path, as does every application with an operand that is not a concrete array: the same
+backward pass transposes both kinds of equation.
 """
 from __future__ import annotations
 
@@ -32,13 +36,13 @@ from didax._src.core import Array, Zero, get_aval
 from didax._src.interpreters.jvp import JVPInterpreter, JVPTracer, deflinear, jvp_jaxpr
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
-from didax._src.tree_util import tree_flatten, tree_unflatten
 from didax._src.interpreters.transpose import (
     add_tangents, linear_equations, transpose_equation, transpose_jaxpr,
 )
 from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var, _var_ids, eval_jaxpr
 from didax._src.jit.compiler import compile_jaxpr
 from didax._src.native import tier
+from didax._src.tree_util import tree_flatten, tree_unflatten
 
 _ctx = core._ctx
 _eval = core.eval_interpreter
@@ -50,9 +54,9 @@ class LinearizedStep:
     `backward(*residuals, *output cotangents) -> operand cotangents`, both compiled, with the
     jaxprs they came from (the backward pass under a transformation evaluates `transposed`)."""
 
-    __slots__ = ("jaxpr", "sources", "out_tree", "forward", "backward", "n_out", "out_avals", "tangent_out",
-                 "lin_out_avals", "res_avals", "ct_in_avals", "linear", "transposed",
-                 "forwarded", "staged", "single")
+    __slots__ = ("jaxpr", "sources", "out_tree", "forward", "backward", "n_out", "out_avals",
+                 "tangent_out", "lin_out_avals", "res_avals", "ct_in_avals", "linear",
+                 "transposed", "forwarded", "staged", "single")
 
     def __repr__(self):
         return f"LinearizedStep({self.forward})"
@@ -119,6 +123,8 @@ _MANY = object()  # the output tree of a primitive with multiple results: a list
 
 
 def _build(build, avals, mask):
+    """The step of `build` applied to operands of types `avals`, those in `mask` carrying
+    tangents, or `_UNCACHEABLE`."""
     n = len(avals)
     nonzeros = [bool(mask >> i & 1) for i in range(n)]
     k = sum(nonzeros)

@@ -13,6 +13,7 @@ from sys import getrefcount as _getrefcount
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.config import config
 from didax._src.core import Array, _aval_cache, get_aval
 from didax._src.custom_derivatives import custom_jvp
 from didax._src.interpreters.eager_vjp import EagerVJPInterpreter
@@ -27,6 +28,21 @@ from didax._src.typecheck import const_like
 _ctx = core._ctx
 _eval = core.eval_interpreter
 _NO_KEYWORDS: dict = {}
+_inline = True  # whether evaluation may be computed here, inline; not while jax_debug_nans
+# has evaluation check every result
+
+
+_same_types: list = []  # each unary function's `same_type`: emptied when a flag changes, as
+# the result types they copy are
+
+
+@config.on_change
+def _follow_flags(name, value):
+    global _inline
+    if name == "jax_debug_nans":
+        _inline = not value
+    for d in _same_types:
+        d.clear()
 _new = object.__new__
 _FLOAT_KINDS = "fc"
 
@@ -66,7 +82,7 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
             return general(x1, x2)
     else:
         def fn(x1, x2, /):
-            if _ctx.interp is _eval:
+            if _ctx.interp is _eval and _inline:
                 t1 = type(x1)
                 t2 = type(x2)
                 if t1 is Array:
@@ -150,13 +166,19 @@ def _unary(name, lax_fn, inexact=False):
         return lax_fn(x)
 
     general.__name__ = name
+    same_type = {}  # floating types the primitive keeps (as its cached result types say)
+    _same_types.append(same_type)
 
     def fn(x, /):
-        if type(x) is Array and _ctx.interp is _eval and prim is not None:
+        if type(x) is Array and _ctx.interp is _eval and _inline and prim is not None:
             # Evaluating a floating array: what binding would do, inlined (the hottest eager
             # path; calling `EvalInterpreter.process_primitive` costs a sixth more here).
             xa = x.aval  # (Arrays from the binary fast path compute theirs when asked)
-            if xa.dtype.kind in _FLOAT_KINDS and _aval_cache.get((prim, xa)) is xa:
+            ok = same_type.get(xa)
+            if (ok is None and xa.dtype.kind in _FLOAT_KINDS
+                    and _aval_cache.get((prim, xa)) is xa):
+                ok = same_type[xa] = True
+            if ok:
                 out = prim.impl(x._value)
                 if type(out) is np.ndarray and out.dtype is xa.dtype:
                     a = _new(Array)
