@@ -375,3 +375,23 @@ def test_library_functions_outside_reverse_mode_are_themselves():
     np.testing.assert_allclose(np.asarray(jax.vmap(f)(x[None]))[0], eager, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(jax.jvp(f, (x,), (x,))[0]), eager, rtol=1e-6)
     assert jax.nn.relu.__name__ == "relu" and jax.nn.softmax.__doc__
+
+
+def test_a_pullback_differentiated_again_binds_the_transposed_equations():
+    """Forward and reverse mode through an eager pullback: its `linearized` equations are
+    transposed by binding the steps' transposed jaxprs under the transformation."""
+    def f(x):
+        return jnp.tanh(x) * jnp.sin(x) + jnp.maximum(x, 0.1) ** 2
+
+    x = jnp.asarray(_rand(5))
+    ct, dct = jnp.asarray(_rand(5, seed=1)), jnp.asarray(_rand(5, seed=2))
+    results = {}
+    for mode in ("off", "first"):
+        with steps(mode):
+            _, pull = jax.vjp(f, x)
+            results[mode] = (jax.jvp(pull, (ct,), (dct,)),
+                             jax.grad(lambda c: jnp.sum(pull(c)[0] ** 2))(ct),
+                             jax.vmap(pull)(jnp.stack([ct, dct])))
+    _assert_close(results["first"], results["off"], 2e-6)
+    np.testing.assert_allclose(np.asarray(results["first"][0][1][0]),
+                               np.asarray(pull(dct)[0]), rtol=2e-6)  # (the map is linear)
