@@ -13,7 +13,7 @@ jit's native tier is off unless DIDAX_NATIVE_TIER says otherwise: building C for
 function the suite jits would cost minutes; tests/_src/native turns it on where tested.
 
 Eager reverse mode builds each primitive signature's compiled step when it is first seen
-(DIDAX_EAGER_VJP_STEPS=first), where users' programs build it at the second sighting: so
+(DIDAX_EAGER_VJP_STEPS=first), where users' programs build it when a second vjp sees it: so
 every eager gradient the suite checks (against finite differences, JAX, jit) checks the steps;
 tests/_src/interpreters/test_eager_vjp.py compares them with the general path, and the tests
 of the general path's own eager behaviour set "off"."""

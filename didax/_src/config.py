@@ -143,9 +143,9 @@ config.define(
 # calls, "sync" (before the first call returns), or "off".
 config.define("didax_native_tier", "background",
               _one_of("didax_native_tier", ("background", "sync", "off")))
-# Eager reverse mode compiles each primitive signature's linearization (JVP, partial
-# evaluation, transposition of the one application) at its "second" sighting, its "first",
-# or never ("off": every application takes the interpreters' general path).
+# Eager reverse mode compiles each signature's linearization (JVP, partial evaluation,
+# transposition of the one application) in the "second" vjp to see it, the "first", or never
+# ("off": every application takes the interpreters' general path).
 config.define("didax_eager_vjp_steps", "second",
               _one_of("didax_eager_vjp_steps", ("second", "first", "off")))
 # What to do when a 64-bit dtype is requested explicitly while x64 is off: "warn" and truncate

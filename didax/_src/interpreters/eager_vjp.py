@@ -17,7 +17,7 @@ signature calls the compiled known part on the operands' NumPy values and stages
 (`eager_backward_pass`) calls the compiled transpose on NumPy cotangents.
 
 Nothing about the user's program is cached: it runs, with its Python side effects, on every
-call. A signature is built at its second sighting (a function differentiated once pays
+call. A signature is built when a second vjp sees it (a function differentiated once pays
 nothing for it; `didax_eager_vjp_steps`), and whatever needs more than types (control flow,
 calls, custom rules, effects, collectives, values that must be concrete) keeps the general
 path, as does every application with an operand that is not a concrete array: the same
@@ -26,6 +26,7 @@ backward pass transposes both kinds of equation.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 
@@ -64,7 +65,8 @@ class LinearizedStep:
 
 _UNCACHEABLE = object()  # a signature kept on the general path
 _steps: dict = {}  # signature -> LinearizedStep or _UNCACHEABLE
-_sightings: dict = {}  # signature -> how often seen before it was built
+_sightings: dict = {}  # signature -> the vjp (its number) that first saw it, until built
+_runs = itertools.count()
 _STEPS_LIMIT = 4096
 
 
@@ -83,16 +85,19 @@ def _keeps_general_path(prim, params) -> bool:
     return any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in params.values())
 
 
-def _step_for(key, build, avals, mask, general=False):
-    """The step of a signature not yet built: None until its second sighting (or
-    `_UNCACHEABLE`). `build(*tracers)` stages the application on `avals`, returning the flat
-    outputs and their tree; `general`: it is known to keep the general path."""
-    count = _sightings.get(key, 0) + 1
-    if count < 2 and config.didax_eager_vjp_steps == "second" and not general:
-        if len(_sightings) >= _STEPS_LIMIT:
-            _sightings.clear()
-        _sightings[key] = count
-        return None
+def _step_for(key, build, avals, mask, run, general=False):
+    """The step of a signature not yet built, or `_UNCACHEABLE`; in "second" mode None until
+    a second vjp sees it (`run` numbers the vjp: one differentiated call builds nothing, even
+    of a signature it applies many times). `build(*tracers)` stages the application on
+    `avals`, returning the flat outputs and their tree; `general`: it is known to keep the
+    general path."""
+    if config.didax_eager_vjp_steps == "second" and not general:
+        first = _sightings.get(key)
+        if first is None or first == run:
+            if len(_sightings) >= _STEPS_LIMIT:
+                _sightings.clear()
+            _sightings[key] = run
+            return None
     _sightings.pop(key, None)
     step = _UNCACHEABLE
     if not general:
@@ -179,10 +184,12 @@ def _build(build, avals, mask):
     mode = config.read("didax_native_tier")
     if mode != "off" and not config.read("jax_debug_nans"):
         # Several equations fuse into one native loop (a max's tie-splitting coefficient:
-        # 8 us against 32 us); only code computing the NumPy tier's bits is swapped in.
+        # 8 us against 32 us); only code computing the NumPy tier's bits is swapped in, and
+        # in the background only for steps a loop runs many times (a build takes a compiler
+        # the best part of a second, once: its code is cached on disk).
         for exe, attr in ((forward, "forward"), (backward, "backward")):
             if len(exe.jaxpr.eqns) >= _NATIVE_MIN_EQUATIONS:
-                tier.attach(exe, mode, exact=True, on_ready=functools.partial(
+                tier.attach(exe, mode, exact=True, calls=_NATIVE_CALLS, on_ready=functools.partial(
                     _native_ready, step, attr, exe, zero_d if attr == "forward" else ()))
     step.forward = _returning_arrays(forward.run, zero_d)
     step.backward = backward.run
@@ -190,6 +197,7 @@ def _build(build, avals, mask):
 
 
 _NATIVE_MIN_EQUATIONS = 3
+_NATIVE_CALLS = 200
 
 
 def _native_ready(step, attr, exe, zero_d):
@@ -219,6 +227,9 @@ class EagerVJPInterpreter(JVPInterpreter):
     """The JVP interpreter of an eager `vjp`: its parent is a partial evaluator over
     evaluation. Applications of a built signature take the compiled step; the one- and
     two-operand cases are spelled out (this is the hot path of eager reverse mode)."""
+
+    def __init__(self):
+        self.run = next(_runs)  # (which vjp saw a signature first)
 
     def process_primitive(self, prim, args, params):
         pe = self.parent
@@ -293,7 +304,7 @@ class EagerVJPInterpreter(JVPInterpreter):
             return JVPInterpreter.process_primitive(self, prim, args, params)
         if step is None:
             step = _step_for(key, _primitive_application(prim, params), key[2:2 + n], key[1],
-                             _keeps_general_path(prim, params))
+                             self.run, _keeps_general_path(prim, params))
             if step is None:
                 return JVPInterpreter.process_primitive(self, prim, args, params)
         if step is _UNCACHEABLE:
@@ -397,7 +408,7 @@ class EagerVJPInterpreter(JVPInterpreter):
         if step is None:
             where = [i for i, x in enumerate(args) if isinstance(x, (core.ArrayBase, np.ndarray))]
             step = _step_for(key, _function_application(fn, args, kwargs, where),
-                             [get_aval(args[i]) for i in where], mask)
+                             [get_aval(args[i]) for i in where], mask, self.run)
             if step is None:
                 return fn(*args, **kwargs)
         if step is _UNCACHEABLE:

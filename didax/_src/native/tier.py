@@ -45,8 +45,9 @@ def compiled_for(closed, name: str = "f") -> compiler.Executable:
     return exe
 
 
-def attach(exe: compiler.Executable, mode: str, exact: bool = False, on_ready=None):
-    """Starts `exe`'s native tier: built now ("sync"), or after its second call. `exact`:
+def attach(exe: compiler.Executable, mode: str, exact: bool = False, on_ready=None,
+           calls: int = CALLS_BEFORE_BUILD):
+    """Starts `exe`'s native tier: built now ("sync"), or after `calls` calls. `exact`:
     only if the native code computes the NumPy tier's bits (calls no libm function, whose
     results may differ by an ulp, and no BLAS, which may sum in another order); `on_ready()`
     is called once it runs."""
@@ -56,11 +57,11 @@ def attach(exe: compiler.Executable, mode: str, exact: bool = False, on_ready=No
         return
     exe.native = Native("waiting", exact, on_ready)
     plain = exe.run
-    calls = [0]
+    count = [0]
 
     def counting(*vals):
-        calls[0] += 1
-        if calls[0] == CALLS_BEFORE_BUILD and exe.native.status == "waiting":
+        count[0] += 1
+        if count[0] == calls and exe.native.status == "waiting":
             exe.run = plain
             exe.native.status = "queued"
             _submit(exe)

@@ -2,7 +2,7 @@
 what the interpreters' general path gives: values, dtypes and weak types of gradients, of
 every order, under jit and vmap of the pullback, with Python side effects on every call and
 the same errors. `didax_eager_vjp_steps` is "first" (every signature built when first seen,
-as the suite runs), "second" (the default: built at the second sighting, so one backward
+as the suite runs), "second" (the default: built when a second vjp sees it, so one backward
 pass mixes steps and general equations) or "off" (the general path only)."""
 import contextlib
 
@@ -220,9 +220,9 @@ def test_jit_and_vmap_of_a_pullback_bind_the_transposed_equations():
     _assert_close(results["first"], results["off"], 2e-6)
 
 
-def test_a_signature_is_built_at_its_second_sighting():
+def test_a_signature_is_built_when_a_second_vjp_sees_it():
     def f(x):
-        return jnp.sum(jnp.sinh(x))
+        return jnp.sum(jnp.sinh(jnp.sinh(x)))  # (twice in one vjp: nothing built yet)
 
     x = jnp.ones(7)
     with steps("second"):
