@@ -295,9 +295,13 @@ class EagerVJPInterpreter(JVPInterpreter):
             key = (prim, mask, xa, ya, *params.items()) if params else (prim, mask, xa, ya)
             vals = (xv, yv)
         else:
-            key, vals, tans = self._operands(prim, args, params)
-            if key is None:
+            got = self._operands(prim, args, False)
+            if got is None:
                 return JVPInterpreter.process_primitive(self, prim, args, params)
+            key, vals, tans = got
+            if params:
+                key.extend(params.items())
+            key = tuple(key)
         try:
             step = _steps.get(key)
         except TypeError:  # an unhashable parameter
@@ -351,7 +355,39 @@ class EagerVJPInterpreter(JVPInterpreter):
         arguments (see `stepped`): one step per signature (the types of its array arguments,
         the values of the others) for the whole function, rather than one per primitive it
         binds; its Python runs only to build the step. Anything else runs `fn` as it is."""
-        key = [fn, 0]
+        got = self._operands(fn, args, True)
+        if got is None:
+            return fn(*args, **kwargs)
+        key, vals, tans = got
+        if kwargs:
+            for name, x in kwargs.items():
+                d = _static(x)
+                if d is _NOT_STATIC:  # (an array passed by keyword, rare: run as it is)
+                    return fn(*args, **kwargs)
+                key.append(name)
+                key.append(d)
+        key = tuple(key)
+        try:
+            step = _steps.get(key)
+        except TypeError:
+            return fn(*args, **kwargs)
+        if step is None:
+            where = [i for i, x in enumerate(args) if isinstance(x, (core.ArrayBase, np.ndarray))]
+            step = _step_for(key, _function_application(fn, args, kwargs, where),
+                             [get_aval(args[i]) for i in where], key[1], self.run)
+            if step is None:
+                return fn(*args, **kwargs)
+        if step is _UNCACHEABLE:
+            return fn(*args, **kwargs)
+        return self._results(step, step.forward(*vals), tans)
+
+    def _operands(self, head, args, statics):
+        """(key, NumPy values, tangent tracers) of an application: the key (a list) is `head`,
+        the mask of the operands carrying tangents, each array operand's type and, with
+        `statics`, each other argument's type and value (-0.0 apart from 0.0, True from 1).
+        None where no operand carries a tangent, or one is neither a concrete array nor one of
+        our tracers with a staged tangent, or (without `statics`) is not an array."""
+        key = [head, 0]
         vals = []
         tans = []
         pe = self.parent
@@ -363,7 +399,7 @@ class EagerVJPInterpreter(JVPInterpreter):
                 t = x.tangent
                 p = x.primal
                 if type(t) is not StagingTracer or t._interp is not pe or type(p) is not Array:
-                    return fn(*args, **kwargs)
+                    return None
                 key.append(x.aval)
                 vals.append(p._value)
                 mask |= bit
@@ -373,86 +409,29 @@ class EagerVJPInterpreter(JVPInterpreter):
                 key.append(x.aval)
                 vals.append(x._value)
                 bit <<= 1
-            elif tx is float:  # (a static's type, then its value: -0.0 apart from 0.0)
+            elif tx is np.ndarray:
+                a, v = _constant(x)
+                key.append(a)
+                vals.append(v)
+                bit <<= 1
+            elif not statics:
+                return None
+            elif tx is float:  # (a static's type, then its value)
                 key.append(float)
                 key.append(x.hex())
             elif tx is int or tx is bool or x is None:
                 key.append(tx)
                 key.append(x)
-            elif tx is np.ndarray:
-                a, v = _constant(x)
-                key.append(a)
-                vals.append(v)
-                bit <<= 1
             else:
                 d = _static(x)
                 if d is _NOT_STATIC:
-                    return fn(*args, **kwargs)
+                    return None
                 key.append(tx)
                 key.append(d)
         if not mask:
-            return fn(*args, **kwargs)
-        if kwargs:
-            for name, x in kwargs.items():
-                d = _static(x)
-                if d is _NOT_STATIC:  # (an array passed by keyword, rare: run as it is)
-                    return fn(*args, **kwargs)
-                key.append(name)
-                key.append(d)
+            return None
         key[1] = mask
-        key = tuple(key)
-        try:
-            step = _steps.get(key)
-        except TypeError:
-            return fn(*args, **kwargs)
-        if step is None:
-            where = [i for i, x in enumerate(args) if isinstance(x, (core.ArrayBase, np.ndarray))]
-            step = _step_for(key, _function_application(fn, args, kwargs, where),
-                             [get_aval(args[i]) for i in where], mask, self.run)
-            if step is None:
-                return fn(*args, **kwargs)
-        if step is _UNCACHEABLE:
-            return fn(*args, **kwargs)
-        return self._results(step, step.forward(*vals), tans)
-
-    def _operands(self, prim, args, params):
-        """(key, NumPy values, tangent tracers) of three or more operands; no key where an
-        operand is not a concrete array or one of our tracers with a staged tangent."""
-        pe = self.parent
-        vals = []
-        tans = []
-        key = [prim, 0]
-        mask = 0
-        bit = 1
-        for x in args:
-            tx = type(x)
-            if tx is JVPTracer and x._interp is self:
-                p = x.primal
-                t = x.tangent
-                if type(p) is not Array or type(t) is not StagingTracer or t._interp is not pe:
-                    return None, None, None
-                mask |= bit
-                tans.append(t)
-                key.append(x.aval)
-            elif tx is Array:
-                p = x
-                key.append(x.aval)
-            elif tx is np.ndarray:
-                a, v = _constant(x)
-                key.append(a)
-                vals.append(v)
-                bit <<= 1
-                continue
-            else:
-                return None, None, None
-            vals.append(p._value)
-            bit <<= 1
-        if not mask:
-            return None, None, None
-        key[1] = mask
-        if params:
-            key.extend(params.items())
-        return tuple(key), vals, tans
+        return key, vals, tans
 
     def _outputs(self, step, outs, tans):
         """The results of a step with several outputs or tangents, or none."""
