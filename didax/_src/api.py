@@ -274,8 +274,7 @@ def _linearize_for_vjp(flat_fun, flat_p, differentiable):
 
 def _pull_back(lin, eager, cts_out, differentiable, in_avals) -> list:
     """The flat cotangents of the inputs (float0 zeros for the non-differentiable ones)."""
-    if (eager and core._ctx.interp is core.eval_interpreter
-            and all(type(c) is core.Array for c in cts_out)):
+    if eager and core._ctx.interp is core.eval_interpreter:
         cts_in = iter(eager_backward_pass(lin.jaxpr.jaxpr, lin.jaxpr.consts, cts_out))
     else:
         cts_in = iter(backward_pass(lin.jaxpr.jaxpr, lin.jaxpr.consts, cts_out))

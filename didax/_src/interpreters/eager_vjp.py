@@ -220,9 +220,6 @@ def _returning_arrays(run, zero_d):
     return forward
 
 
-_wrap = Array.from_numpy
-
-
 class EagerVJPInterpreter(JVPInterpreter):
     """The JVP interpreter of an eager `vjp`: its parent is a partial evaluator over
     evaluation. Applications of a built signature take the compiled step; the one- and
@@ -450,7 +447,7 @@ class EagerVJPInterpreter(JVPInterpreter):
             eqn.source_info = None
             eqn.phase = _ctx.phase
             pe.eqns.append(eqn)
-        results = [_wrap(o, a) for o, a in zip(outs[:n_out], step.out_avals)]
+        results = [Array.from_numpy(o, a) for o, a in zip(outs[:n_out], step.out_avals)]
         for i, j in enumerate(step.tangent_out):
             if j is not None:
                 results[i] = JVPTracer(self, results[i], lin_outs[j])
@@ -541,8 +538,7 @@ linearized_n_p = core.primitive("linearized_n", multiple_results=True)
 
 
 def _residual_arrays(step, residuals):
-    return [_wrap(r if type(r) is np.ndarray else np.asarray(r), a)
-            for r, a in zip(residuals, step.res_avals)]
+    return [Array.from_numpy(r, a) for r, a in zip(residuals, step.res_avals)]
 
 
 def _linearized_impl(*tangents, step, residuals):
@@ -559,54 +555,22 @@ def _linearized_impl(*tangents, step, residuals):
     return [o._value for o in outs]
 
 
-def _transposed_elsewhere(step, residuals, cts):
-    """The transpose under a transformation (jit or vmap of a vjp function), or of a
-    cotangent that is not an Array: the transposed equations are bound where they run."""
+def _linearized_transpose(cts, *undefined, step, residuals):
+    """The transpose where `eager_backward_pass` does not run it (a pullback under jit, vmap
+    or another derivative): the transposed equations are bound where they run."""
     t = step.transposed
     return eval_jaxpr(t.jaxpr, t.consts, *_residual_arrays(step, residuals),
                       *[instantiate(ct) for ct in cts])
 
 
-def _cotangents(step, outs):
-    avals = step.ct_in_avals
-    if len(avals) == 1:
-        return [_wrap(outs[0], avals[0])]
-    return [_wrap(o, a) for o, a in zip(outs, avals)]
-
-
-def _linearized_transpose(ct, *undefined, step, residuals):
-    if type(ct) is Array and _ctx.interp is _eval:
-        v = ct._value
-        dtype = step.lin_out_avals[0].dtype
-        return _cotangents(step, step.backward(*residuals, v if v.dtype is dtype
-                                               else v.astype(dtype)))
-    return _transposed_elsewhere(step, residuals, [ct])
-
-
-def _linearized_n_transpose(cts, *undefined, step, residuals):
-    if _ctx.interp is _eval:
-        vals = []
-        for ct, a in zip(cts, step.lin_out_avals):
-            tc = type(ct)
-            if tc is Array:
-                v = ct._value
-                vals.append(v if v.dtype is a.dtype else v.astype(a.dtype))
-            elif tc is Zero:
-                vals.append(np.zeros(a.shape, a.dtype))
-            else:
-                break
-        else:
-            return _cotangents(step, step.backward(*residuals, *vals))
-    return _transposed_elsewhere(step, residuals, cts)
-
-
 linearized_p.def_impl(lambda *ts, step, residuals: _linearized_impl(
     *ts, step=step, residuals=residuals)[0])
 linearized_p.def_abstract_eval(lambda *avals, step, residuals: step.lin_out_avals[0])
-linearized_p.def_transpose(_linearized_transpose)
+linearized_p.def_transpose(lambda ct, *undefined, step, residuals: _linearized_transpose(
+    [ct], step=step, residuals=residuals))
 linearized_n_p.def_impl(_linearized_impl)
 linearized_n_p.def_abstract_eval(lambda *avals, step, residuals: step.lin_out_avals)
-linearized_n_p.def_transpose(_linearized_n_transpose)
+linearized_n_p.def_transpose(_linearized_transpose)
 for _p in (linearized_p, linearized_n_p):
     _p.pp_hidden = {"residuals": core.PP_ALWAYS_HIDE}
     deflinear(_p)
@@ -622,7 +586,7 @@ for _p in (linearized_p, linearized_n_p):
 
 def eager_backward_pass(jaxpr, consts, cts_out) -> list:
     """`backward_pass` of an eager vjp's linear jaxpr, evaluated now (the interpreter current
-    is evaluation and the cotangents are Arrays or Zeros): the `linearized` equations this
+    is evaluation; cotangents are Arrays, NumPy values or Zeros): the `linearized` equations this
     module staged call their compiled transposes on NumPy cotangents, which stay NumPy
     arrays between them; every other equation is transposed by its rule, as there."""
     prev_phase, _ctx.phase = _ctx.phase, "backward"
