@@ -10,14 +10,13 @@ is `linearize`, and reverse mode transposes the linear jaxpr.
 from __future__ import annotations
 
 from didax._src import core
-from didax._src.core import Zero, _aval_cache, get_aval
+from didax._src.core import Zero, get_aval
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
-from didax._src.ir import JaxprEqn, Var, eval_jaxpr, hoist_consts
+from didax._src.ir import eval_jaxpr, hoist_consts
 
 _ctx = core._ctx
 _eval = core.eval_interpreter
-_new = object.__new__
 
 
 class PartialEvalInterpreter(StagingInterpreter):
@@ -32,9 +31,7 @@ class PartialEvalInterpreter(StagingInterpreter):
                 rule = prim.rules.get("partial_eval")
                 if rule is not None:  # control flow splits itself into known and unknown
                     return rule(self, args, params)
-                if prim.multiple_results:
-                    return StagingInterpreter.process_primitive(self, prim, args, params)
-                return self._stage(prim, args, params)
+                return StagingInterpreter.process_primitive(self, prim, args, params)
         parent = self.parent
         if parent is _eval:  # known: evaluated now (the impl's own binds come back here)
             return _eval.process_primitive(prim, args, params)
@@ -45,34 +42,6 @@ class PartialEvalInterpreter(StagingInterpreter):
             return parent.process_primitive(prim, args, params)
         finally:
             ctx.interp = prev
-
-    def _stage(self, prim, args, params):
-        """`StagingInterpreter.process_primitive` for one result, without what partial
-        evaluation never needs (compile-time evaluation, source lines): staging the tangent
-        equations is most of linearize's cost."""
-        in_atoms = []
-        in_avals = []
-        const_ids = self._const_ids
-        for x in args:
-            if type(x) is StagingTracer and x._interp is self:
-                v = x._var
-            else:
-                v = const_ids.get(id(x)) or self.atom(x)
-            in_atoms.append(v)
-            in_avals.append(v.aval)
-        out_aval = None if params else _aval_cache.get((prim, *in_avals))
-        if out_aval is None:
-            out_aval = core.abstract_eval(prim, in_avals, params)
-        outvar = Var(out_aval)
-        eqn = _new(JaxprEqn)  # (the lists are fresh: nothing to copy)
-        eqn.primitive = prim
-        eqn.invars = in_atoms
-        eqn.outvars = [outvar]
-        eqn.params = params
-        eqn.source_info = None
-        eqn.phase = _ctx.phase
-        self.eqns.append(eqn)
-        return StagingTracer(self, out_aval, outvar)
 
 
 class LinearizeResult:

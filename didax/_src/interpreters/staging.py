@@ -13,6 +13,8 @@ from didax._src.core import ShapedArray, Tracer, _aval_cache, get_aval
 from didax._src.errors import format_source_info, user_source_info
 from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
+_new = object.__new__
+
 
 class StagingTracer(Tracer):
     __slots__ = ("aval", "_var", "_src")  # (`aval` a slot: read on every operation)
@@ -87,14 +89,14 @@ class StagingInterpreter(core.Interpreter):
             return core.eval_interpreter.process_primitive(prim, args, params)
         in_atoms = []
         in_avals = []
+        const_ids = self._const_ids
         for x in args:
             if type(x) is StagingTracer and x._interp is self:
-                in_atoms.append(x._var)
-                in_avals.append(x.aval)
-            else:
-                a = self.atom(x)
-                in_atoms.append(a)
-                in_avals.append(a.aval)
+                v = x._var
+            else:  # (a constant seen before is a constvar already: `atom` would find it)
+                v = const_ids.get(id(x)) or self.atom(x)
+            in_atoms.append(v)
+            in_avals.append(v.aval)
         out_aval = None if params else _aval_cache.get((prim, *in_avals))
         if out_aval is None:
             out_aval = core.abstract_eval(prim, in_avals, params)
@@ -104,7 +106,14 @@ class StagingInterpreter(core.Interpreter):
             self.eqns.append(JaxprEqn(prim, in_atoms, outvars, params, src, core._ctx.phase))
             return [StagingTracer(self, v.aval, v, src) for v in outvars]
         outvar = Var(out_aval)
-        self.eqns.append(JaxprEqn(prim, in_atoms, [outvar], params, src, core._ctx.phase))
+        eqn = _new(JaxprEqn)  # (what the constructor does, without copying the fresh lists)
+        eqn.primitive = prim
+        eqn.invars = in_atoms
+        eqn.outvars = [outvar]
+        eqn.params = params
+        eqn.source_info = src
+        eqn.phase = core._ctx.phase
+        self.eqns.append(eqn)
         return StagingTracer(self, out_aval, outvar, src)
 
     def build(self, outs) -> ClosedJaxpr:
