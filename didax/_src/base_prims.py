@@ -28,11 +28,12 @@ broadcast_in_dim_p = core.primitive("broadcast_in_dim")
 broadcast_in_dim_p.pp_hidden = {"shape": ALWAYS, "sharding": None, "broadcast_dimensions": ()}
 
 
-_SMALL = 4096  # outputs up to this size are copied: np.broadcast_to costs ~7 us per call
+SMALL_BROADCAST = 4096  # outputs up to this size are filled: np.broadcast_to costs ~7 us
+# per call (also in generated code: lax/shape.py)
 
 
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
-    if math.prod(shape) <= _SMALL:  # (assignment and `fill` cost less than np.copyto)
+    if math.prod(shape) <= SMALL_BROADCAST:  # (assignment and `fill` cost less than np.copyto)
         out = np.empty(shape, x.dtype)
         if x.ndim == 0:
             out.fill(x)

@@ -13,7 +13,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import (  # declared below the interpreters; rules added here
-    broadcast, broadcast_in_dim, broadcast_in_dim_p, broadcast_to_rank, full, reduce_sum, reshape,
+    SMALL_BROADCAST, broadcast, broadcast_in_dim, broadcast_in_dim_p, broadcast_to_rank, full, reduce_sum, reshape,
     reshape_p, transpose, transpose_p,
 )
 from didax._src.core import ShapedArray, get_aval
@@ -74,15 +74,12 @@ def _broadcast_in_dim_codegen(fb, k, eqn, outs):
         if tuple(expanded) == shape:  # only unit dimensions were added
             fb.line(f"{outs[0]} = {src}")
             return
-    if math.prod(shape) <= _SMALL_BROADCAST:  # filled: np.broadcast_to costs microseconds
+    if math.prod(shape) <= SMALL_BROADCAST:  # filled, as the impl fills them
         dtype = fb.module.global_name(eqn.outvars[0].aval.dtype, "dtype")
         fb.line(f"{outs[0]} = np.empty({shape}, {dtype})")
         fb.line(f"{outs[0]}[...] = {src}")
         return
     fb.line(f"{outs[0]} = np.broadcast_to({src}, {shape})")
-
-
-_SMALL_BROADCAST = 4096  # (as the impl: base_prims._broadcast_in_dim_impl)
 
 
 deflinear(reshape_p)
