@@ -13,8 +13,8 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import (  # declared below the interpreters; rules added here
-    SMALL_BROADCAST, broadcast, broadcast_in_dim, broadcast_in_dim_p, broadcast_to_rank, full, reduce_sum, reshape,
-    reshape_p, transpose, transpose_p,
+    SMALL_BROADCAST, broadcast, broadcast_in_dim, broadcast_in_dim_p, broadcast_to_rank, full,
+    reduce_sum, reshape, reshape_p, transpose, transpose_p,
 )
 from didax._src.core import ShapedArray, get_aval
 from didax._src.ir import Literal
