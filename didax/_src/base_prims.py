@@ -203,8 +203,14 @@ def reducer(name: str, accepted, impl, keep_weak: bool = True) -> core.Primitive
     return p
 
 
+def row_major(x):
+    """`x`, or a row-major copy: a NumPy reduction adds in the order of the operand's
+    memory, so a float sum is the same bits for the same values only if that order is."""
+    return x if x.flags.c_contiguous else x.copy()
+
+
 reduce_sum_p = reducer("reduce_sum", num, lambda x, *, axes, out_sharding=None: np.add.reduce(
-    x, axis=axes, dtype=x.dtype))
+    row_major(x), axis=axes, dtype=x.dtype))
 
 
 def reduce_sum(operand, axes, *, out_sharding=None):

@@ -140,9 +140,10 @@ config.define(
     _one_of("jax_default_matmul_precision", _MATMUL_PRECISIONS),
 )
 # jit's native tier (C): built in the "background" while the NumPy tier serves the first
-# calls, "sync" (before the first call returns), or "off".
+# calls, "sync" (before the first call returns), "off", or "check" (a test mode: both tiers
+# on every call, their bits compared).
 config.define("didax_native_tier", "background",
-              _one_of("didax_native_tier", ("background", "sync", "off")))
+              _one_of("didax_native_tier", ("background", "sync", "off", "check")))
 # Eager reverse mode compiles each signature's linearization (JVP, partial evaluation,
 # transposition of the one application) in the "second" vjp to see it, the "first", or never
 # ("off": every application takes the interpreters' general path).

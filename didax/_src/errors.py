@@ -228,6 +228,11 @@ def differentiated_value_error(tracer, what: str, cls=ConcretizationTypeError):
     return cls(msg)
 
 
+class TierMismatchError(AssertionError):
+    """jit's two tiers computed different bits for the same inputs (raised only in the
+    "check" mode of `didax_native_tier`, a test mode)."""
+
+
 class NativeTierWarning(RuntimeWarning):
     """The native tier of `jit` is unavailable (no working C compiler, an unsafe cache
     directory); jitted functions keep running on the NumPy tier."""

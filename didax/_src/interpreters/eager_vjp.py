@@ -184,12 +184,12 @@ def _build(build, avals, mask):
     mode = config.read("didax_native_tier")
     if mode != "off" and not config.read("jax_debug_nans"):
         # Several equations fuse into one native loop (a max's tie-splitting coefficient:
-        # 8 us against 32 us); only code computing the NumPy tier's bits is swapped in, and
-        # in the background only for steps a loop runs many times (a build takes a compiler
-        # the best part of a second, once: its code is cached on disk).
+        # 8 us against 32 us), computing the NumPy tier's bits; in the background only for
+        # steps a loop runs many times (a build takes a compiler the best part of a second,
+        # once: its code is cached on disk).
         for exe, attr in ((forward, "forward"), (backward, "backward")):
             if len(exe.jaxpr.eqns) >= _NATIVE_MIN_EQUATIONS:
-                tier.attach(exe, mode, exact=True, calls=_NATIVE_CALLS, on_ready=functools.partial(
+                tier.attach(exe, mode, calls=_NATIVE_CALLS, on_ready=functools.partial(
                     _native_ready, step, attr, exe, zero_d if attr == "forward" else ()))
     step.forward = _returning_arrays(forward.run, zero_d)
     step.backward = backward.run

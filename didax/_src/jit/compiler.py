@@ -145,6 +145,10 @@ class FunctionBuilder:
             n = self.names[v] = self._fresh()
         return n
 
+    def temp(self) -> str:
+        """A fresh local name that is no variable's."""
+        return self._fresh()
+
     def literal(self, lit: Literal) -> str:
         """A literal as source: a Python number where NumPy keeps the other operand's type
         (NEP 50), otherwise a typed global."""

@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from didax._src import core, dtypes
-from didax._src.base_prims import reduce_sum, reduce_sum_p, reducer, where_text
+from didax._src.base_prims import reduce_sum, reduce_sum_p, reducer, row_major, where_text
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.jvp import defjvp2, defjvp_zero, deflinear, jvp_flat
 from didax._src.lax.elementwise import (
@@ -73,21 +73,16 @@ def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
 reduce_sum_p.def_transpose(_reduce_sum_transpose)
 
 
-def _reduce_codegen(prim, ufunc_name, empty_ok):
-    """`np.<ufunc>.reduce` over floating-point or complex operands (non-empty unless the
-    ufunc has an identity), to a non-0-d result."""
-    def applies(eqn):
-        x = eqn.invars[0]
-        return (dtypes.kind(x.aval.dtype) in "fc" and (empty_ok or x.aval.size != 0)
-                and eqn.outvars[0].aval.shape != () and bool(eqn.params["axes"]))
-
-    @codegen_rule(prim, when=applies, fresh=True)
-    def rule(fb, k, eqn, outs):
-        fb.line(f"{outs[0]} = np.{ufunc_name}.reduce({fb.name(eqn.invars[0])}, "
-                f"axis={_axes_text(eqn.params['axes'])})")
+def _reduce_sum_applies(eqn):
+    return (dtypes.kind(eqn.invars[0].aval.dtype) in "fc"
+            and eqn.outvars[0].aval.shape != () and bool(eqn.params["axes"]))
 
 
-_reduce_codegen(reduce_sum_p, "add", True)
+@codegen_rule(reduce_sum_p, when=_reduce_sum_applies, fresh=True)
+def _reduce_sum_codegen(fb, k, eqn, outs):
+    """`np.add.reduce` of a row-major operand (see base_prims.row_major)."""
+    x = f"{fb.module.global_name(row_major, 'row_major')}({fb.name(eqn.invars[0])})"
+    fb.line(f"{outs[0]} = np.add.reduce({x}, axis={_axes_text(eqn.params['axes'])})")
 
 reduce_prod_p = reducer("reduce_prod", num, lambda x, *, axes: np.multiply.reduce(
     x, axis=axes, dtype=x.dtype))
@@ -127,8 +122,21 @@ def reduce_prod(operand, axes):
     return reduce_prod_p.bind(operand, axes=tuple(int(a) for a in axes))
 
 
-reduce_max_p = reducer("reduce_max", any_, lambda x, *, axes: np.max(
-    x, axis=axes, initial=max_identity(x.dtype)))
+def _zero_signs(x, res, axes, negative):
+    """`res` with JAX's sign on zero results: -0 < +0, so a maximum (`negative` False) of
+    zeros is +0 if any of them is, a minimum -0. NumPy's sign depends on the order it
+    compares equal zeros in, which depends on the operand's layout."""
+    if dtypes.kind(res.dtype) != "f":
+        return res
+    zero = res == 0
+    if not np.any(zero):
+        return res
+    signed = np.any((x == 0) & (np.signbit(x) if negative else ~np.signbit(x)), axis=axes)
+    return np.where(zero & signed, np.array(-0.0 if negative else 0.0, res.dtype), res)
+
+
+reduce_max_p = reducer("reduce_max", any_, lambda x, *, axes: _zero_signs(
+    x, np.max(x, axis=axes, initial=max_identity(x.dtype)), axes, False))
 
 
 def _reduce_chooser_jvp(g, ans, x, *, axes):
@@ -148,10 +156,9 @@ def reduce_max(operand, axes):
     return reduce_max_p.bind(operand, axes=tuple(int(a) for a in axes))
 
 
-_reduce_codegen(reduce_max_p, "maximum", False)
 
-reduce_min_p = reducer("reduce_min", any_, lambda x, *, axes: np.min(
-    x, axis=axes, initial=min_identity(x.dtype)))
+reduce_min_p = reducer("reduce_min", any_, lambda x, *, axes: _zero_signs(
+    x, np.min(x, axis=axes, initial=min_identity(x.dtype)), axes, True))
 defjvp2(reduce_min_p, _reduce_chooser_jvp)
 
 
@@ -159,7 +166,6 @@ def reduce_min(operand, axes):
     return reduce_min_p.bind(operand, axes=tuple(int(a) for a in axes))
 
 
-_reduce_codegen(reduce_min_p, "minimum", False)
 
 reduce_and_p = reducer("reduce_and", int_or_bool, _bitwise_reduce(np.bitwise_and), False)
 
@@ -639,11 +645,16 @@ def _reduce_sum_native(c, eqn):
 
 @native_rule(reduce_max_p, kind="reduce", when=_native_reduction)
 def _reduce_max_native(c, eqn):
-    return (c.const(max_identity(c.dtype)), "((({1}) > ({0})) | (({1}) != ({1})) ? ({1}) : ({0}))",
-            False)
+    """In order; NaN propagates; -0 < +0 (see _zero_signs)."""
+    if c.dtype in FLOATS:
+        return (c.const(max_identity(c.dtype)), "((({1}) > ({0})) | (({1}) != ({1})) | "
+                "((({1}) == ({0})) & !signbit({1})) ? ({1}) : ({0}))", False)
+    return c.const(max_identity(c.dtype)), "(({1}) > ({0}) ? ({1}) : ({0}))", False
 
 
 @native_rule(reduce_min_p, kind="reduce", when=_native_reduction)
 def _reduce_min_native(c, eqn):
-    return (c.const(min_identity(c.dtype)), "((({1}) < ({0})) | (({1}) != ({1})) ? ({1}) : ({0}))",
-            False)
+    if c.dtype in FLOATS:
+        return (c.const(min_identity(c.dtype)), "((({1}) < ({0})) | (({1}) != ({1})) | "
+                "((({1}) == ({0})) & (signbit({1}) != 0)) ? ({1}) : ({0}))", False)
+    return c.const(min_identity(c.dtype)), "(({1}) < ({0}) ? ({1}) : ({0}))", False

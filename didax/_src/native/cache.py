@@ -7,7 +7,7 @@ its bytes, both written to a temporary file first and moved in place with `os.re
 so readers see a whole file or none and two processes building one entry both end with a
 correct module. An entry whose bytes do not match its sidecar is rebuilt. The key hashes
 everything the machine code depends on: the C source, the compiler and flags, Python's
-ABI, NumPy's version, the CPU's features and the BLAS library it calls.
+ABI, NumPy's version (whose loops it calls) and the CPU's features.
 """
 from __future__ import annotations
 
@@ -77,11 +77,10 @@ def _cpu_features() -> str:
     return f"{platform.machine()} {platform.processor()}"
 
 
-def entry_key(source: str, tc: tc_mod.Toolchain, extra: str = "") -> str:
-    """`extra`: what else the module depends on (the BLAS library's path and hash)."""
+def entry_key(source: str, tc: tc_mod.Toolchain) -> str:
     h = hashlib.sha256()
     for part in (source, tc.identity(), sys.version, sysconfig.get_config_var("SOABI") or "",
-                 np.__version__, _cpu_features(), extra):
+                 np.__version__, _cpu_features()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -120,10 +119,10 @@ def _write_atomic(directory: str, final: str, data: bytes):
         raise
 
 
-def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str, extra: str = ""):
+def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
     """The extension module built from `source`: loaded from the cache if its entry is
     whole, else built, stored and loaded."""
-    key = entry_key(source, tc, extra)
+    key = entry_key(source, tc)
     with _lock:
         module = _loaded.get(key)
     if module is not None:

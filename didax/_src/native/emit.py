@@ -8,8 +8,13 @@ maximal run of the others, compiled by the NumPy-tier compiler into a function t
 calls with NumPy arrays. Values that cross segments are NumPy arrays (native results are
 allocated with PyArray_SimpleNew); values inside a native segment are C locals.
 
-The source depends only on the jaxpr's structure (constants and the Python segments are
-handed to the module when it is instantiated), and every name in it is one made here.
+Every result is the NumPy tier's, bit for bit (see loops.py and rules.py): products call
+NumPy's matmul loop on the operand layouts the NumPy tier gives it (lax.dot.gemm_operands),
+so the same BLAS routine computes them.
+
+The source depends only on the jaxpr's structure (constants, the Python segments and
+NumPy's loops are handed to the module when it is instantiated), and every name in it is
+one made here.
 """
 from __future__ import annotations
 
@@ -23,7 +28,9 @@ from didax._src import core
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, derived
 from didax._src.jit.compiler import compile_jaxpr
 from didax._src.jit.passes import optimize
-from didax._src.native.loops import Reduction, contiguous, loop_nest, over
+from didax._src.native.loops import (
+    LEAF_SUMS, Body, Reduction, contiguous, loop_nest, over, pairwise_dims,
+)
 from didax._src.native.rules import C_TYPENUMS, C_TYPES, FLOATS, CExpr, ViewAt, c_constant
 from didax._src.native.toolchain import module_prelude
 
@@ -32,10 +39,9 @@ class Plan(NamedTuple):
     source: str              # C source of the module (its init function: PyInit_<name>)
     python_segments: tuple   # the NumPy-tier functions the C code calls
     consts: tuple            # NumPy values the C code reads (constants, literal results)
+    loops: tuple             # NumPy's loops it calls: (ufunc, NumPy type numbers)
     native_equations: int    # how many equations run natively
     python_equations: int    # how many run on the NumPy tier, inside the native function
-    uses_blas: bool          # whether it calls BLAS (then its key includes the library)
-    functions: frozenset = frozenset()  # the libm functions it calls
 
 
 def native_kind(eqn):
@@ -68,10 +74,10 @@ def native_ok(eqn) -> bool:
     return native_kind(eqn) is not None
 
 
-def plan(closed: ClosedJaxpr, vector_math: bool) -> Plan | None:
+def plan(closed: ClosedJaxpr) -> Plan | None:
     """The module for `closed`, or None if no equation runs natively. Its name is the
     macro DIDAX_MODULE, defined when it is built (see toolchain.build)."""
-    return _Emitter(_Module(vector_math), closed).emit()
+    return _Emitter(_Module(), closed).emit()
 
 
 def native_counts(closed: ClosedJaxpr) -> tuple:
@@ -96,20 +102,28 @@ def _count(closed: ClosedJaxpr) -> tuple:
 
 
 class _Module:
-    """What the functions of one C module share: constants, NumPy-tier segments, libm
-    functions, shape arrays, and the functions compiled for control-flow bodies."""
+    """What the functions of one C module share: constants, NumPy-tier segments, NumPy's
+    loops, shape arrays, and the functions compiled for control-flow bodies."""
 
-    def __init__(self, vector_math):
-        self.vector_math = vector_math
+    def __init__(self):
         self.consts: list = []
         self.py_segments: list = []
-        self.functions: set = set()
+        self.loops: list = []       # (ufunc, type numbers) of the loops called
         self.statics: list = []     # file-scope shape arrays
         self.shape_names: dict = {}
         self.helpers: list = []     # C functions of bodies, each before its first caller
-        self.uses_blas = False
         self.counts = [0, 0]        # native, NumPy-tier equations in all functions
         self.n_bodies = 0
+
+    def loop(self, name: str, dtype, nargs: int | None = None) -> int:
+        """The number of NumPy's loop of `np.<name>` over `dtype` (all its operands and
+        results), added to the module's table if new."""
+        ufunc = getattr(np, name)
+        types = (np.dtype(dtype).num,) * (nargs or ufunc.nargs)
+        key = (ufunc, types)
+        if key not in self.loops:
+            self.loops.append(key)
+        return self.loops.index(key)
 
     def shape_array(self, shape) -> str:
         name = self.shape_names.get(shape)
@@ -135,22 +149,13 @@ def _at(pointer: str, offset: int) -> str:
     return f"({pointer} + {offset})" if offset else pointer
 
 
-# A product `a @ b.T` with at most this many rows (and fewer than its columns) is computed
-# as `b @ a.T`, then transposed: OpenBLAS packs the large `b` much faster that way (16 x 512
-# times 512 x 512 transposed: 130 us against 260 us; equal from about 256 rows).
-SWAP_MAX_ROWS = 64
-
-
-def _swapped(g) -> bool:
-    return g.trans_b and not g.trans_a and 1 < g.M <= SWAP_MAX_ROWS and g.M < g.N
-
-
-class Update(NamedTuple):
-    """`out = w + alpha * product`, written by a product through BLAS (find_updates)."""
-    eqns: list   # the equations it replaces after the product's (a scaling, the sum)
-    w: object
-    alpha: float
-    out: object
+def _summed(eqn):
+    """The dimensions a reduction equation sums pairwise (a float sum), or None."""
+    x = eqn.invars[0].aval
+    if x.dtype not in FLOATS:
+        return None
+    _, _, is_sum = eqn.primitive.rules["native"](CExpr(x.dtype, None, None), eqn)
+    return tuple(pairwise_dims(x.shape, eqn.params["axes"])) or None if is_sum else None
 
 
 def _is_outer(eqn) -> bool:
@@ -170,11 +175,11 @@ def _is_outer(eqn) -> bool:
 
 
 class _Seg:
-    __slots__ = ("kind", "eqns", "shape", "reduced", "update")
+    __slots__ = ("kind", "eqns", "shape", "reduced", "summed")
 
     def __init__(self, kind, eqn, shape=None):
         self.kind, self.eqns, self.shape, self.reduced = kind, [eqn], shape, set()
-        self.update = None  # (gemm) an Update written by the product itself
+        self.summed = None  # (loops) the dimensions its float sums sum pairwise
 
 
 class _Emitter:
@@ -196,10 +201,6 @@ class _Emitter:
         self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
         self.n_names = 0            # C identifiers made by fresh()
         self.n_synthetic = 0        # views made for outer products (not equations)
-
-    @property
-    def functions(self):
-        return self.m.functions
 
     def shape_array(self, shape) -> str:
         return self.m.shape_array(shape)
@@ -245,21 +246,15 @@ class _Emitter:
             elif kind in ("gemm", "block"):
                 segs.append(_Seg(kind, eqn))
                 open_loop = None
-                update = self.updates.get(id(eqn)) if kind == "gemm" else None
-                if update is not None and list(eqns)[:len(update.eqns)] == update.eqns:
-                    for e in update.eqns:  # (written by the product: see find_updates)
-                        eqns.popleft()
-                        segs[-1].eqns.append(e)
-                        where[e.outvars[0]] = segs[-1]
-                    segs[-1].update = update
             else:
                 shape = (out.aval.shape if kind == "elementwise"
                          else eqn.invars[0].aval.shape)
+                summed = _summed(eqn) if kind == "reduce" else None
                 seg = segs[open_loop] if open_loop is not None else None
                 if seg is None or seg.shape != shape or not all(
                         type(a) is Literal or (where.get(self.base(a)) is not seg if a in
                                                self.alias else a not in seg.reduced)
-                        for a in eqn.invars):
+                        for a in eqn.invars) or (summed and seg.summed not in (None, summed)):
                     seg = _Seg("loop", eqn, shape)
                     segs.append(seg)
                     open_loop = len(segs) - 1
@@ -267,16 +262,15 @@ class _Emitter:
                     seg.eqns.append(eqn)
                 if kind == "reduce":
                     seg.reduced.add(out)
+                    seg.summed = seg.summed or summed
             for v in eqn.outvars:
                 where[v] = segs[-1] if kind != "view" else None
         return segs
 
     def scheduled(self) -> list:
         """The equations in order, but outer products (see outer_product) moved down to
-        just before their first reader, so they join its loop, and products written only
-        into an update (see find_updates) moved down to it."""
+        just before their first reader, so they join its loop."""
         eqns = self.jaxpr.eqns
-        self.updates = self.find_updates(eqns)
         first_use: dict = {}
         for k, eqn in enumerate(eqns):
             for a in eqn.invars:
@@ -286,74 +280,20 @@ class _Emitter:
         out = []
         for k, eqn in enumerate(eqns):
             out += moved.pop(k, [])
-            at = (first_use.get(eqn.outvars[0]) if _is_outer(eqn) or id(eqn) in self.updates
-                  else None)
+            at = first_use.get(eqn.outvars[0]) if _is_outer(eqn) else None
             if at is None:
                 out.append(eqn)
             else:
                 moved.setdefault(at, []).append(eqn)
         return out
 
-    def find_updates(self, eqns) -> dict:
-        """{id(product): Update} for the products through BLAS read only by an update
-        `w - c * product` (or `w + c * product`, `w - product`, ... with `c` a literal):
-        BLAS writes the update itself, `w` copied into the result and the product added
-        with alpha = -c, beta = 1 (an SGD step's weights: no product written out and read
-        back; alpha * product + w may round once where `w - c * product` rounds twice)."""
-        users: dict = {}
-        for e in eqns:
-            for a in e.invars:
-                if type(a) is not Literal:
-                    users.setdefault(a, []).append(e)
-        found = {}
-        for e in eqns:
-            if e.primitive.name != "dot_general" or _is_outer(e) or native_kind(e) != "gemm":
-                continue
-            g = e.primitive.rules["native"](e)
-            product = e.outvars[0]
-            if g.K == 0 or _swapped(g) or product in self.results:
-                continue
-            scale, x, alpha = None, product, 1.0
-            readers = users.get(product, [])
-            if len(readers) != 1:
-                continue
-            nxt = readers[0]
-            if nxt.primitive.name == "mul":
-                lits = [a for a in nxt.invars if type(a) is Literal]
-                rest = [a for a in nxt.invars if type(a) is not Literal]
-                if len(lits) != 1 or rest != [product] or lits[0].aval.shape != ():
-                    continue
-                alpha = float(np.asarray(lits[0].val, product.aval.dtype))
-                scale, x = nxt, nxt.outvars[0]
-                readers = users.get(x, [])
-                if x in self.results or len(readers) != 1 or not math.isfinite(alpha):
-                    continue
-                nxt = readers[0]
-            if nxt.primitive.name not in ("add", "sub") or len(nxt.invars) != 2:
-                continue
-            a, b = nxt.invars
-            if nxt.primitive.name == "sub":
-                if b is not x or a is x:
-                    continue
-                w, alpha = a, -alpha
-            else:
-                if (a is x) == (b is x):
-                    continue
-                w = b if a is x else a
-            out = nxt.outvars[0]
-            if (type(w) is Literal or type(out) is DropVar or w.aval.shape != out.aval.shape
-                    or out.aval.shape != product.aval.shape
-                    or not w.aval.dtype == out.aval.dtype == product.aval.dtype):
-                continue
-            found[id(e)] = Update([q for q in (scale, nxt) if q is not None], w, alpha, out)
-        return found
-
     def outer_product(self, eqn):
         """A product with nothing to sum (K = 1, no batch dimensions) as the elementwise
         multiplication of its operands read broadcast (views with stride 0 across the other
         side's dimensions), so it fuses with its neighbours: `w - lr * outer(x, d)`, a
         layer's SGD update at batch 1, is one pass over `w` with no product written out.
-        Exactly what BLAS computes: zero plus one product (so a product -0 is +0).
+        Exactly what the NumPy tier computes: with a contracting dimension (of size 1)
+        np.matmul's zero plus one product (so a product -0 is +0), else a multiplication.
         Returns the equations replacing `eqn`, or None."""
         if not _is_outer(eqn):
             return None
@@ -370,9 +310,12 @@ class _Emitter:
             self.alias[v] = (base, tuple(strides), off)
             self.n_synthetic += 1
             views.append(v)
+        mul = core.all_primitives["mul"]
+        if not lc:  # (a multiplication on the NumPy tier too)
+            return [JaxprEqn(mul, views, [out], {}, eqn.source_info)]
         product = Var(out.aval)
         zero = Literal(np.zeros((), out.aval.dtype)[()], core.ShapedArray((), out.aval.dtype))
-        return [JaxprEqn(core.all_primitives["mul"], views, [product], {}, eqn.source_info),
+        return [JaxprEqn(mul, views, [product], {}, eqn.source_info),
                 JaxprEqn(core.all_primitives["add"], [product, zero], [out], {},
                          eqn.source_info)]
 
@@ -424,7 +367,7 @@ class _Emitter:
             else:
                 temps = self.materialize_all(seg.eqns)
                 if seg.kind == "gemm":
-                    self.gemm_segment(i, seg.eqns[0], seg.update)
+                    self.gemm_segment(i, seg.eqns[0])
                 elif seg.kind == "block":
                     self.block_segment(i, seg.eqns[0])
                 else:
@@ -450,8 +393,9 @@ class _Emitter:
             self.body.append(f"    Py_INCREF(v[{s}]); PyTuple_SET_ITEM(result, {k}, v[{s}]);")
         source = self.module_source(len(j.invars))
         m = self.m
-        return Plan(source, tuple(m.py_segments), tuple(m.consts), m.counts[0], m.counts[1],
-                    m.uses_blas, frozenset(m.functions))
+        loops = tuple((ufunc, types) for ufunc, types in m.loops)
+        return Plan(source, tuple(m.py_segments), tuple(m.consts), loops, m.counts[0],
+                    m.counts[1])
 
     def finish_function(self, result_items) -> Function:
         """Copies the results not computed in place into their io arrays; adds the C
@@ -526,7 +470,7 @@ class _Emitter:
             self.new_array(s, a.aval)
             loop_nest(b, shape, [(ctype, _at(f"p{self.slots[base]}", off),
                                   over(shape, shape, st))],
-                      lambda fresh, names: None, [(f"q{s}", lambda: "t0")], [])
+                      lambda block, names: None, [(f"q{s}", lambda: "t0")], [])
         b.append("    }")
         return s
 
@@ -685,15 +629,15 @@ class _Emitter:
             if out in seg.reduced:
                 s = self.slot(out)
                 self.new_array(s, out.aval, var=out)
-                c = CExpr(out.aval.dtype, None, self.functions)
+                c = CExpr(out.aval.dtype, None, None)
                 init, combine, is_sum = eqn.primitive.rules["native"](c, eqn)
                 axes = eqn.params["axes"]
                 kept = tuple(d not in axes for d in range(len(shape)))
                 reductions[eqn] = Reduction(s, C_TYPES[out.aval.dtype], kept, init, combine,
-                                            is_sum)
+                                            is_sum, is_sum and out.aval.dtype in FLOATS)
         names: dict = {}
 
-        def body(fresh_local, read_names):
+        def body(block, read_names):
             names.update(zip(ins, read_names))
             for eqn in eqns:
                 args = [c_constant(a.val, a.aval.dtype) if type(a) is Literal else names[a]
@@ -702,65 +646,55 @@ class _Emitter:
                     reductions[eqn].local = args[0]
                     continue
                 out = eqn.outvars[0]
-                c = CExpr(out.aval.dtype, fresh_local, self.functions)
+                c = CExpr(out.aval.dtype, block, self.m.loop)
                 expression = eqn.primitive.rules["native"](c, eqn, *args)
-                names[out] = fresh_local(C_TYPES[out.aval.dtype], expression)
+                names[out] = block.let(C_TYPES[out.aval.dtype], expression)
 
         writes = [(f"q{self.slots[v]}", lambda v=v: names[v]) for v in outs]
-        loop_nest(b, shape, reads, body, writes, list(reductions.values()))
+        loop_nest(b, shape, reads, body, writes, list(reductions.values()),
+                  lambda k: f"didax_loops[{k}]")
         b.append("    }")
 
-    def gemm_segment(self, i: int, eqn, update=None):
-        """A product through BLAS: batch x (M x K) @ (K x N), written row-major. A few rows
-        times a large transposed rhs (`d @ w.T`, a layer's backward pass at a small batch)
-        is computed as its transpose `w @ d.T` and transposed back (see _swapped). With an
-        `update`, the result is `update.w + update.alpha * product` (see find_updates)."""
-        g = eqn.primitive.rules["native"](eqn)
+    def gemm_segment(self, i: int, eqn):
+        """A product: NumPy's matmul loop on the operands' data, read as the NumPy tier's
+        views read them (see the rule's Matmul), so the same BLAS routine computes it."""
+        mm = eqn.primitive.rules["native"](eqn)
         lhs, rhs = eqn.invars
-        out = eqn.outvars[0] if update is None else update.out
+        out = eqn.outvars[0]
         b = self.body
-        self.m.uses_blas = True
-        fn = "didax_sgemm" if out.aval.dtype == np.float32 else "didax_dgemm"
-        b.append("    {  /* a product through BLAS */")
+        sz = out.aval.dtype.itemsize
+        b.append("    {  /* a product: NumPy's matmul loop */")
         self.as_array(lhs)
         if rhs is not lhs:
             self.as_array(rhs)
         s = self.slot(out)
-        self.new_array(s, out.aval, zero=g.K == 0 and update is None, var=out)
-        if update is not None:
-            if update.w not in (lhs, rhs):
-                self.as_array(update.w)
-            b.append(f"        memcpy(q{s}, p{self.slots[update.w]}, "
-                     f"{math.prod(out.aval.shape) * out.aval.dtype.itemsize});")
-            alpha, beta = c_constant(update.alpha, out.aval.dtype), "1"
+        self.new_array(s, out.aval, var=out)
+        first, second = (rhs, lhs) if mm.swapped else (lhs, rhs)
+        if mm.swapped:  # the transposed product, into a scratch array
+            ctype, typenum = C_TYPES[out.aval.dtype], C_TYPENUMS[out.aval.dtype]
+            t = self.fresh("t")
+            b.append(f"        PyObject *{t}_a = scratch(&keep[{self.n_keep}], 2, "
+                     f"{self.shape_array((mm.M, mm.N))}, {typenum});")
+            self.n_keep += 1
+            b.append(f"        if ({t}_a == NULL) goto done;")
+            b.append(f"        {ctype} *restrict {t} = ({ctype} *)"
+                     f"PyArray_DATA((PyArrayObject *){t}_a);")
+            dest = t
         else:
-            alpha, beta = "1", "0"
-        if g.M * g.N * g.K:
-            pl, pr = f"p{self.slots[lhs]}", f"p{self.slots[rhs]}"
-            a, bb = f"{pl} + k * {g.M * g.K}", f"{pr} + k * {g.K * g.N}"
-            if _swapped(g):
-                ctype, typenum = C_TYPES[out.aval.dtype], C_TYPENUMS[out.aval.dtype]
-                t = self.fresh("t")
-                b.append(f"        PyObject *{t}_a = scratch(&keep[{self.n_keep}], 2, "
-                         f"{self.shape_array((g.N, g.M))}, {typenum});")
-                self.n_keep += 1
-                b.append(f"        if ({t}_a == NULL) goto done;")
-                b.append(f"        {ctype} *restrict {t} = ({ctype} *)"
-                         f"PyArray_DATA((PyArrayObject *){t}_a);")
-                b.append(f"        for (npy_intp k = 0; k < {g.batch}; k++) {{")
-                b.append(f"            {fn}(101, 111, 112, {g.N}, {g.M}, {g.K}, 1, {bb}, "
-                         f"{g.ldb}, {a}, {g.lda}, 0, {t}, {g.M});")
-                b.append(f"            {ctype} *restrict c = q{s} + k * {g.M * g.N};")
-                b.append(f"            for (npy_intp r = 0; r < {g.M}; r++)")
-                b.append(f"                for (npy_intp j = 0; j < {g.N}; j++)")
-                b.append(f"                    c[r * {g.N} + j] = {t}[j * {g.M} + r];")
-                b.append("        }")
-                b.append(f"        Py_DECREF({t}_a);")
-            else:
-                b.append(f"        for (npy_intp k = 0; k < {g.batch}; k++)")
-                b.append(f"            {fn}(101, {112 if g.trans_a else 111}, "
-                         f"{112 if g.trans_b else 111}, {g.M}, {g.N}, {g.K}, {alpha}, {a}, "
-                         f"{g.lda}, {bb}, {g.ldb}, {beta}, q{s} + k * {g.M * g.N}, {g.N});")
+            dest = f"q{s}"
+        k = self.m.loop("matmul", out.aval.dtype)
+        steps = (*mm.first[:1], *mm.second[:1], mm.M * mm.N * sz, *mm.first[1:],
+                 *mm.second[1:], mm.N * sz, sz)
+        b.append(f"        {{ char *args[] = {{(char *)p{self.slots[first]}, "
+                 f"(char *)p{self.slots[second]}, (char *){dest}}};")
+        b.append(f"          npy_intp dims[] = {{{mm.batch}, {mm.M}, {mm.K}, {mm.N}}};")
+        b.append(f"          npy_intp steps[] = {{{', '.join(map(str, steps))}}};")
+        b.append(f"          didax_loops[{k}].fn(args, dims, steps, didax_loops[{k}].data); }}")
+        if mm.swapped:
+            b.append(f"        for (npy_intp r = 0; r < {mm.N}; r++)")
+            b.append(f"            for (npy_intp j = 0; j < {mm.M}; j++)")
+            b.append(f"                q{s}[r * {mm.M} + j] = {t}[j * {mm.N} + r];")
+            b.append(f"        Py_DECREF({t}_a);")
         b.append("    }")
 
     # the module -------------------------------------------------------------------------
@@ -770,12 +704,14 @@ class _Emitter:
         n_keep = max(self.n_keep, 1)
         m = self.m
         parts = [
-            module_prelude(m.vector_math, m.functions),
+            module_prelude(),
             "#include <string.h>",
             *m.statics,
             "",
             _AS_CARRAY,
-            _GEMM,
+            _FIND_LOOPS,
+            f"static didax_loop didax_loops[{max(len(m.loops), 1)}];",
+            LEAF_SUMS,
             _BODY_HELPERS,
             *m.helpers,
             "static PyObject *run(PyObject *state, PyObject *const *args, Py_ssize_t nargs) {",
@@ -807,20 +743,16 @@ class _Emitter:
             "static PyMethodDef run_def = {\"run\", (PyCFunction)(void (*)(void))run, "
             "METH_FASTCALL, NULL};",
             "",
-            "/* make((segments, consts, (sgemm, dgemm))): the compiled function, holding what",
-            "   it calls; the BLAS functions' addresses. */",
+            "/* make((segments, consts, loops)): the compiled function, holding what it calls;",
+            "   `loops`: the NumPy loops it calls, ((ufunc, (type numbers...)), ...). */",
             "static PyObject *make(PyObject *self, PyObject *state) {",
             "    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 3",
             "        || !PyTuple_Check(PyTuple_GET_ITEM(state, 2))",
-            "        || PyTuple_GET_SIZE(PyTuple_GET_ITEM(state, 2)) != 2) {",
-            '        PyErr_SetString(PyExc_TypeError, "make expects (segments, consts, blas)");',
+            f"        || PyTuple_GET_SIZE(PyTuple_GET_ITEM(state, 2)) != {len(m.loops)}) {{",
+            '        PyErr_SetString(PyExc_TypeError, "make expects (segments, consts, loops)");',
             "        return NULL;",
             "    }",
-            "    didax_sgemm = (sgemm_t)PyLong_AsVoidPtr("
-            "PyTuple_GET_ITEM(PyTuple_GET_ITEM(state, 2), 0));",
-            "    didax_dgemm = (dgemm_t)PyLong_AsVoidPtr("
-            "PyTuple_GET_ITEM(PyTuple_GET_ITEM(state, 2), 1));",
-            "    if (PyErr_Occurred()) return NULL;",
+            "    if (find_loops(PyTuple_GET_ITEM(state, 2), didax_loops) < 0) return NULL;",
             "    return PyCFunction_NewEx(&run_def, state, NULL);",
             "}",
             "",
@@ -857,14 +789,34 @@ bad:
 }
 """
 
-_GEMM = r"""/* cblas_?gemm of the 64-bit-integer OpenBLAS NumPy ships (see native/blas.py). */
-typedef void (*sgemm_t)(int, int, int, npy_int64, npy_int64, npy_int64, float, const float *,
-                        npy_int64, const float *, npy_int64, float, float *, npy_int64);
-typedef void (*dgemm_t)(int, int, int, npy_int64, npy_int64, npy_int64, double,
-                        const double *, npy_int64, const double *, npy_int64, double, double *,
-                        npy_int64);
-static sgemm_t didax_sgemm;
-static dgemm_t didax_dgemm;
+_FIND_LOOPS = r"""/* Fills `loops` with NumPy's inner loops named by `table`: ((ufunc, (type numbers of
+   its operands and results)), ...). 0, or -1 with an exception set. */
+typedef struct { PyUFuncGenericFunction fn; void *data; } didax_loop;
+static int find_loops(PyObject *table, didax_loop *loops) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(table); k++) {
+        PyObject *entry = PyTuple_GET_ITEM(table, k);
+        PyObject *ufunc = PyTuple_GET_ITEM(entry, 0), *types = PyTuple_GET_ITEM(entry, 1);
+        if (strcmp(Py_TYPE(ufunc)->tp_name, "numpy.ufunc") != 0) {
+            PyErr_SetString(PyExc_TypeError, "didax native: a loop's table names no ufunc");
+            return -1;
+        }
+        PyUFuncObject *u = (PyUFuncObject *)ufunc;
+        int j, found = 0;
+        for (j = 0; j < u->ntypes && !found; j++) {
+            found = PyTuple_GET_SIZE(types) == u->nargs && u->functions[j] != NULL;
+            for (int a = 0; found && a < u->nargs; a++)
+                found = u->types[j * u->nargs + a] == PyLong_AsLong(PyTuple_GET_ITEM(types, a));
+        }
+        if (!found) {
+            PyErr_Format(PyExc_RuntimeError, "didax native: NumPy's %s has no loop for the "
+                         "types the module needs", u->name);
+            return -1;
+        }
+        loops[k].fn = u->functions[j - 1];
+        loops[k].data = u->data ? u->data[j - 1] : NULL;
+    }
+    return 0;
+}
 """
 
 _BODY_HELPERS = r"""/* keep[k] again if nothing but keep holds it (the previous call's array, dead now),

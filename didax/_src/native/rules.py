@@ -2,14 +2,15 @@
 
 A native rule gives the C expression of one element of an equation's result from the C
 expressions (local names or constants) of its operands' elements: `rule(c, eqn, *args)`,
-where `c` (a `CExpr`) formats constants in the equation's dtype, names libm functions in
-it, and binds subexpressions to locals (`c.let`) so libm calls are never conditional (gcc
-vectorizes only unconditional calls). Equations `when` rejects, or of dtypes the tier does
-not handle, run on the NumPy tier inside the native function.
+where `c` (a `CExpr`) formats constants in the equation's dtype, calls NumPy's own loops
+for the functions NumPy computes (`c.call`), and binds subexpressions to locals (`c.let`).
+Equations `when` rejects, or of dtypes the tier does not handle, run on the NumPy tier
+inside the native function.
 
-Each rule computes exactly what the primitive's impl computes, rounding as NumPy rounds
-(the generated code keeps IEEE semantics); libm functions may differ from NumPy's by a few
-ulps. This module knows no primitive (so declaring one may import it).
+Each rule computes exactly what the primitive's impl computes, rounding as NumPy rounds:
+the generated code keeps IEEE semantics (no contraction into fused multiply-adds), and the
+functions C's libm would compute differently from NumPy (exp, tanh, sin...) are NumPy's
+loops themselves. This module knows no primitive (so declaring one may import it).
 """
 from __future__ import annotations
 
@@ -45,13 +46,28 @@ class ViewAt(NamedTuple):
     offset: int
 
 
+class Matmul(NamedTuple):
+    """What a "gemm" rule returns: the product as the NumPy tier computes it, NumPy's
+    matmul loop over `batch` products (M x K) @ (K x N) of matrices read from the row-major
+    operands with these byte strides (batch, row, column); the loop's first operand is the
+    equation's lhs, or its rhs if `swapped`: then the loop computes the transposed product
+    (M and N are the loop's), transposed into the result."""
+    batch: int
+    M: int
+    K: int
+    N: int
+    first: tuple
+    second: tuple
+    swapped: bool
+
+
 def native_rule(prim, *, when=_floats, kind="elementwise", counts=None):
     """Registers the decorated function as `prim`'s native rule for equations `when`
     accepts (by default: all operands and results float32 or float64). The kind says what
     the emitter asks of it: "elementwise" (a C expression of the operands' elements),
     "view" (`rule(eqn, strides)`: the result's element strides over the operand's, a
     ViewAt if it starts elsewhere than the operand's first element, or None), "reduce" (`rule(c, eqn)`: (initial value, combining template {0} acc {1} value)),
-    "gemm" (`rule(eqn)`: a GEMM description, see emit_gemm), "block" (`rule(emitter,
+    "gemm" (`rule(eqn)`: a Matmul), "block" (`rule(emitter,
     eqn)` writes the C of the whole equation with the emitter's helpers: a loop or branch
     calling its bodies compiled as C functions, a pad; `counts(eqn)`: how many equations,
     its bodies' included, run natively and on the NumPy tier)."""
@@ -83,33 +99,41 @@ def c_expr(template: str):
 
 
 def c_function(name: str):
-    """A rule calling the libm function `name` (`namef` on float32)."""
+    """A rule computing the NumPy function `name` (np.exp, np.tanh...) of its operands."""
     def rule(c, eqn, *args):
         return c.call(name, *args)
     return rule
 
 
-class CExpr:
-    """What a native rule formats its expression with, for one equation of `dtype`."""
+# Functions correctly rounded by IEEE 754, hence the same in C and in NumPy: instructions.
+_C_EXACT = {"sqrt": "sqrt", "absolute": "fabs"}
 
-    def __init__(self, dtype, fresh_local, functions: set):
+
+class CExpr:
+    """What a native rule formats its expression with, for one equation of `dtype`:
+    `block` records the statements of the loop's body (see loops.Body); `loop(name, dtype)`
+    is the number of NumPy's loop of the function `name` over `dtype` in the module."""
+
+    def __init__(self, dtype, block, loop):
         self.dtype = np.dtype(dtype)
         self.ctype = C_TYPES[self.dtype]
-        self._fresh_local = fresh_local  # (ctype, expression) -> the local's name
-        self._functions = functions       # libm functions the module calls
+        self._block = block
+        self._loop = loop
 
     def const(self, value) -> str:
         """`value` as a C constant of this equation's dtype."""
         return c_constant(value, self.dtype)
 
     def call(self, name: str, *args) -> str:
-        fn = name + ("f" if self.dtype == np.float32 else "")
-        self._functions.add(fn)
-        return f"{fn}({', '.join(args)})"
+        """NumPy's `name` (a ufunc of numpy, such as "exp") of `args`, elementwise."""
+        if name in _C_EXACT:
+            fn = _C_EXACT[name] + ("f" if self.dtype == np.float32 else "")
+            return f"{fn}({', '.join(args)})"
+        return self._block.call(self._loop(name, self.dtype), self.ctype, args)
 
     def let(self, expression: str) -> str:
-        """Binds `expression` to a fresh local (computed unconditionally); its name."""
-        return self._fresh_local(self.ctype, expression)
+        """Binds `expression` to a fresh local; its name."""
+        return self._block.let(self.ctype, expression)
 
 
 def c_constant(value, dtype) -> str:

@@ -1,11 +1,14 @@
 """Tiering: the NumPy tier serves the first calls of a jitted function; its native code,
 built on a background thread, replaces it when ready (the `didax_native_tier` option:
-"background", "sync" to build before the first call returns, or "off").
+"background", "sync" to build before the first call returns, "off", or "check": a test
+mode that builds before the first call and runs both tiers on every call, raising
+TierMismatchError unless their results are the same bits).
 
 In the background mode only functions called a second time are built (most functions
 jit traces, such as derivatives of one call, run once). The swap is one assignment of the
-executable's `run`, so a call sees either tier whole, and both compute the same values.
-Nothing here ever fails a call: a build that cannot be done leaves the NumPy tier.
+executable's `run`, so a call sees either tier whole, and both compute the same bits (see
+native/emit.py): when the swap happens never changes a result. Nothing here ever fails a
+call: a build that cannot be done leaves the NumPy tier.
 """
 from __future__ import annotations
 
@@ -13,10 +16,13 @@ import queue
 import threading
 import warnings
 
+import numpy as np
+
 from didax._src.config import config
-from didax._src.errors import NativeTierWarning
+from didax._src.errors import NativeTierWarning, TierMismatchError
+from didax._src.ir import Jaxpr
 from didax._src.jit import compiler
-from didax._src.native import blas, cache, emit, toolchain
+from didax._src.native import cache, emit, toolchain
 
 CALLS_BEFORE_BUILD = 2  # background mode: built when called this many times
 
@@ -24,13 +30,12 @@ CALLS_BEFORE_BUILD = 2  # background mode: built when called this many times
 class Native:
     """What the native tier knows about one executable."""
 
-    __slots__ = ("status", "source", "plan", "exact", "on_ready")
+    __slots__ = ("status", "source", "plan", "on_ready")
 
-    def __init__(self, status: str, exact: bool = False, on_ready=None):
+    def __init__(self, status: str, on_ready=None):
         self.status = status  # "waiting" (for calls), "queued", "ready", "none", "failed"
         self.source = None    # the C source, when built
         self.plan = None
-        self.exact = exact  # only code computing NumPy's bits: no libm, no BLAS
         self.on_ready = on_ready  # called once the native code has replaced `run`
 
 
@@ -45,17 +50,17 @@ def compiled_for(closed, name: str = "f") -> compiler.Executable:
     return exe
 
 
-def attach(exe: compiler.Executable, mode: str, exact: bool = False, on_ready=None,
+def attach(exe: compiler.Executable, mode: str, on_ready=None,
            calls: int = CALLS_BEFORE_BUILD):
-    """Starts `exe`'s native tier: built now ("sync"), or after `calls` calls. `exact`:
-    only if the native code computes the NumPy tier's bits (calls no libm function, whose
-    results may differ by an ulp, and no BLAS, which may sum in another order); `on_ready()`
-    is called once it runs."""
-    if mode == "sync":
-        exe.native = Native("queued", exact, on_ready)
-        build(exe)
+    """Starts `exe`'s native tier: built now ("sync", "check"), or after `calls` calls;
+    `on_ready()` is called once it runs."""
+    if mode in ("sync", "check"):
+        exe.native = Native("queued", on_ready)
+        plain = exe.run
+        if build(exe) and mode == "check" and not _effectful(exe.jaxpr.jaxpr):
+            exe.run = _checking(plain, exe.run, exe)
         return
-    exe.native = Native("waiting", exact, on_ready)
+    exe.native = Native("waiting", on_ready)
     plain = exe.run
     count = [0]
 
@@ -70,6 +75,45 @@ def attach(exe: compiler.Executable, mode: str, exact: bool = False, on_ready=No
     exe.run = counting
 
 
+def _effectful(jaxpr) -> bool:
+    """Whether `jaxpr` (or one inside it) has effects: the check mode runs it once."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.effectful:
+            return True
+        for p in eqn.params.values():
+            for q in p if isinstance(p, (tuple, list)) else (p,):
+                inner = getattr(q, "jaxpr", q)
+                if isinstance(inner, Jaxpr) and _effectful(inner):
+                    return True
+    return False
+
+
+def _checking(numpy_run, native_run, exe):
+    """A run calling both tiers, raising TierMismatchError if any result differs in a bit."""
+    def run(*vals):
+        expected = numpy_run(*vals)
+        got = native_run(*vals)
+        for k, (e, g) in enumerate(zip(expected, got)):
+            e, g = np.asarray(e), np.asarray(g)
+            if e.dtype != g.dtype or e.shape != g.shape or e.tobytes() != g.tobytes():
+                raise TierMismatchError(_mismatch(exe, k, e, g))
+        return got
+    return run
+
+
+def _mismatch(exe, k, e, g) -> str:
+    lines = [f"jit's two tiers differ in result {k}: NumPy tier {e.dtype}{list(e.shape)}, "
+             f"native tier {g.dtype}{list(g.shape)}"]
+    if e.dtype == g.dtype and e.shape == g.shape:
+        flat_e, flat_g = e.reshape(-1), g.reshape(-1)
+        diff = [i for i in range(e.size) if flat_e[i:i + 1].tobytes() != flat_g[i:i + 1].tobytes()]
+        lines.append(f"{len(diff)} of {e.size} elements differ; the first at flat indices "
+                     f"{diff[:5]}: {flat_e[diff[:5]].tolist()} against "
+                     f"{flat_g[diff[:5]].tolist()}")
+    lines.append(f"jaxpr:\n{exe.jaxpr}")
+    return "\n".join(lines)
+
+
 def build(exe: compiler.Executable) -> bool:
     """Builds and swaps in `exe`'s native code; whether it did."""
     state = exe.native
@@ -79,13 +123,12 @@ def build(exe: compiler.Executable) -> bool:
         state.status = "none"
         return False
     try:
-        plan = emit.plan(exe.jaxpr, tc.vector_math)
-        if plan is None or state.exact and (plan.functions or plan.uses_blas):
+        plan = emit.plan(exe.jaxpr)
+        if plan is None:
             state.status = "none"
             return False
-        module = cache.load_or_build(plan.source, tc, directory,
-                                     blas.key() if plan.uses_blas else "")
-        run = module.make((plan.python_segments, plan.consts, blas.addresses()))
+        module = cache.load_or_build(plan.source, tc, directory)
+        run = module.make((plan.python_segments, plan.consts, plan.loops))
     except Exception as e:  # a bug in code generation: the NumPy tier stays
         state.status = "failed"
         _warn_failure(e)

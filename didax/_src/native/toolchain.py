@@ -2,9 +2,8 @@
 
 The compiler is `$CC`, else `gcc`, else `cc`. Flags keep IEEE semantics (no fast-math, no
 FMA contraction, so results round as NumPy's do; no trapping math, which changes no value
-but lets gcc vectorize selects) while letting gcc vectorize libm calls
-through glibc's libmvec. A one-time probe builds and loads a tiny extension module with
-each candidate set of flags; if none works the tier is off, with one warning.
+but lets gcc vectorize selects). A one-time probe builds and loads a tiny extension module
+with each candidate set of flags; if none works the tier is off, with one warning.
 """
 from __future__ import annotations
 
@@ -27,29 +26,19 @@ from didax._src.errors import NativeTierWarning
 
 BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
               "-ffp-contract=off", "-fno-strict-aliasing", "-w")
-# Candidates, best first: vector math for this CPU, vector math, plain scalar code.
-CANDIDATES = ((("-march=native", "-fopenmp-simd"), ("-lmvec",), True),
-              (("-fopenmp-simd",), ("-lmvec",), True),
-              ((), (), False))
+# Candidates, best first: vector code for this CPU, vector code, plain code.
+CANDIDATES = (("-march=native", "-fopenmp-simd"), ("-fopenmp-simd",), ())
 BUILD_TIMEOUT = 120  # seconds
-# The libm functions glibc's libmvec has vector versions of (others, such as sqrt and fabs,
-# are instructions, or stay scalar calls).
-LIBMVEC = frozenset(f + s for f in ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos",
-                                    "pow", "exp2", "log2", "log10", "sinh", "cosh", "tan",
-                                    "asin", "acos", "atan", "cbrt")
-                    for s in ("", "f"))
 
 
 class Toolchain(NamedTuple):
     cc: tuple          # the compiler command (path first)
     version: str       # its `--version` first line
     flags: tuple
-    libs: tuple
-    vector_math: bool  # whether libm functions are declared `omp declare simd`
 
     def identity(self) -> str:
         """What a built module depends on, besides its source (part of the cache key)."""
-        return "\n".join([" ".join(self.cc), self.version, " ".join(self.flags + self.libs)])
+        return "\n".join([" ".join(self.cc), self.version, " ".join(self.flags)])
 
 
 _lock = threading.Lock()
@@ -90,11 +79,11 @@ def _probe(setting) -> Toolchain | None:
         return None
     errors = []
     with tempfile.TemporaryDirectory(prefix="didax-probe-") as tmp:
-        for i, (flags, libs, vector_math) in enumerate(CANDIDATES):
-            tc = Toolchain(cc, version, BASE_FLAGS + flags, libs, vector_math)
+        for i, flags in enumerate(CANDIDATES):
+            tc = Toolchain(cc, version, BASE_FLAGS + flags)
             name = f"didax_probe_{i}"
             try:
-                path = build(tc, _probe_source(vector_math), tmp, name)
+                path = build(tc, _PROBE_SOURCE, tmp, name)
                 if load(name, path).check() == 3.0:
                     return tc
                 errors.append("the probe module computed a wrong result")
@@ -123,7 +112,7 @@ def build(tc: Toolchain, source: str, workdir: str, name: str) -> str:
         f.write(source)
     cmd = [*tc.cc, *tc.flags, *(f"-I{d}" for d in include_dirs()), f"-DDIDAX_MODULE={name}",
            name + ".c", "-o",
-           name + ".so", *tc.libs, "-lm"]
+           name + ".so", "-lm"]
     out = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True,
                          timeout=BUILD_TIMEOUT)
     if out.returncode != 0 or not os.path.exists(so_path):
@@ -140,39 +129,33 @@ def load(name: str, path: str):
     return module
 
 
-def module_prelude(vector_math: bool, functions) -> str:
-    """The includes every module starts with, and the libm `functions` (C names) it calls,
-    declared vectorizable when the toolchain has vector math."""
+def module_prelude() -> str:
+    """The includes every module starts with."""
     lines = ["#define PY_SSIZE_T_CLEAN", "#include <Python.h>",
              "#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION",
-             "#include <numpy/arrayobject.h>", "#include <math.h>",
+             "#include <numpy/arrayobject.h>", "#include <numpy/ufuncobject.h>",
+             "#include <math.h>",
              "#define DIDAX_CAT_(a, b) a##b", "#define DIDAX_CAT(a, b) DIDAX_CAT_(a, b)",
              "#define DIDAX_STR_(a) #a", "#define DIDAX_STR(a) DIDAX_STR_(a)", ""]
-    if vector_math:
-        for fn in sorted(set(functions) & LIBMVEC):
-            args = "float" if fn.endswith("f") else "double"
-            n = 2 if fn.startswith("pow") else 1
-            lines += ["#pragma omp declare simd notinbranch",
-                      f"{args} {fn}({', '.join([args] * n)});"]
-        lines.append("")
     return "\n".join(lines) + "\n"
 
 
-def _probe_source(vector_math: bool) -> str:
-    return module_prelude(vector_math, ["expf"]) + f"""
-static PyObject *check(PyObject *self, PyObject *unused) {{
+
+
+_PROBE_SOURCE = module_prelude() + """
+static PyObject *check(PyObject *self, PyObject *unused) {
     float a[16], s = 0.0f;
     for (int i = 0; i < 16; i++) a[i] = (float)(i % 2);
 #pragma omp simd
-    for (int i = 0; i < 16; i++) a[i] = expf(a[i] * 0.0f);
+    for (int i = 0; i < 16; i++) a[i] = sqrtf(a[i] * 0.0f + 1.0f);
     for (int i = 0; i < 16; i++) s += a[i];
     return PyFloat_FromDouble((double)s / 16.0 * 3.0);
-}}
-static PyMethodDef methods[] = {{{{"check", check, METH_NOARGS, NULL}}, {{NULL, NULL, 0, NULL}}}};
-static struct PyModuleDef def = {{PyModuleDef_HEAD_INIT, DIDAX_STR(DIDAX_MODULE), NULL, -1,
-                                  methods}};
-PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {{
+}
+static PyMethodDef methods[] = {{"check", check, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, DIDAX_STR(DIDAX_MODULE), NULL, -1,
+                                  methods};
+PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {
     import_array();
     return PyModule_Create(&def);
-}}
+}
 """

@@ -130,7 +130,7 @@ def test_missing_or_failing_compiler(cc, fresh_cache, monkeypatch):
 
 def test_plan_is_none_without_native_equations():
     jaxpr = didax.jit(lambda n: jnp.cumsum(n)).trace(np.arange(3)).lower().jaxpr
-    assert emit.plan(jaxpr, vector_math=True) is None
+    assert emit.plan(jaxpr) is None
 
 
 _CHILD = textwrap.dedent("""

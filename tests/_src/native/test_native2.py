@@ -28,10 +28,10 @@ def _floats(dtype, shape):
 
 
 def _close(n, m, e, rtol):
-    assert_same(m, e)
-    n, m = np.asarray(n), np.asarray(m)
-    assert n.dtype == m.dtype and n.shape == m.shape
-    np.testing.assert_allclose(n, m, rtol=rtol, atol=rtol)
+    """The NumPy tier as eager evaluation; the native tier as the NumPy tier, bit for bit;
+    eager evaluation close to it (jit may round differently)."""
+    assert_same(n, m)
+    np.testing.assert_allclose(m, e, rtol=rtol, atol=rtol)
 
 
 DOTS = {  # (lhs shape, rhs shape, dimension numbers): every transposition, batched, vectors
@@ -178,14 +178,13 @@ def test_mlp_sgd_step_is_fully_native():
     y = np.eye(4, dtype=np.float32)[rng.randint(0, 4, 5)]
     tiers = Tiers(_step)
     n, m, e = tiers(params, x, y)
-    np.testing.assert_allclose(np.concatenate([np.ravel(a) for a in didax.tree_util.tree_leaves(n)]),
-                               np.concatenate([np.ravel(a) for a in didax.tree_util.tree_leaves(m)]),
-                               rtol=1e-5, atol=1e-6)
+    for a, b in zip(didax.tree_util.tree_leaves(n), didax.tree_util.tree_leaves(m)):
+        assert_same(a, b)
     assert_native(tiers.native, params, x, y)
     if have_compiler():
         plan = executable(tiers.native, params, x, y).native.plan
         assert plan.python_segments == () and plan.python_equations == 0
-        assert plan.uses_blas
+        assert (np.matmul, (11, 11, 11)) in plan.loops  # (float32's type number: 11)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -199,20 +198,20 @@ def test_grad_and_vmap_of_products_inside_jit(dtype):
         _close(n, m, e, 1e-5 if dtype == np.float32 else 1e-12)
 
 
-UPDATES = {  # an update written by BLAS itself (emit._Emitter.find_updates)
+UPDATES = {  # a product read by an update (an SGD step's): the NumPy tier's two roundings
     "sgd": lambda w, a, b: w - 0.1 * (a.T @ b),
     "scaled_right": lambda w, a, b: w - (a.T @ b) * 0.25,
     "plain_sub": lambda w, a, b: w - a.T @ b,
     "plus": lambda w, a, b: a.T @ b + w,
     "scaled_plus": lambda w, a, b: w + 3.0 * (a.T @ b),
-    "product_read_twice": lambda w, a, b: (w - a.T @ b, a.T @ b),  # not fused
+    "product_read_twice": lambda w, a, b: (w - a.T @ b, a.T @ b),
     "view_of_w": lambda w, a, b: w.T.T[::1] - 0.5 * (a.T @ b),
 }
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", sorted(UPDATES))
-def test_updates_written_by_the_product(dtype, case):
+def test_updates_of_a_product(dtype, case):
     rng = np.random.RandomState(2)
     with enable_x64(dtype == np.float64):
         w = rng.randn(5, 7).astype(dtype)
@@ -221,19 +220,6 @@ def test_updates_written_by_the_product(dtype, case):
         tiers = Tiers(UPDATES[case])
         n, m, e = tiers(w, a, b)
         _close(n, m, e, 1e-5 if dtype == np.float32 else 1e-12)
-        # alpha * product + w rounds once where w - c * product rounds twice, and BLAS sums
-        # the product in its own order: the two tiers differ within the rounding error of
-        # the sum, a few units of eps times the magnitude of its terms (|w| + |c| |a|^T |b|,
-        # with |c| <= 3 here), which may be many ulps of a result that cancels
-        magnitude = np.abs(w) + 3.0 * (np.abs(a).T @ np.abs(b))
-        bound = 4 * np.finfo(dtype).eps * magnitude
-        for x, y in zip(didax.tree_util.tree_leaves(n), didax.tree_util.tree_leaves(m)):
-            if case == "product_read_twice":
-                assert_same(x, y)
-            else:
-                assert np.all(np.abs(np.asarray(x) - np.asarray(y)) <= bound), case
         assert_native(tiers.native, w, a, b)
         if have_compiler():
-            plan = executable(tiers.native, w, a, b).native.plan
-            assert plan.python_equations == 0
-            assert ("memcpy(q" in plan.source) == (case != "product_read_twice")
+            assert executable(tiers.native, w, a, b).native.plan.python_equations == 0
