@@ -223,8 +223,10 @@ def _trailing_reduced(shape, r) -> list:
 
 
 def _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, at):
-    """The inner loop, each element computed whole (gcc vectorizes it)."""
-    if local_acc and all(r.is_sum for r in local_acc):  # integers: exact in any order
+    """The inner loop, each element computed whole; vectorized where its elements are
+    independent (gcc would otherwise check at run time whether outputs overlap inputs, and
+    was seen to run its scalar loop: they never do)."""
+    if _independent(inner, local_acc, in_place):
         b.append(f"{ind}#pragma omp simd" + "".join(f" reduction(+:a{r.slot})"
                                                      for r in local_acc))
     b.append(f"{ind}for (npy_intp j = 0; j < {inner.extent}; j++) {{")
@@ -239,6 +241,15 @@ def _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, a
     for p, local in writes:
         b.append(f"{ind2}{p}[{out_index}] = {local()};")
     b.append(f"{ind}}}")
+
+
+def _independent(inner, local_acc, in_place) -> bool:
+    """Whether the inner loop's iterations may run in any order: no accumulation in order
+    (a max or min) across it, and each element of an output updated in place written by
+    one iteration only (its reduction keeps all of the inner loop's dimensions). Integer
+    sums reassociate exactly."""
+    return (all(r.is_sum for r in local_acc)
+            and all(all(r.kept[d] for d in inner.dims) for r in in_place))
 
 
 def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, out_index,
@@ -309,6 +320,11 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         stores = [s[0] for s in lets[p] if s[0] in buffered] + (stored_reads if p == 0 else [])
         if not lets[p] and not finals[p] and not stores:
             continue
+        accumulating = [t for kind, _, t in finals[p] if kind == "acc"]
+        if _independent(inner, accumulating, [t for kind, _, t in finals[p]
+                                               if kind == "in place"]):
+            b.append(f"{ind2}#pragma omp simd" + "".join(
+                f" reduction(+:a{r.slot})" for r in accumulating))
         b.append(f"{ind2}for (npy_intp jj = 0; jj < len; jj++) {{")
         ind3 = ind2 + "    "
         b.append(f"{ind3}const npy_intp j = j0 + jj;")
