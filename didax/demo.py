@@ -170,7 +170,8 @@ def train_digits(steps=1000, batch_size=128, hidden=128, learning_rate=3e-3, see
         print(f"  loss curve saved to {saved}")
     elif plot_path:
         print('  (a loss-curve plot comes with the plot extra: pip install "didax[plot]")')
-    return {"test_accuracy": accuracy, "final_loss": losses[-1], "losses": losses, "tiers": tiers,
+    return {"params": params, "test_accuracy": accuracy, "final_loss": losses[-1],
+            "losses": losses, "tiers": tiers,
             "compile_seconds": compile_seconds, "steps_per_second": steps_per_second,
             "plot": saved}
 

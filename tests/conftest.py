@@ -9,18 +9,15 @@ database).
 `-m long_random_programs` selects the long run of random programs
 (tests/_src/test_random_programs.py), which is otherwise deselected.
 
-jit's native tier is off unless DIDAX_NATIVE_TIER says otherwise: building C for every
-function the suite jits would cost minutes; tests/_src/native turns it on where tested.
-
-Eager reverse mode builds each primitive signature's compiled step when it is first seen
-(DIDAX_EAGER_VJP_STEPS=first), where users' programs build it when a second vjp sees it: so
-every eager gradient the suite checks (against finite differences, JAX, jit) checks the steps;
-tests/_src/interpreters/test_eager_vjp.py compares them with the general path, and the tests
-of the general path's own eager behaviour set "off"."""
+The suite runs with the settings users get: jit's native tier built in the background when
+a function is called again (and swapped in once built: both tiers give the same bits), and
+eager reverse mode's compiled steps built at the second sighting of a signature. jit's own
+tests (tests/_src/jit) and the eager steps' (tests/_src/interpreters/test_eager_vjp.py) run
+on both tiers: on the NumPy tier alone, and in jit's "check" mode, which builds every compiled
+function before its first call and runs both tiers on every call, failing unless their
+results are the same bits. `DIDAX_NATIVE_TIER=check python -m pytest` checks the tiers over
+every function the whole suite compiles (a few minutes more)."""
 import os
-
-os.environ.setdefault("DIDAX_NATIVE_TIER", "off")
-os.environ.setdefault("DIDAX_EAGER_VJP_STEPS", "first")
 
 from hypothesis import settings
 

@@ -54,11 +54,17 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
            calls: int = CALLS_BEFORE_BUILD):
     """Starts `exe`'s native tier: built now ("sync", "check"), or after `calls` calls;
     `on_ready()` is called once it runs."""
-    if mode in ("sync", "check"):
+    if mode == "sync" or mode == "check" and _effectful(exe.jaxpr.jaxpr):
         exe.native = Native("queued", on_ready)
+        build(exe)
+        return
+    if mode == "check":  # (what on_ready hands on is the checking run)
+        exe.native = Native("queued")
         plain = exe.run
-        if build(exe) and mode == "check" and not _effectful(exe.jaxpr.jaxpr):
+        if build(exe):
             exe.run = _checking(plain, exe.run, exe)
+            if on_ready is not None:
+                on_ready()
         return
     exe.native = Native("waiting", on_ready)
     plain = exe.run
@@ -76,7 +82,8 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
 
 
 def _effectful(jaxpr) -> bool:
-    """Whether `jaxpr` (or one inside it) has effects: the check mode runs it once."""
+    """Whether `jaxpr` (or one inside it) has effects: the check mode runs it on the native
+    tier alone (its effects once)."""
     for eqn in jaxpr.eqns:
         if eqn.primitive.effectful:
             return True

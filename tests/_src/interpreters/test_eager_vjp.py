@@ -1,8 +1,8 @@
 """Eager reverse mode through compiled steps (didax/_src/interpreters/eager_vjp.py) gives
 what the interpreters' general path gives: values, dtypes and weak types of gradients, of
 every order, under jit and vmap of the pullback, with Python side effects on every call and
-the same errors. `didax_eager_vjp_steps` is "first" (every signature built when first seen,
-as the suite runs), "second" (the default: built when a second vjp sees it, so one backward
+the same errors. `didax_eager_vjp_steps` is "first" (every signature built when first seen),
+"second" (the default: built when a second vjp sees it, so one backward
 pass mixes steps and general equations) or "off" (the general path only)."""
 import contextlib
 
@@ -17,6 +17,14 @@ import didax.numpy as jnp
 from didax import lax
 from didax._src.config import enable_x64, flag_context
 from didax._src.interpreters import eager_vjp
+
+
+@pytest.fixture(autouse=True, params=["numpy tier", "both tiers"])
+def native_tier(request):
+    """Steps on the NumPy tier, and steps of several equations also built as native code,
+    which jit's "check" mode runs beside the NumPy tier's on every call, comparing bits."""
+    with flag_context("didax_native_tier", "off" if request.param == "numpy tier" else "check"):
+        yield
 
 
 @contextlib.contextmanager
