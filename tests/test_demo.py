@@ -44,9 +44,10 @@ def test_demo_prints_derivatives_jaxpr_and_trains_the_mlp(capsys, tmp_path):
     assert abs(float(loop_rate) - 1e3 / float(loop_ms)) <= 0.01 * float(loop_rate) + 1
     assert abs(float(loop_rate) - result["steps_per_second"]) <= 1
     # Each step on a tier: the NumPy tier's first, the native tier's once built (or never,
-    # without a C compiler, with the tier off, or when the build outlasts the run).
+    # without a C compiler, with the tier off, or when the build outlasts the run; from the
+    # first step if it builds before the first call returns, as in "sync" or "check").
     tiers = result["tiers"]
-    assert tiers[0] == "numpy" and set(tiers) <= {"numpy", "building", "native"}
+    assert set(tiers) <= {"numpy", "building", "native"}
     if "native" in tiers:
         swap = tiers.index("native")
         assert set(tiers[swap:]) == {"native"}
