@@ -23,6 +23,7 @@ from didax._src.interpreters.transpose import is_undefined, unbroadcast
 from didax._src.lax.base import binop, unop
 from didax._src.typecheck import (
     any_, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool, naryop_aval, num,
+    sint,
 )
 from didax._src.jit.codegen import codegen_rule, emit_impl_call, np_name, ufunc_rule
 from didax._src.native.rules import C_TYPES, FLOATS, c_expr, c_function, native_rule, numeric, wrapping
@@ -278,7 +279,7 @@ def _abs_out_dtype(d):
     return dtypes.finfo(d).dtype if dtypes.issubdtype(d, np.complexfloating) else d
 
 
-abs_p = unop("abs", num, np.abs, out_dtype=_abs_out_dtype)
+abs_p = unop("abs", sint + inexact, np.abs, out_dtype=_abs_out_dtype)  # (as JAX: no unsigned)
 
 
 def _abs_jvp(primals, tangents):
@@ -439,7 +440,13 @@ def _not_native(c, eqn, x):
 defjvp_zero(not_p)
 bitwise_not = _bind1(not_p)
 
-population_count_p = unop("population_count", int_, lambda x: np.bitwise_count(x).astype(x.dtype))
+def _population_count_impl(x):
+    """Set bits of the two's-complement representation (np.bitwise_count counts |x|'s)."""
+    bits = x.view(np.dtype(f"u{x.dtype.itemsize}")) if dtypes.kind(x.dtype) == "i" else x
+    return np.bitwise_count(bits).astype(x.dtype)
+
+
+population_count_p = unop("population_count", int_, _population_count_impl)
 defjvp_zero(population_count_p)
 population_count = _bind1(population_count_p)
 
@@ -535,10 +542,32 @@ def _mul_transpose(ct, x, y):
 mul_p.def_transpose(_mul_transpose)
 
 
+def _nonzero_divisor(y):
+    """`y` with its zeros replaced by 1, and the mask of them (None if there are none)."""
+    zero = y == 0
+    if not zero.any():
+        return y, None
+    return np.where(zero, np.ones((), y.dtype), y), zero
+
+
+def _int_div(x, y):
+    """XLA's integer division: truncated towards zero; x / 0 is -1 (all bits set, so the
+    largest unsigned value), and INT_MIN / -1 wraps to INT_MIN."""
+    y, zero = _nonzero_divisor(y)
+    with np.errstate(over="ignore"):
+        if dtypes.kind(x.dtype) == "u":
+            q = np.floor_divide(x, y)
+        else:  # floor to truncation: one more where the (floor) remainder's sign is not x's
+            q, r = np.divmod(x, y)
+            q = q + ((r != 0) & ((r < 0) != (x < 0)))
+    if zero is not None:
+        q = np.where(zero, np.array(-1).astype(x.dtype), q)
+    return np.asarray(q, x.dtype)
+
+
 def _div_impl(x, y):
-    if dtypes.kind(x.dtype) in "iu":  # C-style truncation, as XLA does
-        q = np.where(y == 0, 0, np.abs(x) // np.where(y == 0, 1, np.abs(y)))
-        return (np.sign(x) * np.sign(y) * q).astype(x.dtype)
+    if dtypes.kind(x.dtype) in "iu":
+        return _int_div(x, y)
     return np.true_divide(x, y).astype(x.dtype, copy=False)
 
 
@@ -560,8 +589,11 @@ codegen_rule(div_p, when=_inexact, fresh=True)(ufunc_rule(np.true_divide))
 
 
 def _rem_impl(x, y):
-    if dtypes.issubdtype(x.dtype, np.integer):
-        return (np.sign(x) * np.fmod(np.abs(x), np.where(y == 0, 1, np.abs(y)))).astype(x.dtype)
+    """C's remainder (the sign of x), as XLA's: on integers x % 0 is x, INT_MIN % -1 is 0."""
+    if dtypes.kind(x.dtype) in "iu":
+        y, zero = _nonzero_divisor(y)
+        r = np.fmod(x, y)
+        return np.asarray(r if zero is None else np.where(zero, x, r), x.dtype)
     return np.fmod(x, y)
 
 
@@ -737,6 +769,8 @@ bitwise_xor = _bind2(xor_p)
 
 
 def _shift_impl(fn):
+    """XLA's shifts read the count as unsigned: counts that are negative or at least the
+    width shift every bit out (0)."""
     def impl(x, y):
         bits = x.dtype.itemsize * 8
         out = fn(x, np.clip(y, 0, bits - 1).astype(y.dtype))
@@ -750,10 +784,19 @@ def _shift_right_logical(x, y):
     return np.right_shift(ux, y.astype(ux.dtype)).view(x.dtype)
 
 
+def _shift_right_arithmetic(x, y):
+    """Shifts the bits as signed (also of unsigned operands, as XLA does); counts that are
+    negative or at least the width fill every bit with the sign bit."""
+    bits = x.dtype.itemsize * 8
+    sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+    y = np.where((y < 0) | (y >= bits), np.array(bits - 1, y.dtype), y)
+    return np.asarray(np.right_shift(sx, y.astype(sx.dtype)), sx.dtype).view(x.dtype)
+
+
 shift_left_p = binop("shift_left", int_, _shift_impl(np.left_shift))
 shift_left = _bind2(shift_left_p)
 
-shift_right_arithmetic_p = binop("shift_right_arithmetic", int_, _shift_impl(np.right_shift))
+shift_right_arithmetic_p = binop("shift_right_arithmetic", int_, _shift_right_arithmetic)
 shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
 
 shift_right_logical_p = binop("shift_right_logical", int_, _shift_impl(_shift_right_logical))

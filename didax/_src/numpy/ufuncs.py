@@ -235,12 +235,25 @@ maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 arctan2 = _binary("arctan2", lax.atan2, promote=promote_args_inexact)
 nextafter = _binary("nextafter", lax.nextafter, promote=promote_args_inexact)
-fmod = _binary("fmod", lax.rem, promote=promote_args_numeric)
+def _nonzero_int_divisor(x2):
+    """An integer divisor with its zeros replaced by 1: jnp's remainders of integers by 0 are
+    0, as JAX's (lax.rem's is the dividend)."""
+    if dtypes.kind(get_aval(x2).dtype) not in "iu":
+        return x2
+    return lax.select_n(lax.eq(x2, const_like(x2, 0)), x2, lax.full_like(x2, 1))
+
+
+def _fmod(x1, x2):
+    return lax.rem(x1, _nonzero_int_divisor(x2))
+
+
+fmod = _binary("fmod", _fmod, promote=promote_args_numeric)
 
 
 def _float_divmod(x1, x2):
+    """CPython's float divmod, as JAX's (x / 0 is an infinity, not NaN)."""
     mod = lax.rem(x1, x2)
-    div = lax.div(lax.sub(x1, mod), x2)
+    div = lax.div(where(lax.eq(x2, const_like(x2, 0)), x1, lax.sub(x1, mod)), x2)
     ind = lax.bitwise_and(lax.ne(mod, const_like(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
     mod = lax.select_n(ind, mod, lax.add(mod, x2))
     div = lax.select_n(ind, div, lax.sub(div, const_like(div, 1)))
@@ -263,6 +276,7 @@ def _floor_divide(x1, x2):
 
 
 def _remainder(x1, x2):
+    x2 = _nonzero_int_divisor(x2)
     trunc_mod = lax.rem(x1, x2)
     zero = const_like(trunc_mod, 0)
     do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, const_like(x2, 0))),
@@ -621,7 +635,7 @@ def bitwise_count(x, /):
     check_arraylike("bitwise_count", x)
     x = asarray(x)
     _check_int_or_bool("bitwise_count", x)
-    return lax.convert_element_type(lax.population_count(lax.abs(x)), np.uint8)
+    return lax.convert_element_type(lax.population_count(absolute(x)), np.uint8)
 
 
 # --------------------------------------------------------------------------------------

@@ -171,8 +171,8 @@ def test_logic(name, fn, ref, dtype):
 def test_integer_division_truncates_like_c():
     x = np.array([7, -7, 7, -7, 3], np.int32)
     y = np.array([2, 2, -2, -2, 0], np.int32)
-    np.testing.assert_array_equal(np.asarray(lax.div(x, y)), [3, -3, -3, 3, 0])
-    np.testing.assert_array_equal(np.asarray(lax.rem(x[:4], y[:4])), [1, -1, 1, -1])
+    np.testing.assert_array_equal(np.asarray(lax.div(x, y)), [3, -3, -3, 3, -1])  # (XLA's x/0)
+    np.testing.assert_array_equal(np.asarray(lax.rem(x, y)), [1, -1, 1, -1, 3])
 
 
 def test_shifts():

@@ -1,0 +1,92 @@
+"""Elementwise primitives in the corners, against JAX (the same program run by both, didax
+eagerly and under jit): integer overflow, division by zero, shifts by the width or more,
+casts past the limits, bit counts; float16 and bfloat16 derivatives."""
+import numpy as np
+import pytest
+from jax_testing import assert_as_jax, both_x64
+
+INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+def _edges(dtype):
+    """0, 1, 2, 3, 7, 100, the extremes and their neighbours (and the negatives of some)."""
+    info = np.iinfo(dtype)
+    values = {0, 1, 2, 3, 7, 100, info.max, info.max - 1, info.min, info.min + 1}
+    if info.min < 0:
+        values |= {-1, -2, -3, -7}
+    return np.array(sorted(values), dtype)
+
+
+def _pairs(dtype):
+    """Every pair of edge values, as two flat arrays."""
+    v = _edges(dtype)
+    return [a.ravel() for a in np.meshgrid(v, v)]
+
+
+def _shift_counts(dtype):
+    """Every edge value against counts 0, 1, 3, the width - 1, the width and beyond, and
+    negative counts."""
+    bits = 8 * np.dtype(dtype).itemsize
+    counts = [0, 1, 3, bits - 1, bits, bits + 1, 2 * bits]
+    if np.iinfo(dtype).min < 0:
+        counts += [-1, -bits, -100]
+    return [a.ravel() for a in np.meshgrid(_edges(dtype), np.array(counts, dtype))]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_integer_arithmetic_matches_jax(dtype):
+    """XLA's integer semantics: x / 0 is -1 (all bits set), x % 0 is x, INT_MIN / -1 wraps
+    to INT_MIN and INT_MIN % -1 is 0; add, sub, mul, neg wrap."""
+    def program(jax, jnp, lax, x, y):
+        return dict(div=lax.div(x, y), rem=lax.rem(x, y), add=lax.add(x, y),
+                    sub=lax.sub(x, y), mul=lax.mul(x, y), neg=lax.neg(x), max=lax.max(x, y),
+                    min=lax.min(x, y), sign=lax.sign(x), square=lax.square(x),
+                    pow3=lax.integer_pow(x, 3), pow8=lax.integer_pow(x, 8))
+
+    with both_x64():
+        assert_as_jax(program, *_pairs(dtype))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_shifts_and_bit_counts_match_jax(dtype):
+    """Counts are read as unsigned: by the width or more (or negative) shift_left and
+    shift_right_logical give 0 and shift_right_arithmetic the sign bit everywhere (also on
+    unsigned operands, whose bits it shifts as signed); bit counts of two's complement."""
+    def program(jax, jnp, lax, x, s):
+        return dict(left=lax.shift_left(x, s), logical=lax.shift_right_logical(x, s),
+                    arithmetic=lax.shift_right_arithmetic(x, s),
+                    popcount=lax.population_count(x), clz=lax.clz(x), not_=lax.bitwise_not(x))
+
+    with both_x64():
+        assert_as_jax(program, *_shift_counts(dtype))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_jnp_integer_division_matches_jax(dtype):
+    """jnp's floor division and remainders: x // 0 follows lax.div (-1 adjusted to the floor,
+    the largest unsigned value), but jnp's remainders of x by 0 are 0."""
+    def program(jax, jnp, lax, x, y):
+        q, r = jnp.divmod(x, y)
+        return dict(floor_divide=x // y, remainder=x % y, fmod=jnp.fmod(x, y), q=q, r=r,
+                    right_shift=x >> y, bitwise_count=jnp.bitwise_count(x))
+
+    with both_x64():
+        assert_as_jax(program, *_pairs(dtype))
+
+
+def test_the_reported_integer_cases():
+    def program(jax, jnp, lax, x, zero, u):
+        return (lax.div(x, zero), lax.rem(x, zero), x // 0, u // 0,
+                lax.population_count(jnp.array([-1, -8], jnp.int32)))
+
+    assert_as_jax(program, np.array([7, -7, 0], np.int32), np.zeros(3, np.int32),
+                  np.array([7], np.uint32))
+
+
+def test_lax_abs_rejects_unsigned_as_jax():
+    import jax
+    import didax
+    x = np.array([1, 2], np.uint8)
+    for lib in (jax, didax):
+        with pytest.raises(TypeError):
+            lib.lax.abs(x)
