@@ -13,7 +13,7 @@ import numpy as np
 from didax._src import core, dtypes, special_algorithms, tree_util
 from didax._src.base_prims import (
     add_any_p, add_tangents, broadcast_in_dim, convert_element_type, convert_element_type_p,
-    reshape, scalar_array,
+    reshape, saturation_bounds, scalar_array,
 )
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
@@ -26,7 +26,9 @@ from didax._src.typecheck import (
     sint,
 )
 from didax._src.jit.codegen import codegen_rule, emit_impl_call, np_name, ufunc_rule
-from didax._src.native.rules import C_TYPES, FLOATS, c_expr, c_function, native_rule, numeric, wrapping
+from didax._src.native.rules import (
+    C_TYPES, FLOATS, c_constant, c_expr, c_function, native_rule, numeric, wrapping,
+)
 
 
 def _special(name):
@@ -1019,14 +1021,18 @@ def _convert_codegen(fb, k, eqn, outs):
 
 @native_rule(convert_element_type_p,
              when=lambda eqn: (eqn.invars[0].aval.dtype in C_TYPES
-                               and eqn.outvars[0].aval.dtype in C_TYPES
-                               and not (dtypes.kind(eqn.invars[0].aval.dtype) == "f"
-                                        and dtypes.kind(eqn.outvars[0].aval.dtype) in "iu")))
+                               and eqn.outvars[0].aval.dtype in C_TYPES))
 def _convert_native(c, eqn, x):
-    """C conversions, as NumPy's astype (integers wrap); to bool: a test against zero.
-    (Float to integer saturates in lax: the NumPy tier does it.)"""
+    """C conversions, as NumPy's astype (integers wrap); to bool: a test against zero; float
+    to integer saturating and NaN to 0, as the impl (the C cast only of values in range)."""
     if c.dtype == np.bool_:
         return f"({x} != 0)"
+    src = eqn.invars[0].aval.dtype
+    if dtypes.kind(src) == "f" and dtypes.kind(c.dtype) in "iu":
+        lo, hi, imin, imax = saturation_bounds(src, c.dtype)
+        lo, hi = c_constant(lo, src), c_constant(hi, src)
+        return (f"({x} > {hi} ? {c.const(imax)} : {x} < {lo} ? {c.const(imin)} : "
+                f"{x} == {x} ? ({c.ctype}){x} : {c.const(0)})")
     return f"(({c.ctype}){x})"
 
 

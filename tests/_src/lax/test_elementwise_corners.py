@@ -1,6 +1,8 @@
 """Elementwise primitives in the corners, against JAX (the same program run by both, didax
 eagerly and under jit): integer overflow, division by zero, shifts by the width or more,
 casts past the limits, bit counts; float16 and bfloat16 derivatives."""
+import warnings
+
 import numpy as np
 import pytest
 from jax_testing import assert_as_jax, both_x64
@@ -90,3 +92,40 @@ def test_lax_abs_rejects_unsigned_as_jax():
     for lib in (jax, didax):
         with pytest.raises(TypeError):
             lib.lax.abs(x)
+
+
+CAST_VALUES = [np.inf, -np.inf, np.nan, 0.0, -0.0, 0.9, -0.9, -1.5, 2.5, 127.5, 128.0, -129.0,
+               255.9, 256.0, 32767.9, 65504.0, 65535.5, 2147483520.0, 2.0 ** 31,
+               -2.0 ** 31 - 1e3, 3e9, -3e9, 4294967040.0, 2.0 ** 32, 9.2e18, 2.0 ** 63,
+               -2.0 ** 63, 1.8e19, 2.0 ** 64, 1e20, -1e20]
+FLOAT_DTYPES = ["float16", "bfloat16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("src", FLOAT_DTYPES)
+def test_float_to_integer_casts_saturate_as_jax(src):
+    """Truncation towards zero, saturating at the integer type's extremes (infinities too,
+    negative values of unsigned types at 0), NaN to 0; to bool, a test against zero."""
+    import ml_dtypes
+
+    dtype = getattr(ml_dtypes, src) if src == "bfloat16" else np.dtype(src)
+    x = np.array(CAST_VALUES).astype(dtype)
+
+    def program(jax, jnp, lax, x):
+        return ([lax.convert_element_type(x, d) for d in INT_DTYPES + [np.bool_]]
+                + [x.astype(d) for d in INT_DTYPES])
+
+    with both_x64():
+        assert_as_jax(program, x)
+    with warnings.catch_warnings():  # (64-bit types requested, 32-bit ones given)
+        warnings.simplefilter("ignore")
+        assert_as_jax(program, x)
+
+
+@pytest.mark.parametrize("src", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_integer_casts_wrap_as_jax(src):
+    def program(jax, jnp, lax, x):
+        return [lax.convert_element_type(x, d)
+                for d in INT_DTYPES + [np.bool_, np.float16, np.float32, np.float64]]
+
+    with both_x64():
+        assert_as_jax(program, _edges(src))
