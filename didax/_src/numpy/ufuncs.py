@@ -515,15 +515,38 @@ def logaddexp(x1, x2, /):
     return _logaddexp_custom(x1, x2)
 
 
-def logaddexp2(x1, x2, /):
-    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+def _logaddexp2(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
-    ln2 = _lax_const(x1, math.log(2))
+    inv_ln2 = _lax_const(amax, 1 / math.log(2))
     return lax.select_n(
         lax.ne(delta, delta),
-        lax.add(amax, lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)),
+        lax.add(amax, lax.mul(inv_ln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))),
         lax.add(x1, x2))
+
+
+def _logaddexp2_jvp(primals, tangents):
+    """JAX's rule: t1 2**(x1 - out) + t2 2**(x2 - out), +inf replaced by 0 (differentiating
+    max and abs instead gives (0, 1) at ties, where JAX gives (0.5, 0.5))."""
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = logaddexp2(x1, x2)
+    r = _replace_inf(out)
+    return out, lax.add(lax.mul(t1, lax.exp2(lax.sub(_replace_inf(x1), r))),
+                        lax.mul(t2, lax.exp2(lax.sub(_replace_inf(x2), r))))
+
+
+_logaddexp2_custom = None
+
+
+def logaddexp2(x1, x2, /):
+    global _logaddexp2_custom
+    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+    if _logaddexp2_custom is None:
+        _logaddexp2.__name__ = "logaddexp2"  # the name its staged call prints with
+        _logaddexp2_custom = custom_jvp(_logaddexp2)
+        _logaddexp2_custom.defjvp(_logaddexp2_jvp)
+    return _logaddexp2_custom(x1, x2)
 
 
 def sinc(x, /):

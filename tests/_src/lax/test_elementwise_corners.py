@@ -63,19 +63,6 @@ def test_shifts_and_bit_counts_match_jax(dtype):
         assert_as_jax(program, *_shift_counts(dtype))
 
 
-@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
-def test_jnp_integer_division_matches_jax(dtype):
-    """jnp's floor division and remainders: x // 0 follows lax.div (-1 adjusted to the floor,
-    the largest unsigned value), but jnp's remainders of x by 0 are 0."""
-    def program(jax, jnp, lax, x, y):
-        q, r = jnp.divmod(x, y)
-        return dict(floor_divide=x // y, remainder=x % y, fmod=jnp.fmod(x, y), q=q, r=r,
-                    right_shift=x >> y, bitwise_count=jnp.bitwise_count(x))
-
-    with both_x64():
-        assert_as_jax(program, *_pairs(dtype))
-
-
 def test_the_reported_integer_cases():
     def program(jax, jnp, lax, x, zero, u):
         return (lax.div(x, zero), lax.rem(x, zero), x // 0, u // 0,
