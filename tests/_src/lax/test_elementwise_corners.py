@@ -116,3 +116,52 @@ def test_integer_casts_wrap_as_jax(src):
 
     with both_x64():
         assert_as_jax(program, _edges(src))
+
+
+# Unary primitives and the domain their derivatives are drawn on. (Left out: exp2, which XLA
+# computes as exp(log(2) * x), and expm1, cbrt, erf_inv, lgamma, digamma, whose float16
+# values XLA rounds differently from NumPy in a few places: their derivatives read them.)
+LOW_UNARY = {
+    "exp": (-3, 3), "log": (0.1, 5), "log1p": (-0.5, 3), "tanh": (-3, 3),
+    "logistic": (-4, 4), "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2),
+    "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atan": (-3, 3), "sinh": (-3, 3),
+    "cosh": (-3, 3), "asinh": (-3, 3), "acosh": (1.1, 4), "atanh": (-0.9, 0.9),
+    "sqrt": (0.1, 5), "rsqrt": (0.1, 5), "abs": (-3, 3), "erf": (-2, 2),
+    "erfc": (-2, 2), "square": (-3, 3), "neg": (-3, 3)}
+LOW_BINARY = {
+    "add": ((-3, 3), (-3, 3)), "sub": ((-3, 3), (-3, 3)), "mul": ((-3, 3), (-3, 3)),
+    "div": ((-3, 3), (0.5, 3)), "rem": ((0.5, 5), (0.5, 3)), "pow": ((0.5, 3), (-2, 2)),
+    "max": ((-3, 3), (-3, 3)), "min": ((-3, 3), (-3, 3)), "atan2": ((-3, 3), (0.5, 3))}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_low_precision_derivatives_round_as_jax(dtype):
+    """JVPs in float16 and bfloat16 are JAX's expressions evaluated operation by operation
+    (as JAX evaluates them eagerly), e.g. tanh's (g + g * ans) * (1 - ans): the same bits."""
+    import ml_dtypes
+
+    dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    rng = np.random.default_rng(0)
+    n = 200
+    unary = {k: (rng.uniform(*d, n).astype(dt), rng.normal(size=n).astype(dt))
+             for k, d in LOW_UNARY.items()}
+    binary = {k: [rng.uniform(*d, n).astype(dt) for d in ds]
+              + [rng.normal(size=n).astype(dt) for d in ds] for k, ds in LOW_BINARY.items()}
+    names = sorted(unary) + sorted(binary)
+    args = [a for k in sorted(unary) for a in unary[k]]
+    args += [a for k in sorted(binary) for a in binary[k]]
+    args.append(rng.uniform(-3, 3, n).astype(dt))  # integer_pow
+
+    def program(jax, jnp, lax, *args):
+        out, args = [], list(args)
+        for name in names:
+            k = 1 if name in unary else 2
+            primals, tangents = args[:k], args[k:2 * k]
+            del args[:2 * k]
+            out.append(jax.jvp(getattr(lax, name), primals, tangents)[1])
+        x = args[0]
+        out += [jax.jvp(lambda x: lax.integer_pow(x, y), (x,), (x,))[1] for y in (2, 3, -2)]
+        out.append(jax.grad(lambda x: jnp.sum(lax.tanh(x)))(x))
+        return out
+
+    assert_as_jax(program, *args, jax_jit=False)
