@@ -62,11 +62,11 @@ def assert_same_values(got, want, rtol=0.0, what=""):
         np.testing.assert_array_equal(got, want, err_msg=what)
 
 
-def assert_as_jax(program, *args, jax_jit=True, rtol=0.0):
+def assert_as_jax(program, *args, jax_jit=True, rtol=0.0, didax_jit=True):
     """`program(lib, lib.numpy, lib.lax, *args)` gives JAX's results under didax, eagerly and
-    under `didax.jit`: the same dtypes and shapes, the same values (exactly, NaN in the same
-    places, unless `rtol`). JAX runs it under `jit` if `jax_jit`, else eagerly. The arguments
-    are NumPy arrays, converted to each library's arrays."""
+    (if `didax_jit`) under `didax.jit`: the same dtypes and shapes, the same values (exactly,
+    NaN in the same places, unless `rtol`). JAX runs it under `jit` if `jax_jit`, else
+    eagerly. The arguments are NumPy arrays, converted to each library's arrays."""
     import didax
 
     def run(lib, jit):
@@ -74,7 +74,7 @@ def assert_as_jax(program, *args, jax_jit=True, rtol=0.0):
         return _leaves((lib.jit(fn) if jit else fn)(*[lib.numpy.asarray(a) for a in args]))
 
     want = run(jax, jax_jit)
-    for jit in (False, True):
+    for jit in (False, True) if didax_jit else (False,):
         got = run(didax, jit)
         assert len(got) == len(want)
         for i, (g, w) in enumerate(zip(got, want)):

@@ -31,13 +31,18 @@ def test_demo_prints_derivatives_jaxpr_and_trains_the_mlp(capsys, tmp_path):
         out).groups())
     assert 0 < compile_ms <= first_ms
     assert abs(compile_ms - 1e3 * result["compile_seconds"]) < 0.06
-    # The two speeds agree with themselves: ms a step and steps/s are reciprocal.
+    # The two speeds agree with themselves: ms a step and steps/s are reciprocal (up to the
+    # rounding of both: ms to 0.01, a sizeable part of a fast step).
+    def reciprocal(ms, rate):
+        ms, rate = float(ms), float(rate)
+        return 1e3 / (ms + 0.005) - 1 <= rate <= 1e3 / max(ms - 0.005, 1e-9) + 1
+
     step_ms, step_rate = re.search(r"the jitted step alone: (\d+\.\d\d) ms \((\d+) steps/s",
                                    out).groups()
-    assert abs(float(step_rate) - 1e3 / float(step_ms)) <= 0.01 * float(step_rate) + 1
+    assert reciprocal(step_ms, step_rate)
     loop_ms, loop_rate = re.search(r"the whole training loop: (\d+\.\d\d) ms a step \((\d+) "
                                    r"steps/s", out).groups()
-    assert abs(float(loop_rate) - 1e3 / float(loop_ms)) <= 0.01 * float(loop_rate) + 1
+    assert reciprocal(loop_ms, loop_rate)
     assert abs(float(loop_rate) - result["steps_per_second"]) <= 1
     # (the suite runs with the native tier off: every step is on the NumPy tier)
     assert set(result["tiers"]) == {"numpy"}

@@ -281,7 +281,11 @@ def scalar_array(x, dtype: np.dtype, weak_type: bool):
     key = (dtype, weak_type, type(x), x)
     a = _scalar_arrays.get(key) if x else None
     if a is None:
-        a = core.Array.from_numpy(np.asarray(x, dtype), ShapedArray((), dtype, weak_type))
+        try:
+            value = np.asarray(x, dtype)
+        except OverflowError:  # a Python int past an integer type's range wraps, as in JAX
+            value = np.asarray(x, get_aval(x).dtype).astype(dtype)  # (through int32/int64)
+        a = core.Array.from_numpy(value, ShapedArray((), dtype, weak_type))
         if (x and type(x) is not complex and not (type(x) is float and math.isnan(x))
                 and len(_scalar_arrays) < 1024):
             _scalar_arrays[key] = a

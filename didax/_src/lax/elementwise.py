@@ -342,7 +342,7 @@ def _integer_pow_impl(x, *, y):
     """Repeated squaring, as XLA expands integer powers (x**2 is x * x, ...)."""
     if y < 0 and dtypes.issubdtype(x.dtype, np.integer):
         raise TypeError("integer_pow with a negative exponent needs a floating-point base")
-    n, acc = abs(y), None
+    n, acc = -y if y < 0 else y, None  # (`abs` is lax.abs here)
     while n:
         if n & 1:
             acc = x if acc is None else np.multiply(acc, x)
@@ -390,7 +390,7 @@ def integer_pow(x, y: int):
 def _integer_pow_native(c, eqn, x):
     """Repeated squaring in the impl's order (so it rounds as the impl does)."""
     y = eqn.params["y"]
-    n, acc = abs(y), None
+    n, acc = -y if y < 0 else y, None  # (`abs` is lax.abs here)
     while n:
         if n & 1:
             acc = x if acc is None else c.let(f"{acc} * {x}")
@@ -620,27 +620,59 @@ codegen_rule(rem_p, when=_inexact, fresh=True)(ufunc_rule(np.fmod))
 
 
 def _pow_impl(x, y):
+    if y.dtype != x.dtype:  # an integer exponent, converted to the base's type (as XLA)
+        y = y.astype(x.dtype)
     return np.power(x, y)
 
 
 pow_p = binop("pow", inexact, _pow_impl)
 
 
-def _pow_jvp_x(g, x, y):
-    jac = mul(y, pow(x, sub(y, const_like(y, 1))))
-    y_is_zero = _broadcast_like(eq(y, const_like(y, 0)), jac)  # 0 * x**-1 is 0, not nan, at x=0
+def _pow_aval(x, y):
+    """A floating or complex base; an exponent of its type or, as in JAX, an integer."""
+    if dtypes.kind(y.dtype) in "iu":
+        y = ShapedArray(y.shape, x.dtype, y.weak_type)
+    return naryop_aval("pow", (x, y), inexact)
+
+
+pow_p.def_abstract_eval(_pow_aval)
+
+
+def _pow_jvp_x(g, ans, x, y):
+    """JAX's rule: y x**(y - 1); for an integer y, 0 where y is 0 (even at x = 0)."""
+    if dtypes.kind(get_aval(y).dtype) not in "iu":
+        return mul(g, mul(y, pow(x, sub(y, const_like(y, 1)))))
+    yx = convert_element_type(y, get_aval(x).dtype, get_aval(y).weak_type)
+    jac = mul(yx, pow(x, sub(y, const_like(y, 1))))
+    y_is_zero = _broadcast_like(eq(y, const_like(y, 0)), jac)
     return mul(g, select_n(y_is_zero, jac, zeros_like(jac)))
 
 
-def _pow_jvp_y(g, x, y):
+def _pow_jvp_y(g, ans, x, y):
     safe_x = select_n(eq(x, const_like(x, 0)), x, full_like(x, 1))
-    return mul(g, mul(log(safe_x), pow(x, y)))
+    return mul(g, mul(log(safe_x), ans))
 
 
-defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
-pow = _bind2(pow_p)  # noqa: A001 - mirrors lax.pow
+defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
+
+
+def pow(x, y):  # noqa: A001 - mirrors lax.pow
+    """x ** y elementwise (the `pow` primitive): a Python int exponent stays an integer, as
+    in JAX; other Python scalars take the other operand's type."""
+    if type(y) is int:
+        y = scalar_array(y, dtypes.python_scalar_dtype(y), True)
+    if type(x) in _SCALAR_TYPES:
+        y_dtype = get_aval(y).dtype
+        x = scalar_array(x, y_dtype if dtypes.kind(y_dtype) in "fc" else
+                         dtypes.python_scalar_dtype(float(x) if type(x) is int else x), True)
+    elif type(y) in _SCALAR_TYPES:
+        y = scalar_array(y, get_aval(x).dtype, True)
+    return pow_p.bind(x, y)
+
+
 native_rule(pow_p)(c_function("pow"))
-codegen_rule(pow_p, when=_inexact, fresh=True)(ufunc_rule(np.power))
+codegen_rule(pow_p, fresh=True, when=lambda eqn: _inexact(eqn) and (
+    eqn.invars[0].aval.dtype == eqn.invars[1].aval.dtype))(ufunc_rule(np.power))
 
 # NumPy's maximum and minimum loop over a 0-d (broadcast) operand three times slower than
 # over two arrays (17.7 us against 5.2 us on float32 (128, 256)): beside an array of at least

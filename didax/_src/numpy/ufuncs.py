@@ -8,6 +8,7 @@ we compute it directly and skip binding. Everything else goes through lax.
 from __future__ import annotations
 
 import math
+import operator
 from sys import getrefcount as _getrefcount
 
 import numpy as np
@@ -22,7 +23,8 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy.util import (
     asarray, broadcast_arrays, check_arraylike, promote_args, promote_args_inexact,
-    promote_args_numeric, promote_dtypes, promote_dtypes_inexact, promote_shapes,
+    promote_args_numeric, promote_dtypes, promote_dtypes_inexact, promote_dtypes_numeric,
+    promote_shapes,
 )
 from didax._src.typecheck import const_like
 
@@ -297,12 +299,12 @@ def divmod(x1, x2, /):  # noqa: A001 - mirrors jnp.divmod
 
 
 def _int_pow(base, exponent):
-    """Integer power by squaring, unrolled over the exponent's bits (no data-dependent loop)."""
-    bits = get_aval(exponent).dtype.itemsize * 8
-    acc = lax_shape.full(get_aval(lax.add(base, exponent)).shape, 1, get_aval(base).dtype)
-    one = const_like(exponent, 1)
-    zero = const_like(exponent, 0)
-    for _ in range(bits):
+    """JAX's integer power: binary exponentiation over the exponent's low 6 bits (more would
+    overflow any base above 1), unrolled; pow(0, y) is 0 for y != 0. (So negative
+    exponents, which JAX leaves implementation-defined, give what JAX's give.)"""
+    zero, one = const_like(exponent, 0), const_like(exponent, 1)
+    acc = where(lax.bitwise_and(lax.eq(base, zero), lax.ne(exponent, zero)), zero, one)
+    for _ in range(6):
         odd = lax.ne(lax.bitwise_and(exponent, one), zero)
         acc = lax.select_n(odd, acc, lax.mul(acc, base))
         base = lax.mul(base, base)
@@ -310,20 +312,36 @@ def _int_pow(base, exponent):
     return acc
 
 
+def _concrete_index(x):
+    """`operator.index` of `x` if it is concrete and an integer (a Python int, a NumPy
+    integer, a concrete 0-d integer array), else None."""
+    value = core.concrete_value(x)
+    if value is None:
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def power(x1, x2, /):
-    """x1 ** x2; a Python int exponent becomes integer_pow, as in JAX."""
+    """x1 ** x2 as JAX computes it: a concrete integer exponent (a Python int, or a
+    concrete 0-d integer array) becomes integer_pow, so a negative one with an integer base
+    is a TypeError; an integer base with an integer array exponent, JAX's `_int_pow`; a
+    float base with an integer exponent, `pow` without promoting the exponent (whose
+    derivative at 0 ** 0 is 0)."""
     check_arraylike("power", x1, x2)
-    if isinstance(x2, int) and not isinstance(x2, bool):
-        x1 = asarray(x1)
-        if _is_int_or_bool(x1) and x2 < 0:
-            raise ValueError("Integers cannot be raised to negative powers.")
-        if _is_bool(x1):
-            x1 = lax.convert_element_type(x1, dtypes.default_int_dtype())
-        return lax.integer_pow(x1, x2)
-    x1, x2 = promote_args_numeric("power", x1, x2)
-    if _is_int_or_bool(x1):
-        return _int_pow(*broadcast_arrays(x1, x2))
-    return lax.pow(x1, x2)
+    n = _concrete_index(x2)
+    if n is not None:
+        (x1,) = promote_dtypes_numeric(x1)
+        return lax.integer_pow(x1, n)
+    x1, x2 = promote_shapes("power", x1, x2)
+    p1, p2 = promote_args_numeric("power", x1, x2)
+    if _is_int_or_bool(p1):
+        return _int_pow(p1, p2)
+    if dtypes.kind(get_aval(x1).dtype) in "fc" and dtypes.kind(get_aval(x2).dtype) in "iu":
+        return lax.pow(x1, x2)
+    return lax.pow(p1, p2)
 
 
 pow = power  # noqa: A001
@@ -400,10 +418,9 @@ def round(a, decimals=0, out=None):  # noqa: A001 - mirrors jnp.round
     check_arraylike("round", a)
     a = asarray(a)
     if _is_int_or_bool(a):
-        if decimals >= 0:
-            return a
-        factor = const_like(a, 10 ** -decimals)
-        return lax.mul(_floor_divide(lax.add(a, lax.div(factor, const_like(a, 2))), factor), factor)
+        if decimals < 0:  # (as JAX: NumPy would round half to even)
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
+        return a
     if dtypes.issubdtype(get_aval(a).dtype, np.complexfloating):
         return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if decimals == 0:

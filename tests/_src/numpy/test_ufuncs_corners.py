@@ -43,3 +43,86 @@ def test_logaddexp2_derivative_at_ties_as_jax():
     x = np.array([1.0, 1.0, -np.inf, np.inf, 3.0, -np.inf], np.float32)
     y = np.array([1.0, 3.0, -np.inf, np.inf, np.inf, 2.0], np.float32)
     assert_as_jax(program, x, y, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_integer_power_as_jax(dtype):
+    """An integer exponent array: JAX's binary exponentiation over its low 6 bits (so
+    large and negative exponents give what JAX's give); pow(0, y) is 0 for y != 0."""
+    def program(jax, jnp, lax, x, y):
+        return jnp.power(x, y), x ** y
+
+    with both_x64():
+        assert_as_jax(program, *_pairs(dtype))
+
+
+def test_power_with_concrete_exponents_as_jax():
+    """A concrete integer exponent (a Python int, a concrete 0-d integer array) is
+    integer_pow, eagerly: x ** -1 of integers is a TypeError; under jit a traced 0-d array
+    is an array exponent (JAX gives 0 for 2 ** -1 there)."""
+    import didax
+    import jax
+
+    for lib in (jax, didax):
+        for y in (-1, lib.numpy.array(-1), np.int32(-1)):
+            with pytest.raises(TypeError, match="negative"):
+                lib.numpy.power(lib.numpy.array(2), y)
+    two, minus_one = np.array(2, np.int32), np.array(-1, np.int32)
+    assert (int(didax.jit(didax.numpy.power)(two, minus_one))
+            == int(jax.jit(jax.numpy.power)(two, minus_one)) == 0)
+
+    def program(jax, jnp, lax, x, n):  # 1000 ** int8(1) is integer_pow of a weak int32
+        return [1000 ** n, jnp.power(x, n), x ** 3, 2 ** n, jnp.power(x, 2.0)]
+
+    assert_as_jax(program, np.array([1.5, -2.0], np.float32), np.int8(1), jax_jit=False,
+                  didax_jit=False)
+
+
+def test_power_derivative_at_zero_as_jax():
+    """A float base with an integer exponent array is `pow` with the exponent left an
+    integer, whose slope at 0 ** 0 is 0; with a float exponent it is NaN (0 * inf)."""
+    def program(jax, jnp, lax, x, n, f):
+        return (jax.grad(lambda x: jnp.sum(jnp.power(x, n)))(x),
+                jax.grad(lambda x: jnp.sum(jnp.power(x, f)))(x),
+                jax.grad(lambda x: jnp.sum(lax.pow(x, n)))(x),
+                jax.grad(lambda x: jnp.sum(x ** 0.0))(x))
+
+    assert_as_jax(program, np.zeros(3, np.float32), np.array([0, 1, 2], np.int32),
+                  np.array([0.0, 1.0, 2.0], np.float32))
+
+
+def test_python_ints_past_an_integer_type_wrap_as_jax():
+    """A Python int outside the array's integer type is read through the default int type
+    and wraps, as JAX does (in comparisons too: int8(1) < 1000 is False there)."""
+    def program(jax, jnp, lax, x):
+        return [x + 1000, 1000 + x, x - 300, x * -129, x < 1000, x == 1000, 1000 >= x,
+                jnp.add(x, 1000), jnp.maximum(x, 300), jnp.where(x > 1, x, 1000)]
+
+    for dtype in (np.int8, np.uint8, np.int16):
+        assert_as_jax(program, np.array([1, 2], dtype))
+        assert_as_jax(program, np.array([1, 2], dtype), jax_jit=False)
+
+
+def test_integer_round_with_negative_decimals_raises_as_jax():
+    import didax
+    import jax
+
+    for lib in (jax, didax):
+        with pytest.raises(NotImplementedError):
+            lib.numpy.round(lib.numpy.array([15, 25]), -1)
+        np.testing.assert_array_equal(lib.numpy.round(lib.numpy.array([15, 25]), 1), [15, 25])
+
+
+def test_shape_mismatch_error_types_as_jax():
+    """Equal ranks that do not broadcast: lax's TypeError; ranks to promote: ValueError."""
+    import didax
+    import jax
+
+    for lib in (jax, didax):
+        jnp = lib.numpy
+        with pytest.raises(TypeError, match="incompatible shapes"):
+            jnp.ones(3) + jnp.ones(4)
+        with pytest.raises(TypeError, match="incompatible shapes"):
+            lib.jit(lambda a, b: a * b)(jnp.ones((2, 3)), jnp.ones((2, 4)))
+        with pytest.raises(ValueError, match="ncompatible shapes"):
+            jnp.ones(3) + jnp.ones((2, 4))
