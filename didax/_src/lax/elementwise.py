@@ -14,12 +14,12 @@ import numpy as np
 
 from didax._src import core, dtypes, special_algorithms, tree_util
 from didax._src.base_prims import (
-    add_any_p, add_tangents, broadcast_in_dim, convert_element_type, convert_element_type_p,
-    reshape, saturation_bounds, scalar_array,
+    add_any_p, add_tangents, broadcast_in_dim, broadcast_in_dim_p, convert_element_type,
+    convert_element_type_p, reshape, saturation_bounds, scalar_array,
 )
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
-from didax._src.ir import Literal
+from didax._src.ir import JaxprEqn, Literal, Var
 from didax._src.interpreters.jvp import defjvp, defjvp2, defjvp_zero, deflinear, instantiate
 from didax._src.interpreters.transpose import is_undefined, unbroadcast
 from didax._src.lax.base import binop, unop
@@ -28,6 +28,7 @@ from didax._src.typecheck import (
     sint,
 )
 from didax._src.jit.codegen import codegen_rule, emit_impl_call, np_name, ufunc_rule
+from didax._src.jit.passes import register_rewrite
 from didax._src.native.rules import (
     C_TYPES, FLOATS, c_constant, c_expr, c_function, native_rule, numeric, wrapping,
 )
@@ -1081,6 +1082,41 @@ def _convert_native(c, eqn, x):
                 f"{x} == {x} ? ({c.ctype}){x} : {c.const(0)})")
     return f"(({c.ctype}){x})"
 
+
+# XLA computes a product by a boolean converted to a float or complex type, convert(p) * x
+# with convert(p) of the product's shape, as select(p, x, 0): so under jit 0 * inf and
+# 0 * NaN are 0 there (JAX eagerly multiplies, giving NaN, when the conversion is an
+# operation of its own). Not bfloat16, which XLA on CPU multiplies in float32, nor through a
+# broadcast of convert(p), nor for a conversion from anything but bool (as JAX 0.10.2).
+SELECT_PRODUCT_DTYPES = frozenset(np.dtype(d) for d in (np.float16, np.float32, np.float64,
+                                                        np.complex64, np.complex128))
+
+
+def _rewrite_bool_product(eqn, program):
+    """jit's rewrite of `mul(c, x)` (either order), `c = convert(p)`, into
+    `select_n(p, c, x)`: c is the 0 where p is false (a scalar x broadcast first)."""
+    out = eqn.outvars[0].aval
+    if out.dtype not in SELECT_PRODUCT_DTYPES:
+        return None
+    for i, c in enumerate(eqn.invars):
+        conv = program.producer.get(c) if type(c) is not Literal else None
+        if (conv is None or conv.primitive is not convert_element_type_p
+                or conv.invars[0].aval.dtype != np.bool_ or c.aval.shape != out.shape):
+            continue
+        x, eqns = eqn.invars[1 - i], []
+        if x.aval.shape != out.shape:  # a scalar (lax broadcasting)
+            full = Var(ShapedArray(out.shape, out.dtype, x.aval.weak_type))
+            eqns.append(JaxprEqn(broadcast_in_dim_p, [x], [full],
+                                 dict(shape=out.shape, broadcast_dimensions=(), sharding=None),
+                                 eqn.source_info, eqn.phase))
+            x = full
+        eqns.append(JaxprEqn(select_n_p, [conv.invars[0], c, x], eqn.outvars, {},
+                             eqn.source_info, eqn.phase))
+        return eqns, {}
+    return None
+
+
+register_rewrite(mul_p, _rewrite_bool_product)
 
 stop_gradient_p = unop("stop_gradient", any_, lambda x: x)
 defjvp_zero(stop_gradient_p)

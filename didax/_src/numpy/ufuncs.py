@@ -62,16 +62,20 @@ _TEMPORARY_REFS = 3
 
 
 def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=True,
-            same_type=True):
+            same_type=True, special=None):
     """A jnp binary function. With `np_fn`, eager calls on arrays of one dtype (of the given
     kinds), or an array and a Python scalar that NumPy and JAX promote alike, are computed by
     NumPy directly: the result is bit-identical to binding the primitive, only faster. Large
     temporaries on the left are reused as the output buffer (see `_TEMPORARY_REFS`).
     `same_type`: the result has the type of the operands it is computed from (not so for
-    comparisons)."""
+    comparisons). `special(x1, x2)`, off the fast path: a result of its own, or None."""
     py_ok = {k: ((float, int) if k in "fc" else (int,)) for k in kinds if k in "iufc"}
 
     def general(x1, x2):
+        if special is not None:
+            out = special(x1, x2)
+            if out is not None:
+                return out
         x1, x2 = promote(name, x1, x2)
         return lax_fn(x1, x2)
 
@@ -131,6 +135,8 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
             interp = _ctx.interp
             if type(interp) is EagerVJPInterpreter:  # one step of eager reverse mode
                 return interp.apply(general, (x1, x2), _NO_KEYWORDS)
+            if special is not None:
+                return general(x1, x2)
             x1, x2 = promote(name, x1, x2)  # (`general`, inline: this is the traced path)
             return lax_fn(x1, x2)
 
@@ -210,6 +216,7 @@ def _is_bool(x):
 
 
 _BOOL = np.dtype(bool)
+_PY_SCALAR_TYPES = (bool, int, float, complex)
 
 
 def _add(x, y):  # (after promotion: operands are arrays or tracers of one dtype)
@@ -227,8 +234,31 @@ def _sub(x, y):
     return lax.sub(x, y)
 
 
+def _bool_times(x1, x2):
+    """A boolean array `b` times `x` where `b` has the product's shape: select(b, x, 0), as
+    XLA computes convert(b) * x, so 0 * inf and 0 * NaN are 0 (JAX's jnp.multiply is one
+    jitted program: eagerly too). Else None."""
+    for b, x in ((x1, x2), (x2, x1)):
+        if type(b) in _PY_SCALAR_TYPES or not hasattr(b, "dtype") or b.dtype != _BOOL:
+            continue
+        if type(x) is bool or (hasattr(x, "dtype") and x.dtype == _BOOL):
+            return None
+        dtype, weak = dtypes.result_type(x1, x2, return_weak_type_flag=True)
+        shape = get_aval(b).shape
+        if dtypes.canonicalize_dtype(dtype) not in lax.SELECT_PRODUCT_DTYPES or (
+                np.broadcast_shapes(shape, np.shape(x)) != shape):
+            return None
+        b = asarray(b)
+        x = lax.convert_element_type(x, dtype, weak)
+        if get_aval(x).shape != shape:
+            x = lax_shape.broadcast_to_rank(x, len(shape))
+            x = lax_shape.broadcast_in_dim(x, shape, tuple(range(len(shape))))
+        return lax.select_n(b, lax.convert_element_type(b, dtype, weak), x)  # (0 where not b)
+    return None
+
+
 add = _binary("add", _add, np.add)
-multiply = _binary("multiply", _mul, np.multiply)
+multiply = _binary("multiply", _mul, np.multiply, special=_bool_times)
 subtract = _binary("subtract", _sub, np.subtract)
 true_divide = _binary("true_divide", lax.div, np.true_divide, promote_args_inexact,
                       kinds="fc")
