@@ -790,3 +790,20 @@ def test_scatter_extremal_gradients_under_clip_are_finite():
     # min: index 9 clips to 4, where update -20 wins; index -7 wraps to -2 and clips to 0
     np.testing.assert_array_equal(np.asarray(gx), [0, 0, 6, 8, 0])  # max: 1 and 2 win there
     np.testing.assert_array_equal(np.asarray(gu), [20, 0, 60, 0, 0, 120])
+
+
+def test_dynamic_slice_gradients_at_clamped_starts_as_jax():
+    """Starts past either end are clamped, and so are their transposes: the cotangent lands
+    where the clamped window read (as in JAX), under jit and vmap too."""
+    from jax_testing import assert_as_jax
+
+    def program(jax, jnp, lax, x, u, s):
+        def loss(x, u, s):
+            return (jnp.sum(lax.dynamic_slice(x, (s,), (3,)) ** 2)
+                    + jnp.sum(lax.dynamic_update_slice(x, u, (s,)) ** 3)
+                    + lax.dynamic_index_in_dim(x, s, keepdims=False) ** 2)
+
+        return [jax.grad(loss, (0, 1))(x, u, k) for k in s] + [
+            jax.vmap(jax.grad(loss, (0, 1)), (None, None, 0))(x, u, s)]
+
+    assert_as_jax(program, OOB_X, OOB_UPDATES[:3], np.array([-7, -3, 0, 3, 4, 9], np.int32))

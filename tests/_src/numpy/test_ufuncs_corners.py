@@ -126,3 +126,23 @@ def test_shape_mismatch_error_types_as_jax():
             lib.jit(lambda a, b: a * b)(jnp.ones((2, 3)), jnp.ones((2, 4)))
         with pytest.raises(ValueError, match="ncompatible shapes"):
             jnp.ones(3) + jnp.ones((2, 4))
+
+
+def test_nan_and_infinities_through_extrema_and_selects_as_jax():
+    """NaN propagates through maximum/minimum (not fmax/fmin); derivatives at NaN, at ties
+    and through the unselected side of where and clip are JAX's, eagerly and under jit."""
+    x = np.array([np.nan, 1.0, -np.inf, np.inf, 0.0, -0.0, 2.0, np.nan], np.float32)
+    y = np.array([1.0, np.nan, np.inf, np.inf, -0.0, 0.0, 2.0, np.nan], np.float32)
+
+    def program(jax, jnp, lax, x, y):
+        out = [jnp.maximum(x, y), jnp.minimum(x, y), jnp.fmax(x, y), jnp.fmin(x, y),
+               jnp.clip(x, -1.0, 1.0), jnp.sort(x), jnp.argmax(x), jnp.max(x)]
+        for f in (jnp.maximum, jnp.minimum):
+            out += list(jax.vmap(jax.grad(f, (0, 1)))(x, y))
+        out.append(jax.vmap(jax.grad(lambda a: jnp.clip(a, -1.0, 1.0)))(x))
+        out.append(jax.grad(lambda a: jnp.sum(jnp.where(a > 0, jnp.sqrt(a), 0.0)))(
+            jnp.array([-1.0, 0.0, 4.0])))
+        out.append(jax.grad(lambda a: jnp.max(a))(jnp.array([1.0, 2.0, 2.0, 0.5])))
+        return out
+
+    assert_as_jax(program, x, y, jax_jit="same")
