@@ -272,6 +272,9 @@ def _nonzero_int_divisor(x2):
     0, as JAX's (lax.rem's is the dividend)."""
     if dtypes.kind(get_aval(x2).dtype) not in "iu":
         return x2
+    value = core.concrete_value(x2)
+    if value is not None and np.all(value):  # (known to have no zeros: nothing to replace)
+        return x2
     return lax.select_n(lax.eq(x2, const_like(x2, 0)), x2, lax.full_like(x2, 1))
 
 
