@@ -45,3 +45,42 @@ def assert_stats_function_as_jax(dist, fn, args, x64, rtol32, atol, scalar_value
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=atol)
     if scalar_values:
         np.testing.assert_allclose(np.asarray(scalar), np.asarray(scalar_ref), rtol=rtol)
+
+
+def _leaves(tree):
+    return [np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
+
+
+def assert_same_values(got, want, rtol=0.0, what=""):
+    """Same dtype and shape, NaN where `want` has NaN, and equal values (within `rtol`)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert (got.dtype, got.shape) == (want.dtype, want.shape), (what, got.dtype, got.shape,
+                                                               want.dtype, want.shape)
+    if got.dtype.kind == "V":  # (ml_dtypes' floats: compared as float32, NaN and all)
+        got, want = got.astype(np.float32), want.astype(np.float32)
+    if rtol:
+        np.testing.assert_allclose(got, want, rtol=rtol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def assert_as_jax(program, *args, jax_jit=True, rtol=0.0, didax_jit=True):
+    """`program(lib, lib.numpy, lib.lax, *args)` gives JAX's results under didax, eagerly and
+    (if `didax_jit`) under `didax.jit`: the same dtypes and shapes, the same values (exactly,
+    NaN in the same places, unless `rtol`). JAX runs it under `jit` if `jax_jit`, else
+    eagerly, or (`jax_jit="same"`) as didax does: eagerly against eagerly, jit against
+    jit. The arguments are NumPy arrays, converted to each library's arrays."""
+    import didax
+
+    def run(lib, jit):
+        fn = lambda *a: program(lib, lib.numpy, lib.lax, *a)  # noqa: E731
+        return _leaves((lib.jit(fn) if jit else fn)(*[lib.numpy.asarray(a) for a in args]))
+
+    want = None if jax_jit == "same" else run(jax, jax_jit)
+    for jit in (False, True) if didax_jit else (False,):
+        if jax_jit == "same":
+            want = run(jax, jit)
+        got = run(didax, jit)
+        assert len(got) == len(want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same_values(g, w, rtol, f"result {i}, {'jit' if jit else 'eager'}")

@@ -35,13 +35,18 @@ def test_demo_prints_derivatives_jaxpr_and_trains_the_mlp(capsys, tmp_path):
         out).groups())
     assert 0 < compile_ms <= first_ms
     assert abs(compile_ms - 1e3 * result["compile_seconds"]) < 0.06
-    # The two speeds agree with themselves: ms a step and steps/s are reciprocal.
+    # The two speeds agree with themselves: ms a step and steps/s are reciprocal (up to the
+    # rounding of both: ms to 0.01, a sizeable part of a fast step).
+    def reciprocal(ms, rate):
+        ms, rate = float(ms), float(rate)
+        return 1e3 / (ms + 0.005) - 1 <= rate <= 1e3 / max(ms - 0.005, 1e-9) + 1
+
     step_ms, step_rate = re.search(r"the jitted step alone: (\d+\.\d\d) ms \((\d+) steps/s",
                                    out).groups()
-    assert abs(float(step_rate) - 1e3 / float(step_ms)) <= 0.01 * float(step_rate) + 1
+    assert reciprocal(step_ms, step_rate)
     loop_ms, loop_rate = re.search(r"the whole training loop: (\d+\.\d\d) ms a step \((\d+) "
                                    r"steps/s", out).groups()
-    assert abs(float(loop_rate) - 1e3 / float(loop_ms)) <= 0.01 * float(loop_rate) + 1
+    assert reciprocal(loop_ms, loop_rate)
     assert abs(float(loop_rate) - result["steps_per_second"]) <= 1
     # Each step on a tier: the NumPy tier's first, the native tier's once built (or never,
     # without a C compiler, with the tier off, or when the build outlasts the run; from the
@@ -124,7 +129,7 @@ def test_progress_redraws_in_place_on_a_terminal():
 _TRAIN = """
 import hashlib, numpy as np
 from didax import demo, tree_util
-result = demo.train_digits(steps=1500, plot_path=None)
+result = demo.train_digits(steps=600, plot_path=None)
 data = b"".join(np.asarray(leaf).tobytes() for leaf in tree_util.tree_leaves(result["params"]))
 tiers = result["tiers"]
 print("RESULT", hashlib.sha256(data).hexdigest(),
@@ -133,17 +138,18 @@ print("RESULT", hashlib.sha256(data).hexdigest(),
 
 
 def test_training_gives_the_same_bits_on_every_run_under_load(tmp_path):
-    """The demo's training, run twice at once with the default settings while a third
-    process keeps a core busy: jit's native tier is built in the background and swaps in
-    at a step that depends on the machine's load; the trained parameters are the same
-    bytes in both runs, and as with the native tier off."""
+    """The demo's training with the default settings: jit's native tier is built in the
+    background (a first run, with nothing cached) or loaded from the cache (two runs at once,
+    while a third process keeps a core busy) and swaps in at a step that depends on the
+    machine's load; the trained parameters are the same bytes in every run, and as with the
+    native tier off."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIDAX_")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    cache = str(tmp_path / "cache")
 
-    def start(i, **settings):
+    def start(**settings):
         return subprocess.Popen([sys.executable, "-c", _TRAIN], cwd=tmp_path, text=True,
-                                env=dict(env, DIDAX_CACHE_DIR=str(tmp_path / f"cache{i}"),
-                                         **settings),
+                                env=dict(env, DIDAX_CACHE_DIR=cache, **settings),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def result(proc):
@@ -152,17 +158,18 @@ def test_training_gives_the_same_bits_on_every_run_under_load(tmp_path):
         digest, swap = out.splitlines()[-1].split()[1:]
         return digest, int(swap)
 
+    first, _ = result(start())
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        (digest1, swap1), (digest2, swap2) = map(result, [start(i) for i in range(2)])
-        digest_off, swap_off = result(start(2, DIDAX_NATIVE_TIER="off"))
+        (digest1, swap1), (digest2, swap2) = map(result, [start(), start()])
     finally:
         hog.kill()
         hog.wait()
-    assert digest1 == digest2 == digest_off
+    digest_off, swap_off = result(start(DIDAX_NATIVE_TIER="off"))
+    assert first == digest1 == digest2 == digest_off
     assert swap_off == -1
-    if have_compiler():  # the native tier served the later steps of a run
-        assert max(swap1, swap2) > 0, (swap1, swap2)
+    if have_compiler():  # (built by the first run: the native tier served most steps)
+        assert swap1 > 0 and swap2 > 0, (swap1, swap2)
 
 
 def have_compiler() -> bool:

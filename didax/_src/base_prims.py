@@ -224,15 +224,46 @@ def reduce_sum(operand, axes, *, out_sharding=None):
 convert_element_type_p = core.primitive("convert_element_type")
 
 
+_saturation_bounds: dict = {}  # (float dtype, integer dtype) -> (lo, hi, min, max)
+
+
+def saturation_bounds(src, dst):
+    """For a float dtype `src` and an integer dtype `dst`: the least and greatest `src`
+    values that truncate into `dst`'s range, and `dst`'s extremes. Past them a conversion
+    saturates (the extremes are powers of two or one less, so the bounds are exact where
+    `src` can hold them, and its largest finite values where it cannot)."""
+    key = (np.dtype(src), np.dtype(dst))
+    bounds = _saturation_bounds.get(key)
+    if bounds is None:
+        info, finfo = dtypes.iinfo(dst), dtypes.finfo(src)
+        top = 2.0 ** (info.bits - (info.min < 0))  # the first value past the maximum
+        big = float(finfo.max)
+        hi = big if top > big else top - top * 2.0 ** -(finfo.nmant + 1)  # (below top)
+        lo = max(float(info.min), -big)
+        bounds = _saturation_bounds[key] = (np.asarray(lo, src), np.asarray(hi, src),
+                                            int(info.min), int(info.max))
+    return bounds
+
+
+def _float_to_int(x, dtype):
+    """XLA's conversion: truncation towards zero, saturating at the integer type's extremes
+    (infinities too), NaN to 0."""
+    lo, hi, imin, imax = saturation_bounds(x.dtype, dtype)
+    out = np.clip(x, lo, hi)
+    out = np.where(out != out, np.zeros((), x.dtype), out).astype(dtype)  # NaN: 0
+    out[x > hi] = imax
+    if lo > imin:  # (a type whose largest values are below the minimum: -inf)
+        out[x < lo] = imin
+    return out
+
+
 def _convert_impl(x, *, new_dtype, weak_type):
     src, dst = dtypes.kind(x.dtype), dtypes.kind(np.dtype(new_dtype))
     if src == "c" and dst != "c":
         x = np.real(x)
         src = dtypes.kind(x.dtype)
     if src == "f" and dst in "iu":
-        # XLA saturates and maps NaN to 0
-        info = dtypes.iinfo(new_dtype)
-        x = np.where(np.isnan(x), 0, np.clip(np.trunc(x), info.min, info.max))
+        return _float_to_int(x, new_dtype)
     if new_dtype == np.bool_:
         return x != 0
     return x.astype(new_dtype)
@@ -256,7 +287,11 @@ def scalar_array(x, dtype: np.dtype, weak_type: bool):
     key = (dtype, weak_type, type(x), x)
     a = _scalar_arrays.get(key) if x else None
     if a is None:
-        a = core.Array.from_numpy(np.asarray(x, dtype), ShapedArray((), dtype, weak_type))
+        try:
+            value = np.asarray(x, dtype)
+        except OverflowError:  # a Python int past an integer type's range wraps, as in JAX
+            value = np.asarray(x, get_aval(x).dtype).astype(dtype)  # (through int32/int64)
+        a = core.Array.from_numpy(value, ShapedArray((), dtype, weak_type))
         if (x and type(x) is not complex and not (type(x) is float and math.isnan(x))
                 and len(_scalar_arrays) < 1024):
             _scalar_arrays[key] = a

@@ -106,8 +106,8 @@ class TracerArrayConversionError(DidaxTypeError):
     pass
 
 
-class UnexpectedTracerError(Exception):
-    """A tracer escaped the transformation that created it."""
+class UnexpectedTracerError(DidaxTypeError):
+    """A tracer escaped the transformation that created it (a TypeError, as JAX's)."""
 
 
 class JAXIndexError(IndexError):

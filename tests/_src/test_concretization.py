@@ -289,3 +289,21 @@ def test_bool_of_a_traced_array_that_is_not_one_element_is_a_value_error(size):
         jax.vmap(lambda v: bool(v))(jnp.ones((2, size)))
     with pytest.raises(ValueError, match="ambiguous"):
         jax.grad(lambda v: jnp.sum(v) if v else 0.0)(x)
+
+
+def test_error_types_are_the_builtin_exceptions_jaxs_are():
+    """Each error type of didax.errors is a subclass of the same builtin exceptions as
+    JAX's (an escaped tracer is a TypeError there: `except TypeError` catches it in both)."""
+    import jax.errors
+
+    import didax.errors
+
+    builtins = (TypeError, ValueError, IndexError, LookupError, RuntimeError, Exception)
+    for name in dir(jax.errors):
+        theirs = getattr(jax.errors, name)
+        ours = getattr(didax.errors, name, None)
+        if not (isinstance(theirs, type) and issubclass(theirs, BaseException)) or ours is None:
+            continue
+        assert [issubclass(theirs, b) for b in builtins] == [
+            issubclass(ours, b) for b in builtins], name
+    assert issubclass(didax.errors.UnexpectedTracerError, TypeError)

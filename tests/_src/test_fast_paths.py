@@ -98,8 +98,11 @@ def test_promote_dtypes_fast_path_respects_x64():
 
 
 def test_promote_shapes_errors_unchanged():
-    with pytest.raises(ValueError, match="incompatible shapes for broadcasting"):
+    # as JAX: equal ranks are lax's TypeError, ranks to promote NumPy's ValueError
+    with pytest.raises(TypeError, match="incompatible shapes for broadcasting"):
         promote_shapes("add", jnp.ones((2, 3)), jnp.ones((2, 4)))
+    with pytest.raises(ValueError, match="incompatible shapes for broadcasting"):
+        promote_shapes("add", jnp.ones(3), jnp.ones((2, 4)))
     a, b = promote_shapes("add", jnp.ones((2, 3)), jnp.ones((1, 3)))
     assert (a.shape, b.shape) == ((2, 3), (1, 3))
 
@@ -265,8 +268,12 @@ def test_python_scalars_in_eager_arithmetic_read_as_numpy_reads_them(c):
                 got = np.asarray(f(jnp.asarray(x), c))
             assert got.dtype == np.float32
             np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    # an int out of the array's range wraps as in JAX (NumPy raises), through the default int
+    x8 = jnp.asarray(np.array([1, 2], np.int8))
+    np.testing.assert_array_equal(np.asarray(x8 + 300), [45, 46])
+    assert (x8 + 300).dtype == np.int8
     with pytest.raises(OverflowError):
-        jnp.asarray(np.array([1, 2], np.int8)) + 300  # (as NumPy raises)
+        x8 + 2 ** 31  # (as JAX: past int32, without 64-bit types)
 
 
 def test_eager_binary_results_carry_their_types():

@@ -156,6 +156,8 @@ class FunctionBuilder:
         dtype = lit.aval.dtype
         if dtype == np.bool_:
             return "True" if bool(val) else "False"
+        if dtype.kind not in "iufc":  # ml_dtypes' types: NumPy computes them with a Python
+            return self.module.global_name(np.asarray(val, dtype)[()], "lit")  # float in f32
         py = val.item() if hasattr(val, "item") else val
         if isinstance(py, float) and math.isfinite(py):
             return repr(py)

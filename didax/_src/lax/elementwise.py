@@ -2,7 +2,9 @@
 
 Each primitive is one block: its declaration (`unop`/`binop` give the NumPy impl, type rule,
 batching rule and, for a ufunc impl, the codegen rule), the `lax` wrapper that binds it, its
-JVP rule, and whatever transpose, batching or codegen rule it has of its own.
+JVP rule, and whatever transpose, batching or codegen rule it has of its own. JVP rules are
+JAX's expressions, operation for operation, so that derivatives round as JAX's do (visibly
+so in float16 and bfloat16, where each operation rounds to 11 or 8 bits).
 """
 from __future__ import annotations
 
@@ -12,20 +14,24 @@ import numpy as np
 
 from didax._src import core, dtypes, special_algorithms, tree_util
 from didax._src.base_prims import (
-    add_any_p, add_tangents, broadcast_in_dim, convert_element_type, convert_element_type_p,
-    reshape, scalar_array,
+    add_any_p, add_tangents, broadcast_in_dim, broadcast_in_dim_p, convert_element_type,
+    convert_element_type_p, reshape, saturation_bounds, scalar_array,
 )
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
-from didax._src.ir import Literal
+from didax._src.ir import JaxprEqn, Literal, Var
 from didax._src.interpreters.jvp import defjvp, defjvp2, defjvp_zero, deflinear, instantiate
 from didax._src.interpreters.transpose import is_undefined, unbroadcast
 from didax._src.lax.base import binop, unop
 from didax._src.typecheck import (
     any_, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool, naryop_aval, num,
+    sint,
 )
 from didax._src.jit.codegen import codegen_rule, emit_impl_call, np_name, ufunc_rule
-from didax._src.native.rules import C_TYPES, FLOATS, c_expr, c_function, native_rule, numeric, wrapping
+from didax._src.jit.passes import register_rewrite
+from didax._src.native.rules import (
+    C_TYPES, FLOATS, c_constant, c_expr, c_function, native_rule, numeric, wrapping,
+)
 
 
 def _special(name):
@@ -150,8 +156,9 @@ defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
 exp = _bind1(exp_p)
 native_rule(exp_p)(c_function("exp"))
 
+# Exact at integers, where XLA's exp(log(2) * x) is not (a deliberate difference).
 exp2_p = unop("exp2", inexact, np.exp2)
-defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, const_like(x, math.log(2.0)))))
+defjvp2(exp2_p, lambda g, ans, x: mul(const_like(x, math.log(2.0)), mul(g, ans)))
 exp2 = _bind1(exp2_p)
 
 log_p = unop("log", inexact, np.log)
@@ -170,7 +177,7 @@ expm1 = _bind1(expm1_p)
 native_rule(expm1_p)(c_function("expm1"))
 
 tanh_p = unop("tanh", inexact, np.tanh)
-defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(const_like(x, 1), square(ans))))
+defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(const_like(x, 1), ans)))
 tanh = _bind1(tanh_p)
 native_rule(tanh_p)(c_function("tanh"))
 
@@ -247,19 +254,28 @@ defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), const_like(x, 1)))))
 asinh = _bind1(asinh_p)
 
 acosh_p = unop("acosh", inexact, np.arccosh)
-defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, const_like(x, 1)), add(x, const_like(x, 1))))))
+defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(square(x), const_like(x, 1)))))
 acosh = _bind1(acosh_p)
 
 atanh_p = unop("atanh", inexact, np.arctanh)
-defjvp(atanh_p, lambda g, x: div(g, sub(const_like(x, 1), square(x))))
+defjvp(atanh_p, lambda g, x: mul(integer_pow(add(const_like(x, 1), x), -1),
+                                 div(g, sub(const_like(x, 1), x))))
 atanh = _bind1(atanh_p)
 
 sqrt_p = unop("sqrt", inexact, np.sqrt)
-defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(const_like(x, 2), ans)))
+defjvp2(sqrt_p, lambda g, ans, x: mul(g, div(const_like(x, 0.5), ans)))
 sqrt = _bind1(sqrt_p)
 native_rule(sqrt_p)(c_function("sqrt"))
 
-rsqrt_p = unop("rsqrt", inexact, lambda x: (1 / np.sqrt(x)).astype(x.dtype))
+def _rsqrt_impl(x):
+    """1 / sqrt(x); for 16-bit floats computed in float32 and rounded once, as XLA does (in
+    16 bits the square root would round twice)."""
+    if x.dtype.itemsize == 2:
+        return (1 / np.sqrt(x.astype(np.float32))).astype(x.dtype)
+    return (1 / np.sqrt(x)).astype(x.dtype)
+
+
+rsqrt_p = unop("rsqrt", inexact, _rsqrt_impl)
 defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(const_like(x, -0.5), div(ans, x))))
 rsqrt = _bind1(rsqrt_p)
 
@@ -278,7 +294,7 @@ def _abs_out_dtype(d):
     return dtypes.finfo(d).dtype if dtypes.issubdtype(d, np.complexfloating) else d
 
 
-abs_p = unop("abs", num, np.abs, out_dtype=_abs_out_dtype)
+abs_p = unop("abs", sint + inexact, np.abs, out_dtype=_abs_out_dtype)  # (as JAX: no unsigned)
 
 
 def _abs_jvp(primals, tangents):
@@ -296,17 +312,18 @@ abs = _bind1(abs_p)  # noqa: A001 - mirrors lax.abs
 native_rule(abs_p)(c_function("absolute"))
 
 erf_p = unop("erf", float_, _special("erf"))
-defjvp(erf_p, lambda g, x: mul(g, mul(const_like(x, 2 / math.sqrt(math.pi)), exp(neg(square(x))))))
+defjvp(erf_p, lambda g, x: mul(const_like(x, 2 / math.sqrt(math.pi)),
+                               mul(g, exp(neg(square(x))))))
 erf = _bind1(erf_p)
 
 erfc_p = unop("erfc", float_, _special("erfc"))
-defjvp(erfc_p, lambda g, x: mul(g, mul(const_like(x, -2 / math.sqrt(math.pi)),
-                                       exp(neg(square(x))))))
+defjvp(erfc_p, lambda g, x: mul(const_like(x, -2 / math.sqrt(math.pi)),
+                                mul(g, exp(neg(square(x))))))
 erfc = _bind1(erfc_p)
 
 erf_inv_p = unop("erf_inv", float_, _special("erf_inv"))
-defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(const_like(x, math.sqrt(math.pi) / 2),
-                                                exp(square(ans)))))
+defjvp2(erf_inv_p, lambda g, ans, x: mul(const_like(x, math.sqrt(math.pi) / 2),
+                                         mul(g, exp(square(ans)))))
 erf_inv = _bind1(erf_inv_p)
 
 lgamma_p = unop("lgamma", float_, _special("lgamma"))
@@ -326,7 +343,7 @@ def _integer_pow_impl(x, *, y):
     """Repeated squaring, as XLA expands integer powers (x**2 is x * x, ...)."""
     if y < 0 and dtypes.issubdtype(x.dtype, np.integer):
         raise TypeError("integer_pow with a negative exponent needs a floating-point base")
-    n, acc = abs(y), None
+    n, acc = -y if y < 0 else y, None  # (`abs` is lax.abs here)
     while n:
         if n & 1:
             acc = x if acc is None else np.multiply(acc, x)
@@ -374,7 +391,7 @@ def integer_pow(x, y: int):
 def _integer_pow_native(c, eqn, x):
     """Repeated squaring in the impl's order (so it rounds as the impl does)."""
     y = eqn.params["y"]
-    n, acc = abs(y), None
+    n, acc = -y if y < 0 else y, None  # (`abs` is lax.abs here)
     while n:
         if n & 1:
             acc = x if acc is None else c.let(f"{acc} * {x}")
@@ -439,7 +456,13 @@ def _not_native(c, eqn, x):
 defjvp_zero(not_p)
 bitwise_not = _bind1(not_p)
 
-population_count_p = unop("population_count", int_, lambda x: np.bitwise_count(x).astype(x.dtype))
+def _population_count_impl(x):
+    """Set bits of the two's-complement representation (np.bitwise_count counts |x|'s)."""
+    bits = x.view(np.dtype(f"u{x.dtype.itemsize}")) if dtypes.kind(x.dtype) == "i" else x
+    return np.bitwise_count(bits).astype(x.dtype)
+
+
+population_count_p = unop("population_count", int_, _population_count_impl)
 defjvp_zero(population_count_p)
 population_count = _bind1(population_count_p)
 
@@ -535,16 +558,38 @@ def _mul_transpose(ct, x, y):
 mul_p.def_transpose(_mul_transpose)
 
 
+def _nonzero_divisor(y):
+    """`y` with its zeros replaced by 1, and the mask of them (None if there are none)."""
+    zero = y == 0
+    if not zero.any():
+        return y, None
+    return np.where(zero, np.ones((), y.dtype), y), zero
+
+
+def _int_div(x, y):
+    """XLA's integer division: truncated towards zero; x / 0 is -1 (all bits set, so the
+    largest unsigned value), and INT_MIN / -1 wraps to INT_MIN."""
+    y, zero = _nonzero_divisor(y)
+    with np.errstate(over="ignore"):
+        if dtypes.kind(x.dtype) == "u":
+            q = np.floor_divide(x, y)
+        else:  # floor to truncation: one more where the (floor) remainder's sign is not x's
+            q, r = np.divmod(x, y)
+            q = q + ((r != 0) & ((r < 0) != (x < 0)))
+    if zero is not None:
+        q = np.where(zero, np.array(-1).astype(x.dtype), q)
+    return np.asarray(q, x.dtype)
+
+
 def _div_impl(x, y):
-    if dtypes.kind(x.dtype) in "iu":  # C-style truncation, as XLA does
-        q = np.where(y == 0, 0, np.abs(x) // np.where(y == 0, 1, np.abs(y)))
-        return (np.sign(x) * np.sign(y) * q).astype(x.dtype)
+    if dtypes.kind(x.dtype) in "iu":
+        return _int_div(x, y)
     return np.true_divide(x, y).astype(x.dtype, copy=False)
 
 
 div_p = binop("div", num, _div_impl)
 defjvp(div_p, lambda g, x, y: div(g, y),
-       lambda g, x, y: mul(neg(g), div(x, square(y))))
+       lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)))
 div = _bind2(div_p)
 native_rule(div_p)(c_expr("({0} / {1})"))
 
@@ -560,8 +605,11 @@ codegen_rule(div_p, when=_inexact, fresh=True)(ufunc_rule(np.true_divide))
 
 
 def _rem_impl(x, y):
-    if dtypes.issubdtype(x.dtype, np.integer):
-        return (np.sign(x) * np.fmod(np.abs(x), np.where(y == 0, 1, np.abs(y)))).astype(x.dtype)
+    """C's remainder (the sign of x), as XLA's: on integers x % 0 is x, INT_MIN % -1 is 0."""
+    if dtypes.kind(x.dtype) in "iu":
+        y, zero = _nonzero_divisor(y)
+        r = np.fmod(x, y)
+        return np.asarray(r if zero is None else np.where(zero, x, r), x.dtype)
     return np.fmod(x, y)
 
 
@@ -577,7 +625,9 @@ def _pow_impl(x, y):
     or broadcast) NumPy squares, inverts or takes the square root itself where it is 2, -1
     or 0.5 (which exponents depends on its version), elsewhere it calls its pow; so the
     bits would depend on the layout. (The native tier calls NumPy's loop on blocks read in
-    full too.)"""
+    full too.) An integer exponent is converted to the base's type, as XLA does."""
+    if y.dtype != x.dtype:
+        y = y.astype(x.dtype)
     if x.dtype not in (np.float32, np.float64):
         return np.power(x, y)
     shape = np.broadcast_shapes(x.shape, y.shape)
@@ -595,24 +645,51 @@ def _in_full(a, shape):
 pow_p = binop("pow", inexact, _pow_impl)
 
 
-def _pow_jvp_x(g, x, y):
-    jac = mul(y, pow(x, sub(y, const_like(y, 1))))
-    y_is_zero = _broadcast_like(eq(y, const_like(y, 0)), jac)  # 0 * x**-1 is 0, not nan, at x=0
+def _pow_aval(x, y):
+    """A floating or complex base; an exponent of its type or, as in JAX, an integer."""
+    if dtypes.kind(y.dtype) in "iu":
+        y = ShapedArray(y.shape, x.dtype, y.weak_type)
+    return naryop_aval("pow", (x, y), inexact)
+
+
+pow_p.def_abstract_eval(_pow_aval)
+
+
+def _pow_jvp_x(g, ans, x, y):
+    """JAX's rule: y x**(y - 1); for an integer y, 0 where y is 0 (even at x = 0)."""
+    if dtypes.kind(get_aval(y).dtype) not in "iu":
+        return mul(g, mul(y, pow(x, sub(y, const_like(y, 1)))))
+    yx = convert_element_type(y, get_aval(x).dtype, get_aval(y).weak_type)
+    jac = mul(yx, pow(x, sub(y, const_like(y, 1))))
+    y_is_zero = _broadcast_like(eq(y, const_like(y, 0)), jac)
     return mul(g, select_n(y_is_zero, jac, zeros_like(jac)))
 
 
-def _pow_jvp_y(g, x, y):
+def _pow_jvp_y(g, ans, x, y):
     safe_x = select_n(eq(x, const_like(x, 0)), x, full_like(x, 1))
-    return mul(g, mul(log(safe_x), pow(x, y)))
+    return mul(g, mul(log(safe_x), ans))
 
 
-defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
-pow = _bind2(pow_p)  # noqa: A001 - mirrors lax.pow
-codegen_rule(pow_p, when=lambda eqn: dtypes.kind(eqn.outvars[0].aval.dtype) == "c",
-             fresh=True)(ufunc_rule(np.power))
+defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
+
+
+def pow(x, y):  # noqa: A001 - mirrors lax.pow
+    """x ** y elementwise (the `pow` primitive): a Python int exponent stays an integer, as
+    in JAX; other Python scalars take the other operand's type."""
+    if type(y) is int:
+        y = scalar_array(y, dtypes.python_scalar_dtype(y), True)
+    if type(x) in _SCALAR_TYPES:
+        y_dtype = get_aval(y).dtype
+        x = scalar_array(x, y_dtype if dtypes.kind(y_dtype) in "fc" else
+                         dtypes.python_scalar_dtype(float(x) if type(x) is int else x), True)
+    elif type(y) in _SCALAR_TYPES:
+        y = scalar_array(y, get_aval(x).dtype, True)
+    return pow_p.bind(x, y)
 
 
 native_rule(pow_p)(c_function("power"))  # (NumPy's loop, on operands read in full)
+codegen_rule(pow_p, fresh=True, when=lambda eqn: dtypes.kind(eqn.outvars[0].aval.dtype) == "c"
+             and eqn.invars[0].aval.dtype == eqn.invars[1].aval.dtype)(ufunc_rule(np.power))
 
 # NumPy's maximum and minimum loop over a 0-d (broadcast) operand three times slower than
 # over two arrays (17.7 us against 5.2 us on float32 (128, 256)): beside an array of at least
@@ -756,6 +833,8 @@ bitwise_xor = _bind2(xor_p)
 
 
 def _shift_impl(fn):
+    """XLA's shifts read the count as unsigned: counts that are negative or at least the
+    width shift every bit out (0)."""
     def impl(x, y):
         bits = x.dtype.itemsize * 8
         out = fn(x, np.clip(y, 0, bits - 1).astype(y.dtype))
@@ -769,10 +848,19 @@ def _shift_right_logical(x, y):
     return np.right_shift(ux, y.astype(ux.dtype)).view(x.dtype)
 
 
+def _shift_right_arithmetic(x, y):
+    """Shifts the bits as signed (also of unsigned operands, as XLA does); counts that are
+    negative or at least the width fill every bit with the sign bit."""
+    bits = x.dtype.itemsize * 8
+    sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+    y = np.where((y < 0) | (y >= bits), np.array(bits - 1, y.dtype), y)
+    return np.asarray(np.right_shift(sx, y.astype(sx.dtype)), sx.dtype).view(x.dtype)
+
+
 shift_left_p = binop("shift_left", int_, _shift_impl(np.left_shift))
 shift_left = _bind2(shift_left_p)
 
-shift_right_arithmetic_p = binop("shift_right_arithmetic", int_, _shift_impl(np.right_shift))
+shift_right_arithmetic_p = binop("shift_right_arithmetic", int_, _shift_right_arithmetic)
 shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
 
 shift_right_logical_p = binop("shift_right_logical", int_, _shift_impl(_shift_right_logical))
@@ -924,11 +1012,12 @@ def _clamp_aval(lo, x, hi):
 
 
 clamp_p.def_abstract_eval(_clamp_aval)
-defjvp(
+defjvp(  # JAX's rules: the bounds' tangents where they are attained (min only below max)
     clamp_p,
-    lambda g, lo, x, hi: select_n(lt(x, lo), zeros_like(mul(g, x)), mul(g, full_like(x, 1))),
+    lambda g, lo, x, hi: select_n(bitwise_and(gt(lo, x), lt(lo, hi)), zeros_like(mul(g, x)),
+                                  mul(g, full_like(x, 1))),
     lambda g, lo, x, hi: select_n(bitwise_and(gt(x, lo), lt(x, hi)), zeros_like(g), g),
-    lambda g, lo, x, hi: select_n(gt(x, hi), zeros_like(mul(g, x)), mul(g, full_like(x, 1))),
+    lambda g, lo, x, hi: select_n(lt(hi, x), zeros_like(mul(g, x)), mul(g, full_like(x, 1))),
 )
 
 
@@ -995,16 +1084,55 @@ def _convert_codegen(fb, k, eqn, outs):
 
 @native_rule(convert_element_type_p,
              when=lambda eqn: (eqn.invars[0].aval.dtype in C_TYPES
-                               and eqn.outvars[0].aval.dtype in C_TYPES
-                               and not (dtypes.kind(eqn.invars[0].aval.dtype) == "f"
-                                        and dtypes.kind(eqn.outvars[0].aval.dtype) in "iu")))
+                               and eqn.outvars[0].aval.dtype in C_TYPES))
 def _convert_native(c, eqn, x):
-    """C conversions, as NumPy's astype (integers wrap); to bool: a test against zero.
-    (Float to integer saturates in lax: the NumPy tier does it.)"""
+    """C conversions, as NumPy's astype (integers wrap); to bool: a test against zero; float
+    to integer saturating and NaN to 0, as the impl (the C cast only of values in range)."""
     if c.dtype == np.bool_:
         return f"({x} != 0)"
+    src = eqn.invars[0].aval.dtype
+    if dtypes.kind(src) == "f" and dtypes.kind(c.dtype) in "iu":
+        lo, hi, imin, imax = saturation_bounds(src, c.dtype)
+        lo, hi = c_constant(lo, src), c_constant(hi, src)
+        return (f"({x} > {hi} ? {c.const(imax)} : {x} < {lo} ? {c.const(imin)} : "
+                f"{x} == {x} ? ({c.ctype}){x} : {c.const(0)})")
     return f"(({c.ctype}){x})"
 
+
+# XLA computes a product by a boolean converted to a float or complex type, convert(p) * x
+# with convert(p) of the product's shape, as select(p, x, 0): so under jit 0 * inf and
+# 0 * NaN are 0 there (JAX eagerly multiplies, giving NaN, when the conversion is an
+# operation of its own). Not bfloat16, which XLA on CPU multiplies in float32, nor through a
+# broadcast of convert(p), nor for a conversion from anything but bool (as JAX 0.10.2).
+SELECT_PRODUCT_DTYPES = frozenset(np.dtype(d) for d in (np.float16, np.float32, np.float64,
+                                                        np.complex64, np.complex128))
+
+
+def _rewrite_bool_product(eqn, program):
+    """jit's rewrite of `mul(c, x)` (either order), `c = convert(p)`, into
+    `select_n(p, c, x)`: c is the 0 where p is false (a scalar x broadcast first)."""
+    out = eqn.outvars[0].aval
+    if out.dtype not in SELECT_PRODUCT_DTYPES:
+        return None
+    for i, c in enumerate(eqn.invars):
+        conv = program.producer.get(c) if type(c) is not Literal else None
+        if (conv is None or conv.primitive is not convert_element_type_p
+                or conv.invars[0].aval.dtype != np.bool_ or c.aval.shape != out.shape):
+            continue
+        x, eqns = eqn.invars[1 - i], []
+        if x.aval.shape != out.shape:  # a scalar (lax broadcasting)
+            full = Var(ShapedArray(out.shape, out.dtype, x.aval.weak_type))
+            eqns.append(JaxprEqn(broadcast_in_dim_p, [x], [full],
+                                 dict(shape=out.shape, broadcast_dimensions=(), sharding=None),
+                                 eqn.source_info, eqn.phase))
+            x = full
+        eqns.append(JaxprEqn(select_n_p, [conv.invars[0], c, x], eqn.outvars, {},
+                             eqn.source_info, eqn.phase))
+        return eqns, {}
+    return None
+
+
+register_rewrite(mul_p, _rewrite_bool_product)
 
 stop_gradient_p = unop("stop_gradient", any_, lambda x: x)
 defjvp_zero(stop_gradient_p)

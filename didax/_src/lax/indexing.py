@@ -612,7 +612,9 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
 
 def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
                       unique_indices, indices_are_sorted, mode, fill_value):
-    """Scatter-add of the cotangent windows back where the gather read them."""
+    """Scatter-add of the cotangent windows back where the gather read them, in the
+    gather's mode as JAX does (so where PROMISE_IN_BOUNDS gathers clamp, the scatter-add
+    drops: an out-of-bounds read gets no cotangent)."""
     dn = dimension_numbers
     aval = operand.aval
     dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
@@ -623,10 +625,9 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
         scatter_dims_to_operand_dims=dn.start_index_map,
         operand_batching_dims=dn.operand_batching_dims,
         scatter_indices_batching_dims=dn.start_indices_batching_dims)
-    clamps = mode is not GatherScatterMode.FILL_OR_DROP  # PROMISE_IN_BOUNDS clamps here
     return [scatter_add(zeros_like_aval(aval), indices, ct, sdn,
                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                        mode=GatherScatterMode.CLIP if clamps else mode), None]
+                        mode=mode), None]
 
 
 gather_p.def_transpose(_gather_transpose)
@@ -990,8 +991,9 @@ def _scatter_extremal_jvp(prim, primals, tangents, *, update_jaxpr, update_const
     g_operand, g_updates = instantiate(g_operand), instantiate(g_updates)
     shape = get_aval(updates).shape
 
-    def gathered(x):
-        return _inverse_gather(x, indices, dn, shape)
+    def gathered(x):  # (a CLIP scatter's updates read, and are transposed to, clamped places)
+        return _inverse_gather(x, indices, dn, shape,
+                               mode=mode if mode is GatherScatterMode.CLIP else None)
 
     initial_vals = gathered(operand)
     target_vals = gathered(out)
@@ -1131,12 +1133,12 @@ def _aval_of(x):
 
 
 def _scatter_updates_transpose(ct, indices, updates_aval, dn, mode):
-    """The cotangent of the updates: the gather of what each one wrote (zero where a
-    window was dropped, as scatters other than CLIP do)."""
-    drops = mode is not GatherScatterMode.CLIP  # PROMISE_IN_BOUNDS drops here
-    return _inverse_gather(ct, indices, dn, updates_aval.shape,
-                           mode=GatherScatterMode.FILL_OR_DROP if drops else mode,
-                           fill_value=0 if drops else None)
+    """The cotangent of the updates: the gather of where each one wrote, in the scatter's
+    mode as JAX does (zero for a window FILL_OR_DROP dropped; PROMISE_IN_BOUNDS, which
+    drops it, gathers clamped)."""
+    fill = mode is GatherScatterMode.FILL_OR_DROP
+    return _inverse_gather(ct, indices, dn, updates_aval.shape, mode=mode,
+                           fill_value=0 if fill else None)
 
 
 def _shift(dims, by=1):

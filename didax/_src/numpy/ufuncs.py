@@ -8,6 +8,7 @@ we compute it directly and skip binding. Everything else goes through lax.
 from __future__ import annotations
 
 import math
+import operator
 from sys import getrefcount as _getrefcount
 
 import numpy as np
@@ -22,7 +23,8 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy.util import (
     asarray, broadcast_arrays, check_arraylike, promote_args, promote_args_inexact,
-    promote_args_numeric, promote_dtypes, promote_dtypes_inexact, promote_shapes,
+    promote_args_numeric, promote_dtypes, promote_dtypes_inexact, promote_dtypes_numeric,
+    promote_shapes,
 )
 from didax._src.typecheck import const_like
 
@@ -60,16 +62,20 @@ _TEMPORARY_REFS = 3
 
 
 def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=True,
-            same_type=True):
+            same_type=True, special=None):
     """A jnp binary function. With `np_fn`, eager calls on arrays of one dtype (of the given
     kinds), or an array and a Python scalar that NumPy and JAX promote alike, are computed by
     NumPy directly: the result is bit-identical to binding the primitive, only faster. Large
     temporaries on the left are reused as the output buffer (see `_TEMPORARY_REFS`).
     `same_type`: the result has the type of the operands it is computed from (not so for
-    comparisons)."""
+    comparisons). `special(x1, x2)`, off the fast path: a result of its own, or None."""
     py_ok = {k: ((float, int) if k in "fc" else (int,)) for k in kinds if k in "iufc"}
 
     def general(x1, x2):
+        if special is not None:
+            out = special(x1, x2)
+            if out is not None:
+                return out
         x1, x2 = promote(name, x1, x2)
         return lax_fn(x1, x2)
 
@@ -129,6 +135,8 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
             interp = _ctx.interp
             if type(interp) is EagerVJPInterpreter:  # one step of eager reverse mode
                 return interp.apply(general, (x1, x2), _NO_KEYWORDS)
+            if special is not None:
+                return general(x1, x2)
             x1, x2 = promote(name, x1, x2)  # (`general`, inline: this is the traced path)
             return lax_fn(x1, x2)
 
@@ -208,6 +216,7 @@ def _is_bool(x):
 
 
 _BOOL = np.dtype(bool)
+_PY_SCALAR_TYPES = (bool, int, float, complex)
 
 
 def _add(x, y):  # (after promotion: operands are arrays or tracers of one dtype)
@@ -225,8 +234,31 @@ def _sub(x, y):
     return lax.sub(x, y)
 
 
+def _bool_times(x1, x2):
+    """A boolean array `b` times `x` where `b` has the product's shape: select(b, x, 0), as
+    XLA computes convert(b) * x, so 0 * inf and 0 * NaN are 0 (JAX's jnp.multiply is one
+    jitted program: eagerly too). Else None."""
+    for b, x in ((x1, x2), (x2, x1)):
+        if type(b) in _PY_SCALAR_TYPES or not hasattr(b, "dtype") or b.dtype != _BOOL:
+            continue
+        if type(x) is bool or (hasattr(x, "dtype") and x.dtype == _BOOL):
+            return None
+        dtype, weak = dtypes.result_type(x1, x2, return_weak_type_flag=True)
+        shape = get_aval(b).shape
+        if dtypes.canonicalize_dtype(dtype) not in lax.SELECT_PRODUCT_DTYPES or (
+                np.broadcast_shapes(shape, np.shape(x)) != shape):
+            return None
+        b = asarray(b)
+        x = lax.convert_element_type(x, dtype, weak)
+        if get_aval(x).shape != shape:
+            x = lax_shape.broadcast_to_rank(x, len(shape))
+            x = lax_shape.broadcast_in_dim(x, shape, tuple(range(len(shape))))
+        return lax.select_n(b, lax.convert_element_type(b, dtype, weak), x)  # (0 where not b)
+    return None
+
+
 add = _binary("add", _add, np.add)
-multiply = _binary("multiply", _mul, np.multiply)
+multiply = _binary("multiply", _mul, np.multiply, special=_bool_times)
 subtract = _binary("subtract", _sub, np.subtract)
 true_divide = _binary("true_divide", lax.div, np.true_divide, promote_args_inexact,
                       kinds="fc")
@@ -235,12 +267,28 @@ maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 arctan2 = _binary("arctan2", lax.atan2, promote=promote_args_inexact)
 nextafter = _binary("nextafter", lax.nextafter, promote=promote_args_inexact)
-fmod = _binary("fmod", lax.rem, promote=promote_args_numeric)
+def _nonzero_int_divisor(x2):
+    """An integer divisor with its zeros replaced by 1: jnp's remainders of integers by 0 are
+    0, as JAX's (lax.rem's is the dividend)."""
+    if dtypes.kind(get_aval(x2).dtype) not in "iu":
+        return x2
+    value = core.concrete_value(x2)
+    if value is not None and np.all(value):  # (known to have no zeros: nothing to replace)
+        return x2
+    return lax.select_n(lax.eq(x2, const_like(x2, 0)), x2, lax.full_like(x2, 1))
+
+
+def _fmod(x1, x2):
+    return lax.rem(x1, _nonzero_int_divisor(x2))
+
+
+fmod = _binary("fmod", _fmod, promote=promote_args_numeric)
 
 
 def _float_divmod(x1, x2):
+    """CPython's float divmod, as JAX's (x / 0 is an infinity, not NaN)."""
     mod = lax.rem(x1, x2)
-    div = lax.div(lax.sub(x1, mod), x2)
+    div = lax.div(where(lax.eq(x2, const_like(x2, 0)), x1, lax.sub(x1, mod)), x2)
     ind = lax.bitwise_and(lax.ne(mod, const_like(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
     mod = lax.select_n(ind, mod, lax.add(mod, x2))
     div = lax.select_n(ind, div, lax.sub(div, const_like(div, 1)))
@@ -263,6 +311,7 @@ def _floor_divide(x1, x2):
 
 
 def _remainder(x1, x2):
+    x2 = _nonzero_int_divisor(x2)
     trunc_mod = lax.rem(x1, x2)
     zero = const_like(trunc_mod, 0)
     do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, const_like(x2, 0))),
@@ -283,12 +332,12 @@ def divmod(x1, x2, /):  # noqa: A001 - mirrors jnp.divmod
 
 
 def _int_pow(base, exponent):
-    """Integer power by squaring, unrolled over the exponent's bits (no data-dependent loop)."""
-    bits = get_aval(exponent).dtype.itemsize * 8
-    acc = lax_shape.full(get_aval(lax.add(base, exponent)).shape, 1, get_aval(base).dtype)
-    one = const_like(exponent, 1)
-    zero = const_like(exponent, 0)
-    for _ in range(bits):
+    """JAX's integer power: binary exponentiation over the exponent's low 6 bits (more would
+    overflow any base above 1), unrolled; pow(0, y) is 0 for y != 0. (So negative
+    exponents, which JAX leaves implementation-defined, give what JAX's give.)"""
+    zero, one = const_like(exponent, 0), const_like(exponent, 1)
+    acc = where(lax.bitwise_and(lax.eq(base, zero), lax.ne(exponent, zero)), zero, one)
+    for _ in range(6):
         odd = lax.ne(lax.bitwise_and(exponent, one), zero)
         acc = lax.select_n(odd, acc, lax.mul(acc, base))
         base = lax.mul(base, base)
@@ -296,20 +345,36 @@ def _int_pow(base, exponent):
     return acc
 
 
+def _concrete_index(x):
+    """`operator.index` of `x` if it is concrete and an integer (a Python int, a NumPy
+    integer, a concrete 0-d integer array), else None."""
+    value = core.concrete_value(x)
+    if value is None:
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def power(x1, x2, /):
-    """x1 ** x2; a Python int exponent becomes integer_pow, as in JAX."""
+    """x1 ** x2 as JAX computes it: a concrete integer exponent (a Python int, or a
+    concrete 0-d integer array) becomes integer_pow, so a negative one with an integer base
+    is a TypeError; an integer base with an integer array exponent, JAX's `_int_pow`; a
+    float base with an integer exponent, `pow` without promoting the exponent (whose
+    derivative at 0 ** 0 is 0)."""
     check_arraylike("power", x1, x2)
-    if isinstance(x2, int) and not isinstance(x2, bool):
-        x1 = asarray(x1)
-        if _is_int_or_bool(x1) and x2 < 0:
-            raise ValueError("Integers cannot be raised to negative powers.")
-        if _is_bool(x1):
-            x1 = lax.convert_element_type(x1, dtypes.default_int_dtype())
-        return lax.integer_pow(x1, x2)
-    x1, x2 = promote_args_numeric("power", x1, x2)
-    if _is_int_or_bool(x1):
-        return _int_pow(*broadcast_arrays(x1, x2))
-    return lax.pow(x1, x2)
+    n = _concrete_index(x2)
+    if n is not None:
+        (x1,) = promote_dtypes_numeric(x1)
+        return lax.integer_pow(x1, n)
+    x1, x2 = promote_shapes("power", x1, x2)
+    p1, p2 = promote_args_numeric("power", x1, x2)
+    if _is_int_or_bool(p1):
+        return _int_pow(p1, p2)
+    if dtypes.kind(get_aval(x1).dtype) in "fc" and dtypes.kind(get_aval(x2).dtype) in "iu":
+        return lax.pow(x1, x2)
+    return lax.pow(p1, p2)
 
 
 pow = power  # noqa: A001
@@ -386,10 +451,9 @@ def round(a, decimals=0, out=None):  # noqa: A001 - mirrors jnp.round
     check_arraylike("round", a)
     a = asarray(a)
     if _is_int_or_bool(a):
-        if decimals >= 0:
-            return a
-        factor = const_like(a, 10 ** -decimals)
-        return lax.mul(_floor_divide(lax.add(a, lax.div(factor, const_like(a, 2))), factor), factor)
+        if decimals < 0:  # (as JAX: NumPy would round half to even)
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
+        return a
     if dtypes.issubdtype(get_aval(a).dtype, np.complexfloating):
         return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if decimals == 0:
@@ -501,15 +565,38 @@ def logaddexp(x1, x2, /):
     return _logaddexp_custom(x1, x2)
 
 
-def logaddexp2(x1, x2, /):
-    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+def _logaddexp2(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
-    ln2 = _lax_const(x1, math.log(2))
+    inv_ln2 = _lax_const(amax, 1 / math.log(2))
     return lax.select_n(
         lax.ne(delta, delta),
-        lax.add(amax, lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)),
+        lax.add(amax, lax.mul(inv_ln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))),
         lax.add(x1, x2))
+
+
+def _logaddexp2_jvp(primals, tangents):
+    """JAX's rule: t1 2**(x1 - out) + t2 2**(x2 - out), +inf replaced by 0 (differentiating
+    max and abs instead gives (0, 1) at ties, where JAX gives (0.5, 0.5))."""
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = logaddexp2(x1, x2)
+    r = _replace_inf(out)
+    return out, lax.add(lax.mul(t1, lax.exp2(lax.sub(_replace_inf(x1), r))),
+                        lax.mul(t2, lax.exp2(lax.sub(_replace_inf(x2), r))))
+
+
+_logaddexp2_custom = None
+
+
+def logaddexp2(x1, x2, /):
+    global _logaddexp2_custom
+    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+    if _logaddexp2_custom is None:
+        _logaddexp2.__name__ = "logaddexp2"  # the name its staged call prints with
+        _logaddexp2_custom = custom_jvp(_logaddexp2)
+        _logaddexp2_custom.defjvp(_logaddexp2_jvp)
+    return _logaddexp2_custom(x1, x2)
 
 
 def sinc(x, /):
@@ -621,7 +708,7 @@ def bitwise_count(x, /):
     check_arraylike("bitwise_count", x)
     x = asarray(x)
     _check_int_or_bool("bitwise_count", x)
-    return lax.convert_element_type(lax.population_count(lax.abs(x)), np.uint8)
+    return lax.convert_element_type(lax.population_count(absolute(x)), np.uint8)
 
 
 # --------------------------------------------------------------------------------------

@@ -178,8 +178,8 @@ def promote_shapes(fun_name: str, *args):
     else:
         return list(args)
     nonscalar_ranks = {len(s) for s in shapes if s}
-    if len(nonscalar_ranks) < 2:
-        _check_broadcastable(fun_name, shapes)
+    if len(nonscalar_ranks) < 2:  # (as in JAX, where lax finds these: a TypeError)
+        _check_broadcastable(fun_name, shapes, TypeError)
         return list(args)
     _check_broadcastable(fun_name, shapes)
     rank = max(nonscalar_ranks)
@@ -187,14 +187,14 @@ def promote_shapes(fun_name: str, *args):
             for a, s in zip(args, shapes)]
 
 
-def _check_broadcastable(fun_name, shapes):
+def _check_broadcastable(fun_name, shapes, error=ValueError):
     if len(shapes) == 2 and len(shapes[0]) == len(shapes[1]):  # (np.broadcast_shapes is slow)
         if all(m == n or m == 1 or n == 1 for m, n in zip(*shapes)):
             return
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
-        raise user_error(ValueError, (
+        raise user_error(error, (
             f"{fun_name}: incompatible shapes for broadcasting: "
             f"{', '.join(map(str, shapes))}."
             "\nWhat to do: shapes broadcast when, aligned from the right, each pair of "

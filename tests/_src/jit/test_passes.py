@@ -233,3 +233,49 @@ def test_a_product_with_other_uses_or_no_swapped_order_keeps_its_transpose():
         lambda a, b: jnp.transpose(lax.dot_general(a, b, dn), (1, 0, 2)))(a, b)
     for closed in (used_twice, batch_moved):
         assert prims(passes.permute_products(closed)) == ["dot_general", "transpose"]
+
+
+def test_a_product_by_a_converted_boolean_is_a_select():
+    """As XLA (so as JAX's jit): convert(p) * x, in either order, is select(p, x, 0), so
+    0 * inf and 0 * NaN are 0; not through a broadcast of convert(p), not in bfloat16."""
+    b = np.array([True, False, False, True, False])
+    x = np.array([np.inf, np.inf, np.nan, np.nan, -5.0], np.float32)
+
+    def rewritten(f):
+        closed = passes.optimize(jax.make_jaxpr(f)(b, x))
+        check_jaxpr(closed.jaxpr)
+        return "select_n" in prims(closed) and "mul" not in prims(closed)
+
+    assert rewritten(lambda b, x: b.astype(jnp.float32) * x)
+    assert rewritten(lambda b, x: x * lax.convert_element_type(b, np.float32))
+    assert rewritten(lambda b, x: b.astype(jnp.float32) * jnp.inf)
+    assert rewritten(lambda b, x: b.astype(jnp.complex64) * x)
+    assert not rewritten(lambda b, x: b.astype(jnp.bfloat16) * x.astype(jnp.bfloat16))
+    assert not rewritten(lambda b, x: b.astype(jnp.int32).astype(jnp.float32) * x)
+    assert not rewritten(lambda b, x: b.astype(jnp.float32)[:, None] * x[None])
+    np.testing.assert_array_equal(jax.jit(lambda b, x: b.astype(jnp.float32) * x)(b, x),
+                                  [np.inf, 0, 0, np.nan, 0])
+
+
+def test_products_by_booleans_under_jit_as_jax():
+    """Each form, under jit as JAX's jit computes it and eagerly as JAX eagerly (where
+    astype then multiply are two operations: NaN; jnp.multiply of a boolean is one)."""
+    from jax_testing import assert_as_jax
+
+    def program(jax, jnp, lax, b, x):
+        f32 = jnp.float32
+        return [b.astype(f32) * x, x * b.astype(f32), b * x, x * b, jnp.multiply(b, x),
+                b.astype(f32) * jnp.inf, b * jnp.inf, b.astype(jnp.float16) * x.astype(
+                    jnp.float16), b.astype(jnp.complex64) * x, b * x.astype(jnp.complex64),
+                b.astype(jnp.bfloat16) * x.astype(jnp.bfloat16), b * x.astype(jnp.bfloat16),
+                b[None] * jnp.stack([x, x]), jnp.stack([b, b]) * x, b[1] * x,
+                b.astype(jnp.int32).astype(f32) * x, -b.astype(f32) * x,
+                b * 1.0 + (~b) * jnp.inf, jnp.sum(b.astype(f32) * x),
+                b.astype(f32) * (x > 0).astype(f32) * jnp.inf,
+                jax.vmap(lambda b, x: b * x)(b, x),
+                jax.jvp(lambda x: b * x, (x,), (jnp.full(5, jnp.inf),)),
+                jax.grad(lambda x: jnp.sum(b.astype(f32) * x * jnp.inf))(x)]
+
+    b = np.array([True, False, False, True, False])
+    x = np.array([np.inf, np.inf, np.nan, np.nan, -5.0], np.float32)
+    assert_as_jax(program, b, x, jax_jit="same")

@@ -223,3 +223,22 @@ def test_updates_of_a_product(dtype, case):
         assert_native(tiers.native, w, a, b)
         if have_compiler():
             assert executable(tiers.native, w, a, b).native.plan.python_equations == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_by_booleans_are_native_selects(dtype):
+    """jit's rewrite of convert(p) * x into select(p, convert(p), x) stays native and
+    computes the same bits as the NumPy tier (0 where p is false, inf and NaN too)."""
+    with enable_x64(dtype == np.float64):
+        b = np.array([[True, False, False, True, False]] * 3)
+        x = np.tile(np.array([np.inf, np.inf, np.nan, np.nan, -5.0], dtype), (3, 1))
+
+        def f(b, x):
+            mask = b.astype(dtype)
+            return mask * x, x * mask, b * x, jnp.sum(mask * x * 2, axis=1)
+
+        tiers = Tiers(f)
+        for n, m, e in zip(*tiers(b, x)):
+            assert_same(n, m)
+        assert_native(tiers.native, b, x)
+        np.testing.assert_array_equal(tiers.native(b, x)[0][0], [np.inf, 0, 0, np.nan, 0])

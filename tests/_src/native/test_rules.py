@@ -102,3 +102,31 @@ def test_binary_broadcasting(dtype, y_shape, data):
         assert_native(_binary_tiers.native, x, y)
         native, numpy_, eager = _binary_tiers(y, x)  # the broadcast operand first
         _compare(native, numpy_, eager, BINARY_EXACT)
+
+
+CAST_VALUES = [np.inf, -np.inf, np.nan, 0.0, -0.0, 0.9, -0.9, -1.5, 2.5, 127.5, 128.0, -129.0,
+               255.9, 256.0, 32767.9, 65535.5, 2147483520.0, 2.0 ** 31, -2.0 ** 31 - 1e3, 3e9,
+               4294967040.0, 2.0 ** 32, 9.2e18, 2.0 ** 63, -2.0 ** 63, 1.8e19, 2.0 ** 64, 1e20,
+               -1e20]
+INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+def test_float_to_integer_conversions_saturate_as_jax(src):
+    """Float to integer: truncation, saturating at the extremes (infinities too), NaN to 0,
+    in C as in the impl and as in JAX."""
+    import jax
+
+    def f(x):
+        return [lax.convert_element_type(x, d) for d in INTS]
+
+    x = np.array(CAST_VALUES, src)
+    tiers = Tiers(f)
+    with enable_x64(True), jax.enable_x64(True):
+        native, numpy_, eager = tiers(x)
+        want = jax.jit(lambda x: [jax.lax.convert_element_type(x, d) for d in INTS])(x)
+        assert_native(tiers.native, x)
+    for n, m, e, w in zip(native, numpy_, eager, want):
+        assert_same(m, e)
+        assert_same(n, m)
+        assert_same(e, np.asarray(w))

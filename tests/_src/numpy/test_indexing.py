@@ -735,3 +735,75 @@ def test_place_derivatives_and_errors():
     with pytest.raises(ValueError, match="empty array"):
         jnp.place(np.ones(3), np.ones(3, bool), np.ones(0), inplace=False)
     assert jnp.place(np.ones(0), np.ones(0, bool), np.ones(1), inplace=False).shape == (0,)
+
+
+# --------------------------------------------------------------------------------------
+# Derivatives at out-of-bounds indices, against JAX
+
+OOB_X = np.arange(5.0, dtype=np.float32) + 1
+OOB_IDX = np.array([1, 9, -7, 4, 4, -1])
+OOB_UPDATES = np.array([10.0, -20.0, 30.0, 40.0, 50.0, 60.0], np.float32)
+UPDATE_OPS = ["set", "add", "subtract", "min", "max"]  # (multiply: unique indices only)
+
+
+def test_reported_gather_gradient_as_jax():
+    """The forward gather clamps index 9 to 4; the transposed scatter-add drops it."""
+    from jax_testing import assert_as_jax
+
+    def program(jax, jnp, lax, x):
+        return jax.grad(lambda x: jnp.sum(x[jnp.array([1, 9, 9])] ** 2))(x)
+
+    assert_as_jax(program, np.arange(5.0, dtype=np.float32))
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "fill", "drop", "promise_in_bounds"])
+def test_reverse_mode_out_of_bounds_as_jax(mode):
+    """Gradients of gathers (x[idx], x.at[idx].get, take) and of every .at[] update with
+    out-of-bounds indices in each mode: JAX transposes a gather to a scatter-add in the
+    same mode and a scatter to a gather in the same mode (in PROMISE_IN_BOUNDS, the
+    default, gathers clamp and scatters drop, so their transposes do the other)."""
+    from jax_testing import assert_as_jax
+
+    def program(jax, jnp, lax, x, i, u):
+        def loss(x, u):
+            terms = [x.at[i].get(mode=mode)]
+            if mode in (None, "clip", "fill"):
+                terms.append(jnp.take(x, i, mode=mode))
+            terms += [getattr(x.at[i], op)(u, mode=mode) for op in UPDATE_OPS
+                      if not (mode == "clip" and op in ("min", "max"))]
+            return sum(jnp.sum(t ** 2) for t in terms)
+
+        return jax.grad(loss, (0, 1))(x, u)
+
+    assert_as_jax(program, OOB_X, OOB_IDX, OOB_UPDATES, rtol=1e-6)
+
+
+def test_scatter_extremal_gradients_under_clip_are_finite():
+    """A deliberate difference: JAX counts the updates of scatter-min/max with the default
+    (dropping) mode, so under CLIP its gradients divide by zero counts (inf, NaN); didax
+    counts in the scatter's own mode, and gives the derivative of what runs."""
+    x = jnp.asarray(OOB_X)
+    for op in ("min", "max"):
+        gx, gu = didax.grad(lambda x, u: jnp.sum(getattr(x.at[OOB_IDX], op)(u, mode="clip")
+                                                 ** 2), (0, 1))(x, jnp.asarray(OOB_UPDATES))
+        assert np.isfinite(np.asarray(gx)).all() and np.isfinite(np.asarray(gu)).all()
+    # min: index 9 clips to 4, where update -20 wins; index -7 wraps to -2 and clips to 0
+    np.testing.assert_array_equal(np.asarray(gx), [0, 0, 6, 8, 0])  # max: 1 and 2 win there
+    np.testing.assert_array_equal(np.asarray(gu), [20, 0, 60, 0, 0, 120])
+
+
+def test_dynamic_slice_gradients_at_clamped_starts_as_jax():
+    """Starts past either end are clamped, and so are their transposes: the cotangent lands
+    where the clamped window read (as in JAX), under jit and vmap too."""
+    from jax_testing import assert_as_jax
+
+    def program(jax, jnp, lax, x, u, s):
+        def loss(x, u, s):
+            return (jnp.sum(lax.dynamic_slice(x, (s,), (3,)) ** 2)
+                    + jnp.sum(lax.dynamic_update_slice(x, u, (s,)) ** 3)
+                    + lax.dynamic_index_in_dim(x, s, keepdims=False) ** 2)
+
+        return [jax.grad(loss, (0, 1))(x, u, k) for k in s] + [
+            jax.vmap(jax.grad(loss, (0, 1)), (None, None, 0))(x, u, s)]
+
+    assert_as_jax(program, OOB_X, OOB_UPDATES[:3], np.array([-7, -3, 0, 3, 4, 9], np.int32))

@@ -234,7 +234,9 @@ def test_optimizer_state_passes_through_jit(name):
     for e, j in zip(didax.tree.leaves((eager_params, eager_state)),
                     didax.tree.leaves((jit_params, jit_state))):
         assert np.asarray(e).dtype == np.asarray(j).dtype
-        np.testing.assert_allclose(np.asarray(j), np.asarray(e), rtol=1e-6, atol=1e-7)
+        # (eagerly decay ** count is integer_pow of the concrete count, under jit pow, as in
+        # JAX: they round differently)
+        np.testing.assert_allclose(np.asarray(j), np.asarray(e), rtol=1e-6, atol=1e-6)
 
 
 def test_vmap_runs_independent_optimizers_in_one_batch():
