@@ -126,13 +126,12 @@ def _zero_signs(x, res, axes, negative):
     """`res` with JAX's sign on zero results: -0 < +0, so a maximum (`negative` False) of
     zeros is +0 if any of them is, a minimum -0. NumPy's sign depends on the order it
     compares equal zeros in, which depends on the operand's layout."""
-    if dtypes.kind(res.dtype) != "f":
+    if res.dtype.kind != "f" and dtypes.kind(res.dtype) != "f":
         return res
-    zero = res == 0
-    if not np.any(zero):
+    if np.count_nonzero(res) == res.size:  # (NaN is not zero)
         return res
     signed = np.any((x == 0) & (np.signbit(x) if negative else ~np.signbit(x)), axis=axes)
-    return np.where(zero & signed, np.array(-0.0 if negative else 0.0, res.dtype), res)
+    return np.where((res == 0) & signed, np.array(-0.0 if negative else 0.0, res.dtype), res)
 
 
 reduce_max_p = reducer("reduce_max", any_, lambda x, *, axes: _zero_signs(

@@ -160,14 +160,14 @@ def _summed(eqn):
 
 def _is_outer(eqn) -> bool:
     """Whether `eqn` is a product with nothing to sum: a dot_general of two float arrays of
-    its dtype, no batch dimensions, contracting dimensions (if any) of size 1."""
+    its dtype, contracting dimensions (if any) of size 1."""
     if eqn.primitive.name != "dot_general":
         return False
-    (lc, _), (lb, rb) = eqn.params["dimension_numbers"]
+    (lc, _), _ = eqn.params["dimension_numbers"]
     lhs, rhs = eqn.invars
     out = eqn.outvars[0]
     pet = eqn.params.get("preferred_element_type")
-    return not (lb or rb or type(lhs) is Literal or type(rhs) is Literal
+    return not (type(lhs) is Literal or type(rhs) is Literal
                 or type(out) is DropVar or math.prod(lhs.aval.shape[d] for d in lc) != 1
                 or not lhs.aval.dtype == rhs.aval.dtype == out.aval.dtype
                 or out.aval.dtype not in FLOATS
@@ -288,24 +288,25 @@ class _Emitter:
         return out
 
     def outer_product(self, eqn):
-        """A product with nothing to sum (K = 1, no batch dimensions) as the elementwise
-        multiplication of its operands read broadcast (views with stride 0 across the other
-        side's dimensions), so it fuses with its neighbours: `w - lr * outer(x, d)`, a
-        layer's SGD update at batch 1, is one pass over `w` with no product written out.
-        Exactly what the NumPy tier computes: with a contracting dimension (of size 1)
-        np.matmul's zero plus one product (so a product -0 is +0), else a multiplication.
-        Returns the equations replacing `eqn`, or None."""
+        """A product with nothing to sum (K = 1) as the elementwise multiplication of its
+        operands read broadcast (views with stride 0 across the other side's dimensions), so
+        it fuses with its neighbours: `w - lr * outer(x, d)`, a layer's SGD update at batch
+        1, is one pass over `w` with no product written out; per-example gradients (batch
+        dimensions) likewise. Exactly what the NumPy tier computes: with a contracting
+        dimension (of size 1) np.matmul's zero plus one product (so a product -0 is +0),
+        else a multiplication. Returns the equations replacing `eqn`, or None."""
         if not _is_outer(eqn):
             return None
-        (lc, rc), _ = eqn.params["dimension_numbers"]
+        (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
         out = eqn.outvars[0]
-        views, at = [], 0
-        for a, c in zip(eqn.invars, (lc, rc)):
+        views = []
+        n_lhs_free = eqn.invars[0].aval.ndim - len(lc) - len(lb)
+        for side, (a, c, b) in enumerate(zip(eqn.invars, (lc, rc), (lb, rb))):
             base, st, off = self.alias.get(a, (a, contiguous(a.aval.shape), 0))
-            free = [st[d] for d in range(a.aval.ndim) if d not in c]
-            strides = [0] * out.aval.ndim
+            free = [st[d] for d in range(a.aval.ndim) if d not in c and d not in b]
+            strides = [st[d] for d in b] + [0] * (out.aval.ndim - len(b))
+            at = len(b) + (n_lhs_free if side else 0)
             strides[at:at + len(free)] = free
-            at += len(free)
             v = Var(out.aval)
             self.alias[v] = (base, tuple(strides), off)
             self.n_synthetic += 1

@@ -437,23 +437,32 @@ def test_view_of_a_value_its_numpy_tier_segment_computes():
     assert_native(tiers.native, x)
 
 
+@pytest.mark.parametrize("batched", [False, True])
 @pytest.mark.parametrize("contract", [False, True])
-def test_outer_products(contract):
-    """Products with nothing to sum (a loss's read-out gradient): without a contracting
+def test_outer_products(contract, batched):
+    """Products with nothing to sum (a loss's read-out gradient; per-example gradients, with
+    a batch dimension) are multiplications read broadcast, fused: without a contracting
     dimension a multiplication (so -0 stays -0), with one of size 1 what np.matmul gives,
     zero plus the product (+0)."""
-    dims = (((1,), (0,)), ((), ())) if contract else (((), ()), ((), ()))
-    f = lambda a, b: lax.dot_general(a, b, dims) * 3.0  # noqa: E731
+    b0 = ((0,), (0,)) if batched else ((), ())
+    c0 = ((2,), (int(batched),)) if contract else ((), ())
+    f = lambda a, b: lax.dot_general(a, b, (c0, b0)) * 3.0  # noqa: E731
     a = np.linspace(-2, 2, 12, dtype=np.float32).reshape(4, 3)
-    b = np.linspace(1, 3, 5, dtype=np.float32)
-    a[0, 0], b[1] = -0.0, 0.0
+    b = np.linspace(1, 3, 20, dtype=np.float32).reshape(4, 5)
+    a[0, 0], b[0, 1] = -0.0, 0.0
+    if not batched:
+        b = b[0]
     if contract:
-        a, b = a.reshape(12, 1), b.reshape(1, 5)
-    native, numpy_, _ = Tiers(f)(a, b)
+        a, b = a[..., None], b[..., None, :]
+    tiers = Tiers(f)
+    native, numpy_, _ = tiers(a, b)
     assert_same(native, numpy_)
-    want = np.multiply.outer(a, b).reshape(native.shape) * 3.0
+    want = (a.reshape(4, 3, 1) * b.reshape(4, 1, 5) if batched
+            else np.multiply.outer(a.reshape(4, 3), b.reshape(5))).reshape(native.shape) * 3.0
     np.testing.assert_array_equal(native, want)
     assert np.signbit(native.reshape(-1)[1]) == (not contract)  # (-0 * 0: -0, or 0 + -0)
+    if have_compiler():  # (one fused loop, no product)
+        assert not executable(tiers.native, a, b).native.plan.loops
 
 
 def test_pads():
