@@ -139,10 +139,20 @@ def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
         return _loaded.setdefault(key, module)
 
 
+_preludes: dict = {}  # (toolchain, directory) -> its precompiled prelude's directory or None
+
+
+def _prelude(tc, directory):
+    key = (tc, directory)
+    if key not in _preludes:
+        _preludes[key] = tc_mod.precompiled_prelude(tc, directory)
+    return _preludes[key]
+
+
 def _build_and_store(source, tc, directory, name, so_path, sum_path):
     work = tempfile.mkdtemp(dir=directory, prefix=".build-")
     try:
-        built = tc_mod.build(tc, source, work, name)
+        built = tc_mod.build(tc, source, work, name, _prelude(tc, directory))
         with open(built, "rb") as f:
             data = f.read()
         digest = hashlib.sha256(data).hexdigest()

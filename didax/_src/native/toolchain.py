@@ -7,6 +7,7 @@ with each candidate set of flags; if none works the tier is off, with one warnin
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import importlib.util
 import os
@@ -102,22 +103,62 @@ def include_dirs() -> tuple:
     return (sysconfig.get_paths()["include"], np.get_include())
 
 
-def build(tc: Toolchain, source: str, workdir: str, name: str) -> str:
+def build(tc: Toolchain, source: str, workdir: str, name: str,
+          prelude: str | None = None) -> str:
     """Compiles `source` in `workdir` (as `name`.c, so the build does not depend on where it
     ran) to a shared library whose module is `name` (the macro DIDAX_MODULE); returns its
-    path. Raises RuntimeError with the compiler's message on failure."""
+    path. `prelude`: a directory holding module_prelude() precompiled (see
+    precompiled_prelude), which a source starting with it includes instead. Raises
+    RuntimeError with the compiler's message on failure."""
     c_path = os.path.join(workdir, name + ".c")
     so_path = os.path.join(workdir, name + ".so")
+    includes = [f"-I{d}" for d in include_dirs()]
+    text = module_prelude()
+    if prelude is not None and source.startswith(text):
+        source = f'#include "{PRELUDE_HEADER}"\n' + source[len(text):]
+        includes.insert(0, f"-I{prelude}")
     with open(c_path, "w") as f:
         f.write(source)
-    cmd = [*tc.cc, *tc.flags, *(f"-I{d}" for d in include_dirs()), f"-DDIDAX_MODULE={name}",
-           name + ".c", "-o",
+    cmd = [*tc.cc, *tc.flags, *includes, f"-DDIDAX_MODULE={name}", name + ".c", "-o",
            name + ".so", "-lm"]
     out = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True,
                          timeout=BUILD_TIMEOUT)
     if out.returncode != 0 or not os.path.exists(so_path):
         raise RuntimeError(f"{tc.cc[0]} failed:\n{out.stderr[-2000:]}")
     return so_path
+
+
+PRELUDE_HEADER = "didax_prelude.h"
+
+
+def precompiled_prelude(tc: Toolchain, directory: str) -> str | None:
+    """A directory in `directory` holding module_prelude() as a header and precompiled by
+    `tc` (the headers of Python and NumPy are most of a small module's build time), made
+    once for all processes; None if it cannot be made (modules then include the text)."""
+    text = module_prelude()
+    key = hashlib.sha256("\n".join([text, tc.identity(), sys.version, np.__version__,
+                                     *include_dirs()]).encode()).hexdigest()[:24]
+    path = os.path.join(directory, f"prelude-{key}")
+    if os.path.exists(os.path.join(path, PRELUDE_HEADER + ".gch")):
+        return path
+    work = tempfile.mkdtemp(dir=directory, prefix=".prelude-")
+    try:
+        with open(os.path.join(work, PRELUDE_HEADER), "w") as f:
+            f.write(text)
+        flags = [f for f in tc.flags if f != "-shared"]
+        out = subprocess.run([*tc.cc, *flags, *(f"-I{d}" for d in include_dirs()),
+                              "-x", "c-header", PRELUDE_HEADER, "-o", PRELUDE_HEADER + ".gch"],
+                             cwd=work, capture_output=True, timeout=BUILD_TIMEOUT)
+        if out.returncode != 0:
+            return None
+        os.rename(work, path)  # (atomic; if another process made it first, that one stays)
+        return path
+    except OSError:
+        return path if os.path.exists(os.path.join(path, PRELUDE_HEADER + ".gch")) else None
+    except subprocess.SubprocessError:
+        return None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def load(name: str, path: str):

@@ -1,8 +1,7 @@
-"""Native-tier tests: the tier on ("sync": built before the first call returns), one
-private cache directory per test session, and helpers comparing the tiers."""
+"""Native-tier tests: the tier on ("sync": built before the first call returns; the cache
+is the suite's, so a second run loads what the first built), and helpers comparing the
+tiers."""
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pytest
@@ -10,17 +9,6 @@ import pytest
 import didax
 from didax._src.config import config, flag_context
 from didax._src.native import toolchain
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _private_cache(tmp_path_factory):
-    old = os.environ.get("DIDAX_CACHE_DIR")
-    os.environ["DIDAX_CACHE_DIR"] = str(tmp_path_factory.mktemp("didax-cache"))
-    yield
-    if old is None:
-        del os.environ["DIDAX_CACHE_DIR"]
-    else:
-        os.environ["DIDAX_CACHE_DIR"] = old
 
 
 @pytest.fixture(autouse=True)

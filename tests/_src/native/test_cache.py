@@ -34,7 +34,22 @@ def fresh_cache(tmp_path, monkeypatch):
 
 
 def _entry_files(d):
-    return sorted(p for p in os.listdir(d) if not p.startswith("."))
+    return sorted(p for p in os.listdir(d) if p.endswith((".so", ".sha256")))
+
+
+def test_modules_include_the_precompiled_prelude(fresh_cache):
+    """The headers every module includes are compiled once per toolchain and cache
+    directory; a compiler that cannot precompile them leaves modules including the text."""
+    jf = didax.jit(lambda x: jnp.tanh(x) * 3.0)
+    np.testing.assert_allclose(jf(X), np.tanh(X) * 3, rtol=1e-6)
+    if have_compiler():
+        tc = toolchain.toolchain()
+        path = toolchain.precompiled_prelude(tc, str(fresh_cache))
+        assert os.path.dirname(path) == str(fresh_cache)
+        assert sorted(os.listdir(path)) == ["didax_prelude.h", "didax_prelude.h.gch"]
+        failing = toolchain.Toolchain(("false",), "", tc.flags)
+        assert toolchain.precompiled_prelude(failing, str(fresh_cache)) is None
+        assert not [p for p in os.listdir(fresh_cache) if p.startswith(".prelude-")]
 
 
 def test_cache_directory_is_private(fresh_cache):
