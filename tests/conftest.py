@@ -11,7 +11,7 @@ database).
 
 The suite runs with the settings users get: jit's native tier built in the background when
 a function is called again (and swapped in once built: both tiers give the same bits), and
-eager reverse mode's compiled steps built at the second sighting of a signature. jit's own
+eager reverse mode's compiled steps built at the first sighting of a signature. jit's own
 tests (tests/_src/jit) and the eager steps' (tests/_src/interpreters/test_eager_vjp.py) run
 on both tiers: on the NumPy tier alone, and in jit's "check" mode, which builds every compiled
 function before its first call and runs both tiers on every call, failing unless their

@@ -145,9 +145,11 @@ config.define(
 config.define("didax_native_tier", "background",
               _one_of("didax_native_tier", ("background", "sync", "off", "check")))
 # Eager reverse mode compiles each signature's linearization (JVP, partial evaluation,
-# transposition of the one application) in the "second" vjp to see it, the "first", or never
+# transposition of the one application) in the "first" vjp to see it (the default: every call
+# of a program gives the same bits), the "second" (a function differentiated once pays
+# nothing for it, but its first call may round differently from the later ones), or never
 # ("off": every application takes the interpreters' general path).
-config.define("didax_eager_vjp_steps", "second",
+config.define("didax_eager_vjp_steps", "first",
               _one_of("didax_eager_vjp_steps", ("second", "first", "off")))
 # What to do when a 64-bit dtype is requested explicitly while x64 is off: "warn" and truncate
 # to 32 bits (JAX's default), "error", or "allow" it.

@@ -17,11 +17,13 @@ signature calls the compiled known part on the operands' NumPy values and stages
 (`eager_backward_pass`) calls the compiled transpose on NumPy cotangents.
 
 Nothing about the user's program is cached: it runs, with its Python side effects, on every
-call. A signature is built when a second vjp sees it (a function differentiated once pays
-nothing for it; `didax_eager_vjp_steps`), and whatever needs more than types (control flow,
-calls, custom rules, effects, collectives, values that must be concrete) keeps the general
-path, as does every application with an operand that is not a concrete array: the same
-backward pass transposes both kinds of equation.
+call. A signature is built when a vjp first sees it (`didax_eager_vjp_steps`: a step may
+round differently from the general path, which adds a function's cotangents in another
+grouping, so building at the second sighting would let a program's first call differ from
+its later ones, and its results depend on what ran before it). Whatever needs more than
+types (control flow, calls, custom rules, effects, collectives, values that must be
+concrete) keeps the general path, as does every application with an operand that is not a
+concrete array: the same backward pass transposes both kinds of equation.
 """
 from __future__ import annotations
 

@@ -193,6 +193,11 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type=Non
     (lc, rc), (lb, rb) = dimension_numbers
     same_dtype = lhs.dtype == rhs.dtype and (preferred_element_type is None
                                              or preferred_element_type == lhs.dtype)
+    if same_dtype and lc:
+        g = _gemm_of(lhs.shape, rhs.shape, lhs.dtype, dimension_numbers)
+        if g is not None:  # (as jit computes it: see gemm_product)
+            return gemm_product(lhs, rhs, g, dot_general_shape(lhs.shape, rhs.shape,
+                                                               dimension_numbers))
     if same_dtype and not lb and lhs.ndim == 2 and rhs.ndim == 2:
         # Matrix products with either operand transposed (as transposition produces them):
         # NumPy's matmul takes the transposed views without copying.
@@ -206,6 +211,13 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type=Non
             return lhs.T @ rhs.T
     if same_dtype and not lb and rc == (0,) and lc == (lhs.ndim - 1,) and rhs.ndim <= 2:
         return lhs @ rhs  # matrix/vector products, including a stacked lhs
+    if same_dtype and not lc:  # a broadcast product (as jit computes it)
+        lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
+        x = lhs.transpose(tuple(lb) + lf).reshape(
+            [lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lf] + [1] * len(rf))
+        y = rhs.transpose(tuple(rb) + rf).reshape(
+            [rhs.shape[d] for d in rb] + [1] * len(lf) + [rhs.shape[d] for d in rf])
+        return np.multiply(x, y, order="C")
     if not same_dtype:
         dt = _compute_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
         lhs, rhs = lhs.astype(dt, copy=False), rhs.astype(dt, copy=False)
@@ -584,16 +596,24 @@ class Gemm(NamedTuple):
 
 
 def _gemm(eqn):
-    """The gemm computing `eqn` row-major, or None: leading batch dimensions on both sides;
-    after them each side's contracting dimensions are one consecutive block (paired in
-    order), before or after its free dimensions (a block too: their product is M or N;
-    no contracting dimension is K = 1); one float dtype."""
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    """The gemm computing `eqn` row-major, or None (see _gemm_of)."""
     lhs, rhs = (a.aval for a in eqn.invars)
     pet = eqn.params.get("preferred_element_type")
-    if (lhs.dtype != rhs.dtype or lhs.dtype not in FLOATS
-            or (pet is not None and np.dtype(pet) != lhs.dtype)):
+    if lhs.dtype != rhs.dtype or (pet is not None and np.dtype(pet) != lhs.dtype):
         return None
+    return _gemm_of(lhs.shape, rhs.shape, lhs.dtype, eqn.params["dimension_numbers"])
+
+
+@functools.lru_cache(maxsize=4096)
+def _gemm_of(lhs_shape, rhs_shape, dtype, dimension_numbers):
+    """The gemm computing a product of operands of `dtype` row-major, or None: leading batch
+    dimensions on both sides; after them each side's contracting dimensions are one
+    consecutive block (paired in order), before or after its free dimensions (a block too:
+    their product is M or N; no contracting dimension is K = 1); a float dtype."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    if dtype not in FLOATS:
+        return None
+    lhs, rhs = ShapedArray(lhs_shape, dtype), ShapedArray(rhs_shape, dtype)
     nb = len(lb)
     if tuple(lb) != tuple(range(nb)) or tuple(rb) != tuple(range(nb)):
         return None
@@ -634,6 +654,37 @@ def gemm_plan(g, lhs_shape, rhs_shape) -> tuple:
 # as `b @ a.T`, then transposed: OpenBLAS packs the large `b` much faster that way (16 x 512
 # times 512 x 512 transposed: 130 us against 260 us; equal from about 256 rows).
 SWAP_MAX_ROWS = 64
+
+
+def gemm_product(lhs, rhs, g, out_shape):
+    """The product `g` of arrays `lhs` and `rhs` as jit computes it (gemm_plan; the text
+    _dot_general_codegen writes computes the same), so evaluating a product gives jit's
+    bits."""
+    x = _in_row_major(lhs)
+    y = x if rhs is lhs else _in_row_major(rhs)
+    (sa, ta), (sb, tb) = gemm_plan(g, lhs.shape, rhs.shape)
+    if swapped(g):
+        out = np.matmul(_as_view(y, sb, not tb), _as_view(x, sa, not ta)).T.copy()
+    else:
+        out = np.matmul(_as_view(x, sa, ta), _as_view(y, sb, tb))
+    return out if out.shape == out_shape else out.reshape(out_shape)
+
+
+def _in_row_major(a):
+    """`a` with the strides of a new row-major array (see _c_layout_text)."""
+    if a.strides == _row_major_strides(a.shape, a.itemsize):
+        return a
+    return np.array(a, order="C")
+
+
+@functools.lru_cache(maxsize=1024)
+def _row_major_strides(shape, itemsize) -> tuple:
+    return tuple(s * itemsize for s in contiguous(shape))
+
+
+def _as_view(a, target, transposed):
+    v = a if a.shape == target else a.reshape(target)
+    return v.swapaxes(-1, -2) if transposed else v
 
 
 def swapped(g) -> bool:

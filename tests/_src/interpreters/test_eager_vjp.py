@@ -1,9 +1,9 @@
 """Eager reverse mode through compiled steps (didax/_src/interpreters/eager_vjp.py) gives
 what the interpreters' general path gives: values, dtypes and weak types of gradients, of
 every order, under jit and vmap of the pullback, with Python side effects on every call and
-the same errors. `didax_eager_vjp_steps` is "first" (every signature built when first seen),
-"second" (the default: built when a second vjp sees it, so one backward
-pass mixes steps and general equations) or "off" (the general path only)."""
+the same errors. `didax_eager_vjp_steps` is "first" (the default: every signature built when
+first seen), "second" (built when a second vjp sees it, so one backward pass mixes steps and
+general equations) or "off" (the general path only)."""
 import contextlib
 
 import numpy as np
@@ -226,6 +226,28 @@ def test_jit_and_vmap_of_a_pullback_bind_the_transposed_equations():
             text = str(jax.make_jaxpr(pull)(cts[0]))
             assert "linearized" not in text  # the steps' equations, as JAX writes them
     _assert_close(results["first"], results["off"], 2e-6)
+
+
+def test_every_call_gives_the_same_bits_whatever_ran_before():
+    """With the default settings an eager gradient is the same bits on a function's first
+    call and on every later one, after other functions built steps of the same signatures,
+    and after the steps were dropped (steps group a function's cotangents otherwise than the
+    general path does, so building them at a second sighting would not give this)."""
+    f, shapes, _ = CATALOG["nn functions"]
+    g, g_shapes, _ = CATALOG["reductions"]
+    args, other = _args(shapes, np.float32), _args(g_shapes, np.float32)
+
+    def bits():
+        return [np.asarray(x).tobytes() for x in jax.grad(f)(*args)]
+
+    eager_vjp._steps.clear()
+    eager_vjp._sightings.clear()
+    first = bits()
+    assert bits() == first
+    jax.grad(g)(*other)
+    assert bits() == first
+    eager_vjp._steps.clear()
+    assert bits() == first
 
 
 def test_a_signature_is_built_when_a_second_vjp_sees_it():

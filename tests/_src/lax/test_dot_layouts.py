@@ -128,3 +128,34 @@ def test_staged_transpose_rule_keeps_jax_form():
     f, args, _ = CASES["x @ W"]
     text = str(didax.make_jaxpr(didax.grad(f, 1))(*args))
     assert "transpose[permutation=(1, 0)]" in text
+
+
+PRODUCTS = {  # (lhs shape, rhs shape, dimension numbers)
+    "nn": ((16, 64), (64, 48), (((1,), (0,)), ((), ()))),
+    "tn": ((64, 16), (64, 48), (((0,), (0,)), ((), ()))),
+    "nt, few rows (swapped)": ((16, 64), (200, 64), (((1,), (1,)), ((), ()))),
+    "nt, many rows": ((100, 64), (48, 64), (((1,), (1,)), ((), ()))),
+    "matrix-vector": ((48, 64), (64,), (((1,), (0,)), ((), ()))),
+    "vector-matrix": ((64,), (64, 48), (((0,), (0,)), ((), ()))),
+    "stacked lhs": ((3, 16, 64), (64, 8), (((2,), (0,)), ((), ()))),
+    "batched": ((3, 16, 64), (3, 64, 8), (((2,), (1,)), ((0,), (0,)))),
+    "outer": ((5, 3), (4,), (((), ()), ((), ()))),
+}
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["row-major", "transposed"])
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_eager_products_give_jits_bits(name, transposed):
+    """Evaluating a product computes it as jit does (row-major operands, the same np.matmul
+    views, so the same BLAS routine), whatever the operands' layout: its bits do not depend
+    on whether it ran in an eager step, on the general path or under jit."""
+    ls, rs, dims = PRODUCTS[name]
+    a, b = _rand(*ls), _rand(*rs, seed=1)
+    f = lambda a, b: dot_general(a, b, dims)  # noqa: E731
+    if transposed:  # the same values, as transposes (views, column-major)
+        a, b = (jnp.transpose(jnp.asarray(np.ascontiguousarray(v.T))) for v in (a, b))
+        assert a.ndim == 1 or not np.asarray(a).flags.c_contiguous
+    eager = np.asarray(f(a, b))
+    with flag_context("didax_native_tier", "off"):
+        jitted = np.asarray(didax.jit(f)(a, b))
+    assert eager.tobytes() == jitted.tobytes() and eager.shape == jitted.shape
