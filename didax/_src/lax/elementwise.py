@@ -207,12 +207,12 @@ codegen_rule(logistic_p, fresh=True)(emit_impl_call)
 
 @native_rule(logistic_p)
 def _logistic_native(c, eqn, x):
-    """As the impl: 1 / (1 + exp(-x)), and exp(x) where exp(-x) overflows (both computed:
-    a libm call in one branch only would not vectorize)."""
-    big = -np.log(dtypes.finfo(c.dtype).max)
+    """As the impl: 1 / (1 + exp(-x)), and exp(x) where exp(-x) overflows (computed for
+    the blocks holding such an x only)."""
+    big = c.const(-np.log(dtypes.finfo(c.dtype).max))
     head = c.let(f"{c.const(1)} / ({c.const(1)} + {c.call('exp', f'(-{x})')})")
-    tail = c.let(c.call("exp", x))
-    return f"({x} < {c.const(big)} ? {tail} : {head})"
+    tail = c.call("exp", x, where=f"{x} < {big}")
+    return f"({x} < {big} ? {tail} : {head})"
 
 
 sin_p = unop("sin", inexact, np.sin)

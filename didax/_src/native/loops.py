@@ -68,10 +68,13 @@ class Body:
     def read(self, ctype: str, expression: str) -> str:
         return self._new(ctype, expression, None, True)
 
-    def call(self, loop: int, ctype: str, args) -> str:
-        """The result of NumPy loop number `loop` (see Loops) on the locals `args`."""
+    def call(self, loop: int, ctype: str, args, where: str | None = None) -> str:
+        """The result of NumPy loop number `loop` (see emit) on the locals `args`; with
+        `where` (a C condition), only the elements it holds for are read, and the loop is
+        called only for blocks with such an element."""
         args = [a if _LOCAL.fullmatch(a) else self.let(ctype, a) for a in args]
-        return self._new(ctype, None, (loop, tuple(args)), False)
+        guard = None if where is None else self.let("npy_bool", where)
+        return self._new(ctype, None, (loop, tuple(args), guard), False)
 
 
 def _deps(expression: str) -> list:
@@ -264,7 +267,7 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         if is_read:
             phase[name] = 0
         elif call is not None:
-            phase[name] = 1 + max(phase[a] for a in call[1])
+            phase[name] = 1 + max(phase[a] for a in (*call[1], *call[2:3]) if a)
         else:
             phase[name] = max((phase[d] for d in _deps(expr)), default=0)
     n_phases = 1 + max(phase.values())
@@ -276,6 +279,9 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         elif not s[4]:
             lets[phase[s[0]]].append(s)
     finals = [[] for _ in range(n_phases)]  # (kind, local, target), where the local is
+    for s in block.stmts:  # a guarded call's flag: whether its guard holds in the block
+        if s[3] is not None and s[3][2] is not None:
+            finals[phase[s[3][2]]].append(("any", s[3][2], f"g{s[0]}"))
     for p, local in writes:
         finals[phase[local()]].append(("write", local(), p))
     for kind, rs in (("acc", local_acc), ("in place", in_place), ("pairwise", pairwise)):
@@ -293,6 +299,7 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         buffered.update(n for n in uses[p] if phase[n] < p and not stmts[n][4])
     for name in sorted(buffered, key=lambda n: int(n[1:])):
         b.append(f"{ind}{_c_type(stmts[name][1])} b{name}[{BLOCK}];")
+    flags = [t for fs in finals for kind, _, t in fs if kind == "any"]
     if pairwise:
         label = f"summed_{pairwise[0].slot}"
         b.append(f"{ind}npy_intp ws[64], wn[64]; int wd[64], top = 0;  /* the pairwise walk */")
@@ -305,17 +312,20 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         b.append(f"{ind2}    ws[top + 1] = ws[top]; wn[top + 1] = h; wd[top + 1] = 0; top++;")
         b.append(f"{ind2}}}")
         b.append(f"{ind2}const npy_intp j0 = ws[top], len = wn[top];")
+        b.extend(f"{ind2}int {flag} = 0;" for flag in flags)
     else:
         b.append(f"{ind}for (npy_intp j0 = 0; j0 < {inner.extent}; j0 += {BLOCK}) {{")
         ind2 = ind + "    "
         b.append(f"{ind2}const npy_intp len = {inner.extent} - j0 < {BLOCK} ? "
                  f"{inner.extent} - j0 : {BLOCK};")
+        b.extend(f"{ind2}int {flag} = 0;" for flag in flags)
     stored_reads = sorted((n for n in buffered if stmts[n][4]), key=lambda n: int(n[1:]))
     for p in range(n_phases):
-        for name, ct, _, (k, args), _ in calls[p]:  # NumPy's loops, on whole blocks
+        for name, ct, _, (k, args, guard), _ in calls[p]:  # NumPy's loops, on whole blocks
             argv = ", ".join(f"(char *)b{a}" for a in (*args, name))
             steps = ", ".join(f"sizeof({ct})" for _ in range(len(args) + 1))
-            b.append(f"{ind2}{{ char *args[] = {{{argv}}}; npy_intp steps[] = {{{steps}}};")
+            b.append(f"{ind2}if ({'g' + name if guard else 1}) {{ char *args[] = {{{argv}}}; "
+                     f"npy_intp steps[] = {{{steps}}};")
             b.append(f"{ind2}  {loops(k)}.fn(args, &len, steps, {loops(k)}.data); }}")
         stores = [s[0] for s in lets[p] if s[0] in buffered] + (stored_reads if p == 0 else [])
         if not lets[p] and not finals[p] and not stores:
@@ -324,7 +334,8 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         if _independent(inner, accumulating, [t for kind, _, t in finals[p]
                                                if kind == "in place"]):
             b.append(f"{ind2}#pragma omp simd" + "".join(
-                f" reduction(+:a{r.slot})" for r in accumulating))
+                f" reduction(+:a{r.slot})" for r in accumulating) + "".join(
+                f" reduction(|:{t})" for kind, _, t in finals[p] if kind == "any"))
         b.append(f"{ind2}for (npy_intp jj = 0; jj < len; jj++) {{")
         ind3 = ind2 + "    "
         b.append(f"{ind3}const npy_intp j = j0 + jj;")
@@ -339,7 +350,9 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         for name in stores:
             b.append(f"{ind3}b{name}[jj] = {name};")
         for kind, local, target in finals[p]:
-            if kind == "write":
+            if kind == "any":
+                b.append(f"{ind3}{target} |= {local};")
+            elif kind == "write":
                 b.append(f"{ind3}{target}[{out_index}] = {local};")
             elif kind == "acc":
                 acc = f"a{target.slot}"

@@ -124,12 +124,14 @@ class CExpr:
         """`value` as a C constant of this equation's dtype."""
         return c_constant(value, self.dtype)
 
-    def call(self, name: str, *args) -> str:
-        """NumPy's `name` (a ufunc of numpy, such as "exp") of `args`, elementwise."""
+    def call(self, name: str, *args, where: str | None = None) -> str:
+        """NumPy's `name` (a ufunc of numpy, such as "exp") of `args`, elementwise; with
+        `where` (a C condition), needed only where it holds (blocks where it nowhere does
+        skip the call)."""
         if name in _C_EXACT:
             fn = _C_EXACT[name] + ("f" if self.dtype == np.float32 else "")
             return f"{fn}({', '.join(args)})"
-        return self._block.call(self._loop(name, self.dtype), self.ctype, args)
+        return self._block.call(self._loop(name, self.dtype), self.ctype, args, where)
 
     def let(self, expression: str) -> str:
         """Binds `expression` to a fresh local; its name."""

@@ -130,3 +130,21 @@ def test_float_to_integer_conversions_saturate_as_jax(src):
         assert_same(m, e)
         assert_same(n, m)
         assert_same(e, np.asarray(w))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_logistic_tail_in_some_blocks(dtype):
+    """logistic(x) is exp(x) where exp(-x) overflows: the native loop calls NumPy's exp on
+    x only for the blocks (of 128 elements) holding such an x, and gives the NumPy tier's
+    bits in every block."""
+    with enable_x64(dtype == np.float64):
+        x = np.linspace(-5, 5, 400).astype(dtype)
+        x[200:210] = np.linspace(-1000, -80, 10).astype(dtype)  # in the second block only
+        tiers = Tiers(lambda x: lax.logistic(x) * 2.0)
+        native, numpy_, eager = tiers(x)
+        assert_same(native, numpy_)
+        assert_same(numpy_, eager)
+        tiny = np.log(np.finfo(dtype).smallest_subnormal)
+        assert np.all(native[200:210][x[200:210] > tiny + 1] > 0)  # (exp(x), not 0)
+        assert np.any(x[200:210] > tiny + 1)
+        assert_native(tiers.native, x)
