@@ -84,3 +84,21 @@ def assert_as_jax(program, *args, jax_jit=True, rtol=0.0, didax_jit=True):
         assert len(got) == len(want)
         for i, (g, w) in enumerate(zip(got, want)):
             assert_same_values(g, w, rtol, f"result {i}, {'jit' if jit else 'eager'}")
+
+
+INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+def integer_edges(dtype):
+    """0, 1, 2, 3, 7, 100, the extremes and their neighbours (and the negatives of some)."""
+    info = np.iinfo(dtype)
+    values = {0, 1, 2, 3, 7, 100, info.max, info.max - 1, info.min, info.min + 1}
+    if info.min < 0:
+        values |= {-1, -2, -3, -7}
+    return np.array(sorted(values), dtype)
+
+
+def integer_edge_pairs(dtype):
+    """Every pair of integer_edges, as two flat arrays."""
+    v = integer_edges(dtype)
+    return [a.ravel() for a in np.meshgrid(v, v)]

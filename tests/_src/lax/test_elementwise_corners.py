@@ -5,24 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from jax_testing import assert_as_jax, both_x64
-
-INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
-
-
-def _edges(dtype):
-    """0, 1, 2, 3, 7, 100, the extremes and their neighbours (and the negatives of some)."""
-    info = np.iinfo(dtype)
-    values = {0, 1, 2, 3, 7, 100, info.max, info.max - 1, info.min, info.min + 1}
-    if info.min < 0:
-        values |= {-1, -2, -3, -7}
-    return np.array(sorted(values), dtype)
-
-
-def _pairs(dtype):
-    """Every pair of edge values, as two flat arrays."""
-    v = _edges(dtype)
-    return [a.ravel() for a in np.meshgrid(v, v)]
+from jax_testing import INT_DTYPES, assert_as_jax, both_x64, integer_edge_pairs, integer_edges
 
 
 def _shift_counts(dtype):
@@ -32,7 +15,7 @@ def _shift_counts(dtype):
     counts = [0, 1, 3, bits - 1, bits, bits + 1, 2 * bits]
     if np.iinfo(dtype).min < 0:
         counts += [-1, -bits, -100]
-    return [a.ravel() for a in np.meshgrid(_edges(dtype), np.array(counts, dtype))]
+    return [a.ravel() for a in np.meshgrid(integer_edges(dtype), np.array(counts, dtype))]
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
@@ -46,7 +29,7 @@ def test_integer_arithmetic_matches_jax(dtype):
                     pow3=lax.integer_pow(x, 3), pow8=lax.integer_pow(x, 8))
 
     with both_x64():
-        assert_as_jax(program, *_pairs(dtype))
+        assert_as_jax(program, *integer_edge_pairs(dtype))
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
@@ -115,7 +98,7 @@ def test_integer_casts_wrap_as_jax(src):
                 for d in INT_DTYPES + [np.bool_, np.float16, np.float32, np.float64]]
 
     with both_x64():
-        assert_as_jax(program, _edges(src))
+        assert_as_jax(program, integer_edges(src))
 
 
 # Unary primitives and the domain their derivatives are drawn on. (Left out: exp2, which XLA

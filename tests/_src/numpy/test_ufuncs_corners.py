@@ -3,23 +3,7 @@ didax eagerly and under jit): integer division and remainders by zero, integer p
 Python scalars out of an integer type's range, derivatives at ties."""
 import numpy as np
 import pytest
-from jax_testing import assert_as_jax, both_x64
-
-INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
-
-
-def _edges(dtype):
-    info = np.iinfo(dtype)
-    values = {0, 1, 2, 3, 7, 100, info.max, info.max - 1, info.min, info.min + 1}
-    if info.min < 0:
-        values |= {-1, -2, -3, -7}
-    return np.array(sorted(values), dtype)
-
-
-def _pairs(dtype):
-    """Every pair of edge values, as two flat arrays."""
-    v = _edges(dtype)
-    return [a.ravel() for a in np.meshgrid(v, v)]
+from jax_testing import INT_DTYPES, assert_as_jax, both_x64, integer_edge_pairs
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
@@ -32,7 +16,7 @@ def test_jnp_integer_division_matches_jax(dtype):
                     right_shift=x >> y, bitwise_count=jnp.bitwise_count(x))
 
     with both_x64():
-        assert_as_jax(program, *_pairs(dtype))
+        assert_as_jax(program, *integer_edge_pairs(dtype))
 
 
 def test_logaddexp2_derivative_at_ties_as_jax():
@@ -53,7 +37,7 @@ def test_integer_power_as_jax(dtype):
         return jnp.power(x, y), x ** y
 
     with both_x64():
-        assert_as_jax(program, *_pairs(dtype))
+        assert_as_jax(program, *integer_edge_pairs(dtype))
 
 
 def test_power_with_concrete_exponents_as_jax():
