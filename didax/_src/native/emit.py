@@ -9,7 +9,7 @@ calls with NumPy arrays. Values that cross segments are NumPy arrays (native res
 allocated with PyArray_SimpleNew); values inside a native segment are C locals.
 
 Every result is the NumPy tier's, bit for bit (see loops.py and rules.py): products call
-NumPy's matmul loop on the operand layouts the NumPy tier gives it (lax.dot.gemm_operands),
+NumPy's matmul loop on the operand layouts the NumPy tier gives it (lax.dot.gemm_plan),
 so the same BLAS routine computes them.
 
 The source depends only on the jaxpr's structure (constants, the Python segments and
@@ -115,11 +115,11 @@ class _Module:
         self.counts = [0, 0]        # native, NumPy-tier equations in all functions
         self.n_bodies = 0
 
-    def loop(self, name: str, dtype, nargs: int | None = None) -> int:
+    def loop(self, name: str, dtype) -> int:
         """The number of NumPy's loop of `np.<name>` over `dtype` (all its operands and
         results), added to the module's table if new."""
         ufunc = getattr(np, name)
-        types = (np.dtype(dtype).num,) * (nargs or ufunc.nargs)
+        types = (np.dtype(dtype).num,) * ufunc.nargs
         key = (ufunc, types)
         if key not in self.loops:
             self.loops.append(key)
@@ -155,7 +155,9 @@ def _summed(eqn):
     if x.dtype not in FLOATS:
         return None
     _, _, is_sum = eqn.primitive.rules["native"](CExpr(x.dtype, None, None), eqn)
-    return tuple(pairwise_dims(x.shape, eqn.params["axes"])) or None if is_sum else None
+    if not is_sum:
+        return None
+    return tuple(pairwise_dims(x.shape, eqn.params["axes"])) or None
 
 
 def _is_outer(eqn) -> bool:
@@ -394,7 +396,7 @@ class _Emitter:
             self.body.append(f"    Py_INCREF(v[{s}]); PyTuple_SET_ITEM(result, {k}, v[{s}]);")
         source = self.module_source(len(j.invars))
         m = self.m
-        loops = tuple((ufunc, types) for ufunc, types in m.loops)
+        loops = tuple(m.loops)
         return Plan(source, tuple(m.py_segments), tuple(m.consts), loops, m.counts[0],
                     m.counts[1])
 

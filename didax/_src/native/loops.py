@@ -65,8 +65,9 @@ class Body:
     def let(self, ctype: str, expression: str) -> str:
         return self._new(ctype, expression, None, False)
 
-    def read(self, ctype: str, expression: str) -> str:
-        return self._new(ctype, expression, None, True)
+    def read(self, ctype: str, operand: int) -> str:
+        """Operand number `operand`'s element; its index is set once the loops are known."""
+        return self._new(ctype, operand, None, True)
 
     def call(self, loop: int, ctype: str, args, where: str | None = None) -> str:
         """The result of NumPy loop number `loop` (see emit) on the locals `args`; with
@@ -137,7 +138,7 @@ def loop_nest(b: list, shape, reads, body, writes, reductions, loops=None):
     if size == 0:
         return
     block = Body()
-    names = [block.read(ct, f"{p}[@{n}]") for n, (ct, p, _) in enumerate(reads)]
+    names = [block.read(ct, n) for n, (ct, _, _) in enumerate(reads)]
     body(block, names)
     for r in reductions:  # (a sum along kept or size-1 dimensions only adds in order)
         r.pairwise = r.pairwise and bool(_trailing_reduced(shape, r))
@@ -159,9 +160,8 @@ def loop_nest(b: list, shape, reads, body, writes, reductions, loops=None):
         return _index(axes, var_names, shape, st)
 
     read_at = [at(st) for _, _, st in reads]
-    for n, (name, ct, expr, call, is_read) in enumerate(block.stmts):
+    for n, (name, ct, k, _, is_read) in enumerate(block.stmts):
         if is_read:
-            k = int(expr[expr.index("@") + 1:-1])
             block.stmts[n] = (name, ct, f"{reads[k][1]}[{read_at[k]}]", None, True)
     out_index = at(out_st)
     for axis, v in zip(axes[:-1], var_names):
@@ -267,7 +267,8 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         if is_read:
             phase[name] = 0
         elif call is not None:
-            phase[name] = 1 + max(phase[a] for a in (*call[1], *call[2:3]) if a)
+            _, args, guard = call
+            phase[name] = 1 + max(phase[a] for a in (*args, guard) if a is not None)
         else:
             phase[name] = max((phase[d] for d in _deps(expr)), default=0)
     n_phases = 1 + max(phase.values())
