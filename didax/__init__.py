@@ -3,30 +3,30 @@
     import didax as jax
     import didax.numpy as jnp
 """
-from didax._src.api import (  # noqa: F401
+from didax._src.transforms.api import (  # noqa: F401
     ShapeDtypeStruct, eval_shape, grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,
     linearize, make_jaxpr, value_and_grad, vjp, vmap,
 )
-from didax._src.callback import pure_callback  # noqa: F401
-from didax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
-from didax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
-from didax._src.custom_extras import closure_convert, custom_gradient  # noqa: F401
+from didax._src.primitives.callback import pure_callback  # noqa: F401
+from didax._src.primitives.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
+from didax._src.primitives.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+from didax._src.primitives.custom_extras import closure_convert, custom_gradient  # noqa: F401
 from didax._src.config import config, enable_x64, numpy_dtype_promotion  # noqa: F401
 from didax._src.core import Array  # noqa: F401
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
-from didax._src.jit.api import clear_caches, disable_jit, jit, named_call  # noqa: F401
-from didax._src.visualize import visualize  # noqa: F401
-from didax._src.jax_alias import install_as_jax, uninstall_as_jax  # noqa: F401
-from didax._src.device import (  # noqa: F401
+from didax._src.transforms.jit import clear_caches, disable_jit, jit, named_call  # noqa: F401
+from didax._src.transforms.visualize import visualize  # noqa: F401
+from didax._src.compat.jax_alias import install_as_jax, uninstall_as_jax  # noqa: F401
+from didax._src.parallel.device import (  # noqa: F401
     Device, block_until_ready, device_count, device_get, device_put, devices, local_device_count,
     local_devices, process_count, process_index, typeof,
 )
-from didax._src.pmap import pmap  # noqa: F401
-from didax._src.shard_map import shard_map  # noqa: F401
-from didax._src.sharding import Mesh, NamedSharding, make_mesh  # noqa: F401
-from didax._src.sharding import PartitionSpec as P  # noqa: F401
+from didax._src.parallel.pmap import pmap  # noqa: F401
+from didax._src.parallel.shard_map import shard_map  # noqa: F401
+from didax._src.parallel.sharding import Mesh, NamedSharding, make_mesh  # noqa: F401
+from didax._src.parallel.sharding import PartitionSpec as P  # noqa: F401
 from didax._src.dtypes import float0  # noqa: F401
-from didax._src.environment import (  # noqa: F401
+from didax._src.parallel.environment import (  # noqa: F401
     debug_nans, default_backend, named_scope, print_environment_info,
 )
 from didax import ad_checkpoint  # noqa: F401

@@ -1,5 +1,5 @@
 """Mirrors `jax.ad_checkpoint`: rematerialisation, and what reverse mode stores."""
-from didax._src.checkpoint import (  # noqa: F401
+from didax._src.primitives.checkpoint import (  # noqa: F401
     checkpoint, checkpoint_name, checkpoint_policies, remat, saved_residuals,
 )
 

@@ -1,2 +1,2 @@
 """Mirrors `jax.flatten_util`: `ravel_pytree`."""
-from didax._src.flatten_util import ravel_pytree  # noqa: F401
+from didax._src.numpy.flatten_util import ravel_pytree  # noqa: F401

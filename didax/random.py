@@ -1,7 +1,7 @@
 """Pseudo-random numbers, mirroring `jax.random` (threefry2x32: the same keys give the same
 numbers as JAX)."""
 
-from didax._src.prng import PRNGKeyArray
+from didax._src.primitives.prng import PRNGKeyArray
 from didax._src.random import (
     PRNGKey,
     ball,

@@ -12,14 +12,17 @@ database).
 The suite runs with the settings users get: jit's native tier built in the background when
 a function is called again (and swapped in once built: both tiers give the same bits), and
 eager reverse mode's compiled steps built at the first sighting of a signature. jit's own
-tests (tests/_src/jit) and the eager steps' (tests/_src/interpreters/test_eager_vjp.py) run
+tests (those that use the `jit_tier` fixture) and the eager steps' (tests/_src/eager) run
 on both tiers: on the NumPy tier alone, and in jit's "check" mode, which builds every compiled
 function before its first call and runs both tiers on every call, failing unless their
 results are the same bits. `DIDAX_NATIVE_TIER=check python -m pytest` checks the tiers over
 every function the whole suite compiles (a few minutes more)."""
 import os
 
+import pytest
 from hypothesis import settings
+
+from didax._src.config import flag_context
 
 settings.register_profile("repeatable", derandomize=True, database=None, deadline=None)
 settings.register_profile("explore", deadline=None)
@@ -38,3 +41,16 @@ def pytest_collection_modifyitems(config, items):
     if long:
         config.hook.pytest_deselected(items=long)
         items[:] = [item for item in items if item not in long]
+
+
+JIT_TIERS = {"numpy tier": "off", "both tiers": "check"}
+
+
+@pytest.fixture(params=list(JIT_TIERS))
+def jit_tier(request):
+    """The test once on the NumPy tier alone, once in jit's "check" mode (every function it
+    compiles built as native code before its first call, and every call run on both tiers,
+    failing with TierMismatchError unless the results are the same bits). Modules of jit's
+    tests use it (`pytestmark`); tests about tiering itself set the tier they need."""
+    with flag_context("didax_native_tier", JIT_TIERS[request.param]):
+        yield request.param

@@ -1,5 +1,6 @@
-"""The functions the two-process test maps (shared by _src/distributed_program.py, which runs
-them under MPI, and test_distributed.py, which computes them in one process with vmap)."""
+"""The functions the two-process test maps (shared by _src/parallel/distributed_program.py,
+which runs them under MPI, and test_distributed.py, which computes them in one process with
+vmap)."""
 import numpy as np
 
 import didax.numpy as jnp

@@ -55,7 +55,7 @@ def check_derivatives(fn, args):
     """Second-order derivatives in both modes, float64, against finite differences."""
     import didax.numpy as jnp
     from didax._src.config import enable_x64
-    from didax._src.public_test_util import check_grads
+    from didax._src.transforms.public_test_util import check_grads
 
     with enable_x64():
         check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd", "rev"))

@@ -173,5 +173,5 @@ def test_training_gives_the_same_bits_on_every_run_under_load(tmp_path):
 
 
 def have_compiler() -> bool:
-    from didax._src.native import toolchain
+    from didax._src.compiler.native import toolchain
     return toolchain.toolchain() is not None

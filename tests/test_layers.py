@@ -2,15 +2,20 @@
 
 Read from the source with `ast`, imports inside functions included: an import moved into a
 function still ties the modules together, and hiding a cycle that way is what this guards
-against. Layers, bottom to top:
+against. Layers, bottom to top, each
+a folder of `didax/_src` (the core is the modules at its top, and `numerics/`):
 
-  core          abstract values, the IR and its printer, dtypes, pytrees, and the primitives
-                the interpreters bind themselves (base_prims)
-  interpreters  JVP, staging, partial evaluation, transposition, batching; the jit compiler
-                and its native tier
-  primitives    lax families, control flow, custom rules, checkpoint, the jit call primitive
-  api           the user-facing transformations (grad, vmap, jit, ...)
-  libraries     numpy, nn, scipy, random, optim and the public `didax.*` modules
+  core          abstract values, the IR and its printer, dtypes, pytrees, the primitives the
+                interpreters bind themselves (base_prims), special-function algorithms
+  interpreters  JVP, staging, partial evaluation, transposition, batching (`interpreters/`)
+  compiler      jaxpr passes, the NumPy tier's code generation, the native tier (`compiler/`)
+  eager         eager reverse mode's compiled steps (`eager/`)
+  primitives    lax families and control flow (`lax/`); custom rules, checkpoint, effects,
+                PRNG, the jit call primitive (`primitives/`)
+  api           the user-facing transformations: grad, vmap, jit, ... (`transforms/`)
+  parallel      devices, shardings, pmap, shard_map, processes (`parallel/`)
+  libraries     numpy, nn, scipy, random, optim, image, experimental, compat, and the public
+                `didax.*` modules
 """
 from __future__ import annotations
 
@@ -24,17 +29,15 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "didax"
 
 LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
-             "base_prims", "special_algorithms", "incomplete_algorithms", "bessel_algorithms",
-             "axis_env"],
-    "interpreters": ["interpreters", "jit.passes", "jit.compiler", "jit.codegen", "native"],
-    "primitives": ["dispatch", "checkify", "lax", "custom_derivatives", "custom_extras",
-                   "checkpoint", "prng", "callback", "debugging", "linear_solve",
-                   "jit.call", "device", "shards", "pmap_call", "sharding", "distributed"],
-    "api": ["api", "jit.api", "public_test_util", "visualize", "environment", "implicit",
-            "pmap", "shard_map"],
-    "libraries": ["numpy", "nn", "scipy", "random", "optim", "flatten_util",
-                  "ode", "image", "jax_alias", "foreign_rules",
-                  "traceback_util"],
+             "base_prims", "axis_env", "traceback_util", "numerics"],
+    "interpreters": ["interpreters"],
+    "compiler": ["compiler"],
+    "eager": ["eager"],
+    "primitives": ["lax", "primitives"],
+    "api": ["transforms"],
+    "parallel": ["parallel"],
+    "libraries": ["numpy", "nn", "scipy", "random", "optim", "image", "experimental",
+                  "compat"],
 }
 ORDER = list(LAYERS)
 
@@ -174,6 +177,14 @@ def test_no_upward_imports():
     assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
 
 
+def test_src_never_imports_the_public_modules():
+    """The public `didax.*` modules are a facade over `_src`; `_src` builds on itself only."""
+    modules, edges = _graph()
+    facade = [f"{m}:{line} imports {t}" for m in _layered(modules)
+              for t, line, _ in edges[m] if not t.startswith("didax._src")]
+    assert not facade, "imports of the public modules from _src:\n" + "\n".join(facade)
+
+
 def test_no_import_cycles():
     _, edges = _graph()
     largest = _cycles(edges)[0]
@@ -193,7 +204,7 @@ def test_interpreters_and_compiler_import_no_lax():
     modules, edges = _graph()
     for module in _layered(modules):
         imports = edges[module]
-        if layer_of(module) in ("core", "interpreters"):
+        if layer_of(module) in ("core", "interpreters", "compiler"):
             assert not [t for t, _, _ in imports if t.startswith("didax._src.lax")], module
 
 

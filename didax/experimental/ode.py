@@ -1,2 +1,2 @@
 """Mirrors `jax.experimental.ode` (`odeint`)."""
-from didax._src.ode import odeint  # noqa: F401
+from didax._src.experimental.ode import odeint  # noqa: F401

@@ -1,6 +1,6 @@
 """Mirrors `jax.extend.core`: `Primitive` for libraries (its impl written with `jax.numpy`),
 and the jaxpr types."""
-from didax._src.foreign_rules import LibraryPrimitive as Primitive  # noqa: F401
+from didax._src.compat.foreign_rules import LibraryPrimitive as Primitive  # noqa: F401
 from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr  # noqa: F401
 from didax._src.core import ShapedArray  # noqa: F401
 

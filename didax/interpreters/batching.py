@@ -1,7 +1,7 @@
 """Mirrors `jax.interpreters.batching`: `vmap` rules by primitive (called as JAX calls them,
 `rule(values, batch_dims, **params)`) and `not_mapped`, the batch dimension of an unbatched
 value."""
-from didax._src.foreign_rules import (  # noqa: F401
+from didax._src.compat.foreign_rules import (  # noqa: F401
     AxisData, axis_primitive_batchers, primitive_batchers,
 )
 from didax._src.interpreters.batching import (  # noqa: F401

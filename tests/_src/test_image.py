@@ -9,7 +9,7 @@ import didax
 import didax.image as dim
 import didax.numpy as jnp
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 
 _RNG = np.random.default_rng(0)
 IMG = _RNG.standard_normal((5, 7, 2)).astype(np.float32)

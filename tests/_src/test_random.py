@@ -10,7 +10,7 @@ import pytest
 import didax
 import didax.numpy as jnp
 import didax.random as R
-from didax._src import prng
+from didax._src.primitives import prng
 from didax._src.config import enable_x64
 from didax.test_util import check_grads
 

@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import check_arraylike
 
 __all__ = ["ResizeMethod", "resize", "scale_and_translate"]

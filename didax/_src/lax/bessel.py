@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import bessel_algorithms
+from didax._src.numerics import bessel as bessel_algorithms
 from didax._src.interpreters.jvp import defjvp2
 from didax._src.lax.base import unop
 from didax._src.core import get_aval

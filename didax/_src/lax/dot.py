@@ -24,9 +24,9 @@ from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.shape import transpose
 from didax._src.typecheck import any_, check_dtype
-from didax._src.jit.codegen import codegen_rule
-from didax._src.native.loops import contiguous
-from didax._src.native.rules import FLOATS, Matmul, native_rule
+from didax._src.compiler.codegen import codegen_rule
+from didax._src.compiler.native.loops import contiguous
+from didax._src.compiler.native.rules import FLOATS, Matmul, native_rule
 
 # --------------------------------------------------------------------------------------
 # Precision: accepted for API compatibility, printed in jaxprs, ignored by NumPy.

@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from didax._src import core, dtypes, special_algorithms, tree_util
+from didax._src import core, dtypes, tree_util
+from didax._src.numerics import special as special_algorithms
 from didax._src.base_prims import (
     add_any_p, add_tangents, broadcast_in_dim, broadcast_in_dim_p, convert_element_type,
     convert_element_type_p, reshape, saturation_bounds, scalar_array,
@@ -27,9 +28,9 @@ from didax._src.typecheck import (
     any_, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool, naryop_aval, num,
     sint,
 )
-from didax._src.jit.codegen import codegen_rule, emit_impl_call, np_name, ufunc_rule
-from didax._src.jit.passes import register_rewrite
-from didax._src.native.rules import (
+from didax._src.compiler.codegen import codegen_rule, emit_impl_call, np_name, ufunc_rule
+from didax._src.compiler.passes import register_rewrite
+from didax._src.compiler.native.rules import (
     C_TYPES, FLOATS, c_constant, c_expr, c_function, native_rule, numeric, wrapping,
 )
 

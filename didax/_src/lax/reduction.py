@@ -32,8 +32,8 @@ from didax._src.interpreters.transpose import is_undefined
 from didax._src.typecheck import (
     any_, bool_, canonical_axes, check_dtype, float_, int_, int_or_bool, num,
 )
-from didax._src.jit.codegen import codegen_rule
-from didax._src.native.rules import FLOATS, INTS, native_rule, wrapping
+from didax._src.compiler.codegen import codegen_rule
+from didax._src.compiler.native.rules import FLOATS, INTS, native_rule, wrapping
 
 # --------------------------------------------------------------------------------------
 # reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor

@@ -18,12 +18,12 @@ from didax._src.base_prims import (  # declared below the interpreters; rules ad
 )
 from didax._src.core import ShapedArray, get_aval
 from didax._src.ir import Literal
-from didax._src.jit.codegen import codegen_rule, index_text, range_text
+from didax._src.compiler.codegen import codegen_rule, index_text, range_text
 from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import select_n, sub
-from didax._src.native.rules import C_TYPES, ViewAt, c_constant, native_rule
+from didax._src.compiler.native.rules import C_TYPES, ViewAt, c_constant, native_rule
 from didax._src.typecheck import as_dtype, canonical_axes, check_shape, static_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE

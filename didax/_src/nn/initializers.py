@@ -15,7 +15,7 @@ import numpy as np
 from didax._src import random
 from didax._src import dtypes
 from didax._src.lax.control_flow.scan import scan
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 
 __all__ = [
     "Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",

@@ -17,7 +17,7 @@ import numpy as np
 from didax._src.errors import user_error
 from didax._src import dtypes
 from didax._src.core import get_aval
-from didax._src.custom_derivatives import custom_jvp
+from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
 from didax._src.lax import linalg as lax_linalg
 from didax._src.lax import reduction as lax_red

@@ -11,7 +11,7 @@ import numpy as np
 
 from didax._src import dtypes
 from didax._src.core import get_aval
-from didax._src.interpreters.eager_vjp import stepped
+from didax._src.eager.vjp import stepped
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.dot import dot_general

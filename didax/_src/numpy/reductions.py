@@ -18,7 +18,7 @@ from didax._src.base_prims import scalar_array
 from didax._src.errors import user_error
 from didax._src import dtypes
 from didax._src.core import ArrayBase
-from didax._src.interpreters.eager_vjp import stepped
+from didax._src.eager.vjp import stepped
 from didax._src.lax import elementwise as lax
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import api
+from didax._src.transforms import api
 from didax._src.lax.control_flow.scan import scan
 from didax._src.numpy import creation, joining, searching, shape_ops
 from didax._src.numpy.util import (

@@ -17,8 +17,8 @@ from didax._src import core, dtypes
 from didax._src.base_prims import scalar_array
 from didax._src.config import config
 from didax._src.core import Array, _aval_cache, get_aval
-from didax._src.custom_derivatives import custom_jvp
-from didax._src.interpreters.eager_vjp import EagerVJPInterpreter
+from didax._src.primitives.custom_derivatives import custom_jvp
+from didax._src.eager.vjp import EagerVJPInterpreter
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy.util import (

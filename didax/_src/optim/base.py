@@ -9,7 +9,7 @@ pure, so a whole training step can be differentiated, batched with `vmap` and co
 import collections
 from typing import Any, Callable, NamedTuple
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src import tree_util
 
 NO_PARAMS_MSG = ("This transformation needs the current parameters: pass them to update, as "

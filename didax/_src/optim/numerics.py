@@ -6,7 +6,7 @@ with optax's exact formulas, so that the numbers (and dtypes) match it. A leaf m
 """
 import operator
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src import tree_util
 
 

@@ -4,7 +4,7 @@ A schedule is pure and written with didax.numpy, so the count may be a Python in
 array, and the value follows it through `jit`, `vmap` and `grad`. Pass one wherever a
 learning rate is accepted; the optimizer counts its own steps from 0.
 """
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 
 
 def constant_schedule(value):

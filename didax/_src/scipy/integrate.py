@@ -1,7 +1,7 @@
 """didax.scipy.integrate: the trapezoidal rule, as `jax.scipy.integrate.trapezoid`."""
 from __future__ import annotations
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 
 __all__ = ["trapezoid"]
 

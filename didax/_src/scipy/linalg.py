@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from didax._src.custom_derivatives import custom_jvp
+from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.lax import linalg as lax_linalg
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import linalg as jnp_linalg

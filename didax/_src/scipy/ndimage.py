@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import operator
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src.lax import elementwise as lax
 from didax._src.numpy.util import check_arraylike
 

@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src import dtypes
 from didax._src.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact
 

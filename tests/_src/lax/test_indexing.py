@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from didax._src import api, core, dtypes
+from didax._src import core, dtypes
+from didax._src.transforms import api
 from didax._src.config import enable_x64
 from didax._src.lax import indexing as lax
 from didax._src.lax.indexing import (
@@ -19,7 +20,7 @@ from didax._src.lax.indexing import (
     GatherScatterMode as Mode,
     ScatterDimensionNumbers as SDN,
 )
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 from indexing_testing import draw_gather_dims
 
 MODES = ("clip", "fill", "promise_in_bounds")

@@ -13,7 +13,7 @@ import didax
 import didax.numpy as jnp
 from didax import lax
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 from vmap_testing import assert_same, loop
 
 linalg = lax.linalg

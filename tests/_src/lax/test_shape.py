@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import didax as jax
 from didax import lax
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 from numpy_testing import X64
 from jax_testing import both_x64
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import didax as jax
 import didax.numpy as jnp
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 
 SETTINGS = settings(max_examples=20, deadline=None)
 

@@ -6,7 +6,7 @@ import pytest
 import didax as jax
 import didax.numpy as jnp
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 
 INPUTS = {"f32": np.ones(3, np.float32), "i32": np.ones(3, np.int32), "i8": np.ones(3, np.int8),
           "u8": np.ones(3, np.uint8), "b": np.ones(3, bool), "f16": np.ones(3, np.float16),

@@ -7,7 +7,7 @@ import scipy.integrate
 import didax
 import didax.scipy.integrate as dint
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 
 
 @pytest.mark.parametrize("axis", [-1, 0])

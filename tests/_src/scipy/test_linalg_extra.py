@@ -10,7 +10,7 @@ import didax
 import didax.numpy as jnp
 import didax.scipy.linalg as dla
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 from jax_testing import assert_same as _same
 
 _RNG = np.random.default_rng(0)

@@ -10,7 +10,7 @@ import scipy.ndimage as snd
 import didax
 import didax.numpy as jnp
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 from didax.scipy.ndimage import map_coordinates
 
 X = np.arange(12.0, dtype=np.float32).reshape(3, 4)

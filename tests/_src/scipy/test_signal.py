@@ -12,7 +12,7 @@ import didax
 import didax.numpy as jnp
 import didax.scipy.signal as dss
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 from jax_testing import assert_same as _same
 from didax._src.scipy.windows import get_window
 

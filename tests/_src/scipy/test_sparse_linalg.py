@@ -11,7 +11,7 @@ import didax
 import didax.numpy as jnp
 import didax.scipy.sparse.linalg as dsl
 from didax._src.config import enable_x64
-from didax._src.public_test_util import check_grads
+from didax._src.transforms.public_test_util import check_grads
 
 _RNG = np.random.default_rng(0)
 _A = _RNG.standard_normal((5, 5))

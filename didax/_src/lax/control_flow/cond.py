@@ -23,9 +23,9 @@ from didax._src.errors import function_site, user_error
 from didax._src.tree_util import (
     first_difference, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten,
 )
-from didax._src.jit.codegen import codegen_rule, tuple_text
-from didax._src.native import control
-from didax._src.native.rules import native_rule
+from didax._src.compiler.codegen import codegen_rule, tuple_text
+from didax._src.compiler.native import control
+from didax._src.compiler.native.rules import native_rule
 
 cond_p = core.primitive("cond", multiple_results=True)
 

@@ -29,10 +29,10 @@ from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, t
 from didax._src.base_prims import add_any_p, transpose, transpose_p
 from didax._src.lax.dot import dot_general, dot_general_p
 from didax._src.lax.elementwise import add_p, integer_pow_p, mul_p, neg_p, square_p, sub_p
-from didax._src.jit.codegen import codegen_rule, tuple_text
-from didax._src.jit.passes import cse, forward_trivial, register_rewrite
-from didax._src.native import control
-from didax._src.native.rules import native_rule
+from didax._src.compiler.codegen import codegen_rule, tuple_text
+from didax._src.compiler.passes import cse, forward_trivial, register_rewrite
+from didax._src.compiler.native import control
+from didax._src.compiler.native.rules import native_rule
 
 scan_p = core.primitive("scan", multiple_results=True)
 
@@ -465,7 +465,7 @@ scan_p.def_batch(_scan_batch)
 
 
 # --------------------------------------------------------------------------------------
-# jit's rewrite of a scan equation (see jit/passes.py): work moved out of the loop. Each
+# jit's rewrite of a scan equation (see compiler/passes.py): work moved out of the loop. Each
 # step computes what it did; only where and how often changes.
 
 # A product of a step's slice of a stacked input with a loop-invariant operand is computed
@@ -494,7 +494,7 @@ def _unbatched_dot(eqn):
 
 def _rewrite_scan(eqn, program):
     """The scan equation `eqn` with work moved out of its loop, as (equations, aliases) for
-    jit/passes.rewrite_equations, or None if there is none to move:
+    compiler/passes.rewrite_equations, or None if there is none to move:
 
     - equations of the loop's constants alone run once before it (a transposed weight
       becomes a weight stored transposed);

@@ -32,9 +32,9 @@ from didax._src.lax.control_flow.carry_types import (
     carry_structure_error, carry_type_error, promote_weak_carry,
 )
 from didax._src.tree_util import tree_flatten, tree_unflatten
-from didax._src.jit.codegen import codegen_rule, tuple_text
-from didax._src.native import control
-from didax._src.native.rules import native_rule
+from didax._src.compiler.codegen import codegen_rule, tuple_text
+from didax._src.compiler.native import control
+from didax._src.compiler.native.rules import native_rule
 
 while_p = core.primitive("while", multiple_results=True)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src.lax.control_flow.while_loop import while_loop
 
 

@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-import didax.numpy as jnp
-from didax._src.api import value_and_grad
+from didax._src.numpy import namespace as jnp
+from didax._src.transforms.api import value_and_grad
 from didax._src.lax.control_flow.while_loop import while_loop
 from didax._src.scipy.optimize.line_search import line_search
 

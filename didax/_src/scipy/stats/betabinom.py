@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
 from didax._src.scipy.special import betaln, gammaln
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from didax._src.scipy.special import gammainc, gammaincc, gammaln
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
 
 

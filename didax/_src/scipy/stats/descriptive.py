@@ -10,7 +10,7 @@ import numpy as np
 
 from didax._src import dtypes
 from didax._src.lax.reduction import cummax, cummin
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import check_arraylike
 
 __all__ = ["ModeResult", "mode", "rankdata", "sem"]

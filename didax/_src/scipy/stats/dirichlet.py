@@ -6,7 +6,7 @@ import numpy as np
 
 from didax._src.numpy.util import promote_dtypes_inexact
 from didax._src.scipy.special import gammaln, xlogy
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 
 
 def logpdf(x, alpha):

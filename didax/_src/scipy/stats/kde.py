@@ -10,7 +10,7 @@ from didax._src import random
 from didax._src.nn.functions import logsumexp
 from didax._src.scipy.special import ndtr
 from didax._src.tree_util import register_pytree_node_class
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 
 __all__ = ["gaussian_kde"]
 

@@ -1,7 +1,7 @@
 """The Laplace distribution (jax.scipy.stats.laplace)."""
 from __future__ import annotations
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
 
 

@@ -1,7 +1,7 @@
 """The logistic distribution (jax.scipy.stats.logistic)."""
 from __future__ import annotations
 
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
 from didax._src.scipy.special import expit, logit
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src.scipy import special
-import didax.numpy as jnp
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
 
 

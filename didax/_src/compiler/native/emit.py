@@ -1,0 +1,892 @@
+"""C source for an optimised jaxpr: fused loops where primitives have native rules,
+calls back into the NumPy tier for every other run of equations.
+
+The equations are cut, in order, into segments: a native segment is a maximal run of
+equations with native rules and one result shape, computed by one loop nest (operands
+broadcast as lax broadcasts: size-1 dimensions, lower ranks); a Python segment is a
+maximal run of the others, compiled by the NumPy-tier compiler into a function the C code
+calls with NumPy arrays. Values that cross segments are NumPy arrays (native results are
+allocated with PyArray_SimpleNew); values inside a native segment are C locals.
+
+Every result is the NumPy tier's, bit for bit (see loops.py and rules.py): products call
+NumPy's matmul loop on the operand layouts the NumPy tier gives it (lax.dot.gemm_plan),
+so the same BLAS routine computes them.
+
+The source depends only on the jaxpr's structure (constants, the Python segments and
+NumPy's loops are handed to the module when it is instantiated), and every name in it is
+one made here.
+"""
+from __future__ import annotations
+
+import collections
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from didax._src import core
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, derived
+from didax._src.compiler.numpy_tier import compile_jaxpr
+from didax._src.compiler.passes import optimize
+from didax._src.compiler.native.loops import (
+    LEAF_SUMS, Body, Reduction, contiguous, loop_nest, over, pairwise_dims,
+)
+from didax._src.compiler.native.rules import C_TYPENUMS, C_TYPES, FLOATS, CExpr, ViewAt, c_constant
+from didax._src.compiler.native.toolchain import module_prelude
+
+
+class Plan(NamedTuple):
+    source: str              # C source of the module (its init function: PyInit_<name>)
+    python_segments: tuple   # the NumPy-tier functions the C code calls
+    consts: tuple            # NumPy values the C code reads (constants, literal results)
+    loops: tuple             # NumPy's loops it calls: (ufunc, NumPy type numbers)
+    native_equations: int    # how many equations run natively
+    python_equations: int    # how many run on the NumPy tier, inside the native function
+
+
+def native_kind(eqn):
+    """How `eqn` runs natively ("elementwise", "view", "reduce", "gemm"), or None: a native
+    rule that accepts it, dtypes C handles, and (elementwise) operands that broadcast to
+    its one result."""
+    rule = eqn.primitive.rules.get("native")
+    if rule is None:
+        return None
+    if rule.kind == "block":
+        return "block" if rule.when(eqn) else None
+    if eqn.primitive.multiple_results or len(eqn.outvars) != 1:
+        return None
+    out = eqn.outvars[0].aval
+    for a in (*eqn.invars, eqn.outvars[0]):
+        if a.aval.dtype not in C_TYPES:
+            return None
+    if rule.kind == "elementwise":
+        for a in eqn.invars:
+            s = a.aval.shape
+            if len(s) > len(out.shape) or any(d not in (1, o) for d, o in
+                                              zip(s[::-1], out.shape[::-1])):
+                return None
+    elif any(type(a) is Literal for a in eqn.invars):
+        return None
+    return rule.kind if rule.when(eqn) else None
+
+
+def native_ok(eqn) -> bool:
+    return native_kind(eqn) is not None
+
+
+def plan(closed: ClosedJaxpr) -> Plan | None:
+    """The module for `closed`, or None if no equation runs natively. Its name is the
+    macro DIDAX_MODULE, defined when it is built (see toolchain.build)."""
+    return _Emitter(_Module(), closed).emit()
+
+
+def native_counts(closed: ClosedJaxpr) -> tuple:
+    """(equations that would run natively, equations on the NumPy tier) in `closed`, control
+    flow counted through its bodies: what a control-flow rule weighs before compiling
+    (kept per jaxpr: nested loops would otherwise count inner bodies once per level)."""
+    return derived(closed, "native counts", lambda: _count(closed))
+
+
+def _count(closed: ClosedJaxpr) -> tuple:
+    native = python = 0
+    for eqn in closed.jaxpr.eqns:
+        kind = native_kind(eqn)
+        if kind == "block":
+            n, p = eqn.primitive.rules["native"].counts(eqn)
+            native, python = native + n, python + p
+        elif kind is None:
+            python += 1
+        else:
+            native += 1
+    return native, python
+
+
+class _Module:
+    """What the functions of one C module share: constants, NumPy-tier segments, NumPy's
+    loops, shape arrays, and the functions compiled for control-flow bodies."""
+
+    def __init__(self):
+        self.consts: list = []
+        self.py_segments: list = []
+        self.loops: list = []       # (ufunc, type numbers) of the loops called
+        self.statics: list = []     # file-scope shape arrays
+        self.shape_names: dict = {}
+        self.helpers: list = []     # C functions of bodies, each before its first caller
+        self.counts = [0, 0]        # native, NumPy-tier equations in all functions
+        self.n_bodies = 0
+
+    def loop(self, name: str, dtype) -> int:
+        """The number of NumPy's loop of `np.<name>` over `dtype` (all its operands and
+        results), added to the module's table if new."""
+        ufunc = getattr(np, name)
+        types = (np.dtype(dtype).num,) * ufunc.nargs
+        key = (ufunc, types)
+        if key not in self.loops:
+            self.loops.append(key)
+        return self.loops.index(key)
+
+    def shape_array(self, shape) -> str:
+        name = self.shape_names.get(shape)
+        if name is None:
+            name = self.shape_names[shape] = f"shape{len(self.shape_names)}"
+            dims = ", ".join(str(d) for d in shape) or "0"
+            self.statics.append(f"static npy_intp {name}[] = {{{dims}}};")
+        return name
+
+
+class Function(NamedTuple):
+    """A jaxpr compiled as a C function `int name(segments, consts, io, keep)`: `io` holds
+    its inputs, then arrays its results are written into (C-contiguous, of their types,
+    aliasing no input); `keep` holds `n_keep` arrays it reuses from call to call (NULL at
+    first); 0 on success, -1 with a Python exception set."""
+    name: str
+    n_in: int
+    n_out: int
+    n_keep: int
+
+
+def _at(pointer: str, offset: int) -> str:
+    return f"({pointer} + {offset})" if offset else pointer
+
+
+def _summed(eqn):
+    """The dimensions a reduction equation sums pairwise (a float sum), or None."""
+    x = eqn.invars[0].aval
+    if x.dtype not in FLOATS:
+        return None
+    _, _, is_sum = eqn.primitive.rules["native"](CExpr(x.dtype, None, None), eqn)
+    if not is_sum:
+        return None
+    return tuple(pairwise_dims(x.shape, eqn.params["axes"])) or None
+
+
+def _is_outer(eqn) -> bool:
+    """Whether `eqn` is a product with nothing to sum: a dot_general of two float arrays of
+    its dtype, contracting dimensions (if any) of size 1."""
+    if eqn.primitive.name != "dot_general":
+        return False
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    out = eqn.outvars[0]
+    pet = eqn.params.get("preferred_element_type")
+    return not (type(lhs) is Literal or type(rhs) is Literal
+                or type(out) is DropVar or math.prod(lhs.aval.shape[d] for d in lc) != 1
+                or not lhs.aval.dtype == rhs.aval.dtype == out.aval.dtype
+                or out.aval.dtype not in FLOATS
+                or (pet is not None and np.dtype(pet) != out.aval.dtype))
+
+
+class _Seg:
+    __slots__ = ("kind", "eqns", "shape", "reduced", "summed")
+
+    def __init__(self, kind, eqn, shape=None):
+        self.kind, self.eqns, self.shape, self.reduced = kind, [eqn], shape, set()
+        self.summed = None  # (loops) the dimensions its float sums sum pairwise
+
+
+class _Emitter:
+    """Writes one C function for a jaxpr: the module's `run` (`body` is None) or, for a
+    control-flow body, a `Function` (`body` is its name)."""
+
+    def __init__(self, module: _Module, closed, body: str | None = None):
+        self.m = module
+        self.closed = closed
+        self.jaxpr = closed.jaxpr
+        self.fname = body
+        self.slots: dict = {}       # variable -> index in v[] (values held as objects)
+        self.body: list = []
+        self.alias: dict = {}       # a view's variable -> (base, element strides, offset)
+        self.n_slots = 0
+        self.n_keep = 0             # keep[] entries: reused arrays, bodies' own keeps
+        self.dest: dict = {}        # (bodies) a result variable -> its io index
+        self.direct: set = set()    # (bodies) results computed in their io array
+        self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
+        self.n_names = 0            # C identifiers made by fresh()
+        self.n_synthetic = 0        # views made for outer products (not equations)
+
+    def shape_array(self, shape) -> str:
+        return self.m.shape_array(shape)
+
+    # segments ---------------------------------------------------------------------------
+
+    def base(self, a):
+        return self.alias[a][0] if a in self.alias else a
+
+    def segments(self):
+        """Cuts the equations, in order, into python, loop, gemm and control segments;
+        views become aliases (strided reads of their base)."""
+        segs: list = []
+        where: dict = {}  # variable -> the segment defining it
+        open_loop = None
+        eqns = collections.deque(self.scheduled())
+        while eqns:
+            eqn = eqns.popleft()
+            outer = self.outer_product(eqn)
+            if outer is not None:
+                eqn = outer[0]
+                eqns.extendleft(reversed(outer[1:]))
+            kind = native_kind(eqn)
+            out = eqn.outvars[0] if eqn.outvars else None
+            if kind == "view":
+                x = eqn.invars[0]
+                base, st, off = self.alias.get(x, (x, contiguous(x.aval.shape), 0))
+                new = eqn.primitive.rules["native"](eqn, st)
+                if isinstance(new, ViewAt):
+                    new, off = new.strides, off + new.offset
+                open_py = segs and segs[-1].kind == "py" and where.get(base) is segs[-1]
+                if new is not None and not open_py:  # (a view of a value the open NumPy-tier
+                    # segment computes is computed there too)
+                    self.alias[out] = (base, tuple(new), off)
+                    continue
+                kind = None
+            if kind is None:
+                if segs and segs[-1].kind == "py":
+                    segs[-1].eqns.append(eqn)
+                else:
+                    segs.append(_Seg("py", eqn))
+                open_loop = None
+            elif kind in ("gemm", "block"):
+                segs.append(_Seg(kind, eqn))
+                open_loop = None
+            else:
+                shape = (out.aval.shape if kind == "elementwise"
+                         else eqn.invars[0].aval.shape)
+                summed = _summed(eqn) if kind == "reduce" else None
+                seg = segs[open_loop] if open_loop is not None else None
+                if seg is None or seg.shape != shape or not all(
+                        type(a) is Literal or (where.get(self.base(a)) is not seg if a in
+                                               self.alias else a not in seg.reduced)
+                        for a in eqn.invars) or (summed and seg.summed not in (None, summed)):
+                    seg = _Seg("loop", eqn, shape)
+                    segs.append(seg)
+                    open_loop = len(segs) - 1
+                else:
+                    seg.eqns.append(eqn)
+                if kind == "reduce":
+                    seg.reduced.add(out)
+                    seg.summed = seg.summed or summed
+            for v in eqn.outvars:
+                where[v] = segs[-1] if kind != "view" else None
+        return segs
+
+    def scheduled(self) -> list:
+        """The equations in order, but outer products (see outer_product) moved down to
+        just before their first reader, so they join its loop."""
+        eqns = self.jaxpr.eqns
+        first_use: dict = {}
+        for k, eqn in enumerate(eqns):
+            for a in eqn.invars:
+                if type(a) is not Literal:
+                    first_use.setdefault(a, k)
+        moved: dict = {}  # index of the first reader -> equations moved before it
+        out = []
+        for k, eqn in enumerate(eqns):
+            out += moved.pop(k, [])
+            at = first_use.get(eqn.outvars[0]) if _is_outer(eqn) else None
+            if at is None:
+                out.append(eqn)
+            else:
+                moved.setdefault(at, []).append(eqn)
+        return out
+
+    def outer_product(self, eqn):
+        """A product with nothing to sum (K = 1) as the elementwise multiplication of its
+        operands read broadcast (views with stride 0 across the other side's dimensions), so
+        it fuses with its neighbours: `w - lr * outer(x, d)`, a layer's SGD update at batch
+        1, is one pass over `w` with no product written out; per-example gradients (batch
+        dimensions) likewise. Exactly what the NumPy tier computes: with a contracting
+        dimension (of size 1) np.matmul's zero plus one product (so a product -0 is +0),
+        else a multiplication. Returns the equations replacing `eqn`, or None."""
+        if not _is_outer(eqn):
+            return None
+        (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+        out = eqn.outvars[0]
+        views = []
+        n_lhs_free = eqn.invars[0].aval.ndim - len(lc) - len(lb)
+        for side, (a, c, b) in enumerate(zip(eqn.invars, (lc, rc), (lb, rb))):
+            base, st, off = self.alias.get(a, (a, contiguous(a.aval.shape), 0))
+            free = [st[d] for d in range(a.aval.ndim) if d not in c and d not in b]
+            strides = [st[d] for d in b] + [0] * (out.aval.ndim - len(b))
+            at = len(b) + (n_lhs_free if side else 0)
+            strides[at:at + len(free)] = free
+            v = Var(out.aval)
+            self.alias[v] = (base, tuple(strides), off)
+            self.n_synthetic += 1
+            views.append(v)
+        mul = core.all_primitives["mul"]
+        if not lc:  # (a multiplication on the NumPy tier too)
+            return [JaxprEqn(mul, views, [out], {}, eqn.source_info)]
+        product = Var(out.aval)
+        zero = Literal(np.zeros((), out.aval.dtype)[()], core.ShapedArray((), out.aval.dtype))
+        return [JaxprEqn(mul, views, [product], {}, eqn.source_info),
+                JaxprEqn(core.all_primitives["add"], [product, zero], [out], {},
+                         eqn.source_info)]
+
+    def slot(self, v) -> int:
+        s = self.slots.get(v)
+        if s is None:
+            s = self.slots[v] = self.n_slots
+            self.n_slots += 1
+        return s
+
+    def emit(self) -> Plan | None:
+        segs = self.segments()
+        n_native = sum(len(s.eqns) for s in segs if s.kind not in ("py", "block"))
+        n_native += len(self.alias) - self.n_synthetic
+        n_python = sum(len(s.eqns) for s in segs if s.kind == "py")
+        n_block = sum(1 for s in segs if s.kind == "block")
+        if not n_native + n_block and self.fname is None:
+            return None
+        self.m.counts[0] += n_native + n_block  # (control-flow bodies count their own)
+        self.m.counts[1] += n_python
+        j = self.jaxpr
+        # Where each variable (a view: its base) is read: segments' indices, len(segs) for
+        # results.
+        readers: dict = {}
+        for i, seg in enumerate(segs):
+            for eqn in seg.eqns:
+                for a in eqn.invars:
+                    if type(a) is not Literal:
+                        readers.setdefault(self.base(a), set()).add(i)
+        for a in j.outvars:
+            if type(a) is not Literal:
+                readers.setdefault(self.base(a), set()).add(len(segs))
+        self.readers = readers
+        self.last_reader = {a: max(r) for a, r in readers.items()}
+        args = "args" if self.fname is None else "io"
+        for k, v in enumerate(j.invars):
+            self.body.append(f"    v[{self.slot(v)}] = {args}[{k}]; Py_INCREF({args}[{k}]);")
+        for v, c in zip(j.constvars, self.closed.consts):
+            value = c._value if type(c) is core.Array else c
+            self._hold_const(self.slot(v), np.array(value, v.aval.dtype, order="C"))
+        if self.fname is not None:  # results computed where they are written
+            for k, a in enumerate(j.outvars):
+                if (type(a) is not Literal and a not in self.alias and a not in j.invars
+                        and a not in self.dest):
+                    self.dest[a] = len(j.invars) + k
+        for i, seg in enumerate(segs):
+            if seg.kind == "loop":
+                self.loop_segment(i, seg)
+            else:
+                temps = self.materialize_all(seg.eqns)
+                if seg.kind == "gemm":
+                    self.gemm_segment(i, seg.eqns[0])
+                elif seg.kind == "block":
+                    self.block_segment(i, seg.eqns[0])
+                else:
+                    self.python_segment(i, seg.eqns)
+                for a in temps:
+                    self.body.append(f"    Py_CLEAR(v[{self.slots.pop(a)}]);")
+            self.release(i)
+        result_items = []
+        for k, a in enumerate(j.outvars):
+            if type(a) is Literal:
+                s = self.slot(("literal result", k))
+                self._hold_const(s, np.asarray(a.val, a.aval.dtype))
+            elif a in self.alias:
+                s = self.materialize(a)
+            else:
+                s = self.slots[a]
+            result_items.append(s)
+        if self.fname is not None:
+            return self.finish_function(result_items)
+        self.body.append(f"    result = PyTuple_New({len(result_items)});")
+        self.body.append("    if (result == NULL) goto done;")
+        for k, s in enumerate(result_items):
+            self.body.append(f"    Py_INCREF(v[{s}]); PyTuple_SET_ITEM(result, {k}, v[{s}]);")
+        source = self.module_source(len(j.invars))
+        m = self.m
+        loops = tuple(m.loops)
+        return Plan(source, tuple(m.py_segments), tuple(m.consts), loops, m.counts[0],
+                    m.counts[1])
+
+    def finish_function(self, result_items) -> Function:
+        """Copies the results not computed in place into their io arrays; adds the C
+        function to the module."""
+        j = self.jaxpr
+        n_in = len(j.invars)
+        for k, (a, s) in enumerate(zip(j.outvars, result_items)):
+            if type(a) is Literal or a not in self.direct or self.dest.get(a) != n_in + k:
+                typenum = C_TYPENUMS[j.outvars[k].aval.dtype]
+                self.body.append(f"    if (copy_into(io[{n_in + k}], v[{s}], {typenum}) < 0) "
+                                 "goto done;")
+        n_slots = max(self.n_slots, 1)
+        self.m.helpers.append("\n".join([
+            f"static int {self.fname}(PyObject *segments, PyObject *consts, "
+            "PyObject *const *io, PyObject **keep) {",
+            f"    PyObject *v[{n_slots}] = {{NULL}};",
+            "    int status = -1;",
+            *self.body,
+            "    status = 0;",
+            "done:",
+            f"    for (int k = 0; k < {n_slots}; k++) Py_XDECREF(v[k]);",
+            "    return status;",
+            "}", ""]))
+        return Function(self.fname, n_in, len(j.outvars), self.n_keep)
+
+    def _hold_const(self, slot: int, value):
+        self.body.append(f"    v[{slot}] = PyTuple_GET_ITEM(consts, {len(self.m.consts)}); "
+                         f"Py_INCREF(v[{slot}]);")
+        self.m.consts.append(value)
+
+    def release(self, i: int):
+        """Drops the values whose last reader was segment `i`."""
+        for a, last in self.last_reader.items():
+            if last == i and a in self.slots:
+                self.body.append(f"    Py_CLEAR(v[{self.slots[a]}]);")
+
+    def needed_after(self, v, i: int) -> bool:
+        return any(r > i for r in self.readers.get(v, ()))
+
+    # views ------------------------------------------------------------------------------
+
+    def materialize_all(self, eqns) -> list:
+        """Makes arrays of the views `eqns` read (their slots, to clear after)."""
+        temps = []
+        for eqn in eqns:
+            for a in eqn.invars:
+                if type(a) is not Literal and a in self.alias and a not in self.slots:
+                    self.materialize(a)
+                    temps.append(a)
+        return temps
+
+    def materialize(self, a) -> int:
+        """The view `a` as an array in its own slot: a reshaped base if it reads it in
+        order, else a copy by a loop."""
+        if a in self.slots:
+            return self.slots[a]
+        base, st, off = self.alias[a]
+        shape, s = a.aval.shape, self.slot(a)
+        b = self.body
+        keep = [d for d in range(len(shape)) if shape[d] != 1]
+        in_order = (off == 0 and math.prod(shape) == math.prod(base.aval.shape) and
+                    [st[d] for d in keep] == [contiguous(shape)[d] for d in keep])
+        b.append("    {  /* a view */")
+        self.as_array(base)
+        if in_order:
+            b.append(f"        PyArray_Dims dims = {{{self.shape_array(shape)}, {len(shape)}}};")
+            b.append(f"        v[{s}] = PyArray_Newshape((PyArrayObject *)v[{self.slots[base]}],"
+                     " &dims, NPY_CORDER);")
+            b.append(f"        if (v[{s}] == NULL) goto done;")
+        else:
+            ctype = C_TYPES[a.aval.dtype]
+            self.new_array(s, a.aval)
+            loop_nest(b, shape, [(ctype, _at(f"p{self.slots[base]}", off),
+                                  over(shape, shape, st))],
+                      lambda block, names: None, [(f"q{s}", lambda: "t0")], [])
+        b.append("    }")
+        return s
+
+    def as_array(self, a):
+        """Declares p<slot>, the data of `a` (converted to a C-contiguous array)."""
+        s = self.slots[a]
+        ctype, typenum = C_TYPES[a.aval.dtype], C_TYPENUMS[a.aval.dtype]
+        self.body.append(f"        if (as_carray(&v[{s}], {typenum}, {a.aval.ndim}, "
+                         f"{self.shape_array(a.aval.shape)}) < 0) goto done;")
+        self.body.append(f"        const {ctype} *restrict p{s} = (const {ctype} *)"
+                         f"PyArray_DATA((PyArrayObject *)v[{s}]);")
+
+    def new_array(self, s, aval, zero=False, var=None):
+        """Declares q<s>, the data of a new array of `aval` in slot `s`: in a body, the io
+        array `var` is written into if it is a result; else (and for values of `run` that
+        are not its results) an array of keep[] reused from the previous call when nothing
+        else holds it (no page faults for large intermediates, such as stacked residuals,
+        on every call); results of `run` are new arrays."""
+        ctype, typenum = C_TYPES[aval.dtype], C_TYPENUMS[aval.dtype]
+        shape = self.shape_array(aval.shape)
+        b = self.body
+        reused = True  # an io array or keep[]'s (to be zeroed here if asked)
+        if var is not None and var in self.dest and var not in self.direct:
+            self.direct.add(var)
+            b.append(f"        v[{s}] = io[{self.dest[var]}]; Py_INCREF(v[{s}]);")
+        elif self.fname is not None or (var is not None and var not in self.results):
+            b.append(f"        v[{s}] = scratch(&keep[{self.n_keep}], {aval.ndim}, {shape}, "
+                     f"{typenum});")
+            self.n_keep += 1
+        elif zero:
+            reused = False
+            b.append(f"        v[{s}] = PyArray_ZEROS({aval.ndim}, {shape}, {typenum}, 0);")
+        else:
+            b.append(f"        v[{s}] = PyArray_SimpleNew({aval.ndim}, {shape}, {typenum});")
+        b.append(f"        if (v[{s}] == NULL) goto done;")
+        b.append(f"        {ctype} *restrict q{s} = ({ctype} *)"
+                 f"PyArray_DATA((PyArrayObject *)v[{s}]);")
+        if zero and reused and math.prod(aval.shape):
+            b.append(f"        memset(q{s}, 0, {math.prod(aval.shape) * aval.dtype.itemsize});")
+
+    # Python segments --------------------------------------------------------------------
+
+    def python_segment(self, i: int, eqns):
+        defined = set()
+        ins = []
+        for eqn in eqns:
+            for a in eqn.invars:
+                if type(a) is not Literal and a not in defined and a not in ins:
+                    ins.append(a)
+            defined.update(v for v in eqn.outvars if type(v) is not DropVar)
+        outs = [v for eqn in eqns for v in eqn.outvars
+                if type(v) is not DropVar and self.needed_after(v, i)]
+        sub = ClosedJaxpr(Jaxpr([], ins, outs, eqns), [])
+        fn = compile_jaxpr(sub, "segment", debug_nans=False, optimized=True)
+        k = len(self.m.py_segments)
+        self.m.py_segments.append(fn.run)
+        argv = ", ".join(f"v[{self.slots[a]}]" for a in ins) or "NULL"
+        b = self.body
+        b.append(f"    {{  /* equations on the NumPy tier: {len(eqns)} */")
+        b.append(f"        PyObject *argv[{len(ins) + 1}] = {{{argv}}};")
+        b.append(f"        PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(segments, {k}), "
+                 f"argv, {len(ins)}, NULL);")
+        b.append("        if (r == NULL) goto done;")
+        b.append(f"        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != {len(outs)}) {{")
+        b.append("            Py_DECREF(r);")
+        b.append('            PyErr_SetString(PyExc_RuntimeError, "didax native: a NumPy-tier '
+                 'segment returned an unexpected value");')
+        b.append("            goto done;")
+        b.append("        }")
+        for n, v in enumerate(outs):
+            s = self.slot(v)
+            b.append(f"        v[{s}] = PyTuple_GET_ITEM(r, {n}); Py_INCREF(v[{s}]);")
+        b.append("        Py_DECREF(r);")
+        b.append("    }")
+
+    # control flow -----------------------------------------------------------------------
+
+    def block_segment(self, i: int, eqn):
+        """An equation whose rule writes its C itself (control flow: the loop or branch)
+        with this emitter's helpers below; results nobody reads are dropped."""
+        self.body.append(f"    {{  /* {eqn.primitive.name}, native */")
+        eqn.primitive.rules["native"](self, eqn)
+        self.body.append("    }")
+        for v in eqn.outvars:
+            if type(v) is DropVar or not self.needed_after(v, i):
+                self.body.append(f"    Py_CLEAR(v[{self.slot(v)}]);")
+
+    def line(self, text: str):
+        """Appends a line of C (inside the segment's block)."""
+        self.body.append("        " + text)
+
+    def operand(self, a) -> str:
+        """The C expression of the object holding operand `a` (a literal becomes a
+        constant); views were made arrays before the rule runs."""
+        if type(a) is Literal:
+            s = self.slot(("literal", id(a), len(self.m.consts)))
+            self.body.append("    {")
+            self._hold_const(s, np.asarray(a.val, a.aval.dtype))
+            self.body.append("    }")
+        else:
+            s = self.slots[a]
+        return f"v[{s}]"
+
+    def result(self, v) -> str:
+        """The C expression of the slot result `v` is put in (the rule stores a new
+        reference there)."""
+        return f"v[{self.slot(v)}]"
+
+    def function(self, closed) -> Function:
+        """`closed` (optimised here) compiled as a C function of this module."""
+        self.m.n_bodies += 1
+        return _Emitter(self.m, optimize(closed), f"body{self.m.n_bodies}").emit()
+
+    def keep_range(self, n: int) -> str:
+        """A C expression of `n` keep[] entries reserved for a body this function calls."""
+        at = self.n_keep
+        self.n_keep += n
+        return f"keep + {at}"
+
+    def fresh(self, hint: str) -> str:
+        """A C identifier unique in this function."""
+        self.n_names += 1
+        return f"{hint}{self.n_names}"
+
+    def ctype(self, aval) -> tuple:
+        """(C type, NumPy type number macro, shape array name) of `aval`."""
+        return C_TYPES[aval.dtype], C_TYPENUMS[aval.dtype], self.shape_array(aval.shape)
+
+    # native segments --------------------------------------------------------------------
+
+    def loop_segment(self, i: int, seg):
+        shape, eqns = seg.shape, seg.eqns
+        defined, ins = set(), []  # operands read from arrays (or views of arrays)
+        for eqn in eqns:
+            for a in eqn.invars:
+                if type(a) is not Literal and a not in defined and a not in ins:
+                    ins.append(a)
+            defined.add(eqn.outvars[0])
+        outs = [e.outvars[0] for e in eqns if e.outvars[0] not in seg.reduced and
+                type(e.outvars[0]) is not DropVar and self.needed_after(e.outvars[0], i)]
+        b = self.body
+        b.append(f"    {{  /* native loop over {shape}: {len(eqns)} equations */")
+        reads, done = [], set()
+        for a in ins:
+            base, st, off = self.alias.get(a, (a, contiguous(a.aval.shape), 0))
+            if base not in done:
+                done.add(base)
+                self.as_array(base)
+            reads.append((C_TYPES[a.aval.dtype], _at(f"p{self.slots[base]}", off),
+                          over(shape, a.aval.shape, st)))
+        for v in outs:
+            self.new_array(self.slot(v), v.aval, var=v)
+        reductions = {}
+        for eqn in eqns:
+            out = eqn.outvars[0]
+            if out in seg.reduced:
+                s = self.slot(out)
+                self.new_array(s, out.aval, var=out)
+                c = CExpr(out.aval.dtype, None, None)
+                init, combine, is_sum = eqn.primitive.rules["native"](c, eqn)
+                axes = eqn.params["axes"]
+                kept = tuple(d not in axes for d in range(len(shape)))
+                reductions[eqn] = Reduction(s, C_TYPES[out.aval.dtype], kept, init, combine,
+                                            is_sum, is_sum and out.aval.dtype in FLOATS)
+        names: dict = {}
+
+        def body(block, read_names):
+            names.update(zip(ins, read_names))
+            for eqn in eqns:
+                args = [c_constant(a.val, a.aval.dtype) if type(a) is Literal else names[a]
+                        for a in eqn.invars]
+                if eqn in reductions:
+                    reductions[eqn].local = args[0]
+                    continue
+                out = eqn.outvars[0]
+                c = CExpr(out.aval.dtype, block, self.m.loop)
+                expression = eqn.primitive.rules["native"](c, eqn, *args)
+                names[out] = block.let(C_TYPES[out.aval.dtype], expression)
+
+        writes = [(f"q{self.slots[v]}", lambda v=v: names[v]) for v in outs]
+        loop_nest(b, shape, reads, body, writes, list(reductions.values()),
+                  lambda k: f"didax_loops[{k}]")
+        b.append("    }")
+
+    def gemm_segment(self, i: int, eqn):
+        """A product: NumPy's matmul loop on the operands' data, read as the NumPy tier's
+        views read them (see the rule's Matmul), so the same BLAS routine computes it."""
+        mm = eqn.primitive.rules["native"](eqn)
+        lhs, rhs = eqn.invars
+        out = eqn.outvars[0]
+        b = self.body
+        sz = out.aval.dtype.itemsize
+        b.append("    {  /* a product: NumPy's matmul loop */")
+        self.as_array(lhs)
+        if rhs is not lhs:
+            self.as_array(rhs)
+        s = self.slot(out)
+        self.new_array(s, out.aval, var=out)
+        first, second = (rhs, lhs) if mm.swapped else (lhs, rhs)
+        if mm.swapped:  # the transposed product, into a scratch array
+            ctype, typenum = C_TYPES[out.aval.dtype], C_TYPENUMS[out.aval.dtype]
+            t = self.fresh("t")
+            b.append(f"        PyObject *{t}_a = scratch(&keep[{self.n_keep}], 2, "
+                     f"{self.shape_array((mm.M, mm.N))}, {typenum});")
+            self.n_keep += 1
+            b.append(f"        if ({t}_a == NULL) goto done;")
+            b.append(f"        {ctype} *restrict {t} = ({ctype} *)"
+                     f"PyArray_DATA((PyArrayObject *){t}_a);")
+            dest = t
+        else:
+            dest = f"q{s}"
+        k = self.m.loop("matmul", out.aval.dtype)
+        steps = (*mm.first[:1], *mm.second[:1], mm.M * mm.N * sz, *mm.first[1:],
+                 *mm.second[1:], mm.N * sz, sz)
+        b.append(f"        {{ char *args[] = {{(char *)p{self.slots[first]}, "
+                 f"(char *)p{self.slots[second]}, (char *){dest}}};")
+        b.append(f"          npy_intp dims[] = {{{mm.batch}, {mm.M}, {mm.K}, {mm.N}}};")
+        b.append(f"          npy_intp steps[] = {{{', '.join(map(str, steps))}}};")
+        b.append(f"          didax_loops[{k}].fn(args, dims, steps, didax_loops[{k}].data); }}")
+        if mm.swapped:
+            b.append(f"        for (npy_intp r = 0; r < {mm.N}; r++)")
+            b.append(f"            for (npy_intp j = 0; j < {mm.M}; j++)")
+            b.append(f"                q{s}[r * {mm.M} + j] = {t}[j * {mm.N} + r];")
+            b.append(f"        Py_DECREF({t}_a);")
+        b.append("    }")
+
+    # the module -------------------------------------------------------------------------
+
+    def module_source(self, n_in: int) -> str:
+        n_slots = max(self.n_slots, 1)
+        n_keep = max(self.n_keep, 1)
+        m = self.m
+        parts = [
+            module_prelude(),
+            "#include <string.h>",
+            *m.statics,
+            "",
+            _AS_CARRAY,
+            _FIND_LOOPS,
+            f"static didax_loop didax_loops[{max(len(m.loops), 1)}];",
+            LEAF_SUMS,
+            _BODY_HELPERS,
+            *m.helpers,
+            "static PyObject *run(PyObject *state, PyObject *const *args, Py_ssize_t nargs) {",
+            "    PyObject *segments = PyTuple_GET_ITEM(state, 0);",
+            "    PyObject *consts = PyTuple_GET_ITEM(state, 1);",
+            f"    PyObject *v[{n_slots}] = {{NULL}};",
+            "    /* Arrays reused from call to call (kept, unless a call is already using",
+            "       them: a NumPy-tier segment may let another thread in). */",
+            f"    static PyObject *kept[{n_keep}];",
+            "    static int kept_busy;",
+            f"    PyObject *own[{n_keep}] = {{NULL}};",
+            "    int mine = !kept_busy;",
+            "    PyObject **keep = mine ? kept : own;",
+            "    kept_busy = 1;",
+            "    PyObject *result = NULL;",
+            f"    if (nargs != {n_in}) {{",
+            f'        PyErr_Format(PyExc_TypeError, "expected {n_in} arguments, got %zd", '
+            "nargs);",
+            "        goto done;",
+            "    }",
+            *self.body,
+            "done:",
+            f"    for (int k = 0; k < {n_slots}; k++) Py_XDECREF(v[k]);",
+            "    if (mine) kept_busy = 0;",
+            f"    else for (int k = 0; k < {n_keep}; k++) Py_XDECREF(own[k]);",
+            "    return result;",
+            "}",
+            "",
+            "static PyMethodDef run_def = {\"run\", (PyCFunction)(void (*)(void))run, "
+            "METH_FASTCALL, NULL};",
+            "",
+            "/* make((segments, consts, loops)): the compiled function, holding what it calls;",
+            "   `loops`: the NumPy loops it calls, ((ufunc, (type numbers...)), ...). */",
+            "static PyObject *make(PyObject *self, PyObject *state) {",
+            "    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 3",
+            "        || !PyTuple_Check(PyTuple_GET_ITEM(state, 2))",
+            f"        || PyTuple_GET_SIZE(PyTuple_GET_ITEM(state, 2)) != {len(m.loops)}) {{",
+            '        PyErr_SetString(PyExc_TypeError, "make expects (segments, consts, loops)");',
+            "        return NULL;",
+            "    }",
+            "    if (find_loops(PyTuple_GET_ITEM(state, 2), didax_loops) < 0) return NULL;",
+            "    return PyCFunction_NewEx(&run_def, state, NULL);",
+            "}",
+            "",
+            "static PyMethodDef methods[] = {{\"make\", make, METH_O, NULL}, "
+            "{NULL, NULL, 0, NULL}};",
+            "static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "
+            "DIDAX_STR(DIDAX_MODULE), NULL, -1, methods};",
+            "PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {",
+            "    import_array();",
+            "    return PyModule_Create(&module_def);",
+            "}",
+        ]
+        return "\n".join(parts) + "\n"
+
+
+_AS_CARRAY = r"""/* Makes *slot a C-contiguous, aligned array of `typenum` (converting if needed) and
+   checks its shape. */
+static int as_carray(PyObject **slot, int typenum, int ndim, const npy_intp *dims) {
+    PyObject *o = *slot;
+    if (!(PyArray_CheckExact(o) && PyArray_TYPE((PyArrayObject *)o) == typenum
+          && PyArray_ISCARRAY_RO((PyArrayObject *)o))) {
+        PyObject *c = PyArray_FROMANY(o, typenum, 0, 0, NPY_ARRAY_CARRAY_RO);
+        if (c == NULL) return -1;
+        Py_DECREF(o);
+        *slot = o = c;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
+    if (PyArray_NDIM(a) != ndim) goto bad;
+    for (int d = 0; d < ndim; d++) if (PyArray_DIMS(a)[d] != dims[d]) goto bad;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_TypeError, "didax native: an operand has an unexpected shape");
+    return -1;
+}
+"""
+
+_FIND_LOOPS = r"""/* Fills `loops` with NumPy's inner loops named by `table`: ((ufunc, (type numbers of
+   its operands and results)), ...). 0, or -1 with an exception set. */
+typedef struct { PyUFuncGenericFunction fn; void *data; } didax_loop;
+static int find_loops(PyObject *table, didax_loop *loops) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(table); k++) {
+        PyObject *entry = PyTuple_GET_ITEM(table, k);
+        PyObject *ufunc = PyTuple_GET_ITEM(entry, 0), *types = PyTuple_GET_ITEM(entry, 1);
+        if (strcmp(Py_TYPE(ufunc)->tp_name, "numpy.ufunc") != 0) {
+            PyErr_SetString(PyExc_TypeError, "didax native: a loop's table names no ufunc");
+            return -1;
+        }
+        PyUFuncObject *u = (PyUFuncObject *)ufunc;
+        int j, found = 0;
+        for (j = 0; j < u->ntypes && !found; j++) {
+            found = PyTuple_GET_SIZE(types) == u->nargs && u->functions[j] != NULL;
+            for (int a = 0; found && a < u->nargs; a++)
+                found = u->types[j * u->nargs + a] == PyLong_AsLong(PyTuple_GET_ITEM(types, a));
+        }
+        if (!found) {
+            PyErr_Format(PyExc_RuntimeError, "didax native: NumPy's %s has no loop for the "
+                         "types the module needs", u->name);
+            return -1;
+        }
+        loops[k].fn = u->functions[j - 1];
+        loops[k].data = u->data ? u->data[j - 1] : NULL;
+    }
+    return 0;
+}
+"""
+
+_BODY_HELPERS = r"""/* keep[k] again if nothing but keep holds it (the previous call's array, dead now),
+   else a new array left in keep[k]; a new reference either way. */
+static PyObject *scratch(PyObject **keep, int ndim, npy_intp *dims, int typenum) {
+    PyObject *a = *keep;
+    if (a == NULL || Py_REFCNT(a) != 1) {
+        a = PyArray_SimpleNew(ndim, dims, typenum);
+        if (a == NULL) return NULL;
+        Py_XDECREF(*keep);
+        *keep = a;
+    }
+    Py_INCREF(a);
+    return a;
+}
+
+/* Copies the value `src` (an array or a NumPy or Python scalar) into the C-contiguous array
+   `dst` of the same shape. */
+static int copy_into(PyObject *dst, PyObject *src, int typenum) {
+    if (dst == src) return 0;
+    PyArrayObject *d = (PyArrayObject *)dst;
+    PyObject *c = PyArray_FROMANY(src, typenum, 0, 0, NPY_ARRAY_CARRAY_RO);
+    if (c == NULL) return -1;
+    if (PyArray_SIZE((PyArrayObject *)c) != PyArray_SIZE(d)) {
+        Py_DECREF(c);
+        PyErr_SetString(PyExc_RuntimeError, "didax native: a result has an unexpected shape");
+        return -1;
+    }
+    memcpy(PyArray_DATA(d), PyArray_DATA((PyArrayObject *)c), PyArray_NBYTES(d));
+    Py_DECREF(c);
+    return 0;
+}
+
+/* *win: an array of `ndim`, `dims` and `typenum` over `data` inside the C-contiguous array
+   `base` (one slice of a stacked value). The object is reused, its data pointer moved, when
+   nothing but *win holds it; 0, or -1 with an exception set. */
+static int window(PyObject **win, PyObject *base, char *data, int ndim, npy_intp *dims,
+                  int typenum) {
+    PyObject *w = *win;
+    if (w != NULL && Py_REFCNT(w) == 1) {
+        ((PyArrayObject_fields *)w)->data = data;
+        return 0;
+    }
+    Py_XDECREF(w);
+    *win = NULL;
+    PyArray_Descr *descr = PyArray_DescrFromType(typenum);
+    if (descr == NULL) return -1;
+    w = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, dims, NULL, data,
+                             NPY_ARRAY_CARRAY, NULL);
+    if (w == NULL) return -1;
+    Py_INCREF(base);
+    if (PyArray_SetBaseObject((PyArrayObject *)w, base) < 0) {
+        Py_DECREF(w);
+        return -1;
+    }
+    *win = w;
+    return 0;
+}
+
+/* A new C-contiguous copy of the array value `src` (of `typenum`), for a carry buffer. */
+static PyObject *fresh_copy(PyObject *src, int typenum, int ndim, npy_intp *dims) {
+    PyObject *a = PyArray_SimpleNew(ndim, dims, typenum);
+    if (a == NULL) return NULL;
+    if (copy_into(a, src, typenum) < 0) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+"""

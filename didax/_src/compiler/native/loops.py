@@ -1,0 +1,412 @@
+"""C loop nests: one loop nest over a shape reads its operands through element strides
+(0 where broadcast: views and lax broadcasting are reindexed reads, never copies), computes
+a run of elementwise expressions, writes some of them out and accumulates reductions.
+
+Everything is computed as the NumPy tier computes it, bit for bit:
+- Functions NumPy computes with its own SIMD loops (exp, tanh, sin...) are not C library
+  calls but calls of NumPy's loops themselves, block by block: the innermost loop runs in
+  blocks of at most BLOCK elements, in phases between the calls, values crossing a call
+  kept in block buffers. (NumPy's loops compute each element alone, whatever the stride or
+  the block: tests/_src/compiler/native check it.)
+- A float sum sums in NumPy's order for a C-contiguous operand (the NumPy tier makes its
+  operand one, see lax.reduction): pairwise over the trailing run of reduced dimensions
+  (blocks of 8 accumulators on leaves of at most 128 elements, halves at multiples of 8
+  above), each such row added in turn to the output, which starts at +0. The row is walked
+  leaf by leaf (a stack of the pairwise tree's pending halves), so the summed expression is
+  never written out. Integer sums (exact), max and min accumulate in order.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+BLOCK = 128  # elements per block: a pairwise leaf is at most this long too
+_LOCAL = re.compile(r"\bt(\d+)\b")
+
+
+def contiguous(shape) -> tuple:
+    st, acc = [], 1
+    for d in reversed(shape):
+        st.append(acc)
+        acc *= d
+    return tuple(st[::-1])
+
+
+def over(shape, vshape, strides) -> tuple:
+    """Strides of a value of `vshape` (read with `strides`) broadcast over `shape`."""
+    pad = len(shape) - len(vshape)
+    return (0,) * pad + tuple(0 if d == 1 else s for d, s in zip(vshape, strides))
+
+
+class Reduction:
+    """An output array `q{slot}` of `ctype`, accumulating `local` over the loop dimensions
+    not in `kept` (a mask), starting at `init`, combined by `combine` ({0} acc, {1} value);
+    `pairwise`: a float sum (summed in NumPy's order, see the module's docstring)."""
+
+    def __init__(self, slot, ctype, kept, init, combine, is_sum, pairwise=False):
+        self.slot, self.ctype, self.kept = slot, ctype, kept
+        self.init, self.combine, self.is_sum = init, combine, is_sum
+        self.pairwise = pairwise
+        self.local = None
+
+
+class Body:
+    """The statements computing one element, recorded for the loop nest to place: `let`
+    binds a C expression to a local, `call` a NumPy loop's result over the block."""
+
+    def __init__(self):
+        self.stmts: list = []  # (name, ctype, expression or None, call or None, is_read)
+
+    def _new(self, ctype, expression, call, is_read) -> str:
+        name = f"t{len(self.stmts)}"
+        self.stmts.append((name, ctype, expression, call, is_read))
+        return name
+
+    def let(self, ctype: str, expression: str) -> str:
+        return self._new(ctype, expression, None, False)
+
+    def read(self, ctype: str, operand: int) -> str:
+        """Operand number `operand`'s element; its index is set once the loops are known."""
+        return self._new(ctype, operand, None, True)
+
+    def call(self, loop: int, ctype: str, args, where: str | None = None) -> str:
+        """The result of NumPy loop number `loop` (see emit) on the locals `args`; with
+        `where` (a C condition), only the elements it holds for are read, and the loop is
+        called only for blocks with such an element."""
+        args = [a if _LOCAL.fullmatch(a) else self.let(ctype, a) for a in args]
+        guard = None if where is None else self.let("npy_bool", where)
+        return self._new(ctype, None, (loop, tuple(args), guard), False)
+
+
+def _deps(expression: str) -> list:
+    return [f"t{n}" for n in _LOCAL.findall(expression)]
+
+
+def _c_type(ctype: str) -> str:
+    return "int" if ctype == "npy_bool" else ctype  # (a char among floats stops gcc vectorizing)
+
+
+class _Axis:
+    """A loop over one or more dimensions of the shape, merged."""
+
+    def __init__(self, dims, shape):
+        self.dims = list(dims)
+        self.extent = math.prod(shape[d] for d in dims)
+
+
+def _flat(dims, shape, st) -> bool:
+    """Whether an operand with strides `st` reads `dims` as one dimension."""
+    return all(st[d] == st[e] * shape[e] for d, e in zip(dims, dims[1:]))
+
+
+def _index(axes, var_names, shape, st) -> str:
+    """The element offset of an operand with strides `st` at the loops' indices."""
+    terms = []
+    for axis, v in zip(axes, var_names):
+        dims = axis.dims
+        if not dims:
+            continue
+        if _flat(dims, shape, st):
+            s = st[dims[-1]]
+            if s:
+                terms.append(v if s == 1 else f"{v} * {s}")
+            continue
+        inner = 1
+        for d in reversed(dims):  # a merged axis an operand reads across: its indices
+            if st[d]:
+                q = v if inner == 1 else f"({v} / {inner})"
+                if d != dims[0]:
+                    q = f"({q} % {shape[d]})"
+                terms.append(f"{q} * {st[d]}")
+            inner *= shape[d]
+    return " + ".join(terms) or "0"
+
+
+def loop_nest(b: list, shape, reads, body, writes, reductions, loops=None):
+    """Appends to `b` the loop nest over `shape`. `reads`: [(ctype, pointer, strides)];
+    `body(block, names)` records with `block` (a Body) the locals computed from the names
+    of `reads` (in order) and sets each reduction's `local`; `writes`: [(pointer,
+    local-name getter)] row-major; `loops`: the C expression of NumPy loop number k's
+    (function, data) pair is `loops(k)` (see emit)."""
+    ind = "        "
+    size = math.prod(shape)
+    for r in reductions:  # outputs start at the initial value
+        osize = math.prod(d for d, k in zip(shape, r.kept) if k)
+        b.append(f"{ind}for (npy_intp k = 0; k < {osize}; k++) q{r.slot}[k] = {r.init};")
+        ost = iter(contiguous(tuple(d for d, k in zip(shape, r.kept) if k)))
+        r.strides = tuple(next(ost) if k else 0 for k in r.kept)
+    if size == 0:
+        return
+    block = Body()
+    names = [block.read(ct, n) for n, (ct, _, _) in enumerate(reads)]
+    body(block, names)
+    for r in reductions:  # (a sum along kept or size-1 dimensions only adds in order)
+        r.pairwise = r.pairwise and bool(_trailing_reduced(shape, r))
+    out_st = contiguous(shape)
+    operands = [st for _, _, st in reads] + [out_st] + [r.strides for r in reductions]
+    axes = _axes(shape, operands, reductions)
+    if not axes:  # one element
+        axes = [_Axis([], shape)]
+    calls = any(s[3] is not None for s in block.stmts)
+    pairwise = [r for r in reductions if r.pairwise]
+    var_names = [f"i{k}" for k in range(len(axes) - 1)] + ["j"]
+    inner = axes[-1]
+    # Reductions accumulated in a local over the inner loop (reduced along all of it).
+    local_acc = [r for r in reductions
+                 if not r.pairwise and not any(r.kept[d] for d in inner.dims)]
+    in_place = [r for r in reductions if not r.pairwise and r not in local_acc]
+
+    def at(st):
+        return _index(axes, var_names, shape, st)
+
+    read_at = [at(st) for _, _, st in reads]
+    for n, (name, ct, k, _, is_read) in enumerate(block.stmts):
+        if is_read:
+            block.stmts[n] = (name, ct, f"{reads[k][1]}[{read_at[k]}]", None, True)
+    out_index = at(out_st)
+    for axis, v in zip(axes[:-1], var_names):
+        b.append(f"{ind}for (npy_intp {v} = 0; {v} < {axis.extent}; {v}++) {{")
+        ind += "    "
+    for r in local_acc:
+        b.append(f"{ind}{r.ctype} a{r.slot} = q{r.slot}[{at(r.strides)}];")
+    if not calls and not pairwise:
+        _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, at)
+    else:
+        _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise,
+                       out_index, at, loops)
+    for r in local_acc:
+        b.append(f"{ind}q{r.slot}[{at(r.strides)}] = a{r.slot};")
+    for _ in axes[:-1]:
+        ind = ind[:-4]
+        b.append(f"{ind}}}")
+
+
+def _axes(shape, operands, reductions) -> list:
+    """The loops: dimensions of size 1 dropped, neighbours merged where every operand reads
+    them as one and every reduction keeps or reduces both; a float sum's trailing reduced
+    dimensions always one loop (its rows, summed pairwise)."""
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    group = []
+    for r in reductions:
+        if r.pairwise:
+            g = _trailing_reduced(shape, r)
+            if group and g != group:
+                raise ValueError("float sums over different trailing dimensions in one loop")
+            group = g
+    axes: list = []
+    for d in dims:
+        if d in group and group and d != group[0]:
+            axes[-1] = _Axis(axes[-1].dims + [d], shape)
+            continue
+        if axes and (not group or d != group[0]):
+            merged = axes[-1].dims + [d]
+            if (all(_flat(merged, shape, st) for st in operands)
+                    and all(len({r.kept[e] for e in merged}) == 1 for r in reductions)):
+                axes[-1] = _Axis(merged, shape)
+                continue
+        axes.append(_Axis([d], shape))
+    return axes
+
+
+def pairwise_dims(shape, reduced) -> list:
+    """The dimensions a float sum over the dimensions `reduced` sums pairwise: its trailing
+    reduced dimensions of size > 1 (none: it adds in order)."""
+    g = []
+    for d in reversed(range(len(shape))):
+        if shape[d] == 1:
+            continue
+        if d not in reduced:
+            break
+        g.insert(0, d)
+    return g
+
+
+def _trailing_reduced(shape, r) -> list:
+    return pairwise_dims(shape, [d for d, k in enumerate(r.kept) if not k])
+
+
+def _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, at):
+    """The inner loop, each element computed whole; vectorized where its elements are
+    independent (gcc would otherwise check at run time whether outputs overlap inputs, and
+    was seen to run its scalar loop: they never do)."""
+    if _independent(inner, local_acc, in_place):
+        b.append(f"{ind}#pragma omp simd" + "".join(f" reduction(+:a{r.slot})"
+                                                     for r in local_acc))
+    b.append(f"{ind}for (npy_intp j = 0; j < {inner.extent}; j++) {{")
+    ind2 = ind + "    "
+    for name, ct, expr, _, _ in block.stmts:
+        b.append(f"{ind2}const {_c_type(ct)} {name} = {expr};")
+    for r in local_acc:
+        b.append(f"{ind2}a{r.slot} = {r.combine.format(f'a{r.slot}', r.local)};")
+    for r in in_place:
+        q = f"q{r.slot}[{at(r.strides)}]"
+        b.append(f"{ind2}{q} = {r.combine.format(q, r.local)};")
+    for p, local in writes:
+        b.append(f"{ind2}{p}[{out_index}] = {local()};")
+    b.append(f"{ind}}}")
+
+
+def _independent(inner, local_acc, in_place) -> bool:
+    """Whether the inner loop's iterations may run in any order: no accumulation in order
+    (a max or min) across it, and each element of an output updated in place written by
+    one iteration only (its reduction keeps all of the inner loop's dimensions). Integer
+    sums reassociate exactly."""
+    return (all(r.is_sum for r in local_acc)
+            and all(all(r.kept[d] for d in inner.dims) for r in in_place))
+
+
+def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, out_index,
+                   at, loops):
+    """The inner loop in blocks (a float sum's pairwise leaves, else BLOCK elements), each
+    block in phases: the statements computable before NumPy's loops are called, the calls,
+    the statements after them... A value a later phase or a call reads is kept in a block
+    buffer `b<name>`; reads of operands are read again where needed."""
+    stmts = {s[0]: s for s in block.stmts}
+    phase: dict = {}
+    for name, _, expr, call, is_read in block.stmts:
+        if is_read:
+            phase[name] = 0
+        elif call is not None:
+            _, args, guard = call
+            phase[name] = 1 + max(phase[a] for a in (*args, guard) if a is not None)
+        else:
+            phase[name] = max((phase[d] for d in _deps(expr)), default=0)
+    n_phases = 1 + max(phase.values())
+    lets = [[] for _ in range(n_phases)]   # computed in each phase, in order
+    calls = [[] for _ in range(n_phases)]  # called before each phase
+    for s in block.stmts:
+        if s[3] is not None:
+            calls[phase[s[0]]].append(s)
+        elif not s[4]:
+            lets[phase[s[0]]].append(s)
+    finals = [[] for _ in range(n_phases)]  # (kind, local, target), where the local is
+    for s in block.stmts:  # a guarded call's flag: whether its guard holds in the block
+        if s[3] is not None and s[3][2] is not None:
+            finals[phase[s[3][2]]].append(("any", s[3][2], f"g{s[0]}"))
+    for p, local in writes:
+        finals[phase[local()]].append(("write", local(), p))
+    for kind, rs in (("acc", local_acc), ("in place", in_place), ("pairwise", pairwise)):
+        for r in rs:
+            finals[phase[r.local]].append((kind, r.local, r))
+    buffered = {r.local for r in pairwise}  # locals held in block buffers
+    for s in block.stmts:
+        if s[3] is not None:
+            buffered.update((s[0], *s[3][1]))
+    uses = [set() for _ in range(n_phases)]
+    for p in range(n_phases):
+        for s in lets[p]:
+            uses[p].update(_deps(s[2]))
+        uses[p].update(local for _, local, _ in finals[p])
+        buffered.update(n for n in uses[p] if phase[n] < p and not stmts[n][4])
+    for name in sorted(buffered, key=lambda n: int(n[1:])):
+        b.append(f"{ind}{_c_type(stmts[name][1])} b{name}[{BLOCK}];")
+    flags = [t for fs in finals for kind, _, t in fs if kind == "any"]
+    if pairwise:
+        label = f"summed_{pairwise[0].slot}"
+        b.append(f"{ind}npy_intp ws[64], wn[64]; int wd[64], top = 0;  /* the pairwise walk */")
+        b.extend(f"{ind}{r.ctype} wl{r.slot}[64], v{r.slot};" for r in pairwise)
+        b.append(f"{ind}ws[0] = 0; wn[0] = {inner.extent}; wd[0] = 0;")
+        b.append(f"{ind}for (;;) {{")
+        ind2 = ind + "    "
+        b.append(f"{ind2}while (wn[top] > {BLOCK}) {{  /* down to the next leaf */")
+        b.append(f"{ind2}    npy_intp h = wn[top] / 2; h -= h % 8;")
+        b.append(f"{ind2}    ws[top + 1] = ws[top]; wn[top + 1] = h; wd[top + 1] = 0; top++;")
+        b.append(f"{ind2}}}")
+        b.append(f"{ind2}const npy_intp j0 = ws[top], len = wn[top];")
+        b.extend(f"{ind2}int {flag} = 0;" for flag in flags)
+    else:
+        b.append(f"{ind}for (npy_intp j0 = 0; j0 < {inner.extent}; j0 += {BLOCK}) {{")
+        ind2 = ind + "    "
+        b.append(f"{ind2}const npy_intp len = {inner.extent} - j0 < {BLOCK} ? "
+                 f"{inner.extent} - j0 : {BLOCK};")
+        b.extend(f"{ind2}int {flag} = 0;" for flag in flags)
+    stored_reads = sorted((n for n in buffered if stmts[n][4]), key=lambda n: int(n[1:]))
+    for p in range(n_phases):
+        for name, ct, _, (k, args, guard), _ in calls[p]:  # NumPy's loops, on whole blocks
+            argv = ", ".join(f"(char *)b{a}" for a in (*args, name))
+            steps = ", ".join(f"sizeof({ct})" for _ in range(len(args) + 1))
+            b.append(f"{ind2}if ({'g' + name if guard else 1}) {{ char *args[] = {{{argv}}}; "
+                     f"npy_intp steps[] = {{{steps}}};")
+            b.append(f"{ind2}  {loops(k)}.fn(args, &len, steps, {loops(k)}.data); }}")
+        stores = [s[0] for s in lets[p] if s[0] in buffered] + (stored_reads if p == 0 else [])
+        if not lets[p] and not finals[p] and not stores:
+            continue
+        accumulating = [t for kind, _, t in finals[p] if kind == "acc"]
+        if _independent(inner, accumulating, [t for kind, _, t in finals[p]
+                                               if kind == "in place"]):
+            b.append(f"{ind2}#pragma omp simd" + "".join(
+                f" reduction(+:a{r.slot})" for r in accumulating) + "".join(
+                f" reduction(|:{t})" for kind, _, t in finals[p] if kind == "any"))
+        b.append(f"{ind2}for (npy_intp jj = 0; jj < len; jj++) {{")
+        ind3 = ind2 + "    "
+        b.append(f"{ind3}const npy_intp j = j0 + jj;")
+        computed = {s[0] for s in lets[p]}
+        needed = uses[p] | set(stored_reads if p == 0 else ())
+        for name in sorted(needed - computed, key=lambda n: int(n[1:])):
+            s = stmts[name]
+            source = s[2] if s[4] else f"b{name}[jj]"
+            b.append(f"{ind3}const {_c_type(s[1])} {name} = {source};")
+        for name, ct, expr, _, _ in lets[p]:
+            b.append(f"{ind3}const {_c_type(ct)} {name} = {expr};")
+        for name in stores:
+            b.append(f"{ind3}b{name}[jj] = {name};")
+        for kind, local, target in finals[p]:
+            if kind == "any":
+                b.append(f"{ind3}{target} |= {local};")
+            elif kind == "write":
+                b.append(f"{ind3}{target}[{out_index}] = {local};")
+            elif kind == "acc":
+                acc = f"a{target.slot}"
+                b.append(f"{ind3}{acc} = {target.combine.format(acc, local)};")
+            elif kind == "in place":
+                q = f"q{target.slot}[{at(target.strides)}]"
+                b.append(f"{ind3}{q} = {target.combine.format(q, local)};")
+        b.append(f"{ind2}}}")
+    if not pairwise:
+        b.append(f"{ind}}}")
+        return
+    for r in pairwise:
+        leaf = "pw_leaf_f" if r.ctype == "float" else "pw_leaf_d"
+        b.append(f"{ind2}v{r.slot} = {leaf}(b{r.local}, len);")
+    b.append(f"{ind2}for (;;) {{  /* up the tree: a left half waits for its right half */")
+    b.append(f"{ind2}    if (top == 0) goto {label};")
+    b.append(f"{ind2}    top--;")
+    b.append(f"{ind2}    if (!wd[top]) {{")
+    b.append(f"{ind2}        wd[top] = 1;")
+    b.extend(f"{ind2}        wl{r.slot}[top] = v{r.slot};" for r in pairwise)
+    b.append(f"{ind2}        npy_intp h = wn[top] / 2; h -= h % 8;")
+    b.append(f"{ind2}        ws[top + 1] = ws[top] + h; wn[top + 1] = wn[top] - h; "
+             "wd[top + 1] = 0; top++;")
+    b.append(f"{ind2}        break;")
+    b.append(f"{ind2}    }}")
+    b.extend(f"{ind2}    v{r.slot} = wl{r.slot}[top] + v{r.slot};" for r in pairwise)
+    b.append(f"{ind2}}}")
+    b.append(f"{ind}}}")
+    b.append(f"{ind}{label}:;")
+    for r in pairwise:
+        q = f"q{r.slot}[{at(r.strides)}]"
+        b.append(f"{ind}{q} = {q} + v{r.slot};")
+
+
+LEAF_SUMS = r"""/* A pairwise sum's leaf (at most 128 values), as NumPy sums it. */
+#define DIDAX_PW_LEAF(name, T)                                                         \
+static inline T name(const T *a, npy_intp n) {                                         \
+    if (n < 8) {                                                                       \
+        T res = 0;                                                                     \
+        for (npy_intp i = 0; i < n; i++) res += a[i];                                  \
+        return res;                                                                    \
+    }                                                                                  \
+    T r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5], r6 = a[6],     \
+      r7 = a[7];                                                                       \
+    npy_intp i;                                                                        \
+    for (i = 8; i < n - (n % 8); i += 8) {                                             \
+        r0 += a[i]; r1 += a[i + 1]; r2 += a[i + 2]; r3 += a[i + 3];                    \
+        r4 += a[i + 4]; r5 += a[i + 5]; r6 += a[i + 6]; r7 += a[i + 7];                \
+    }                                                                                  \
+    T res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));                         \
+    for (; i < n; i++) res += a[i];                                                    \
+    return res;                                                                        \
+}
+DIDAX_PW_LEAF(pw_leaf_f, float)
+DIDAX_PW_LEAF(pw_leaf_d, double)
+"""

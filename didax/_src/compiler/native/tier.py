@@ -1,0 +1,198 @@
+"""Tiering: the NumPy tier serves the first calls of a jitted function; its native code,
+built on a background thread, replaces it when ready (the `didax_native_tier` option:
+"background", "sync" to build before the first call returns, "off", or "check": a test
+mode that builds before the first call and runs both tiers on every call, raising
+TierMismatchError unless their results are the same bits).
+
+In the background mode only functions called a second time are built (most functions
+jit traces, such as derivatives of one call, run once). The swap is one assignment of the
+executable's `run`, so a call sees either tier whole, and both compute the same bits (see
+compiler/native/emit.py): when the swap happens never changes a result. Nothing here ever fails a
+call: a build that cannot be done leaves the NumPy tier.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import warnings
+
+import numpy as np
+
+from didax._src.config import config
+from didax._src.errors import NativeTierWarning, TierMismatchError
+from didax._src.ir import Jaxpr, derived
+from didax._src.compiler import numpy_tier as compiler
+from didax._src.compiler.native import cache
+from didax._src.compiler.native import emit
+from didax._src.compiler.native import toolchain
+
+CALLS_BEFORE_BUILD = 2  # background mode: built when called this many times
+
+
+class Native:
+    """What the native tier knows about one executable."""
+
+    __slots__ = ("status", "source", "plan", "on_ready")
+
+    def __init__(self, status: str, on_ready=None):
+        self.status = status  # "waiting" (for calls), "queued", "ready", "none", "failed"
+        self.source = None    # the C source, when built
+        self.plan = None
+        self.on_ready = on_ready  # called once the native code has replaced `run`
+
+
+def tiered_executable(closed, name: str = "f") -> compiler.Executable:
+    """jit's executable for `closed`: the NumPy tier's code, set up to swap in its native
+    code as the `didax_native_tier` option says. It is its own object (its own cache key),
+    so what runs numpy_executable's (pmap's shards) never runs native code."""
+    debug_nans = bool(config.read("jax_debug_nans"))
+
+    def make():
+        plain = compiler.numpy_executable(closed, name)
+        return compiler.Executable(plain.jaxpr, plain.source, plain.run)
+
+    exe = derived(closed, ("tiered", debug_nans), make)
+    if exe.native is None:
+        mode = config.read("didax_native_tier")
+        if mode != "off" and not debug_nans:
+            attach(exe, mode)
+    return exe
+
+
+def attach(exe: compiler.Executable, mode: str, on_ready=None,
+           calls: int = CALLS_BEFORE_BUILD):
+    """Starts `exe`'s native tier: built now ("sync", "check"), or after `calls` calls;
+    `on_ready()` is called once it runs."""
+    if mode == "sync" or mode == "check" and _effectful(exe.jaxpr.jaxpr):
+        exe.native = Native("queued", on_ready)
+        build(exe)
+        return
+    if mode == "check":  # (what on_ready hands on is the checking run)
+        exe.native = Native("queued")
+        plain = exe.run
+        if build(exe):
+            exe.run = _checking(plain, exe.run, exe)
+            if on_ready is not None:
+                on_ready()
+        return
+    exe.native = Native("waiting", on_ready)
+    plain = exe.run
+    count = [0]
+
+    def counting(*vals):
+        count[0] += 1
+        if count[0] == calls and exe.native.status == "waiting":
+            exe.run = plain
+            exe.native.status = "queued"
+            _submit(exe)
+        return plain(*vals)
+
+    exe.run = counting
+
+
+def _effectful(jaxpr) -> bool:
+    """Whether `jaxpr` (or one inside it) has effects: the check mode runs it on the native
+    tier alone (its effects once)."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.effectful:
+            return True
+        for p in eqn.params.values():
+            for q in p if isinstance(p, (tuple, list)) else (p,):
+                inner = getattr(q, "jaxpr", q)
+                if isinstance(inner, Jaxpr) and _effectful(inner):
+                    return True
+    return False
+
+
+def _checking(numpy_run, native_run, exe):
+    """A run calling both tiers, raising TierMismatchError if any result differs in a bit."""
+    def run(*vals):
+        expected = numpy_run(*vals)
+        got = native_run(*vals)
+        for k, (e, g) in enumerate(zip(expected, got)):
+            e, g = np.asarray(e), np.asarray(g)
+            if e.dtype != g.dtype or e.shape != g.shape or e.tobytes() != g.tobytes():
+                raise TierMismatchError(_mismatch(exe, k, e, g))
+        return got
+    return run
+
+
+def _mismatch(exe, k, e, g) -> str:
+    lines = [f"jit's two tiers differ in result {k}: NumPy tier {e.dtype}{list(e.shape)}, "
+             f"native tier {g.dtype}{list(g.shape)}"]
+    if e.dtype == g.dtype and e.shape == g.shape:
+        flat_e, flat_g = e.reshape(-1), g.reshape(-1)
+        diff = [i for i in range(e.size) if flat_e[i:i + 1].tobytes() != flat_g[i:i + 1].tobytes()]
+        lines.append(f"{len(diff)} of {e.size} elements differ; the first at flat indices "
+                     f"{diff[:5]}: {flat_e[diff[:5]].tolist()} against "
+                     f"{flat_g[diff[:5]].tolist()}")
+    lines.append(f"jaxpr:\n{exe.jaxpr}")
+    return "\n".join(lines)
+
+
+def build(exe: compiler.Executable) -> bool:
+    """Builds and swaps in `exe`'s native code; whether it did."""
+    state = exe.native
+    tc = toolchain.toolchain()
+    directory = cache.cache_dir() if tc is not None else None
+    if tc is None or directory is None:
+        state.status = "none"
+        return False
+    try:
+        plan = emit.plan(exe.jaxpr)
+        if plan is None:
+            state.status = "none"
+            return False
+        module = cache.load_or_build(plan.source, tc, directory)
+        run = module.make((plan.python_segments, plan.consts, plan.loops))
+    except Exception as e:  # a bug in code generation: the NumPy tier stays
+        state.status = "failed"
+        _warn_failure(e)
+        return False
+    state.source, state.plan, state.status = plan.source, plan, "ready"
+    exe.run = run
+    if state.on_ready is not None:
+        state.on_ready()
+    return True
+
+
+_warned_failure = [False]
+
+
+def _warn_failure(e: Exception):
+    if not _warned_failure[0]:
+        _warned_failure[0] = True
+        warnings.warn(f"didax: building native code failed ({type(e).__name__}: "
+                      f"{str(e)[-500:]}); this function stays on the NumPy tier.",
+                      NativeTierWarning, stacklevel=2)
+
+
+# The background worker: one daemon thread, so builds never compete with each other.
+_queue: queue.Queue = queue.Queue()
+_worker: list = []
+_worker_lock = threading.Lock()
+
+
+def _submit(exe):
+    with _worker_lock:
+        if not _worker:
+            t = threading.Thread(target=_work, name="didax-native-tier", daemon=True)
+            _worker.append(t)
+            t.start()
+    _queue.put(exe)
+
+
+def _work():
+    while True:
+        exe = _queue.get()
+        try:
+            build(exe)
+        except BaseException:  # never let the worker die
+            exe.native.status = "failed"
+        finally:
+            _queue.task_done()
+
+
+def wait_for_builds():
+    """Blocks until every queued background build is done (for tests and benchmarks)."""
+    _queue.join()

@@ -1,0 +1,1 @@
+"""Eager evaluation above the compiler: reverse mode's compiled steps."""

@@ -1,0 +1,1 @@
+"""didax.experimental's implementations."""

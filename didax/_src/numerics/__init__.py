@@ -1,0 +1,1 @@
+"""Special-function algorithms in pure NumPy: the impls behind lax's special functions."""

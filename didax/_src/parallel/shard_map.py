@@ -1,0 +1,117 @@
+"""`shard_map` over a one-dimensional mesh, as a `pmap` over the mesh's devices.
+
+Each argument is split into one block per device along the dimension its PartitionSpec names
+the mesh axis for (or given whole, if none); the function sees blocks, collectives over the
+mesh axis act across the devices, and each output's blocks are joined along the dimension
+its out spec names (or the first device's block is the result, for a replicated output;
+whether it really is the same on every device is not checked). In a distributed run, each
+process passes and receives the part of every sharded array that its own devices hold.
+"""
+from __future__ import annotations
+
+import functools
+
+from didax._src.parallel import device
+from didax._src.core import get_aval
+from didax._src.lax.shape import reshape
+from didax._src.parallel.pmap import pmap
+from didax._src.parallel.sharding import Mesh, PartitionSpec
+from didax._src.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+
+
+def _is_spec(x):
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _sharded_dim(spec, axis, what: str):
+    """The dimension `spec` splits over the mesh axis `axis`, or None."""
+    if spec is None:
+        return None
+    if not isinstance(spec, PartitionSpec):
+        raise TypeError(f"shard_map {what}: expected a PartitionSpec, got {spec!r}")
+    found = None
+    for d, part in enumerate(spec):
+        names = part if isinstance(part, tuple) else (part,)
+        for name in names:
+            if name is None:
+                continue
+            if name != axis:
+                raise ValueError(f"shard_map {what}: {spec} names the axis {name!r}, which is "
+                                 f"not the mesh's axis {axis!r}")
+            if found is not None:
+                raise ValueError(f"shard_map {what}: {spec} names the mesh axis {axis!r} twice")
+            found = d
+    return found
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(),
+              check_vma=True, check_rep=None):
+    """Runs `f` on one block of each argument per device of `mesh` (one-dimensional), all at
+    once; `in_specs` and `out_specs` (pytree prefixes of the arguments and results) say how
+    arrays are split into blocks and joined back."""
+    if f is None:
+        return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                 axis_names=axis_names, check_vma=check_vma)
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"shard_map requires a Mesh (mesh=...), got {mesh!r}")
+    if len(mesh.axis_names) != 1:
+        raise NotImplementedError(f"shard_map over a mesh of {len(mesh.axis_names)} axes "
+                                  f"({mesh}): only one-dimensional meshes are supported")
+    if in_specs is None:
+        raise NotImplementedError("shard_map: in_specs must be given (they are not inferred)")
+    (axis,) = mesh.axis_names
+    local = mesh.local_devices
+    for d in local:
+        if d not in device.devices():
+            raise ValueError(f"shard_map: the mesh's {d!r} is not one of the devices "
+                             f"{device.devices()}")
+    n = len(local)
+    out_axes = _out_axes(out_specs, axis)  # (a prefix of the results' tree, as pmap takes)
+    cache: dict = {}  # (argument tree, split dimensions) -> the pmap of the blocks' function
+
+    @functools.wraps(f)
+    def mapped(*args):
+        flat_specs = broadcast_prefix(in_specs, args, is_leaf=_is_spec)
+        flat, in_tree = tree_flatten(args)
+        blocks, in_axes = [], []
+        for i, (x, spec) in enumerate(zip(flat, flat_specs)):
+            d = _sharded_dim(spec, axis, "in_specs")
+            aval = get_aval(x)
+            if d is not None and (d >= aval.ndim or aval.shape[d] % n):
+                raise ValueError(
+                    f"shard_map: argument {i} of type {aval.str_short()} is split along "
+                    f"dimension {d} by {spec} into {n} blocks (the mesh's local devices), "
+                    f"but {'it has no such dimension' if d >= aval.ndim else 'its size is '}"
+                    f"{'' if d >= aval.ndim else aval.shape[d]}"
+                    f"{'' if d >= aval.ndim else ' is not a multiple of ' + str(n)}")
+            if d is not None:
+                s = aval.shape
+                x = reshape(x, s[:d] + (n, s[d] // n) + s[d + 1:])
+            blocks.append(x)
+            in_axes.append(d)
+        key = (in_tree, tuple(in_axes))
+        mapped_body = cache.get(key)
+        if mapped_body is None:
+            def body(*flat_blocks):
+                return f(*tree_unflatten(in_tree, list(flat_blocks)))
+
+            mapped_body = cache[key] = pmap(body, axis_name=axis, in_axes=tuple(in_axes),
+                                            out_axes=out_axes, devices=local)
+        outs = mapped_body(*blocks)
+        leaves, out_tree = tree_flatten(outs)
+        dims = broadcast_prefix(out_axes, outs, is_leaf=lambda x: x is None)
+        joined = []
+        for v, d in zip(leaves, dims):
+            if d is not None:
+                s = get_aval(v).shape
+                v = reshape(v, s[:d] + (s[d] * s[d + 1],) + s[d + 2:])
+            joined.append(v)
+        return tree_unflatten(out_tree, joined)
+
+    return mapped
+
+
+def _out_axes(out_specs, axis):
+    """out_specs with each PartitionSpec replaced by the dimension it splits (or None)."""
+    leaves, tree = tree_flatten(out_specs, is_leaf=_is_spec)
+    return tree_unflatten(tree, [_sharded_dim(s, axis, "out_specs") for s in leaves])

@@ -1,0 +1,1 @@
+"""Primitives beyond lax's families: custom rules, checkpointing, effects, PRNG, jit's call."""

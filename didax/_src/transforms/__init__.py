@@ -1,0 +1,1 @@
+"""The user-facing transformations: grad, vjp, vmap, jit, and what is built on them."""

@@ -1,0 +1,83 @@
+"""Native-tier tests: the tier on ("sync": built before the first call returns; the cache
+is the suite's, so a second run loads what the first built), and helpers comparing the
+tiers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import didax
+from didax._src.config import config, flag_context
+from didax._src.compiler.native import toolchain
+
+
+@pytest.fixture(autouse=True)
+def _sync_tier():
+    with flag_context("didax_native_tier", "sync"):
+        yield
+
+
+def have_compiler() -> bool:
+    return toolchain.toolchain() is not None
+
+
+def executable(jf, *args):
+    """The executable `jf` runs for `args` (it has been called with them)."""
+    entry, _ = jf._trace(args, {})
+    return entry.executable
+
+
+def assert_native(jf, *args, expect_native=True):
+    """`jf` runs native code for `args` if a compiler works (and it has native equations);
+    else it stayed on the NumPy tier."""
+    exe = executable(jf, *args)
+    if have_compiler() and expect_native:
+        assert exe.native.status == "ready", exe.native.status
+        assert exe.native.plan.native_equations > 0
+        assert exe.run.__name__ == "run"  # the native function
+    else:
+        assert exe.native.status == "none", exe.native.status
+        assert exe.run.__name__ == "f"  # the NumPy tier's function
+
+
+class Tiers:
+    """A function under jit (native), under jit with the tier off (NumPy), and eager."""
+
+    def __init__(self, f):
+        self.f = f
+        self.native = didax.jit(f)
+        self.numpy = didax.jit(f)
+
+    def __call__(self, *args):
+        native = self.native(*args)
+        with flag_context("didax_native_tier", "off"):
+            numpy_ = self.numpy(*args)
+        with didax.disable_jit():
+            eager = self.f(*args)
+        return _numpy(native), _numpy(numpy_), _numpy(eager)
+
+
+def _numpy(tree):
+    if isinstance(tree, dict):
+        return {k: _numpy(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return [_numpy(v) for v in tree]
+    return np.asarray(tree)
+
+
+def assert_same(a, b, maxulp=0):
+    """Equal dtypes, shapes, NaN positions; bitwise equal (signed zeros too) if `maxulp` is
+    0, else within `maxulp` units in the last place."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
+    if a.dtype.kind != "f":
+        np.testing.assert_array_equal(a, b)
+        return
+    nan = np.isnan(a)
+    np.testing.assert_array_equal(nan, np.isnan(b))
+    a, b = a[~nan], b[~nan]
+    if maxulp == 0:
+        np.testing.assert_array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
+    else:
+        np.testing.assert_array_equal(np.isinf(a), np.isinf(b))
+        np.testing.assert_array_max_ulp(a, b, maxulp=maxulp)

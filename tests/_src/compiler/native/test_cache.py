@@ -1,0 +1,185 @@
+"""The on-disk cache and the toolchain, under faults: stale code, truncated or corrupted
+entries, unsafe directories, a missing or failing compiler, two processes building one
+module at once. Where no compiler works, each test checks the NumPy-tier fallback."""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import didax
+import didax.numpy as jnp
+from didax import lax
+from didax._src.errors import NativeTierWarning
+from didax._src.compiler.native import cache
+from didax._src.compiler.native import emit
+from didax._src.compiler.native import toolchain
+
+from .conftest import assert_native, executable, have_compiler
+
+X = np.linspace(-3, 3, 24, dtype=np.float32).reshape(4, 6)
+ROOT = str(pathlib.Path(__file__).resolve().parents[4])  # the repository
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("DIDAX_CACHE_DIR", str(d))
+    monkeypatch.setattr(cache, "_loaded", {})  # nothing loaded in this process yet
+    return d
+
+
+def _entry_files(d):
+    return sorted(p for p in os.listdir(d) if p.endswith((".so", ".sha256")))
+
+
+def test_modules_include_the_precompiled_prelude(fresh_cache):
+    """The headers every module includes are compiled once per toolchain and cache
+    directory; a compiler that cannot precompile them leaves modules including the text."""
+    jf = didax.jit(lambda x: jnp.tanh(x) * 3.0)
+    np.testing.assert_allclose(jf(X), np.tanh(X) * 3, rtol=1e-6)
+    if have_compiler():
+        tc = toolchain.toolchain()
+        path = toolchain.precompiled_prelude(tc, str(fresh_cache))
+        assert os.path.dirname(path) == str(fresh_cache)
+        assert sorted(os.listdir(path)) == ["didax_prelude.h", "didax_prelude.h.gch"]
+        failing = toolchain.Toolchain(("false",), "", tc.flags)
+        assert toolchain.precompiled_prelude(failing, str(fresh_cache)) is None
+        assert not [p for p in os.listdir(fresh_cache) if p.startswith(".prelude-")]
+
+
+def test_cache_directory_is_private(fresh_cache):
+    jf = didax.jit(lambda x: jnp.exp(x) * 2.0)
+    np.testing.assert_allclose(jf(X), np.exp(X) * 2, rtol=1e-6)
+    assert_native(jf, X)
+    if have_compiler():
+        assert os.stat(fresh_cache).st_mode & 0o777 == 0o700
+        assert [p.rsplit(".", 1)[1] for p in _entry_files(fresh_cache)] == ["sha256", "so"]
+
+
+def test_a_changed_function_never_loads_stale_code(fresh_cache):
+    """The key hashes the C source: two functions differing in one operation or one
+    constant are two entries, and each computes its own result."""
+    f1 = didax.jit(lambda x: x * 2.0 + 1.0)
+    f2 = didax.jit(lambda x: x * 2.0 - 1.0)
+    f3 = didax.jit(lambda x: x * 3.0 + 1.0)
+    for f, ref in ((f1, X * 2 + 1), (f2, X * 2 - 1), (f3, X * 3 + 1)):
+        np.testing.assert_array_equal(f(X), ref)
+    if have_compiler():
+        assert len(_entry_files(fresh_cache)) == 6
+        tc = toolchain.toolchain()
+        source = executable(f1, X).native.source
+        assert cache.entry_key(source, tc) != cache.entry_key(source,
+                                                              tc._replace(flags=("-O2",)))
+        assert cache.entry_key(source, tc) != cache.entry_key(source,
+                                                              tc._replace(version="other"))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "corrupt"])
+def test_a_damaged_entry_is_rebuilt(fresh_cache, damage):
+    f = lambda x: jnp.tanh(x) * 2.0 + 1.0  # noqa: E731
+    jf = didax.jit(f)
+    ref = np.asarray(jf(X))
+    assert_native(jf, X)
+    if not have_compiler():
+        return
+    (so,) = [fresh_cache / p for p in _entry_files(fresh_cache) if p.endswith(".so")]
+    data = so.read_bytes()
+    if damage == "truncate":
+        damaged = data[: len(data) // 3]
+    else:
+        damaged = data[:2000] + bytes(b ^ 0xFF for b in data[2000:2400]) + data[2400:]
+    # A new file in its place (writing into the file this process has mapped would crash it).
+    (fresh_cache / "damaged").write_bytes(damaged)
+    os.replace(fresh_cache / "damaged", so)
+    cache._loaded.clear()
+    jg = didax.jit(f)  # a new trace: its module is looked up on disk again
+    np.testing.assert_array_equal(np.asarray(jg(X)), ref)
+    assert_native(jg, X)
+    assert cache._digest(str(so)) == cache._read(str(so)[:-3] + ".sha256")
+    assert len(so.read_bytes()) == len(data)
+
+
+def _expect_numpy_tier_with_warning(match):
+    """The NumPy tier, and a warning saying why (without a compiler, the session's first
+    jit already warned that there is none)."""
+    jf = didax.jit(lambda x: jnp.exp(x) * 2.0)
+    if have_compiler():
+        with pytest.warns(NativeTierWarning, match=match):
+            out = jf(X)
+    else:
+        out = jf(X)
+    np.testing.assert_allclose(out, np.exp(X) * 2, rtol=1e-6)
+    assert_native(jf, X, expect_native=False)
+
+
+def test_world_writable_cache_dir_is_refused(tmp_path, monkeypatch):
+    d = tmp_path / "open"
+    d.mkdir()
+    os.chmod(d, 0o777)
+    monkeypatch.setenv("DIDAX_CACHE_DIR", str(d))
+    _expect_numpy_tier_with_warning("other users may write to it")
+
+
+def test_unusable_cache_dir_is_refused(tmp_path, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv("DIDAX_CACHE_DIR", str(blocker / "cache"))
+    _expect_numpy_tier_with_warning("cannot be created")
+
+
+@pytest.mark.parametrize("cc", ["/nonexistent/cc", "false"])
+def test_missing_or_failing_compiler(cc, fresh_cache, monkeypatch):
+    monkeypatch.setenv("CC", cc)
+    monkeypatch.setattr(toolchain, "_probed", {})
+    _expect_numpy_tier_with_warning("native tier of jit is off")
+    with warnings.catch_warnings():  # at most one warning per compiler setting
+        warnings.simplefilter("error")
+        jf = didax.jit(lambda x: jnp.sin(x) + 1.0)
+        np.testing.assert_allclose(jf(X), np.sin(X) + 1, rtol=1e-6)
+
+
+def test_plan_is_none_without_native_equations():
+    jaxpr = didax.jit(lambda n: jnp.cumsum(n)).trace(np.arange(3)).lower().jaxpr
+    assert emit.plan(jaxpr) is None
+
+
+_CHILD = textwrap.dedent("""
+    import numpy as np, didax, didax.numpy as jnp
+    from didax import lax
+    from didax._src.config import config
+    config.update("didax_native_tier", "sync")
+    x = np.linspace(-2, 2, 64, dtype=np.float32).reshape(8, 8)
+    f = didax.jit(lambda x: lax.logistic(x) * 3.0 + jnp.cos(x))
+    out = np.asarray(f(x))
+    exe = f._trace((x,), {})[0].executable
+    print(exe.native.status, repr(out.tobytes().hex()))
+""")
+
+
+def test_two_processes_building_one_module(fresh_cache):
+    env = dict(os.environ, PYTHONPATH=ROOT, DIDAX_CACHE_DIR=str(fresh_cache))
+    procs = [subprocess.Popen([sys.executable, "-c", _CHILD], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+    (status1, bits1), (status2, bits2) = (o.split() for o, _ in outs)
+    assert status1 == status2 == ("ready" if have_compiler() else "none")
+    assert bits1 == bits2
+    x = np.linspace(-2, 2, 64, dtype=np.float32).reshape(8, 8)
+    with didax.disable_jit():
+        ref = np.asarray(lax.logistic(x) * 3.0 + jnp.cos(x))
+    got = np.frombuffer(bytes.fromhex(eval(bits1)), np.float32).reshape(8, 8)
+    np.testing.assert_array_max_ulp(got, ref, maxulp=8)
+    if have_compiler():
+        so = [p for p in _entry_files(fresh_cache) if p.endswith(".so")]
+        assert len(so) == 1
+        assert cache._digest(str(fresh_cache / so[0])) == cache._read(
+            str(fresh_cache / so[0])[:-3] + ".sha256")

@@ -1,0 +1,128 @@
+"""Float sums in jit: both tiers add in NumPy's order for a row-major operand (pairwise along
+the trailing reduced dimensions, rows in turn), so they give the same bits and NumPy's
+accuracy: a float32 sum of millions of values is within a few ulps of the exact sum."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import didax
+import didax.numpy as jnp
+from didax._src.config import flag_context
+from didax._src.eager import vjp as eager_vjp
+
+from .conftest import Tiers, assert_native, assert_same, have_compiler
+
+
+def _relative_error(got, x, axis=None):
+    exact = np.sum(x.astype(np.float64), axis=axis)
+    scale = np.sum(np.abs(x.astype(np.float64)), axis=axis)
+    return np.max(np.abs(np.asarray(got, np.float64) - exact) / scale)
+
+
+@pytest.fixture(scope="module")
+def millions():
+    return np.random.default_rng(0).uniform(0, 2, 4 * 2**20).astype(np.float32)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_sum_of_millions_is_accurate_on_both_tiers(millions, fused):
+    f = (lambda x: jnp.sum(x * 0.5 + 0.25)) if fused else jnp.sum
+    n, m, e = Tiers(f)(millions)
+    assert_same(n, m)
+    want = millions * np.float32(0.5) + np.float32(0.25) if fused else millions
+    assert _relative_error(n, want) <= 1e-7
+    assert _relative_error(e, want) <= 1e-7
+
+
+def test_row_and_column_sums_of_millions_are_accurate(millions):
+    x = millions.reshape(2048, 2048)
+    tiers = Tiers(lambda x: (jnp.sum(jnp.abs(x), axis=1), jnp.sum(x * x, axis=0)))
+    (n1, n0), (m1, m0), _ = tiers(x)
+    assert_same(n1, m1)
+    assert_same(n0, m0)
+    assert _relative_error(n1, np.abs(x), axis=1) <= 4 * 2**-23  # (a few ulps)
+    # (a column sum adds one row at a time, as NumPy does: 2048 terms each)
+    assert _relative_error(n0, x * x, axis=0) <= 2048 * 2**-24
+
+
+LENGTHS = [1, 7, 8, 9, 16, 127, 128, 129, 136, 255, 256, 257, 1000, 4097, 100003]
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_pairwise_sums_of_every_length_are_numpys(n):
+    """The walk of the pairwise tree (leaves of up to 128 values, halves at multiples of 8)
+    gives np.add.reduce's bits, summing an operand or an expression of it."""
+    x = np.random.default_rng(n).standard_normal((3, n)).astype(np.float32)
+    tiers = Tiers(lambda x: (jnp.sum(x, axis=1), jnp.sum(jnp.tanh(x) * x, axis=1),
+                             jnp.sum(x)))
+    native, numpy_, _ = tiers(x)
+    for a, b in zip(native, numpy_):
+        assert_same(a, b)
+    assert_same(native[0], np.add.reduce(x, axis=1))
+    assert_native(tiers.native, x)
+
+
+@pytest.mark.parametrize("axes", [(0,), (1,), (2,), (1, 2), (0, 2), (0, 1, 2)])
+def test_sums_of_broadcast_and_transposed_operands(axes):
+    """An operand read across merged dimensions (a broadcast bias, a transpose) is summed in
+    the row-major order of the logical shape, as the NumPy tier's row-major copy is."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 6, 300)).astype(np.float32)
+    b = rng.standard_normal((6, 1)).astype(np.float32)
+    y = rng.standard_normal((300, 6, 5)).astype(np.float32)
+    tiers = Tiers(lambda x, b, y: (jnp.sum(x * b + 1.0, axis=axes),
+                                   jnp.sum(jnp.transpose(y) - x, axis=axes)))
+    native, numpy_, _ = tiers(x, b, y)
+    for a, c in zip(native, numpy_):
+        assert_same(a, c)
+    assert_native(tiers.native, x, b, y)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_and_min_of_signed_zeros_are_jaxs(dtype):
+    """-0 < +0 for max and min, whatever the order the zeros come in (JAX's result; NumPy's
+    depends on the order)."""
+    x = np.zeros((4, 37), dtype)
+    x[0, ::2] = -0.0
+    x[1, :] = -0.0
+    x[2, 5] = -0.0
+    tiers = Tiers(lambda x: (jnp.max(x, axis=1), jnp.min(x, axis=1), jnp.max(x, axis=0),
+                             jnp.min(x, axis=0)))
+    native, numpy_, eager = tiers(x)
+    for a, b, c in zip(native, numpy_, eager):
+        assert_same(a, b)
+        assert_same(b, c)
+    np.testing.assert_array_equal(np.signbit(native[0]), [False, True, False, False])
+    np.testing.assert_array_equal(np.signbit(native[1]), [True, True, True, False])
+
+
+def test_eager_steps_sum_accurately_and_as_the_numpy_tier(millions):
+    """Eager gradients' compiled steps, native (logsumexp: a step of several equations with a
+    sum of a million terms), sum as the NumPy tier does."""
+    x = millions[:2**20].reshape(1024, 1024)
+    w = np.float32(0.75)
+
+    def loss(w, x):
+        return didax.nn.logsumexp(x * w)
+
+    with flag_context("didax_eager_vjp_steps", "first"):
+        with flag_context("didax_native_tier", "off"):
+            eager_vjp._steps.clear()
+            want = didax.value_and_grad(loss)(w, x)
+        eager_vjp._steps.clear()
+        got = didax.value_and_grad(loss)(w, x)
+        step = next(s for k, s in eager_vjp._steps.items()
+                    if getattr(k[0], "__name__", "") == "logsumexp")
+    for a, b in zip(got, want):
+        assert_same(a, b)
+    xw = x.astype(np.float64) * 0.75
+    total = np.log(np.sum(np.exp(xw - xw.max()))) + xw.max()
+    assert abs(float(got[0]) - total) <= 4 * 2**-23 * abs(total)
+    assert _native(step.forward) == have_compiler()
+
+
+def _native(fn) -> bool:
+    """Whether a step's half is native code (or wraps it: see eager_vjp._returning_arrays)."""
+    return fn.__name__ == "run" or any(getattr(c.cell_contents, "__name__", "") == "run"
+                                       for c in fn.__closure__ or ())

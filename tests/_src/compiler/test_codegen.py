@@ -1,0 +1,111 @@
+"""Where the compiler's knowledge of primitives lives: each primitive declares its codegen
+rule and the properties the passes read, beside its other rules; the compiler layer imports
+no primitive and never compares a primitive's name."""
+import ast
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import didax  # noqa: F401  (every primitive is declared)
+from didax._src import core
+
+pytestmark = pytest.mark.usefixtures("jit_tier")  # both tiers (tests/conftest.py)
+
+COMPILER_DIR = pathlib.Path(core.__file__).parent / "compiler"
+
+
+def with_property(attr):
+    return {n: getattr(p, attr) for n, p in core.all_primitives.items()
+            if getattr(p, attr) not in (None, False)}
+
+
+def test_primitives_with_codegen_rules():
+    have = {n for n, p in core.all_primitives.items() if "codegen" in p.rules}
+    ufuncs = {  # computed by a NumPy ufunc: the rule `unop`/`binop` attach (add_any: by hand)
+        "abs", "acos", "acosh", "add", "add_any", "and", "asin", "asinh", "atan", "atan2",
+        "atanh", "cbrt", "ceil", "conj", "cos", "cosh", "eq", "exp", "exp2", "expm1", "floor",
+        "ge", "gt", "is_finite", "le", "log", "log1p", "lt", "max", "min", "mul", "ne", "neg",
+        "nextafter", "or", "sign", "sin", "sinh", "sqrt", "square", "sub", "tan", "tanh",
+        "xor"}
+    written = {
+        "broadcast_in_dim", "concatenate", "convert_element_type", "div", "dot_general",
+        "expand_dims", "integer_pow", "logistic", "pad", "pow", "reduce_sum", "rem", "reshape", "select_n", "slice", "squeeze", "transpose",
+        "scan", "while", "cond", "fft"}
+    assert have == ufuncs | written
+
+
+def test_rules_whose_results_are_new_buffers():
+    fresh = {n for n, p in core.all_primitives.items()
+             if getattr(p.rules.get("codegen"), "fresh", None) is not None}
+    views = {"broadcast_in_dim", "convert_element_type", "expand_dims", "reshape", "squeeze",
+             "transpose", "slice", "scan", "while", "cond"}
+    have = {n for n, p in core.all_primitives.items() if "codegen" in p.rules}
+    assert fresh == have - views
+
+
+def test_properties_the_passes_read():
+    assert set(with_property("effectful")) == {"debug_print", "debug_callback", "io_callback",
+                                                 "check"}
+    assert with_property("call_jaxpr_param") == {
+        "jit": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
+        "custom_vjp_call": "call_jaxpr"}
+    assert set(with_property("returns_operand")) == {
+        "broadcast_in_dim", "convert_element_type", "reshape", "squeeze", "stop_gradient",
+        "transpose", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "name"}
+    assert with_property("unit") == {"mul": 1}
+    assert set(with_property("involution")) == {"neg"}
+    assert set(with_property("is_addition")) == {"add", "add_any"}
+    assert set(with_property("zero_pad_region")) == {"pad"}
+    assert with_property("axis_name_param") == {  # (read by vmap: collectives)
+        "psum": "axes", "pmax": "axes", "pmin": "axes", "axis_index": "axis_name",
+        "all_gather": "axis_name", "all_to_all": "axis_name", "ppermute": "axis_name",
+        "reduce_scatter": "axis_name"}
+    assert with_property("permutation_param") == {"transpose": "permutation"}
+    assert set(with_property("permuted_result")) == {"dot_general"}
+    assert set(with_property("permuted_operand")) == {"dot_general"}
+
+
+def _imported_modules(tree):
+    for node in ast.walk(tree):  # (imports inside functions too)
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+            yield from (f"{node.module}.{a.name}" for a in node.names)
+
+
+def test_the_compiler_layer_imports_no_primitive_family():
+    """The passes and the code generator know primitives through their rules and properties."""
+    modules = sorted(COMPILER_DIR.rglob("*.py"))
+    assert {p.name for p in modules} >= {"codegen.py", "numpy_tier.py", "passes.py", "emit.py"}
+    for path in modules:
+        imported = set(_imported_modules(ast.parse(path.read_text())))
+        lax = {m for m in imported if m.startswith(("didax._src.lax", "didax.lax"))}
+        assert not lax, f"{path.name} imports {sorted(lax)}"
+
+
+def test_the_compiler_imports_without_any_primitive_family():
+    """Imported on its own (the `didax` package's __init__ skipped), the compiler brings in
+    no lax module."""
+    code = (
+        "import sys, types\n"
+        "pkg = types.ModuleType('didax')\n"
+        f"pkg.__path__ = [{str(COMPILER_DIR.parent.parent)!r}]\n"
+        "sys.modules['didax'] = pkg\n"
+        "import didax._src.compiler.numpy_tier\n"
+        "print(sorted(m for m in sys.modules if m.startswith('didax._src.lax')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_compiler_and_interpreters_compare_no_primitive_name():
+    interpreters = sorted((COMPILER_DIR.parent / "interpreters").glob("*.py"))
+    assert interpreters
+    for path in sorted(COMPILER_DIR.glob("*.py")) + interpreters:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                for side in [node.left, *node.comparators]:
+                    assert not (isinstance(side, ast.Attribute) and side.attr == "name"), (
+                        f"{path.name}:{node.lineno} compares a name")
