@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from didax._src import caches
 from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.typecheck import as_dtype, check_dtype, check_shape, dtype_in, num, static_shape
@@ -224,7 +225,7 @@ def reduce_sum(operand, axes, *, out_sharding=None):
 convert_element_type_p = core.primitive("convert_element_type")
 
 
-_saturation_bounds: dict = {}  # (float dtype, integer dtype) -> (lo, hi, min, max)
+_saturation_bounds = caches.memo("base_prims.saturation_bounds")  # (float, int dtype) -> bounds
 
 
 def saturation_bounds(src, dst):
@@ -240,8 +241,8 @@ def saturation_bounds(src, dst):
         big = float(finfo.max)
         hi = big if top > big else top - top * 2.0 ** -(finfo.nmant + 1)  # (below top)
         lo = max(float(info.min), -big)
-        bounds = _saturation_bounds[key] = (np.asarray(lo, src), np.asarray(hi, src),
-                                            int(info.min), int(info.max))
+        bounds = _saturation_bounds.add(key, (np.asarray(lo, src), np.asarray(hi, src),
+                                              int(info.min), int(info.max)))
     return bounds
 
 
@@ -277,7 +278,7 @@ convert_element_type_p.def_impl(_convert_impl)
 convert_element_type_p.def_abstract_eval(_convert_aval)
 
 
-_scalar_arrays: dict = {}  # (dtype, weak, type, value) -> that Python scalar as an Array
+_scalar_arrays = caches.memo("base_prims.scalar_arrays")  # (dtype, weak, type, value) -> Array
 
 
 def scalar_array(x, dtype: np.dtype, weak_type: bool):
@@ -294,7 +295,7 @@ def scalar_array(x, dtype: np.dtype, weak_type: bool):
         a = core.Array.from_numpy(value, ShapedArray((), dtype, weak_type))
         if (x and type(x) is not complex and not (type(x) is float and math.isnan(x))
                 and len(_scalar_arrays) < 1024):
-            _scalar_arrays[key] = a
+            a = _scalar_arrays.add(key, a)
     return a
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from didax._src import dtypes
+from didax._src import caches, dtypes
 from didax._src.config import config
 from didax._src.errors import (
     ConcretizationTypeError,
@@ -39,7 +39,7 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"didax\._src(
 # Abstract values
 
 
-_interned_avals: dict = {}  # (shape, dtype, weak_type) -> its one ShapedArray
+_interned_avals = caches.memo("core.avals", interns=True)  # (shape, dtype, weak) -> its one
 
 
 class ShapedArray:
@@ -66,7 +66,7 @@ class ShapedArray:
             a.shape = tuple(int(d) for d in shape)
             a.dtype = dtype
             a.weak_type = weak_type
-            a = _interned_avals.setdefault(key, a)  # atomic: one object even across threads
+            a = _interned_avals.add(key, a)  # one object even across threads
         return a
 
     def __reduce__(self):
@@ -326,6 +326,8 @@ class _Context(threading.local):
         self.interp: Interpreter = eval_interpreter
         self.phase: str | None = None  # "backward" while a backward pass runs: staged
         # equations record it, so a picture of a gradient tells its two passes apart
+        self.compile_time_eval = False  # ensure_compile_time_eval: staging evaluates
+        # operations on concrete values now (per thread, as the interpreter is)
 
 
 class EvalInterpreter(Interpreter):
@@ -402,8 +404,7 @@ def _operands(args):
 # reductions, products) cost more than a dictionary lookup. Only successes are cached, so
 # errors are raised (and located) every time; the types are interned, so keys hash and compare
 # by identity. Cleared when a flag changes (x64 mode changes result types) and when full.
-_aval_cache: dict = {}
-_AVAL_CACHE_LIMIT = 8192
+_aval_cache = caches.memo("core.result_avals", limit=8192)
 
 
 @config.on_change
@@ -433,11 +434,9 @@ def abstract_eval(prim: Primitive, avals, params):
         err._didax_located = True
         raise err.with_traceback(e.__traceback__) from None
     if key is not None:
-        if len(_aval_cache) >= _AVAL_CACHE_LIMIT:
-            _aval_cache.clear()
         if prim.multiple_results:
             out = tuple(out)  # shared from now on: never a list a caller could change
-        _aval_cache[key] = out
+        out = _aval_cache.add(key, out)
     return out
 
 
@@ -769,14 +768,14 @@ def is_zero(x) -> bool:
     return type(x) is Zero
 
 
-_zero_tangents: dict = {}  # aval -> the Zero of its tangent type (Zeros are immutable)
+_zero_tangents = caches.memo("core.zero_tangents")  # aval -> the Zero of its tangent type
 
 
 def zero_tangent(aval: ShapedArray) -> Zero:
     """The symbolic zero tangent of a value of type `aval`."""
     z = _zero_tangents.get(aval)
     if z is None:
-        z = _zero_tangents[aval] = Zero(aval.to_tangent_aval())
+        z = _zero_tangents.add(aval, Zero(aval.to_tangent_aval()))
     return z
 
 

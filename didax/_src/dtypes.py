@@ -19,6 +19,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from didax._src import caches
 from didax._src.config import config
 from didax._src.errors import user_error
 
@@ -107,7 +108,7 @@ def default_complex_dtype() -> np.dtype:
     return _DEFAULT_OF_KIND[config.x64_enabled]["c"]
 
 
-_canonical_cache: dict[tuple[Any, bool], np.dtype] = {}
+_canonical_cache = caches.memo("dtypes.canonical")  # (dtype-like, x64) -> np.dtype
 
 
 def canonicalize_dtype(dtype: Any) -> np.dtype:
@@ -119,8 +120,7 @@ def canonicalize_dtype(dtype: Any) -> np.dtype:
         pass
     except TypeError:  # unhashable dtype-like, e.g. a structured-dtype list
         return _canonicalize_uncached(dtype, x64)
-    result = _canonical_cache[dtype, x64] = _canonicalize_uncached(dtype, x64)
-    return result
+    return _canonical_cache.add((dtype, x64), _canonicalize_uncached(dtype, x64))
 
 
 def _canonicalize_uncached(dtype: Any, x64: bool) -> np.dtype:
@@ -429,8 +429,7 @@ def _lattice_result(x64: bool, keys: tuple[tuple[np.dtype, bool], ...]) -> tuple
     return out, False
 
 
-_result_cache: dict[tuple, tuple[np.dtype, bool]] = {}
-_RESULT_CACHE_SIZE = 4096
+_result_cache = caches.memo("dtypes.result_types", limit=4096)  # (x64, keys) -> (dtype, weak)
 
 
 def result_type(*args: Any, return_weak_type_flag: bool = False):
@@ -456,9 +455,7 @@ def result_type(*args: Any, return_weak_type_flag: bool = False):
     try:
         out = _result_cache[cache_key]
     except KeyError:
-        if len(_result_cache) >= _RESULT_CACHE_SIZE:
-            _result_cache.clear()
-        out = _result_cache[cache_key] = _lattice_result(x64, keys)
+        out = _result_cache.add(cache_key, _lattice_result(x64, keys))
     return out if return_weak_type_flag else out[0]
 
 

@@ -8,17 +8,19 @@ from __future__ import annotations
 import os
 import sys
 
+from didax._src import caches
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-_internal_files: dict = {}  # filename -> whether it is didax's (or the import system's)
+_internal_files = caches.memo("errors.internal_files")  # filename -> whether it is didax's
 
 
 def _is_internal(filename: str) -> bool:
     internal = _internal_files.get(filename)
     if internal is None:
-        internal = _internal_files[filename] = (filename.startswith(_PACKAGE_DIR)
-                                                or filename.startswith("<frozen"))
+        internal = _internal_files.add(filename, filename.startswith(_PACKAGE_DIR)
+                                       or filename.startswith("<frozen"))
     return internal
 
 

@@ -7,13 +7,12 @@ differentiated, staged or evaluated again (the round trip of the seed document).
 from __future__ import annotations
 
 import itertools
-import weakref
 from types import FunctionType
 from typing import Any
 
 import numpy as np
 
-from didax._src import dtypes
+from didax._src import caches, dtypes
 from didax._src.core import PP_ALWAYS_HIDE, Array, ShapedArray
 from didax._src.pretty import Brk, Concat, Doc, Group, Nest, Text, encode_name, format_doc, join
 
@@ -120,7 +119,7 @@ class ClosedJaxpr:
         return eval_jaxpr(self.jaxpr, self.consts, *args)
 
 
-_derived: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_derived = caches.memo("ir.derived", weak=True)  # closed jaxpr -> {key: what was derived}
 
 
 def derived(closed: ClosedJaxpr, key, make):
@@ -128,10 +127,12 @@ def derived(closed: ClosedJaxpr, key, make):
     once per `key` and kept as long as the jaxpr lives."""
     table = _derived.get(closed)
     if table is None:
-        table = _derived[closed] = {}
+        table = _derived.add(closed, {})
     found = table.get(key)
     if found is None:
-        found = table[key] = make()
+        made = make()
+        with _derived.lock:  # (the first made is the one every thread gets)
+            found = table.setdefault(key, made)
     return found
 
 

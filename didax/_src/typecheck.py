@@ -9,6 +9,7 @@ import operator
 
 import numpy as np
 
+from didax._src import caches
 from didax._src import core, dtypes
 from didax._src.core import ShapedArray
 from didax._src.errors import concretization_error
@@ -31,14 +32,14 @@ _KIND_NAMES = {
 }
 
 
-_accepts: dict = {}  # (dtype, accepted kinds) -> bool; np.issubdtype is slow on hot paths
+_accepts = caches.memo("typecheck.accepts")  # (dtype, kinds) -> bool: np.issubdtype is slow
 
 
 def dtype_in(dtype, accepted) -> bool:
     key = (dtype, accepted)
     ok = _accepts.get(key)
     if ok is None:
-        ok = _accepts[key] = any(dtypes.issubdtype(dtype, k) for k in accepted)
+        ok = _accepts.add(key, any(dtypes.issubdtype(dtype, k) for k in accepted))
     return ok
 
 

@@ -32,7 +32,7 @@ import itertools
 
 import numpy as np
 
-from didax._src import core
+from didax._src import caches, core
 from didax._src.base_prims import instantiate
 from didax._src.config import config
 from didax._src.core import Array, Zero, get_aval
@@ -66,10 +66,10 @@ class LinearizedStep:
 
 
 _UNCACHEABLE = object()  # a signature kept on the general path
-_steps: dict = {}  # signature -> LinearizedStep or _UNCACHEABLE
-_sightings: dict = {}  # signature -> the vjp (its number) that first saw it, until built
+_steps = caches.memo("eager.steps", limit=4096)  # signature -> LinearizedStep or _UNCACHEABLE
+# signature -> the vjp (its number) that first saw it, until built
+_sightings = caches.memo("eager.sightings", limit=4096)
 _runs = itertools.count()
-_STEPS_LIMIT = 4096
 
 
 @config.on_change
@@ -96,9 +96,7 @@ def _step_for(key, build, avals, mask, run, general=False):
     if config.didax_eager_vjp_steps == "second" and not general:
         first = _sightings.get(key)
         if first is None or first == run:
-            if len(_sightings) >= _STEPS_LIMIT:
-                _sightings.clear()
-            _sightings[key] = run
+            _sightings.add(key, run)
             return None
     _sightings.pop(key, None)
     step = _UNCACHEABLE
@@ -111,10 +109,7 @@ def _step_for(key, build, avals, mask, run, general=False):
             step = _UNCACHEABLE  # ... the general path runs (and raises what it raises)
         finally:
             _ctx.interp, _ctx.phase = prev, prev_phase
-    if len(_steps) >= _STEPS_LIMIT:
-        _steps.clear()
-    _steps[key] = step
-    return step
+    return _steps.add(key, step)
 
 
 def _primitive_application(prim, params):

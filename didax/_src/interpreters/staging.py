@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
-from didax._src.core import ShapedArray, Tracer, _aval_cache, get_aval
+from didax._src.core import ShapedArray, Tracer, _aval_cache, _ctx, get_aval
 from didax._src.errors import format_source_info, user_source_info
 from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
@@ -85,7 +85,7 @@ class StagingInterpreter(core.Interpreter):
     record_source = True  # partial evaluation's linear jaxprs are internal: it skips this
 
     def process_primitive(self, prim, args, params):
-        if compile_time_eval.on and not any(isinstance(x, Tracer) for x in args):
+        if _ctx.compile_time_eval and not any(isinstance(x, Tracer) for x in args):
             return core.eval_interpreter.process_primitive(prim, args, params)
         in_atoms = []
         in_avals = []
@@ -123,23 +123,15 @@ class StagingInterpreter(core.Interpreter):
 
 
 class _CompileTimeEval:
-    """`ensure_compile_time_eval`: while on, operations on concrete values are evaluated
-    now, even while staging (as if outside jit), instead of being recorded."""
-
-    on = False
-
-    def __call__(self):
-        return self
+    """`ensure_compile_time_eval`: while on (in this thread only), operations on concrete
+    values are evaluated now, even while staging (as if outside jit), not recorded."""
 
     def __enter__(self):
-        self.prev, _CompileTimeEval.on = _CompileTimeEval.on, True
+        self.prev, _ctx.compile_time_eval = _ctx.compile_time_eval, True
         return self
 
     def __exit__(self, *exc):
-        _CompileTimeEval.on = self.prev
-
-
-compile_time_eval = _CompileTimeEval()
+        _ctx.compile_time_eval = self.prev
 
 
 def ensure_compile_time_eval():

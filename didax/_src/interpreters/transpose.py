@@ -10,6 +10,7 @@ differentiated, staged or evaluated.
 """
 from __future__ import annotations
 
+from didax._src import caches
 from didax._src.base_prims import (
     add_tangents, convert_element_type, instantiate, reduce_sum, reshape,
 )
@@ -36,13 +37,13 @@ def is_undefined(x) -> bool:
     return type(x) is UndefinedPrimal
 
 
-_undefined: dict = {}  # aval -> its UndefinedPrimal (they hold nothing else)
+_undefined = caches.memo("transpose.undefined")  # aval -> its UndefinedPrimal (holds nothing else)
 
 
 def undefined_primal(aval: ShapedArray) -> UndefinedPrimal:
     u = _undefined.get(aval)
     if u is None:
-        u = _undefined[aval] = UndefinedPrimal(aval)
+        u = _undefined.add(aval, UndefinedPrimal(aval))
     return u
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from didax._src import caches
 from didax._src import core
 from didax._src.config import config
 from didax._src.tree_util import tree_map
@@ -67,7 +68,7 @@ class _Processes:
 
 
 _processes = _Processes()
-_cache: dict = {}  # (local count, process index, process count) -> global device list
+_cache = caches.memo("device.lists")  # (local count, process, process count) -> devices
 
 
 def set_processes(index: int, count: int, link) -> None:
@@ -102,8 +103,8 @@ def devices(backend=None) -> list:
     key = (local, _processes.index, _processes.count)
     found = _cache.get(key)
     if found is None:
-        found = _cache[key] = [CpuDevice(p * local + k, p, k) for p in range(_processes.count)
-                               for k in range(local)]
+        found = _cache.add(key, [CpuDevice(p * local + k, p, k)
+                                 for p in range(_processes.count) for k in range(local)])
     return list(found)
 
 

@@ -145,8 +145,8 @@ class _Worker:
         return done
 
 
-_workers: dict = {}
-_run_lock = threading.Lock()
+_workers: dict = {}  # device number -> its worker thread (made under _run_lock)
+_run_lock = threading.Lock()  # one mapped call's shards at a time
 
 
 def _worker(k: int) -> _Worker:

@@ -10,6 +10,7 @@ import inspect
 
 import numpy as np
 
+from didax._src import caches
 from didax._src import core, dtypes
 from didax._src.config import config
 from didax._src.base_prims import convert_element_type, instantiate, reshape, zeros_like_aval
@@ -382,11 +383,11 @@ def _one(aval):
     """The cotangent 1 of a scalar output."""
     one = _ones.get(aval)
     if one is None:
-        one = _ones[aval] = core.Array(np.array(1, aval.dtype), aval.weak_type)
+        one = _ones.add(aval, core.Array(np.array(1, aval.dtype), aval.weak_type))
     return one
 
 
-_ones: dict = {}  # (Arrays are immutable)
+_ones = caches.memo("api.ones")  # aval -> its cotangent 1 (Arrays are immutable)
 
 
 def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):

@@ -17,12 +17,14 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import threading
 import weakref
 from types import NoneType
 from typing import NamedTuple
 
 import numpy as np
 
+from didax._src import caches
 from didax._src import core
 from didax._src.config import config, flag_context
 from didax._src.transforms.api import ShapeDtypeStruct
@@ -44,13 +46,13 @@ logger = logging.getLogger("didax")
 # The settings that change what tracing or compiling produces, kept current for cheap keys:
 # (x64, debug_nans, disable_jit). Interned: equal settings are one tuple, so a signature's
 # matcher (see `_matcher`) can compare them by identity after they change and change back.
-_all_settings: dict = {}
+_all_settings = caches.memo("jit.settings", interns=True)
 
 
 def _current_settings():
     now = (config.x64_enabled, bool(config.read("jax_debug_nans")),
            bool(config.read("jax_disable_jit")))
-    return _all_settings.setdefault(now, now)
+    return _all_settings.add(now, now)
 
 
 _settings = _current_settings()
@@ -125,13 +127,18 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
 
 
 _all_jitted: weakref.WeakSet = weakref.WeakSet()  # every live jitted function: clear_caches
+_all_jitted_lock = threading.Lock()  # (made on any thread)
 
 
 def clear_caches():
-    """Empties the compiled-code cache of every jitted function (as `jax.clear_caches`): the
-    next call traces and compiles again. The native tier's disk cache stays."""
-    for f in list(_all_jitted):
+    """Empties the compiled-code cache of every jitted function and every memo table (as
+    `jax.clear_caches`): the next call traces and compiles again, and eager reverse mode
+    builds its steps again. The native tier's disk cache stays."""
+    with _all_jitted_lock:
+        jitted = list(_all_jitted)
+    for f in jitted:
         f.clear_cache()
+    caches.clear_all()
 
 
 class JitWrapped:
@@ -141,7 +148,8 @@ class JitWrapped:
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames):
         functools.update_wrapper(self, fun)
-        _all_jitted.add(self)
+        with _all_jitted_lock:
+            _all_jitted.add(self)
         self._fun = fun
         self._name = getattr(fun, "__name__", type(fun).__name__)
         try:
@@ -597,15 +605,14 @@ def _matcher(entry, kinds):
               + "".join(f"    {line}\n" for line in body) + "    return match\n")
     make = _matcher_factories.get(source)
     if make is None:
-        if len(_matcher_factories) >= 1024:
-            _matcher_factories.clear()
         made = {}
         exec(compile(source, "<didax jit call>", "exec"), globals(), made)
-        make = _matcher_factories[source] = made["make"]
+        make = _matcher_factories.add(source, made["make"])
     return make(**env)
 
 
-_matcher_factories: dict = {}  # source -> the compiled `make` of `_matcher`
+# source -> the compiled `make` of `_matcher`
+_matcher_factories = caches.memo("jit.matcher_factories", limit=1024)
 
 
 def _build_source(tree, outs, const) -> str:

@@ -24,11 +24,13 @@ import warnings
 
 import numpy as np
 
+from didax._src import caches
 from didax._src.errors import NativeTierWarning
 from didax._src.compiler.native import toolchain as tc_mod
 
 _lock = threading.Lock()
-_loaded: dict = {}        # key -> module, loaded once per process
+# key -> module, loaded once per process (an extension module is never unloaded)
+_loaded = caches.memo("native.loaded_modules", interns=True)
 _refused: set = set()     # directories already warned about
 
 
@@ -57,8 +59,10 @@ def cache_dir() -> str | None:
 
 
 def _refuse(path: str, why: str):
-    if path not in _refused:
+    with _lock:
+        first = path not in _refused
         _refused.add(path)
+    if first:
         warnings.warn(f"didax: the native tier of jit is off: the cache directory {path} is "
                       f"unsafe or unusable ({why}); jitted functions run on the NumPy tier. "
                       "Set DIDAX_CACHE_DIR to a private directory.", NativeTierWarning,
@@ -123,8 +127,7 @@ def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
     """The extension module built from `source`: loaded from the cache if its entry is
     whole, else built, stored and loaded."""
     key = entry_key(source, tc)
-    with _lock:
-        module = _loaded.get(key)
+    module = _loaded.get(key)
     if module is not None:
         return module
     name = module_name(key)
@@ -135,18 +138,20 @@ def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
         module = tc_mod.load(name, so_path)
     else:
         module = _build_and_store(source, tc, directory, name, so_path, sum_path)
-    with _lock:
-        return _loaded.setdefault(key, module)
+    return _loaded.add(key, module)
 
 
-_preludes: dict = {}  # (toolchain, directory) -> its precompiled prelude's directory or None
+# (toolchain, directory) -> its precompiled prelude's directory or None
+_preludes = caches.memo("native.preludes")
+_prelude_lock = threading.Lock()
 
 
 def _prelude(tc, directory):
     key = (tc, directory)
-    if key not in _preludes:
-        _preludes[key] = tc_mod.precompiled_prelude(tc, directory)
-    return _preludes[key]
+    with _prelude_lock:  # (held while compiling: one thread writes the prelude's files)
+        if key not in _preludes:
+            _preludes.add(key, tc_mod.precompiled_prelude(tc, directory))
+        return _preludes[key]
 
 
 def _build_and_store(source, tc, directory, name, so_path, sum_path):

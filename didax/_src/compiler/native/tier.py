@@ -12,6 +12,7 @@ call: a build that cannot be done leaves the NumPy tier.
 """
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import warnings
@@ -35,7 +36,8 @@ class Native:
     __slots__ = ("status", "source", "plan", "on_ready")
 
     def __init__(self, status: str, on_ready=None):
-        self.status = status  # "waiting" (for calls), "queued", "ready", "none", "failed"
+        self.status = status  # "claimed" (being attached), "waiting" (for calls), "queued",
+        # "ready", "none", "failed"
         self.source = None    # the C source, when built
         self.plan = None
         self.on_ready = on_ready  # called once the native code has replaced `run`
@@ -54,9 +56,22 @@ def tiered_executable(closed, name: str = "f") -> compiler.Executable:
     exe = derived(closed, ("tiered", debug_nans), make)
     if exe.native is None:
         mode = config.read("didax_native_tier")
-        if mode != "off" and not debug_nans:
+        if mode != "off" and not debug_nans and _claim(exe):
             attach(exe, mode)
     return exe
+
+
+_claim_lock = threading.Lock()
+
+
+def _claim(exe) -> bool:
+    """Whether this thread attaches `exe`'s native tier (threads calling a new function at
+    once: one of them does)."""
+    with _claim_lock:
+        if exe.native is not None:
+            return False
+        exe.native = Native("claimed")
+        return True
 
 
 def attach(exe: compiler.Executable, mode: str, on_ready=None,
@@ -77,11 +92,10 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
         return
     exe.native = Native("waiting", on_ready)
     plain = exe.run
-    count = [0]
+    count = itertools.count(1)  # (next() is atomic: one call of all threads' sees `calls`)
 
     def counting(*vals):
-        count[0] += 1
-        if count[0] == calls and exe.native.status == "waiting":
+        if next(count) == calls and exe.native.status == "waiting":
             exe.run = plain
             exe.native.status = "queued"
             _submit(exe)

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from didax._src import caches
 from didax._src.errors import NativeTierWarning
 
 BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
@@ -43,15 +44,15 @@ class Toolchain(NamedTuple):
 
 
 _lock = threading.Lock()
-_probed: dict = {}  # the CC setting -> Toolchain or None
+_probed = caches.memo("native.toolchains")  # the CC setting -> Toolchain or None
 
 
 def toolchain() -> Toolchain | None:
     """The working toolchain for the current `$CC`, or None (after one warning)."""
     setting = os.environ.get("CC")
-    with _lock:
+    with _lock:  # (held while probing: a setting is probed once)
         if setting not in _probed:
-            _probed[setting] = _probe(setting)
+            _probed.add(setting, _probe(setting))
         return _probed[setting]
 
 

@@ -16,6 +16,7 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax import lax
+from didax._src import caches
 from didax._src.errors import NativeTierWarning
 from didax._src.compiler.native import cache
 from didax._src.compiler.native import emit
@@ -31,7 +32,8 @@ ROOT = str(pathlib.Path(__file__).resolve().parents[4])  # the repository
 def fresh_cache(tmp_path, monkeypatch):
     d = tmp_path / "cache"
     monkeypatch.setenv("DIDAX_CACHE_DIR", str(d))
-    monkeypatch.setattr(cache, "_loaded", {})  # nothing loaded in this process yet
+    # nothing loaded in this process yet
+    monkeypatch.setattr(cache, "_loaded", caches.Memo("test.loaded_modules", interns=True))
     return d
 
 
@@ -82,7 +84,7 @@ def test_a_changed_function_never_loads_stale_code(fresh_cache):
 
 
 @pytest.mark.parametrize("damage", ["truncate", "corrupt"])
-def test_a_damaged_entry_is_rebuilt(fresh_cache, damage):
+def test_a_damaged_entry_is_rebuilt(fresh_cache, damage, monkeypatch):
     f = lambda x: jnp.tanh(x) * 2.0 + 1.0  # noqa: E731
     jf = didax.jit(f)
     ref = np.asarray(jf(X))
@@ -98,7 +100,7 @@ def test_a_damaged_entry_is_rebuilt(fresh_cache, damage):
     # A new file in its place (writing into the file this process has mapped would crash it).
     (fresh_cache / "damaged").write_bytes(damaged)
     os.replace(fresh_cache / "damaged", so)
-    cache._loaded.clear()
+    monkeypatch.setattr(cache, "_loaded", caches.Memo("test.loaded_modules", interns=True))
     jg = didax.jit(f)  # a new trace: its module is looked up on disk again
     np.testing.assert_array_equal(np.asarray(jg(X)), ref)
     assert_native(jg, X)
@@ -137,7 +139,7 @@ def test_unusable_cache_dir_is_refused(tmp_path, monkeypatch):
 @pytest.mark.parametrize("cc", ["/nonexistent/cc", "false"])
 def test_missing_or_failing_compiler(cc, fresh_cache, monkeypatch):
     monkeypatch.setenv("CC", cc)
-    monkeypatch.setattr(toolchain, "_probed", {})
+    monkeypatch.setattr(toolchain, "_probed", caches.Memo("test.toolchains"))
     _expect_numpy_tier_with_warning("native tier of jit is off")
     with warnings.catch_warnings():  # at most one warning per compiler setting
         warnings.simplefilter("error")
