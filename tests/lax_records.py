@@ -598,20 +598,10 @@ record("random_gamma", lambda a: jrandom.gamma(jrandom.key(0), a), [x(lo=0.5, hi
 # Higher-order primitives, with fixed bodies: control flow, custom rules, staging
 
 
-@jax.custom_jvp
-def _softplus(v):
-    return jnp.logaddexp(v, 0.0)
-
-
-_softplus.defjvp(lambda p, t: (_softplus(p[0]), t[0] * lax.logistic(p[0])))
-
-
-@jax.custom_vjp
-def _sin(v):
-    return jnp.sin(v)
-
-
-_sin.defvjp(lambda v: (jnp.sin(v), jnp.cos(v)), lambda c, g: (c * g,))
+_softplus = jax.custom_jvp(lambda v: jnp.logaddexp(v, 0.0))  # its own derivative, by rule
+_softplus.defjvps(lambda t, ans, v: t * lax.logistic(v))
+_sin = jax.custom_vjp(jnp.sin)  # the derivative of sin, as a custom reverse rule
+_sin.defvjp(lambda v: (jnp.sin(v), jnp.cos(v)), lambda cos_v, g: (cos_v * g,))
 
 
 def _remat_body(v):

@@ -77,20 +77,15 @@ def assert_close(got, want, tol, what, same_dtype=True):
 
 
 def primitives_in(closed) -> set:
-    """Names of the primitives a jaxpr applies, including inside sub-jaxprs."""
-    names: set = set()
-
-    def visit(jaxpr):
-        for eqn in jaxpr.eqns:
-            names.add(eqn.primitive.name)
-            for p in eqn.params.values():
-                for sub in (p if isinstance(p, (tuple, list)) else (p,)):
-                    if isinstance(sub, ClosedJaxpr):
-                        visit(sub.jaxpr)
-                    elif isinstance(sub, Jaxpr):
-                        visit(sub)
-
-    visit(closed.jaxpr)
+    """Names of the primitives a closed jaxpr applies, those of jaxprs in params included."""
+    names, eqns = set(), list(closed.jaxpr.eqns)
+    while eqns:
+        eqn = eqns.pop()
+        names.add(eqn.primitive.name)
+        params = [q for p in eqn.params.values()
+                  for q in (p if isinstance(p, (tuple, list)) else (p,))]
+        eqns += [e for q in params if isinstance(q, (ClosedJaxpr, Jaxpr))
+                 for e in (q.jaxpr if isinstance(q, ClosedJaxpr) else q).eqns]
     return names
 
 
