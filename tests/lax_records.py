@@ -640,8 +640,7 @@ _inner_jit = jax.jit(lambda a, b: a * b + jnp.cos(a))
 record("cond", lambda p, v: lax.cond(p, jnp.sin, lambda v: jnp.cos(v) * v, v),
        [ints(lo=0, hi=1, dtype=BOOL), x()],
        reference=lambda p, v: np.where(p, np.sin(v), np.cos(v) * v))
-record("while", _while, [x()], reference=_while_reference,
-       modes=("fwd",))  # reverse mode through a while loop is not defined (as in JAX)
+record("while", _while, [x()], reference=_while_reference)  # (reverse mode too: beyond JAX)
 record("scan", _scan, [x(3), x(2, 3, lo=-1.0, hi=1.0)], reference=_scan_reference)
 record("custom_jvp_call", _softplus, [x()], reference=lambda v: np.logaddexp(v, 0.0))
 record("custom_vjp_call", _sin, [x()], reference=np.sin,
