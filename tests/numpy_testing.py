@@ -55,7 +55,7 @@ def check_derivatives(fn, args):
     """Second-order derivatives in both modes, float64, against finite differences."""
     import didax.numpy as jnp
     from didax._src.config import enable_x64
-    from didax._src.transforms.public_test_util import check_grads
+    from didax.test_util import check_grads
 
     with enable_x64():
         check_grads(fn, tuple(jnp.asarray(a) for a in args), order=2, modes=("fwd", "rev"))
@@ -97,3 +97,79 @@ def check_shape_function(build, min_dims, min_side, data):
         elements=st.integers(-9, 9).map(float)))
     fn = build(data.draw, x)
     assert_matches(fn(jnp), fn(np), rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------
+# The tests each jnp test module runs on its tables, made once here
+
+# Sample operands of the dtype tables: float32, int32 and a sorted float32 vector.
+F = np.arange(6, dtype=np.float32).reshape(2, 3)
+I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)  # noqa: E741
+S = np.array([1., 2., 4.], np.float32)
+# What the tracing tables are traced on.
+SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
+# The operands of the value tables (drawn in this order, as every module once drew them).
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+V = RNG.standard_normal(7)
+K = RNG.standard_normal(3)
+
+
+def _raises(call, exc):
+    with pytest.raises(exc):
+        call()
+
+
+def _table_test(test_name, cases, check, x64=False, hypothesis=False):
+    """A test of each entry of `cases` (a dict by name, or a list by index) by `check`."""
+    if hypothesis:
+        from hypothesis import given, settings
+        from hypothesis import strategies as st
+
+        @settings(max_examples=15, deadline=None)
+        @given(data=st.data())
+        def test(name, data):
+            check(name, data)
+    elif x64:
+        @X64
+        def test(name, x64):
+            check(name, x64)
+    else:
+        def test(name):
+            check(name)
+    test.__name__ = test_name
+    return pytest.mark.parametrize(
+        "name", sorted(cases) if isinstance(cases, dict) else range(len(cases)))(test)
+
+
+def table_tests(namespace):
+    """The test functions for the tables a jnp test module defines (by their names in
+    `namespace`, its globals()), to add to it with `globals().update(table_tests(globals()))`:
+
+    DTYPE_CASES: name -> (case, JAX's result dtypes in x32 mode, in x64 mode): result dtypes
+    and weak types as JAX's;
+    NUMPY_CASES: values as NumPy's (both x64 modes); GRAD_CASES: name -> (fn, args),
+    second-order derivatives against finite differences; SHAPE_CASES: name -> (case builder,
+    minimum rank, minimum axis size), hypothesis-drawn arrays against NumPy; TRACEABLE and
+    CONCRETE_ONLY (traced on SAMPLE, the module's or the one above): staging works, or needs
+    concrete values; ERROR_CASES: [(call, exception type)], each call raises its exception."""
+    ns = namespace
+    sample = ns.get("SAMPLE", SAMPLE)
+    tables = [  # (table, test, check of one entry, its keywords)
+        ("DTYPE_CASES", "test_result_dtypes_match_jax", lambda n, x64: check_result_dtypes(
+            ns["DTYPE_CASES"][n][0], ns["DTYPE_CASES"][n][1:], x64), dict(x64=True)),
+        ("NUMPY_CASES", "test_functions_match_numpy",
+         lambda n, x64: check_matches_numpy(ns["NUMPY_CASES"][n], x64), dict(x64=True)),
+        ("GRAD_CASES", "test_jvp_matches_finite_differences",
+         lambda n: check_derivatives(*ns["GRAD_CASES"][n]), {}),
+        ("SHAPE_CASES", "test_shape_functions_match_numpy",
+         lambda n, data: check_shape_function(*ns["SHAPE_CASES"][n], data),
+         dict(hypothesis=True)),
+        ("TRACEABLE", "test_traces_to_jaxpr", lambda n: check_traces(ns["TRACEABLE"][n], sample),
+         {}),
+        ("CONCRETE_ONLY", "test_value_dependent_shapes_need_concrete_inputs",
+         lambda n: check_needs_concrete_inputs(ns["CONCRETE_ONLY"][n], sample), {}),
+        ("ERROR_CASES", "test_errors", lambda i: _raises(*ns["ERROR_CASES"][i]), {}),
+    ]
+    return {test: _table_test(test, ns[table], check, **kw)
+            for table, test, check, kw in tables if table in ns}

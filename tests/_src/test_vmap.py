@@ -1,9 +1,8 @@
 """vmap through the public API: in_axes/out_axes forms, errors, nesting, and every order of
-composition with jvp, grad and make_jaxpr; elementwise and shape primitives against loops."""
+composition with jvp, grad and make_jaxpr; compositions of shape operations against loops,
+batched on every axis."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import didax as jax
 import didax.numpy as jnp
@@ -20,32 +19,8 @@ def loop(f, in_axes, *args):
     return np.stack([np.asarray(o) for o in outs])
 
 
-UNARY = [jnp.sin, jnp.exp, jnp.tanh, jnp.abs, lambda x: x ** 3, lambda x: lax.round(x),
-         lambda x: x.astype(jnp.int32), jnp.floor, lambda x: lax.integer_pow(x, 2)]
-BINARY = [jnp.add, jnp.multiply, jnp.maximum, jnp.arctan2, lambda a, b: a > b,
-          lambda a, b: jnp.where(a > b, a, b), lambda a, b: lax.clamp(-0.5, a, 0.5) * b]
-
-
-@pytest.mark.parametrize("f", UNARY)
-@settings(max_examples=8, deadline=None)
-@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=3).map(tuple), data=st.data())
-def test_unary_against_loop(f, shape, data):
-    ax = data.draw(st.integers(-len(shape), len(shape) - 1))
-    x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
-    np.testing.assert_allclose(np.asarray(jax.vmap(f, in_axes=ax)(x)), loop(f, (ax,), x),
-                               rtol=1e-6)
-
-
-@pytest.mark.parametrize("f", BINARY)
-@settings(max_examples=8, deadline=None)
-@given(axes=st.sampled_from([(0, 0), (0, None), (None, 1), (1, -1), (-1, 0)]))
-def test_binary_against_loop(f, axes):
-    rng = np.random.default_rng(1)
-    x = rng.normal(size=(3, 3)).astype(np.float32)
-    y = rng.normal(size=(3, 3) if axes[1] is not None else (3,)).astype(np.float32)
-    got = jax.vmap(f, in_axes=axes)(x, y)
-    np.testing.assert_allclose(np.asarray(got), loop(f, axes, x, y), rtol=1e-6)
-
+# Each primitive batched over each operand, against a loop, is its record's
+# (tests/lax_records.py, driven by tests/_src/lax/test_records.py); here, compositions.
 
 SHAPE_FNS = [
     lambda x: x.T,

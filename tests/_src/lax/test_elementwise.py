@@ -1,10 +1,10 @@
-"""Elementwise primitives: values against NumPy/SciPy, JVPs against finite differences
-(float64, to second order), over hypothesis-drawn shapes with broadcasting."""
+"""Elementwise primitives beyond their records (tests/lax_records.py): broadcasting and empty
+operands, integer division, shifts, selection, conversions, complex parts, derivative
+conventions (ties, zero bases, |x| at 0) and the errors they raise."""
 import math
 
 import numpy as np
 import pytest
-import scipy.special as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +12,6 @@ import didax as jax
 from didax import lax
 from didax._src import ir
 from didax._src.config import enable_x64
-from didax._src.transforms.public_test_util import check_grads
 
 
 @pytest.fixture(autouse=True)
@@ -21,65 +20,13 @@ def x64():
         yield
 
 
-WIDE = (-2.0, 2.0)
-POS = (0.5, 2.0)
-UNIT = (-0.8, 0.8)
+# Values and derivatives of every elementwise primitive, at each dtype and through every
+# interpreter, are its record's (tests/lax_records.py, driven by test_records.py); here:
+# broadcasting, empty operands, comparisons' and conversions' conventions, errors.
 
-# name, lax function, numpy reference, domain per argument, differentiable?
-UNARY = [
-    ("neg", lax.neg, np.negative, WIDE, True),
-    ("sign", lax.sign, np.sign, WIDE, True),
-    ("floor", lax.floor, np.floor, "offgrid", True),
-    ("ceil", lax.ceil, np.ceil, "offgrid", True),
-    ("round", lax.round, lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), "offgrid", True),
-    ("is_finite", lax.is_finite, np.isfinite, WIDE, False),
-    ("exp", lax.exp, np.exp, WIDE, True),
-    ("exp2", lax.exp2, np.exp2, WIDE, True),
-    ("log", lax.log, np.log, POS, True),
-    ("log1p", lax.log1p, np.log1p, (-0.5, 2.0), True),
-    ("expm1", lax.expm1, np.expm1, WIDE, True),
-    ("tanh", lax.tanh, np.tanh, WIDE, True),
-    ("logistic", lax.logistic, sp.expit, WIDE, True),
-    ("sin", lax.sin, np.sin, WIDE, True),
-    ("cos", lax.cos, np.cos, WIDE, True),
-    ("tan", lax.tan, np.tan, (-0.9, 0.9), True),  # higher derivatives blow up towards pi/2
-    ("asin", lax.asin, np.arcsin, UNIT, True),
-    ("acos", lax.acos, np.arccos, UNIT, True),
-    ("atan", lax.atan, np.arctan, WIDE, True),
-    ("sinh", lax.sinh, np.sinh, WIDE, True),
-    ("cosh", lax.cosh, np.cosh, WIDE, True),
-    ("asinh", lax.asinh, np.arcsinh, WIDE, True),
-    ("acosh", lax.acosh, np.arccosh, (1.2, 3.0), True),
-    ("atanh", lax.atanh, np.arctanh, UNIT, True),
-    ("sqrt", lax.sqrt, np.sqrt, POS, True),
-    ("rsqrt", lax.rsqrt, lambda x: 1 / np.sqrt(x), POS, True),
-    ("cbrt", lax.cbrt, np.cbrt, POS, True),
-    ("abs", lax.abs, np.abs, "nonzero", True),
-    ("erf", lax.erf, sp.erf, WIDE, True),
-    ("erfc", lax.erfc, sp.erfc, WIDE, True),
-    ("erf_inv", lax.erf_inv, sp.erfinv, UNIT, True),
-    ("lgamma", lax.lgamma, sp.gammaln, (0.5, 4.0), True),
-    ("digamma", lax.digamma, sp.digamma, (0.5, 4.0), True),
-    ("square", lax.square, np.square, WIDE, True),
-    ("integer_pow3", lambda x: lax.integer_pow(x, 3), lambda x: x ** 3, WIDE, True),
-    ("integer_pow-2", lambda x: lax.integer_pow(x, -2), lambda x: x ** -2.0, POS, True),
-    ("integer_pow0", lambda x: lax.integer_pow(x, 0), lambda x: x ** 0, WIDE, True),
-    ("stop_gradient", lax.stop_gradient, lambda x: x, WIDE, False),
-]
-
-BINARY = [
-    ("add", lax.add, np.add, WIDE, WIDE),
-    ("sub", lax.sub, np.subtract, WIDE, WIDE),
-    ("mul", lax.mul, np.multiply, WIDE, WIDE),
-    ("div", lax.div, np.divide, WIDE, POS),
-    ("rem", lax.rem, np.fmod, (0.5, 5.0), POS),
-    ("pow", lax.pow, np.power, POS, WIDE),
-    ("max", lax.max, np.maximum, WIDE, WIDE),
-    ("min", lax.min, np.minimum, WIDE, WIDE),
-    ("atan2", lax.atan2, np.arctan2, WIDE, POS),  # away from the singularity at the origin
-    ("polygamma", lambda x: lax.polygamma(lax.full_like(x, 1), x),
-     lambda x: sp.polygamma(1, x), POS, None),
-]
+BINARY = [("add", lax.add, np.add), ("sub", lax.sub, np.subtract), ("mul", lax.mul, np.multiply),
+          ("div", lax.div, np.divide), ("pow", lax.pow, np.power), ("max", lax.max, np.maximum),
+          ("min", lax.min, np.minimum), ("atan2", lax.atan2, np.arctan2)]
 
 COMPARISONS = [
     ("eq", lax.eq, np.equal), ("ne", lax.ne, np.not_equal), ("lt", lax.lt, np.less),
@@ -96,52 +43,34 @@ SHAPES = [(), (3,), (2, 3), (0,), (2, 0, 3), (1, 4)]
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (1, 3)), ((2, 1), (1, 3)),
                  ((2, 3), ()), ((), (4,)), ((0,), (0,)), ((0, 2), (1, 2))]
 
-
-def _sample(rng, domain, shape):
-    if domain == "offgrid":  # away from the discontinuities of floor/ceil/round
-        return rng.integers(-3, 3, shape) + rng.uniform(0.1, 0.4, shape)
-    if domain == "nonzero":
-        return rng.uniform(0.3, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
-    lo, hi = domain
-    return rng.uniform(lo, hi, shape)
-
-
 seeds = st.integers(0, 2 ** 16)
 
 
-@pytest.mark.parametrize("name,fn,ref,domain,diff", UNARY, ids=[u[0] for u in UNARY])
-@settings(max_examples=6, deadline=None)
-@given(shape=st.sampled_from(SHAPES), seed=seeds)
-def test_unary(name, fn, ref, domain, diff, shape, seed):
-    x = _sample(np.random.default_rng(seed), domain, shape)
-    out = np.asarray(fn(x))
-    np.testing.assert_allclose(out, ref(x), rtol=1e-12, atol=1e-12)
-    assert out.shape == shape
-    if diff:
-        check_grads(fn, (x,), order=2, modes=("fwd", "rev"))
-
-
-@pytest.mark.parametrize("name,fn,ref,dom_x,dom_y", BINARY, ids=[b[0] for b in BINARY])
-@settings(max_examples=6, deadline=None)
+@pytest.mark.parametrize("name,fn,ref", BINARY, ids=[b[0] for b in BINARY])
+@settings(max_examples=4, deadline=None)
 @given(shapes=st.sampled_from(BINARY_SHAPES), seed=seeds)
-def test_binary(name, fn, ref, dom_x, dom_y, shapes, seed):
+def test_binary_broadcasting(name, fn, ref, shapes, seed):
     rng = np.random.default_rng(seed)
-    if dom_y is None:  # a unary test of a binary primitive with a fixed first argument
-        x = _sample(rng, dom_x, shapes[0])
-        np.testing.assert_allclose(np.asarray(fn(x)), ref(x), rtol=1e-12)
-        check_grads(fn, (x,), order=2, modes=("fwd", "rev"))
-        return
-    x, y = _sample(rng, dom_x, shapes[0]), _sample(rng, dom_y, shapes[1])
-    if name == "rem":  # keep x / y away from the integers, where rem jumps
-        y = np.full(shapes[1], 1.7)
-        x = 1.7 * (rng.integers(0, 3, shapes[0]) + rng.uniform(0.2, 0.8, shapes[0]))
+    x, y = rng.uniform(0.5, 2.0, shapes[0]), rng.uniform(-2.0, 2.0, shapes[1])
     out = np.asarray(fn(x, y))
     np.testing.assert_allclose(out, ref(x, y), rtol=1e-12, atol=1e-12)
     assert out.shape == np.broadcast_shapes(*shapes)
-    check_grads(fn, (x, y), order=2, modes=("fwd", "rev"))
     # The staged JVP type-checks: tangents of broadcast operands take the output's shape.
     closed = jax.make_jaxpr(lambda a, b: jax.jvp(fn, (a, b), (a, b)))(x, y)
     ir.check_jaxpr(closed.jaxpr)
+    _, t = jax.jvp(fn, (x, y), (np.ones_like(x), np.ones_like(y)))
+    assert t.shape == out.shape
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_unary_shapes_including_empty(shape):
+    x = np.random.default_rng(0).uniform(0.5, 2.0, shape)
+    for fn, ref in [(lax.sin, np.sin), (lax.log, np.log), (lax.floor, np.floor)]:
+        out = np.asarray(fn(x))
+        assert out.shape == shape
+        np.testing.assert_allclose(out, ref(x), rtol=1e-12)
+        _, t = jax.jvp(fn, (x,), (np.ones_like(x),))
+        assert t.shape == shape
 
 
 @pytest.mark.parametrize("name,fn,ref", COMPARISONS, ids=[c[0] for c in COMPARISONS])
@@ -192,13 +121,11 @@ def test_select_n_clamp_and_their_jvps():
     which = rng.integers(0, 3, (3, 4)).astype(np.int32)
     np.testing.assert_array_equal(np.asarray(lax.select_n(which, x, y, x + y)),
                                   np.choose(which, [x, y, x + y]))
-    check_grads(lambda a, b: lax.select_n(pred, a, b), (x, y), order=2, modes=("fwd", "rev"))
     z = rng.uniform(-1, 1, (20,))
     z = z[np.abs(np.abs(z) - 0.5) > 0.05]
     np.testing.assert_array_equal(np.asarray(lax.clamp(-0.5, z, 0.5)), np.clip(z, -0.5, 0.5))
-    check_grads(lambda a: lax.clamp(-0.5, a, 0.5), (z,), order=2, modes=("fwd", "rev"))
-    check_grads(lambda lo, a: lax.clamp(lo, a, 0.5), (np.float64(-0.5), z), order=2,
-                modes=("fwd", "rev"))
+    _, t = jax.jvp(lambda a: lax.clamp(-0.5, a, 0.5), (z,), (np.ones_like(z),))
+    np.testing.assert_array_equal(np.asarray(t), (np.abs(z) < 0.5).astype(float))
 
 
 def test_convert_element_type():
@@ -207,8 +134,6 @@ def test_convert_element_type():
                                   [1, -2, 0, 2147483647])
     out = lax.convert_element_type(x[:2], np.float32)
     assert out.dtype == np.float32
-    check_grads(lambda a: lax.convert_element_type(a, np.float64, weak_type=True), (x[:2],),
-                order=2, modes=("fwd", "rev"))
     _, t = jax.jvp(lambda a: lax.convert_element_type(a, np.int32), (x,), (np.ones(4),))
     assert t.dtype == jax.dtypes.float0
 
@@ -219,7 +144,6 @@ def test_complex_parts():
     np.testing.assert_array_equal(np.asarray(lax.imag(z)), z.imag)
     np.testing.assert_array_equal(np.asarray(lax.conj(z)), z.conj())
     np.testing.assert_array_equal(np.asarray(lax.complex(z.real, z.imag)), z)
-    check_grads(lambda a, b: lax.complex(a, b), (z.real, z.imag), order=2, modes=("fwd", "rev"))
     np.testing.assert_allclose(np.asarray(lax.abs(z)), np.abs(z))
     assert lax.abs(z).dtype == np.float64
 

@@ -339,11 +339,6 @@ def test_qr_grads(x64, shape, full_matrices):
     check_grads(lambda a: linalg.qr(a, full_matrices=full_matrices), (a,), order=2, modes=BOTH)
 
 
-def test_eigh_grads(x64):
-    a = np.diag([1.0, 2.0, 4.0]) + 0.1 * _rng().standard_normal((3, 3))
-    check_grads(linalg.eigh, (a,), order=2, modes=BOTH)
-
-
 @pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3)])
 def test_svd_grads(x64, shape):
     a = _well_conditioned(_rng(), *shape)

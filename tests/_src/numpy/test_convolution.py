@@ -1,48 +1,26 @@
 """didax.numpy convolve and correlate (convolution.py): values against NumPy, result dtypes and weak
 types against JAX (the table below was produced by running JAX 0.10.2), derivatives and errors."""
 import numpy as np
-import pytest
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_result_dtypes,
-)
+from numpy_testing import S, V, K, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
 U = np.array([3, 1, 2], np.uint8)
-S = np.array([1., 2., 4.], np.float32)
 
-DTYPE_CASES = {
-    "convolve": lambda m: m.convolve(S, S),
-    "convolve_int": lambda m: m.convolve(U, U),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "convolve": (lambda m: m.convolve(S, S), "float32", "float32"),
+    "convolve_int": (lambda m: m.convolve(U, U), "float32", "float32"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'convolve': ('float32', 'float32'),
-    'convolve_int': ('float32', 'float32'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
-
-RNG = np.random.default_rng(0)  # A, V, K in this order, as in every test file
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
-K = RNG.standard_normal(3)
 
 
 NUMPY_CASES = {
@@ -53,12 +31,6 @@ NUMPY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
@@ -66,11 +38,6 @@ GRAD_CASES = {
     "convolve": (lambda x, k: jnp.convolve(x, k, "same"), (V, K)),
     "correlate": (lambda x, k: jnp.correlate(x, k, "full"), (V, K)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -83,8 +50,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

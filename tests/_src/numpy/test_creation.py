@@ -2,90 +2,45 @@
 against JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and
 errors."""
 import numpy as np
-import pytest
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_needs_concrete_inputs, check_result_dtypes,
-    check_traces,
-)
+from numpy_testing import F, I, S, A, V, K, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-F = np.arange(6, dtype=np.float32).reshape(2, 3)
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
-S = np.array([1., 2., 4.], np.float32)
 
-DTYPE_CASES = {
-    "zeros": lambda m: m.zeros(3),
-    "ones_int": lambda m: m.ones(3, int),
-    "full_py_int": lambda m: m.full((2,), 3),
-    "full_py_float": lambda m: m.full((2,), 3.0),
-    "full_f32": lambda m: m.full((2,), np.float32(3)),
-    "zeros_like_py_float": lambda m: m.zeros_like(2.0),
-    "zeros_like_i32": lambda m: m.zeros_like(I),
-    "full_like_f32": lambda m: m.full_like(F, 1),
-    "ones_like_dtype": lambda m: m.ones_like(F, dtype=bool),
-    "arange_int": lambda m: m.arange(5),
-    "arange_float": lambda m: m.arange(0.0, 1.0, 0.25),
-    "arange_f32_start": lambda m: m.arange(np.float32(1), 4),
-    "linspace": lambda m: m.linspace(0, 1, 5),
-    "linspace_int": lambda m: m.linspace(0, 10, 5, dtype=int),
-    "linspace_i32_arr": lambda m: m.linspace(m.asarray(I), 10, 3),
-    "logspace": lambda m: m.logspace(0, 2, 3),
-    "geomspace": lambda m: m.geomspace(1, 100, 3),
-    "eye": lambda m: m.eye(3),
-    "identity_int": lambda m: m.identity(3, int),
-    "tri": lambda m: m.tri(3),
-    "indices": lambda m: m.indices((2, 3)),
-    "meshgrid": lambda m: m.meshgrid(m.arange(2), S),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "zeros": (lambda m: m.zeros(3), "float32", "float64"),
+    "ones_int": (lambda m: m.ones(3, int), "int32", "int64"),
+    "full_py_int": (lambda m: m.full((2,), 3), "int32*", "int64*"),
+    "full_py_float": (lambda m: m.full((2,), 3.0), "float32*", "float64*"),
+    "full_f32": (lambda m: m.full((2,), np.float32(3)), "float32", "float32"),
+    "zeros_like_py_float": (lambda m: m.zeros_like(2.0), "float32*", "float64*"),
+    "zeros_like_i32": (lambda m: m.zeros_like(I), "int32", "int32"),
+    "full_like_f32": (lambda m: m.full_like(F, 1), "float32", "float32"),
+    "ones_like_dtype": (lambda m: m.ones_like(F, dtype=bool), "bool", "bool"),
+    "arange_int": (lambda m: m.arange(5), "int32", "int64"),
+    "arange_float": (lambda m: m.arange(0.0, 1.0, 0.25), "float32", "float64"),
+    "arange_f32_start": (lambda m: m.arange(np.float32(1), 4), "float32", "float32"),
+    "linspace": (lambda m: m.linspace(0, 1, 5), "float32", "float64"),
+    "linspace_int": (lambda m: m.linspace(0, 10, 5, dtype=int), "int32", "int64"),
+    "linspace_i32_arr": (lambda m: m.linspace(m.asarray(I), 10, 3), "float32", "float32"),
+    "logspace": (lambda m: m.logspace(0, 2, 3), "float32", "float64"),
+    "geomspace": (lambda m: m.geomspace(1, 100, 3), "float32", "float64"),
+    "eye": (lambda m: m.eye(3), "float32", "float64"),
+    "identity_int": (lambda m: m.identity(3, int), "int32", "int64"),
+    "tri": (lambda m: m.tri(3), "float32", "float32"),
+    "indices": (lambda m: m.indices((2, 3)), "int32", "int64"),
+    "meshgrid": (lambda m: m.meshgrid(m.arange(2), S), "int32 float32", "int64 float32"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'zeros': ('float32', 'float64'),
-    'ones_int': ('int32', 'int64'),
-    'full_py_int': ('int32*', 'int64*'),
-    'full_py_float': ('float32*', 'float64*'),
-    'full_f32': ('float32', 'float32'),
-    'zeros_like_py_float': ('float32*', 'float64*'),
-    'zeros_like_i32': ('int32', 'int32'),
-    'full_like_f32': ('float32', 'float32'),
-    'ones_like_dtype': ('bool', 'bool'),
-    'arange_int': ('int32', 'int64'),
-    'arange_float': ('float32', 'float64'),
-    'arange_f32_start': ('float32', 'float32'),
-    'linspace': ('float32', 'float64'),
-    'linspace_int': ('int32', 'int64'),
-    'linspace_i32_arr': ('float32', 'float32'),
-    'logspace': ('float32', 'float64'),
-    'geomspace': ('float32', 'float64'),
-    'eye': ('float32', 'float64'),
-    'identity_int': ('int32', 'int64'),
-    'tri': ('float32', 'float32'),
-    'indices': ('int32', 'int64'),
-    'meshgrid': ('int32 float32', 'int64 float32'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
-
-RNG = np.random.default_rng(0)
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
-K = RNG.standard_normal(3)
 
 
 NUMPY_CASES = {
@@ -109,12 +64,6 @@ NUMPY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
@@ -124,11 +73,6 @@ GRAD_CASES = {
     "geomspace": (lambda a: jnp.geomspace(a, 10., 4), (np.abs(K) + 1,)),
     "full": (lambda v: jnp.full((2, 3), v), (np.float64(1.5),)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -143,18 +87,6 @@ CONCRETE_ONLY = {
     "arange": lambda x: jnp.arange(x[0]),
     "linspace_num": lambda x: jnp.linspace(0, 1, jnp.astype(x[0], int)),
 }
-
-SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
-
-
-@pytest.mark.parametrize("name", sorted(TRACEABLE))
-def test_traces_to_jaxpr(name):
-    check_traces(TRACEABLE[name], SAMPLE)
-
-
-@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
-def test_value_dependent_shapes_need_concrete_inputs(name):
-    check_needs_concrete_inputs(CONCRETE_ONLY[name], SAMPLE)
 
 
 # --------------------------------------------------------------------------------------
@@ -171,8 +103,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

@@ -1,49 +1,26 @@
 """didax.numpy diagonals and triangles (diagonals.py): values against NumPy, result dtypes and weak
 types against JAX (the table below was produced by running JAX 0.10.2), derivatives and errors."""
 import numpy as np
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_result_dtypes, check_shape_function,
-)
+from numpy_testing import I, S, A, K, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
-S = np.array([1., 2., 4.], np.float32)
 
-DTYPE_CASES = {
-    "tril_weak": lambda m: m.tril(m.ones((2, 2)) * 2.0),
-    "diag": lambda m: m.diag(S),
-    "trace_int": lambda m: m.trace(I),
-    "trace_u8": lambda m: m.trace(m.ones((2, 2), np.uint8)),
-    "tril_indices": lambda m: m.tril_indices(3),
-    "diag_indices": lambda m: m.diag_indices(3),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "tril_weak": (lambda m: m.tril(m.ones((2, 2)) * 2.0), "float32", "float64"),
+    "diag": (lambda m: m.diag(S), "float32", "float32"),
+    "trace_int": (lambda m: m.trace(I), "int32", "int64"),
+    "trace_u8": (lambda m: m.trace(m.ones((2, 2), np.uint8)), "uint32", "uint64"),
+    "tril_indices": (lambda m: m.tril_indices(3), "int32 int32", "int64 int64"),
+    "diag_indices": (lambda m: m.diag_indices(3), "int32 int32", "int64 int64"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'tril_weak': ('float32', 'float64'),
-    'diag': ('float32', 'float32'),
-    'trace_int': ('int32', 'int64'),
-    'trace_u8': ('uint32', 'uint64'),
-    'tril_indices': ('int32 int32', 'int64 int64'),
-    'diag_indices': ('int32 int32', 'int64 int64'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -74,20 +51,8 @@ SHAPE_CASES = {  # name: (case builder, minimum rank, minimum axis size)
 }
 
 
-@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
-@settings(max_examples=15, deadline=None)
-@given(data=st.data())
-def test_shape_functions_match_numpy(name, data):
-    check_shape_function(*SHAPE_CASES[name], data)
-
-
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
-
-RNG = np.random.default_rng(0)  # A, V, K in this order, as in every test file
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
-K = RNG.standard_normal(3)
 
 
 NUMPY_CASES = {
@@ -106,12 +71,6 @@ def _np_fill_diagonal(a, val):
     return a
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
@@ -122,11 +81,6 @@ GRAD_CASES = {
     "tril": (lambda a: jnp.tril(a, 1), (A,)),
     "fill_diagonal": (lambda a, v: jnp.fill_diagonal(a, v, inplace=False), (A, K)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -142,8 +96,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

@@ -1,25 +1,14 @@
 """didax.numpy delete, insert and trim_zeros (editing.py): values against NumPy, derivatives,
 tracing and errors."""
 import numpy as np
-import pytest
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_needs_concrete_inputs,
-)
+from numpy_testing import A, V, K, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
-
-RNG = np.random.default_rng(0)
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
-K = RNG.standard_normal(3)
 
 
 NUMPY_CASES = {
@@ -33,12 +22,6 @@ NUMPY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
@@ -46,11 +29,6 @@ GRAD_CASES = {
     "insert": (lambda a, v: jnp.insert(a, np.array([0, 2, 2]), v, axis=1), (A, K)),
     "delete": (lambda a: jnp.delete(a, np.array([0, 2]), axis=1), (A,)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -61,13 +39,6 @@ CONCRETE_ONLY = {
     "delete": lambda x: jnp.delete(x, jnp.astype(x[:1], int)),
     "insert": lambda x: jnp.insert(x, jnp.astype(x[:1], int), 1.),
 }
-
-SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
-
-
-@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
-def test_value_dependent_shapes_need_concrete_inputs(name):
-    check_needs_concrete_inputs(CONCRETE_ONLY[name], SAMPLE)
 
 
 # --------------------------------------------------------------------------------------
@@ -80,8 +51,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

@@ -2,52 +2,28 @@
 types against JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and
 errors."""
 import numpy as np
-import pytest
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_needs_concrete_inputs, check_result_dtypes,
-    check_traces,
-)
+from numpy_testing import S, A, V, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
 U = np.array([3, 1, 2], np.uint8)
-S = np.array([1., 2., 4.], np.float32)
 
-DTYPE_CASES = {
-    "bincount": lambda m: m.bincount(U),
-    "bincount_weights": lambda m: m.bincount(U, weights=S),
-    "histogram": lambda m: m.histogram(S, 2),
-    "histogram_int": lambda m: m.histogram(U, 2),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "bincount": (lambda m: m.bincount(U), "int32", "int64"),
+    "bincount_weights": (lambda m: m.bincount(U, weights=S), "float32", "float32"),
+    "histogram": (lambda m: m.histogram(S, 2), "float32 float32", "float32 float32"),
+    "histogram_int": (lambda m: m.histogram(U, 2), "float32 float32", "float32 float32"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'bincount': ('int32', 'int64'),
-    'bincount_weights': ('float32', 'float32'),
-    'histogram': ('float32 float32', 'float32 float32'),
-    'histogram_int': ('float32 float32', 'float32 float32'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
-
-RNG = np.random.default_rng(0)
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
 
 
 NUMPY_CASES = {
@@ -61,23 +37,12 @@ NUMPY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
 GRAD_CASES = {
     "histogram_weights": (lambda w: jnp.histogram(V, 3, weights=w)[0], (np.abs(V),)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -92,18 +57,6 @@ CONCRETE_ONLY = {
     "bincount": lambda x: jnp.bincount(jnp.astype(x, int)),
 }
 
-SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
-
-
-@pytest.mark.parametrize("name", sorted(TRACEABLE))
-def test_traces_to_jaxpr(name):
-    check_traces(TRACEABLE[name], SAMPLE)
-
-
-@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
-def test_value_dependent_shapes_need_concrete_inputs(name):
-    check_needs_concrete_inputs(CONCRETE_ONLY[name], SAMPLE)
-
 
 # --------------------------------------------------------------------------------------
 # Errors
@@ -115,8 +68,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

@@ -2,16 +2,10 @@
 and weak types against JAX (the table below was produced by running JAX 0.10.2), derivatives and
 errors."""
 import numpy as np
-import pytest
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_result_dtypes,
-)
+from numpy_testing import V, K, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
@@ -19,34 +13,17 @@ from numpy_testing import (  # noqa: E402
 
 U = np.array([3, 1, 2], np.uint8)
 
-DTYPE_CASES = {
-    "unravel_index": lambda m: m.unravel_index(5, (2, 3)),
-    "ravel_multi_index": lambda m: m.ravel_multi_index((U, U), (4, 4)),
-    "mgrid": lambda m: m.mgrid[0:2, 0:3],
-    "r_": lambda m: m.r_[U, 1.5],
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "unravel_index": (lambda m: m.unravel_index(5, (2, 3)), "int32* int32*", "int64* int64*"),
+    "ravel_multi_index": (lambda m: m.ravel_multi_index((U, U), (4, 4)), "uint8", "uint8"),
+    "mgrid": (lambda m: m.mgrid[0:2, 0:3], "int32", "int64"),
+    "r_": (lambda m: m.r_[U, 1.5], "float32*", "float64*"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'unravel_index': ('int32* int32*', 'int64* int64*'),
-    'ravel_multi_index': ('uint8', 'uint8'),
-    'mgrid': ('int32', 'int64'),
-    'r_': ('float32*', 'float64*'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
-
-RNG = np.random.default_rng(0)  # A, V, K in this order, as in every test file
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
-K = RNG.standard_normal(3)
 
 
 NUMPY_CASES = {
@@ -60,23 +37,12 @@ NUMPY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
 GRAD_CASES = {
     "r_": (lambda x: jnp.r_[x, 0., x], (V,)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -90,8 +56,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

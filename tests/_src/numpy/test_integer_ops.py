@@ -1,43 +1,24 @@
 """didax.numpy bit packing, gcd and lcm (integer_ops.py): values against NumPy, result dtypes and
 weak types against JAX (the table below was produced by running JAX 0.10.2) and errors."""
 import numpy as np
-import pytest
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_matches_numpy, check_result_dtypes,
-)
+from numpy_testing import I, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
 U = np.array([3, 1, 2], np.uint8)
 
-DTYPE_CASES = {
-    "packbits": lambda m: m.packbits(I),
-    "unpackbits": lambda m: m.unpackbits(U),
-    "gcd": lambda m: m.gcd(I, 4),
-    "lcm_u8": lambda m: m.lcm(U, U),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "packbits": (lambda m: m.packbits(I), "uint8", "uint8"),
+    "unpackbits": (lambda m: m.unpackbits(U), "uint8", "uint8"),
+    "gcd": (lambda m: m.gcd(I, 4), "int32", "int32"),
+    "lcm_u8": (lambda m: m.lcm(U, U), "uint8", "uint8"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'packbits': ('uint8', 'uint8'),
-    'unpackbits': ('uint8', 'uint8'),
-    'gcd': ('int32', 'int32'),
-    'lcm_u8': ('uint8', 'uint8'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -61,12 +42,6 @@ NUMPY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Errors
 
@@ -77,8 +52,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

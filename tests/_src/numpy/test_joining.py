@@ -1,44 +1,25 @@
 """didax.numpy joining and splitting (joining.py): values against NumPy, result dtypes and weak
 types against JAX (the table below was produced by running JAX 0.10.2), derivatives and errors."""
 import numpy as np
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_result_dtypes, check_shape_function,
-)
+from numpy_testing import F, I, A, V, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-F = np.arange(6, dtype=np.float32).reshape(2, 3)
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
 
-DTYPE_CASES = {
-    "concatenate_mixed": lambda m: m.concatenate([I, F]),
-    "concatenate_weak": lambda m: m.concatenate([m.asarray([1.0]) * 2.0,
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "concatenate_mixed": (lambda m: m.concatenate([I, F]), "float32", "float32"),
+    "concatenate_weak": (lambda m: m.concatenate([m.asarray([1.0]) * 2.0,
                                                  m.asarray([1.0]) * 3.0]),
-    "stack_py": lambda m: m.stack([1, 2.0]),
+                         "float32", "float64"),
+    "stack_py": (lambda m: m.stack([1, 2.0]), "float32*", "float64*"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'concatenate_mixed': ('float32', 'float32'),
-    'concatenate_weak': ('float32', 'float64'),
-    'stack_py': ('float32*', 'float64*'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -82,19 +63,8 @@ SHAPE_CASES = {  # name: (case builder, minimum rank, minimum axis size)
 }
 
 
-@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
-@settings(max_examples=15, deadline=None)
-@given(data=st.data())
-def test_shape_functions_match_numpy(name, data):
-    check_shape_function(*SHAPE_CASES[name], data)
-
-
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
-
-RNG = np.random.default_rng(0)
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
 
 
 NUMPY_CASES = {
@@ -103,12 +73,6 @@ NUMPY_CASES = {
     "hsplit_vsplit": lambda m: m.hsplit(A, 2) + m.vsplit(A, [1]),
     "unstack": lambda m: jnp.unstack(A, axis=1) if m is jnp else list(A.T),
 }
-
-
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -120,11 +84,6 @@ GRAD_CASES = {
     "block": (lambda a, b: jnp.block([[a, b], [b, a]]), (A, A[::-1])),
     "split": (lambda a: jnp.split(a, [1, 3], axis=1)[1], (A,)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -142,8 +101,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

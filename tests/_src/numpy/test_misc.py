@@ -2,50 +2,28 @@
 and weak types against JAX (the table below was produced by running JAX 0.10.2), derivatives and
 errors."""
 import numpy as np
-import pytest
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_result_dtypes,
-)
+from numpy_testing import I, S, A, V, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
 U = np.array([3, 1, 2], np.uint8)
-S = np.array([1., 2., 4.], np.float32)
 
-DTYPE_CASES = {
-    "nan_to_num_int": lambda m: m.nan_to_num(I),
-    "interp": lambda m: m.interp(S, S, S),
-    "interp_int": lambda m: m.interp(U, U, U),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "nan_to_num_int": (lambda m: m.nan_to_num(I), "int32", "int32"),
+    "interp": (lambda m: m.interp(S, S, S), "float32", "float32"),
+    "interp_int": (lambda m: m.interp(U, U, U), "float32", "float32"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'nan_to_num_int': ('int32', 'int32'),
-    'interp': ('float32', 'float32'),
-    'interp_int': ('float32', 'float32'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
 
-RNG = np.random.default_rng(0)
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
 N = np.array([3., np.nan, -np.inf, np.inf, -2.], np.float32)
 GRID = np.linspace(-1, 5, 13)
 XP, FP = np.array([0., 1, 2, 4]), np.array([1., 3, 2, 0])
@@ -61,12 +39,6 @@ NUMPY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
@@ -75,11 +47,6 @@ GRAD_CASES = {
     "interp_xp": (lambda xp: jnp.interp(np.array([0.3, 1.2]), xp, np.array([1., 3, 2, 0])),
                   (np.array([-1., 0, 1, 2]),)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -91,8 +58,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

@@ -8,79 +8,44 @@ import pytest
 import didax
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_result_dtypes,
-)
+from numpy_testing import S, A, V, K, assert_matches as _assert_matches, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
 U = np.array([3, 1, 2], np.uint8)
-S = np.array([1., 2., 4.], np.float32)
 I = np.array([1, 2, 3], np.int32)
 XF = np.linspace(0, 1, 6).astype(np.float32)
 
-DTYPE_CASES = {
-    "polyval_int": lambda m: m.polyval(U, U),
-    "polyval_weak": lambda m: m.polyval(S, 2.0),
-    "vander": lambda m: m.vander(S),
-    "poly_int": lambda m: m.poly(I),
-    "poly_f32": lambda m: m.poly(S),
-    "poly_empty": lambda m: m.poly(np.zeros(0, np.float32)),
-    "polyadd_int": lambda m: m.polyadd(U, I[:2]),
-    "polyadd_f32": lambda m: m.polyadd(S, I),
-    "polysub_u8": lambda m: m.polysub(U, U[:1]),
-    "polymul_int": lambda m: m.polymul(U, I),
-    "polydiv_int": lambda m: m.polydiv(I, U[:2]),
-    "polyder_int": lambda m: m.polyder(I, 2),
-    "polyder_0": lambda m: m.polyder(U, 0),
-    "polyint_int": lambda m: m.polyint(I, 2),
-    "polyint_k": lambda m: m.polyint(S, 1, k=3),
-    "polyfit": lambda m: m.polyfit(XF, XF ** 2, 2),
-    "polyfit_full": lambda m: m.polyfit(XF, XF ** 2, 2, full=True),
-    "polyfit_cov": lambda m: m.polyfit(XF, XF ** 2, 2, cov=True),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "polyval_int": (lambda m: m.polyval(U, U), "uint8", "uint8"),
+    "polyval_weak": (lambda m: m.polyval(S, 2.0), "float32", "float32"),
+    "vander": (lambda m: m.vander(S), "float32", "float32"),
+    "poly_int": (lambda m: m.poly(I), "float32", "float32"),
+    "poly_f32": (lambda m: m.poly(S), "float32", "float32"),
+    "poly_empty": (lambda m: m.poly(np.zeros(0, np.float32)), "float32", "float32"),
+    "polyadd_int": (lambda m: m.polyadd(U, I[:2]), "int32", "int32"),
+    "polyadd_f32": (lambda m: m.polyadd(S, I), "float32", "float32"),
+    "polysub_u8": (lambda m: m.polysub(U, U[:1]), "uint8", "uint8"),
+    "polymul_int": (lambda m: m.polymul(U, I), "float32", "float32"),
+    "polydiv_int": (lambda m: m.polydiv(I, U[:2]), "float32 float32", "float32 float32"),
+    "polyder_int": (lambda m: m.polyder(I, 2), "float32", "float32"),
+    "polyder_0": (lambda m: m.polyder(U, 0), "float32", "float32"),
+    "polyint_int": (lambda m: m.polyint(I, 2), "float32", "float32"),
+    "polyint_k": (lambda m: m.polyint(S, 1, k=3), "float32", "float32"),
+    "polyfit": (lambda m: m.polyfit(XF, XF ** 2, 2), "float32", "float32"),
+    "polyfit_full": (lambda m: m.polyfit(XF, XF ** 2, 2, full=True),
+                     "float32 float32 int32 float32 float32*",
+                     "float32 float32 int64 float32 float64*"),
+    "polyfit_cov": (lambda m: m.polyfit(XF, XF ** 2, 2, cov=True),
+                    "float32 float32", "float32 float32"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'polyval_int': ('uint8', 'uint8'),
-    'polyval_weak': ('float32', 'float32'),
-    'vander': ('float32', 'float32'),
-    'poly_int': ('float32', 'float32'),
-    'poly_f32': ('float32', 'float32'),
-    'poly_empty': ('float32', 'float32'),
-    'polyadd_int': ('int32', 'int32'),
-    'polyadd_f32': ('float32', 'float32'),
-    'polysub_u8': ('uint8', 'uint8'),
-    'polymul_int': ('float32', 'float32'),
-    'polydiv_int': ('float32 float32', 'float32 float32'),
-    'polyder_int': ('float32', 'float32'),
-    'polyder_0': ('float32', 'float32'),
-    'polyint_int': ('float32', 'float32'),
-    'polyint_k': ('float32', 'float32'),
-    'polyfit': ('float32', 'float32'),
-    'polyfit_full': ('float32 float32 int32 float32 float32*',
-                     'float32 float32 int64 float32 float64*'),
-    'polyfit_cov': ('float32 float32', 'float32 float32'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
-
-RNG = np.random.default_rng(0)  # A, V, K in this order, as in every test file
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
-K = RNG.standard_normal(3)
 
 
 X = np.linspace(-1, 1, 9)
@@ -102,12 +67,6 @@ NUMPY_CASES = {
                           m.polyfit(X, Y[:, 0], 2, cov="unscaled")[1],
                           m.polyfit(X, Y[:, 0], 4, full=True)[:4]],
 }
-
-
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
 
 
 @pytest.mark.parametrize("u,v", [(V, K), (K, V[:1]), (K, K), (K, V)])
@@ -174,11 +133,6 @@ def test_jit_and_vmap(name):
     _assert_matches(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
-
-
 # --------------------------------------------------------------------------------------
 # Errors
 
@@ -198,8 +152,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

@@ -1,49 +1,27 @@
 """didax.numpy searching (searching.py): values against NumPy, result dtypes and weak types against
 JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and errors."""
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_needs_concrete_inputs, check_result_dtypes, check_traces,
-)
+from numpy_testing import F, I, S, assert_matches as _assert_matches, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-F = np.arange(6, dtype=np.float32).reshape(2, 3)
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
-S = np.array([1., 2., 4.], np.float32)
 
-DTYPE_CASES = {
-    "searchsorted": lambda m: m.searchsorted(S, F),
-    "digitize": lambda m: m.digitize(F, S),
-    "nonzero": lambda m: m.nonzero(I),
-    "argwhere": lambda m: m.argwhere(I),
-    "flatnonzero_size": lambda m: m.flatnonzero(I, size=5),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "searchsorted": (lambda m: m.searchsorted(S, F), "int32", "int32"),
+    "digitize": (lambda m: m.digitize(F, S), "int32", "int32"),
+    "nonzero": (lambda m: m.nonzero(I), "int32 int32", "int64 int64"),
+    "argwhere": (lambda m: m.argwhere(I), "int32", "int64"),
+    "flatnonzero_size": (lambda m: m.flatnonzero(I, size=5), "int32", "int64"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'searchsorted': ('int32', 'int32'),
-    'digitize': ('int32', 'int32'),
-    'nonzero': ('int32 int32', 'int64 int64'),
-    'argwhere': ('int32', 'int64'),
-    'flatnonzero_size': ('int32', 'int64'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -104,11 +82,6 @@ GRAD_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
-
-
 # --------------------------------------------------------------------------------------
 # Tracing: shapes that depend on values need concrete inputs, or a static size
 
@@ -126,18 +99,6 @@ CONCRETE_ONLY = {
     "compress": lambda x: jnp.compress(x > 0, x),
 }
 
-SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
-
-
-@pytest.mark.parametrize("name", sorted(TRACEABLE))
-def test_traces_to_jaxpr(name):
-    check_traces(TRACEABLE[name], SAMPLE)
-
-
-@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
-def test_value_dependent_shapes_need_concrete_inputs(name):
-    check_needs_concrete_inputs(CONCRETE_ONLY[name], SAMPLE)
-
 
 # --------------------------------------------------------------------------------------
 # Errors
@@ -151,8 +112,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

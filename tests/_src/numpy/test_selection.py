@@ -2,49 +2,25 @@
 weak types against JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing
 and errors."""
 import numpy as np
-import pytest
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_needs_concrete_inputs, check_result_dtypes,
-    check_traces,
-)
+from numpy_testing import F, I, S, A, V, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-F = np.arange(6, dtype=np.float32).reshape(2, 3)
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
-S = np.array([1., 2., 4.], np.float32)
 
-DTYPE_CASES = {
-    "select": lambda m: m.select([I > 0], [F], 0),
-    "choose": lambda m: m.choose(m.asarray([0, 1, 0]), [S, S * 2]),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "select": (lambda m: m.select([I > 0], [F], 0), "float32", "float32"),
+    "choose": (lambda m: m.choose(m.asarray([0, 1, 0]), [S, S * 2]), "float32", "float32"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'select': ('float32', 'float32'),
-    'choose': ('float32', 'float32'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode
-
-RNG = np.random.default_rng(0)
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
 
 
 PICK = np.array([[0, 2, 1, 0], [1, 1, 0, 2], [2, 0, 0, 1]])
@@ -59,12 +35,6 @@ NUMPY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
@@ -74,11 +44,6 @@ GRAD_CASES = {
     "piecewise": (lambda x: jnp.piecewise(x, [x < 0, x > .5], [jnp.sin, lambda t: t ** 2, 1.]),
                   (V,)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -91,18 +56,6 @@ TRACEABLE = {
 CONCRETE_ONLY = {
     "choose_raise": lambda x: jnp.choose(jnp.astype(x > 1, int), [x, x]),
 }
-
-SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
-
-
-@pytest.mark.parametrize("name", sorted(TRACEABLE))
-def test_traces_to_jaxpr(name):
-    check_traces(TRACEABLE[name], SAMPLE)
-
-
-@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
-def test_value_dependent_shapes_need_concrete_inputs(name):
-    check_needs_concrete_inputs(CONCRETE_ONLY[name], SAMPLE)
 
 
 # --------------------------------------------------------------------------------------
@@ -117,8 +70,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

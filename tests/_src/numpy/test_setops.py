@@ -2,7 +2,6 @@
 types against JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and
 errors."""
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -10,46 +9,26 @@ from hypothesis.extra import numpy as hnp
 import didax as jax
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_needs_concrete_inputs, check_result_dtypes, check_traces,
-)
+from numpy_testing import F, I, V, assert_matches as _assert_matches, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-F = np.arange(6, dtype=np.float32).reshape(2, 3)
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
 U = np.array([3, 1, 2], np.uint8)
 
-DTYPE_CASES = {
-    "unique_all": lambda m: m.unique(I, True, True, True),
-    "unique_size": lambda m: m.unique(F, size=3),
-    "isin": lambda m: m.isin(I, U),
-    "union1d": lambda m: m.union1d(I, U),
-    "intersect1d": lambda m: m.intersect1d(I, U, return_indices=True),
-    "setdiff1d": lambda m: m.setdiff1d(I, U),
-    "setxor1d": lambda m: m.setxor1d(I, U),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "unique_all": (lambda m: m.unique(I, True, True, True),
+                   "int32 int32 int32 int32", "int32 int64 int64 int64"),
+    "unique_size": (lambda m: m.unique(F, size=3), "float32", "float32"),
+    "isin": (lambda m: m.isin(I, U), "bool", "bool"),
+    "union1d": (lambda m: m.union1d(I, U), "int32", "int32"),
+    "intersect1d": (lambda m: m.intersect1d(I, U, return_indices=True),
+                    "int32 int32 int32", "int32 int64 int64"),
+    "setdiff1d": (lambda m: m.setdiff1d(I, U), "int32", "int32"),
+    "setxor1d": (lambda m: m.setxor1d(I, U), "int32", "int32"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'unique_all': ('int32 int32 int32 int32', 'int32 int64 int64 int64'),
-    'unique_size': ('float32', 'float32'),
-    'isin': ('bool', 'bool'),
-    'union1d': ('int32', 'int32'),
-    'intersect1d': ('int32 int32 int32', 'int32 int64 int64'),
-    'setdiff1d': ('int32', 'int32'),
-    'setxor1d': ('int32', 'int32'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -126,21 +105,12 @@ def test_set_functions_with_assume_unique():
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
-RNG = np.random.default_rng(0)  # A, V, K in this order, as in every test file
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
-
 
 GRAD_CASES = {
     "unique": (lambda x: jnp.unique(jnp.concatenate([x, x[:3]])), (V,)),
     "unique_size": (lambda x: jnp.unique(x, size=9, fill_value=0.), (V,)),
     "setdiff1d_size": (lambda x: jnp.setdiff1d(x, x[:2], size=5), (V,)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -161,18 +131,6 @@ CONCRETE_ONLY = {
     "intersect1d": lambda x: jnp.intersect1d(x, x),
 }
 
-SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
-
-
-@pytest.mark.parametrize("name", sorted(TRACEABLE))
-def test_traces_to_jaxpr(name):
-    check_traces(TRACEABLE[name], SAMPLE)
-
-
-@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
-def test_value_dependent_shapes_need_concrete_inputs(name):
-    check_needs_concrete_inputs(CONCRETE_ONLY[name], SAMPLE)
-
 
 def test_unique_under_jvp_carries_tangents():
     x = jnp.asarray([3., 1., 3., 2.])
@@ -190,8 +148,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

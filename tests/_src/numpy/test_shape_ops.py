@@ -2,36 +2,20 @@
 dtypes and weak types against JAX (the table below was produced by running JAX 0.10.2),
 derivatives, tracing and errors."""
 import numpy as np
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_result_dtypes, check_shape_function, check_traces,
-)
+from numpy_testing import assert_matches as _assert_matches, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-DTYPE_CASES = {
-    "reshape_weak": lambda m: m.reshape(2.0, (1, 1)),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "reshape_weak": (lambda m: m.reshape(2.0, (1, 1)), "float32*", "float64*"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'reshape_weak': ('float32*', 'float64*'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -109,13 +93,6 @@ SHAPE_CASES = {  # name: (case builder, minimum rank, minimum axis size)
 }
 
 
-@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
-@settings(max_examples=15, deadline=None)
-@given(data=st.data())
-def test_shape_functions_match_numpy(name, data):
-    check_shape_function(*SHAPE_CASES[name], data)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
@@ -132,25 +109,12 @@ GRAD_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
-
-
 # --------------------------------------------------------------------------------------
 # Tracing: shapes that depend on values need concrete inputs, or a static size
 
 TRACEABLE = {
     "roll_traced": lambda x: jnp.roll(x, jnp.astype(x[0], int)),
 }
-
-
-SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
-
-
-@pytest.mark.parametrize("name", sorted(TRACEABLE))
-def test_traces_to_jaxpr(name):
-    check_traces(TRACEABLE[name], SAMPLE)
 
 
 # --------------------------------------------------------------------------------------
@@ -167,13 +131,6 @@ ERROR_CASES = [
     (lambda: jnp.rot90(np.ones(3)), ValueError),
     (lambda: jnp.broadcast_shapes((2,), (3,)), ValueError),
 ]
-
-
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
 
 
 # --------------------------------------------------------------------------------------
@@ -197,3 +154,7 @@ def test_small_helpers():
     _assert_matches(jnp.astype(np.array([1j, 0]), bool), [True, False])
     _assert_matches(jnp.copy(A), A)
     _assert_matches(jnp.mask_indices(3, jnp.triu, 1), np.mask_indices(3, np.triu, 1))
+
+
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

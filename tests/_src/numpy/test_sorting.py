@@ -1,52 +1,29 @@
 """didax.numpy sorting (sorting.py): values against NumPy, result dtypes and weak types against JAX
 (the table below was produced by running JAX 0.10.2), derivatives, tracing and errors."""
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_matches_numpy, check_result_dtypes, check_traces,
-)
+from numpy_testing import F, I, S, assert_matches as _assert_matches, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-F = np.arange(6, dtype=np.float32).reshape(2, 3)
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
 U = np.array([3, 1, 2], np.uint8)
-S = np.array([1., 2., 4.], np.float32)
 
-DTYPE_CASES = {
-    "sort": lambda m: m.sort(I),
-    "argsort": lambda m: m.argsort(F),
-    "lexsort": lambda m: m.lexsort([S, S]),
-    "argpartition": lambda m: m.argpartition(F, 1),
-    "partition_u8": lambda m: m.partition(U, 1),
-    "sort_complex": lambda m: m.sort_complex(I),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "sort": (lambda m: m.sort(I), "int32", "int32"),
+    "argsort": (lambda m: m.argsort(F), "int32", "int64"),
+    "lexsort": (lambda m: m.lexsort([S, S]), "int32", "int64"),
+    "argpartition": (lambda m: m.argpartition(F, 1), "int32", "int32"),
+    "partition_u8": (lambda m: m.partition(U, 1), "uint8", "uint8"),
+    "sort_complex": (lambda m: m.sort_complex(I), "complex64", "complex64"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'sort': ('int32', 'int32'),
-    'argsort': ('int32', 'int64'),
-    'lexsort': ('int32', 'int64'),
-    'argpartition': ('int32', 'int32'),
-    'partition_u8': ('uint8', 'uint8'),
-    'sort_complex': ('complex64', 'complex64'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -98,12 +75,6 @@ NUMPY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(NUMPY_CASES))
-@X64
-def test_functions_match_numpy(name, x64):
-    check_matches_numpy(NUMPY_CASES[name], x64)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
 
@@ -113,25 +84,12 @@ GRAD_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
-
-
 # --------------------------------------------------------------------------------------
 # Tracing: shapes that depend on values need concrete inputs, or a static size
 
 TRACEABLE = {
     "sort_argsort": lambda x: jnp.argsort(x) + jnp.sort(x),
 }
-
-
-SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
-
-
-@pytest.mark.parametrize("name", sorted(TRACEABLE))
-def test_traces_to_jaxpr(name):
-    check_traces(TRACEABLE[name], SAMPLE)
 
 
 # --------------------------------------------------------------------------------------
@@ -143,8 +101,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))

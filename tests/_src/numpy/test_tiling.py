@@ -2,41 +2,22 @@
 types against JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and
 errors."""
 import numpy as np
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import didax.numpy as jnp
 
-from numpy_testing import (  # noqa: F401
-    X64, assert_matches as _assert_matches, leaves as _leaves,
-)
-from numpy_testing import (  # noqa: E402
-    check_derivatives, check_needs_concrete_inputs, check_result_dtypes, check_shape_function,
-    check_traces,
-)
+from numpy_testing import I, A, V, table_tests  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
-I = np.array([[3, 0, 1], [0, 2, 2]], np.int32)
 
-DTYPE_CASES = {
-    "tile_weak": lambda m: m.tile(2.0, 3),
-    "repeat_i32": lambda m: m.repeat(I, 2),
+DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
+    # x64 mode; '*' marks a weak type)
+    "tile_weak": (lambda m: m.tile(2.0, 3), "float32*", "float64*"),
+    "repeat_i32": (lambda m: m.repeat(I, 2), "int32", "int32"),
 }
-
-JAX_DTYPES = {  # name: (x32 result dtypes, x64 result dtypes); '*' marks a weak type
-    'tile_weak': ('float32*', 'float64*'),
-    'repeat_i32': ('int32', 'int32'),
-}
-
-
-@pytest.mark.parametrize("name", sorted(DTYPE_CASES))
-@X64
-def test_result_dtypes_match_jax(name, x64):
-    check_result_dtypes(DTYPE_CASES[name], JAX_DTYPES[name], x64)
 
 
 # --------------------------------------------------------------------------------------
@@ -72,19 +53,8 @@ SHAPE_CASES = {  # name: (case builder, minimum rank, minimum axis size)
 }
 
 
-@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
-@settings(max_examples=15, deadline=None)
-@given(data=st.data())
-def test_shape_functions_match_numpy(name, data):
-    check_shape_function(*SHAPE_CASES[name], data)
-
-
 # --------------------------------------------------------------------------------------
 # Derivatives (forward mode, second order, float64)
-
-RNG = np.random.default_rng(0)
-A = RNG.standard_normal((3, 4))
-V = RNG.standard_normal(7)
 
 
 GRAD_CASES = {
@@ -94,11 +64,6 @@ GRAD_CASES = {
                                           total_repeat_length=4), (A,)),
     "resize": (lambda x: jnp.resize(x, (3, 5)), (V,)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_jvp_matches_finite_differences(name):
-    check_derivatives(*GRAD_CASES[name])
 
 
 # --------------------------------------------------------------------------------------
@@ -112,18 +77,6 @@ CONCRETE_ONLY = {
     "repeat": lambda x: jnp.repeat(x, jnp.astype(x, int)),
 }
 
-SAMPLE = np.array([1., -2., 0., 3., 1.], np.float32)
-
-
-@pytest.mark.parametrize("name", sorted(TRACEABLE))
-def test_traces_to_jaxpr(name):
-    check_traces(TRACEABLE[name], SAMPLE)
-
-
-@pytest.mark.parametrize("name", sorted(CONCRETE_ONLY))
-def test_value_dependent_shapes_need_concrete_inputs(name):
-    check_needs_concrete_inputs(CONCRETE_ONLY[name], SAMPLE)
-
 
 # --------------------------------------------------------------------------------------
 # Errors
@@ -134,8 +87,5 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
-def test_errors(i):
-    fn, exc = ERROR_CASES[i]
-    with pytest.raises(exc):
-        fn()
+# The tests of the tables above (numpy_testing.table_tests)
+globals().update(table_tests(globals()))
