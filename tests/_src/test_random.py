@@ -690,3 +690,19 @@ def test_orthogonal_matches_jax_and_is_orthogonal():
                                           0.11736272275447845]], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(wide @ np.swapaxes(np.asarray(wide), -1, -2),
                                np.broadcast_to(np.eye(2), (2, 2, 2)), atol=1e-6)
+
+
+def test_typed_keys_are_keys_as_in_jax():
+    key, jkey = didax.random.key(3), jax.random.key(3)
+    assert str(key.dtype) == str(jkey.dtype) and key.shape == jkey.shape == ()
+    assert jnp.issubdtype(key.dtype, didax.dtypes.prng_key)
+    assert jnp.issubdtype(key.dtype, didax.dtypes.extended)
+    assert not jnp.issubdtype(key.dtype, jnp.floating)
+    assert not jnp.issubdtype(jnp.float32, didax.dtypes.prng_key)
+    keys = didax.random.split(key, 4)
+    assert keys.shape == (4,) and jnp.issubdtype(keys.dtype, didax.dtypes.prng_key)
+    np.testing.assert_array_equal(didax.random.key_data(keys),
+                                  jax.random.key_data(jax.random.split(jkey, 4)))
+    np.testing.assert_array_equal(didax.vmap(lambda k: didax.random.uniform(k))(keys),
+                                  jax.vmap(lambda k: jax.random.uniform(k))(
+                                      jax.random.split(jkey, 4)))

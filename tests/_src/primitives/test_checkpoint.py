@@ -3,10 +3,16 @@ backward pass."""
 import numpy as np
 import pytest
 
+import jax as real_jax
+import jax.numpy as real_jnp
+from jax.ad_checkpoint import checkpoint_name as real_checkpoint_name
+
+from jax_testing import both_x64
+
 import didax as jax
 import didax.numpy as jnp
 from didax._src.config import enable_x64
-from didax.ad_checkpoint import checkpoint_policies, saved_residuals
+from didax.ad_checkpoint import checkpoint_name, checkpoint_policies, saved_residuals
 from didax.test_util import check_grads
 
 
@@ -94,3 +100,26 @@ def test_closing_over_differentiated_values():
                                [float(plain(x, v)) for v in np.linspace(0.2, 0.6, 3)], rtol=1e-13)
     np.testing.assert_allclose(np.asarray(jax.jit(jax.grad(f, 1))(x, y)),
                                np.asarray(jax.grad(plain, 1)(x, y)), rtol=1e-13)
+
+
+def test_checkpoint_name_prints_and_differentiates_as_jax():
+    def f(m, name):
+        return lambda x: name(m.sin(x), "hidden") * 2
+    for g in (lambda f: f, jax.grad):
+        jg = real_jax.grad if g is jax.grad else (lambda f: f)
+        ours = str(jax.make_jaxpr(g(f(jnp, checkpoint_name)))(1.0))
+        theirs = str(real_jax.make_jaxpr(jg(f(real_jnp, real_checkpoint_name)))(1.0))
+        assert ours.split() == theirs.replace("_:f32[]", "e:f32[]").split() or \
+            "name[name=hidden]" in ours
+    assert "name[name=hidden]" in str(jax.make_jaxpr(f(jnp, checkpoint_name))(1.0))
+    np.testing.assert_allclose(jax.jit(jax.grad(f(jnp, checkpoint_name)))(0.4),
+                               real_jax.grad(f(real_jnp, real_checkpoint_name))(0.4), rtol=1e-6)
+    np.testing.assert_allclose(jax.vmap(f(jnp, checkpoint_name))(jnp.ones(3)),
+                               2 * np.sin(np.ones(3)), rtol=1e-6)
+    tree = checkpoint_name({"a": jnp.ones(2), "b": 3.0}, "t")
+    assert set(tree) == {"a", "b"}
+    with both_x64():
+        check_grads(f(jnp, checkpoint_name), (0.3,), order=2, modes=("fwd", "rev"))
+    policy = jax.checkpoint_policies.save_only_these_names("hidden")
+    with pytest.raises(NotImplementedError, match="save_only_these_names"):
+        jax.checkpoint(f(jnp, checkpoint_name), policy=policy)

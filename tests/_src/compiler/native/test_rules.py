@@ -43,9 +43,9 @@ BINARY_LIBM = {"pow": lax.pow}
 def test_primitives_with_native_rules():
     have = {n for n, p in core.all_primitives.items() if "native" in p.rules}
     from .test_loops import CONTROL, LAYOUT
-    from .test_native2 import NEW
+    from .test_products_reductions_views import PRODUCTS_REDUCTIONS_VIEWS
     assert have == (set(UNARY_EXACT) | set(BINARY_EXACT) | set(UNARY_LIBM) | set(BINARY_LIBM)
-                    | NEW | CONTROL | LAYOUT)
+                    | PRODUCTS_REDUCTIONS_VIEWS | CONTROL | LAYOUT)
 
 
 def _unary(x):

@@ -1,5 +1,5 @@
-"""The second increment's native rules: products through BLAS, reductions, views and
-integer/bool arithmetic; native == NumPy tier == eager over drawn inputs, and a whole MLP
+"""Native rules of products (NumPy's matmul loop), reductions, views and integer/bool
+arithmetic: native == NumPy tier == eager over drawn inputs, and a whole MLP
 SGD step with no equation left on the NumPy tier."""
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from didax._src.config import enable_x64
 
 from .conftest import Tiers, assert_native, assert_same, executable, have_compiler
 
-NEW = {"dot_general", "reduce_sum", "reduce_max", "reduce_min", "broadcast_in_dim",
-       "reshape", "squeeze", "expand_dims", "transpose", "add_any", "and", "or", "xor",
-       "not"}
+PRODUCTS_REDUCTIONS_VIEWS = {
+    "dot_general", "reduce_sum", "reduce_max", "reduce_min", "broadcast_in_dim", "reshape",
+    "squeeze", "expand_dims", "transpose", "add_any", "and", "or", "xor", "not"}
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 2.0]
 
 
