@@ -23,15 +23,19 @@ def cases(frameworks, didax_jit) -> dict:
 
         d4 = _nest(didax.grad, lambda x: dnp.tanh(x) * dnp.sin(x))
         out[EAGER, "didax"] = lambda d4=d4: d4(X)
-        out[JIT, "didax"] = (lambda d4=didax_jit(d4): d4(X)) if callable(didax_jit) \
-            else didax_jit
+        if callable(didax_jit):
+            d4_jit = didax_jit(d4)
+            out[JIT, "didax"] = lambda d4=d4_jit: d4(X)
+        else:
+            out[JIT, "didax"] = didax_jit
     if "jax" in frameworks:
         import jax
         import jax.numpy as jnp
 
         d4 = _nest(jax.grad, lambda x: jnp.tanh(x) * jnp.sin(x))
         out[EAGER, "jax"] = lambda d4=d4: jax.block_until_ready(d4(X))
-        out[JIT, "jax"] = lambda d4=jax.jit(d4): jax.block_until_ready(d4(X))
+        d4_jit = jax.jit(d4)
+        out[JIT, "jax"] = lambda d4=d4_jit: jax.block_until_ready(d4(X))
     if "autograd" in frameworks:
         import autograd
         import autograd.numpy as anp

@@ -64,8 +64,8 @@ def train(params, train_set, steps, batch_size, learning_rate, rho, key):
         return optim.apply_updates(params, updates), opt_state
 
     opt_state = opt.init(params)
-    for key in random.split(key, steps):
-        params, opt_state = step(params, opt_state, key)
+    for step_key in random.split(key, steps):
+        params, opt_state = step(params, opt_state, step_key)
     return params
 
 

@@ -31,7 +31,10 @@ found = []
 
 def _run(lib, jit, f, args):
     j, n = LIBS[lib]
-    g = (lambda *a: f(j, n, *a))
+
+    def g(*a):
+        return f(j, n, *a)
+
     try:
         out = (j.jit(g) if jit else g)(*[n.asarray(a) for a in args])
         return [np.asarray(v) for v in jax.tree_util.tree_leaves(out)]
@@ -49,15 +52,18 @@ def _same(a, b):
             equal_nan=x.dtype.kind in "fcV") for x, y in zip(a, b))
 
 
+def _show(r):
+    """An error's name, or the first elements of each result."""
+    return r if isinstance(r, str) else [np.ravel(v)[:6].tolist() for v in r]
+
+
 def compare(name, f, *args):
     """f under didax against JAX, eager against eager and jit against jit."""
     for jit in (False, True):
         want, got = _run("jax", jit, f, args), _run("didax", jit, f, args)
         if not _same(got, want):
             found.append(name)
-            show = (lambda r: r if isinstance(r, str) else
-                    [np.ravel(v)[:6].tolist() for v in r])
-            print(f"{name} [{'jit' if jit else 'eager'}]: didax {show(got)} jax {show(want)}")
+            print(f"{name} [{'jit' if jit else 'eager'}]: didax {_show(got)} jax {_show(want)}")
 
 
 INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]

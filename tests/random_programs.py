@@ -660,7 +660,8 @@ class Generator:
             return False
         x, shape = self.any_value(scope)
         self.features.add("while")
-        carry, i = self.fresh("c"), self.fresh("i")
+        carry = self.fresh("c")
+        self.fresh("i")  # unused, but drawing it keeps the names of the programs generated
         n = self.c.int(0, 3)
         cond = self.fresh("fn")
         scope.emit(f"def {cond}(s):")

@@ -554,8 +554,9 @@ def isdtype(dtype: Any, kind: Any) -> bool:
             options.add(np.dtype(k))
         except TypeError as e:
             if isinstance(k, str):
-                raise ValueError(f"Unrecognized kind={k!r}, expected one of "
-                                 f"{list(_KIND_SETS)}, or a compatible input for jnp.dtype()")
+                raise ValueError(
+                    f"Unrecognized kind={k!r}, expected one of {list(_KIND_SETS)}, or a "
+                    "compatible input for jnp.dtype()") from None
             raise TypeError(f"Expected kind to be a dtype, string, or tuple; got kind={k!r}") from e
     return the_dtype in options
 

@@ -76,7 +76,7 @@ def function_site(fn) -> str:
     while True:
         if hasattr(inner, "__wrapped__"):
             inner = inner.__wrapped__
-        elif hasattr(inner, "func") and callable(getattr(inner, "func")):  # partial
+        elif hasattr(inner, "func") and callable(inner.func):  # partial
             inner = inner.func
         else:
             break

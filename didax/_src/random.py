@@ -632,7 +632,10 @@ def _covariance_factor(cov, method):
     return fn(cov)
 
 
-def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
+_F32_ONE = np.float32(1)  # lognormal's default sigma (a NumPy scalar, immutable)
+
+
+def lognormal(key, sigma=_F32_ONE, shape=None, dtype=None):
     """exp(sigma * z) with z standard normal."""
     data, _ = _key_data_of("lognormal", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,

@@ -376,8 +376,11 @@ class _Unspecified:
     """Default for `initializer`/`identity`, since None is a legitimate value."""
 
 
+_UNSPECIFIED = _Unspecified()
+
+
 def tree_reduce(function: Callable[[T, Any], T], tree: Any,
-                initializer: T | _Unspecified = _Unspecified(),
+                initializer: T | _Unspecified = _UNSPECIFIED,
                 is_leaf: Callable[[Any], bool] | None = None) -> T:
     leaves = tree_leaves(tree, is_leaf)
     if isinstance(initializer, _Unspecified):
@@ -386,7 +389,7 @@ def tree_reduce(function: Callable[[T, Any], T], tree: Any,
 
 
 def tree_reduce_associative(operation: Callable[[T, T], T], tree: Any, *,
-                            identity: T | _Unspecified = _Unspecified(),
+                            identity: T | _Unspecified = _UNSPECIFIED,
                             is_leaf: Callable[[Any], bool] | None = None) -> T:
     """Reduce the leaves pairwise as a balanced tree, which `operation` must allow."""
     leaves = tree_leaves(tree, is_leaf)

@@ -23,10 +23,15 @@ logsoftmax = log_softmax
 glorot = glorot_normal
 randn = normal
 
+# the layers' default initializers, made once (they are stateless functions of key and shape)
+_GLOROT_NORMAL = glorot_normal()
+_NORMAL = normal()
+_NORMAL_1E_6 = normal(1e-6)
+
 
 # -- single layers ---------------------------------------------------------------------------
 
-def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):
+def Dense(out_dim, W_init=_GLOROT_NORMAL, b_init=_NORMAL):
     """Affine layer `inputs @ W + b` on the last axis."""
     def init_fun(rng, input_shape):
         w_key, b_key = random.split(rng)
@@ -83,7 +88,7 @@ def _conv_layer(dimension_numbers, out_chan, filter_shape, strides, padding, W_i
 
 
 def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",
-                W_init=None, b_init=normal(1e-6)):
+                W_init=None, b_init=_NORMAL_1E_6):
     """Convolution with layouts given as `(lhs_spec, rhs_spec, out_spec)`, e.g.
     `('NHWC', 'HWIO', 'NHWC')`; the kernel defaults to Glorot-normal over its I and O axes."""
     def conv(x, W, strides, padding, dn):
@@ -93,7 +98,7 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
 
 
 def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None,
-                         padding="VALID", W_init=None, b_init=normal(1e-6)):
+                         padding="VALID", W_init=None, b_init=_NORMAL_1E_6):
     """Transposed convolution (`lax.conv_transpose`) with explicit layouts."""
     def conv(x, W, strides, padding, dn):
         return lax.conv_transpose(x, W, strides, padding, dimension_numbers=dn)

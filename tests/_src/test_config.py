@@ -49,7 +49,7 @@ def test_unknown_flags_are_errors():
     with pytest.raises(AttributeError, match="jax_foo"):
         config.read("jax_foo")
     with pytest.raises(AttributeError, match="Known options: .*jax_debug_nans"):
-        config.jax_foo
+        _ = config.jax_foo
 
 
 def test_invalid_values():

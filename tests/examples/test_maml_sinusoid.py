@@ -27,11 +27,11 @@ def test_meta_gradient_is_second_order_and_matches_finite_differences(load_examp
         eps = 1e-6
         for _ in range(3):
             direction = jax.tree.map(lambda p: rng.standard_normal(p.shape), params)
-            shifted = [jax.tree.map(lambda p, d: p + s * eps * d, params, direction)
+            shifted = [jax.tree.map(lambda p, d, s=s: p + s * eps * d, params, direction)
                        for s in (1, -1)]
             numerical = (float(loss(shifted[0])) - float(loss(shifted[1]))) / (2 * eps)
 
-            def along(g):
+            def along(g, direction=direction):
                 return sum(float(jnp.vdot(gi, di)) for gi, di in
                            zip(jax.tree.leaves(g), jax.tree.leaves(direction)))
 

@@ -34,19 +34,24 @@ OPTIMIZERS = {
         optax.adam(optax.warmup_cosine_decay_schedule(0.0, 1e-2, 10, 50))),
 }
 
+
+def make_step(opt):
+    """A jitted training step of `opt`."""
+    @jax.jit
+    def step(params, state):
+        value, grads = jax.value_and_grad(loss)(params, X, Y)
+        updates, state = opt.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, value
+    return step
+
+
 results = {}
 for name, make in OPTIMIZERS.items():
     opt = make()
     params = {"w1": jnp.asarray(W1), "b1": jnp.zeros(16), "w2": jnp.asarray(W2),
               "b2": jnp.zeros(1)}
     state = opt.init(params)
-
-    @jax.jit
-    def step(params, state):
-        value, grads = jax.value_and_grad(loss)(params, X, Y)
-        updates, state = opt.update(grads, state, params)
-        return optax.apply_updates(params, updates), state, value
-
+    step = make_step(opt)
     losses = []
     for _ in range(50):
         params, state, value = step(params, state)
@@ -67,11 +72,10 @@ EXTRAS = {
     "multi_steps": lambda: optax.MultiSteps(optax.sgd(0.1), 2),
     "noisy_sgd": lambda: optax.noisy_sgd(0.01, key=0),
 }
-for name, make in EXTRAS.items():
-    opt = make()
-    p = {"w": jnp.array([1.0, -2.0, 0.5]), "b": jnp.array(0.3)}
-    state = opt.init(p)
 
+
+def make_extra_step(name, opt):
+    """A jitted step of `opt` (the EXTRAS optimizer `name`) on `quadratic`."""
     @jax.jit
     def extra_step(p, state):
         value, grads = jax.value_and_grad(quadratic)(p)
@@ -82,6 +86,14 @@ for name, make in EXTRAS.items():
             updates, state = opt.update(grads, state, p)
         p = optax.apply_updates(p, updates)
         return p, state, quadratic(p)
+    return extra_step
+
+
+for name, make in EXTRAS.items():
+    opt = make()
+    p = {"w": jnp.array([1.0, -2.0, 0.5]), "b": jnp.array(0.3)}
+    state = opt.init(p)
+    extra_step = make_extra_step(name, opt)
     trace = []
     for _ in range(5):
         p, state, value = extra_step(p, state)

@@ -16,8 +16,6 @@ from __future__ import annotations
 import operator as op
 from functools import partial
 
-import numpy as np
-
 from didax._src.numpy import namespace as jnp
 from didax._src.transforms import api
 from didax._src.primitives.custom_derivatives import custom_vjp

@@ -431,17 +431,17 @@ def _lu_jvp(primals, tangents):
     zero = _const(lu, 0)
     no_pad = [(0, 0, 0)] * nb
     l_part = lax_shape.slice(lu, (0,) * (nb + 2), (*batch, m, k))
-    l = lax_shape.pad(_tril(l_part, -1), zero, no_pad + [(0, 0, 0), (0, m - k, 0)])
-    l = ew.add(l, _eye(dtype, m, batch))
+    l_factor = lax_shape.pad(_tril(l_part, -1), zero, no_pad + [(0, 0, 0), (0, m - k, 0)])
+    l_factor = ew.add(l_factor, _eye(dtype, m, batch))
     u_part = lax_shape.slice(lu, (0,) * (nb + 2), (*batch, k, n))
     u = lax_shape.pad(_triu(u_part), zero, no_pad + [(0, n - k, 0), (0, 0, 0)])
     u_eye = lax_shape.pad(_eye(dtype, n - k, batch), zero,
                           no_pad + [(k, 0, 0), (k, 0, 0)])
     u = ew.add(u, u_eye)
-    la = triangular_solve(l, _permute_rows(a_dot, permutation), left_side=True, lower=True,
+    la = triangular_solve(l_factor, _permute_rows(a_dot, permutation), left_side=True, lower=True,
                           unit_diagonal=True)
     lau = triangular_solve(u, la, left_side=False, lower=False)
-    lu_dot = ew.add(_matmul(l, _tril(lau, -1)), _matmul(_triu(lau), u))
+    lu_dot = ew.add(_matmul(l_factor, _tril(lau, -1)), _matmul(_triu(lau), u))
     int_tangent = [Zero(get_aval(pivots).to_tangent_aval()),
                    Zero(get_aval(permutation).to_tangent_aval())]
     return [lu, pivots, permutation], [lu_dot, *int_tangent]

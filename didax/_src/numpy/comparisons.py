@@ -2,8 +2,6 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
 from didax._src import dtypes
 from didax._src.lax import elementwise as lax
 from didax._src.numpy import ufuncs

@@ -163,7 +163,7 @@ def _expand_bool_indices(parsed, shape) -> list[_Index]:
         value = core.concrete_value(p.index)
         if value is None:
             aval = get_aval(p.index)
-            raise user_error(NonConcreteBooleanIndexError, 
+            raise user_error(NonConcreteBooleanIndexError,
                 f"Array boolean indices must be concrete; got {aval.str_short()}.\n"
                 "The shape of x[mask] depends on the values of the mask, which are unknown "
                 "while tracing (jit, make_jaxpr, vmap...).\n"

@@ -47,6 +47,8 @@ class PartitionSpec:
 
 P = PartitionSpec
 
+_EMPTY_SPEC = PartitionSpec()  # NamedSharding's default spec (immutable): nothing split
+
 
 class Mesh:
     """Devices laid out in an array whose axes have names."""
@@ -143,7 +145,7 @@ class SingleDeviceSharding(Sharding):
 class NamedSharding(Sharding):
     """An array split over a mesh as a PartitionSpec says."""
 
-    def __init__(self, mesh: Mesh, spec: PartitionSpec = PartitionSpec(), *, memory_kind=None):
+    def __init__(self, mesh: Mesh, spec: PartitionSpec = _EMPTY_SPEC, *, memory_kind=None):
         if not isinstance(mesh, Mesh):
             raise TypeError(f"NamedSharding: expected a Mesh, got {type(mesh).__name__}")
         if not isinstance(spec, PartitionSpec):

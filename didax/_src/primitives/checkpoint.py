@@ -196,7 +196,8 @@ def _remat_transpose(cts, *args, call, name, num_primals, out_avals):
             full[i] = t
         return _tangent_of(call, primals, full)
 
-    _, transposed = linear_transpose_flat(tangent_map, [tangents[i].aval.strip_weak_type() for i in undefined])
+    _, transposed = linear_transpose_flat(
+        tangent_map, [tangents[i].aval.strip_weak_type() for i in undefined])
     cts_in = transposed([instantiate(c) for c in cts])
     out = [None] * len(args)
     for i, ct in zip(undefined, cts_in):

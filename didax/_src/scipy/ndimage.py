@@ -63,7 +63,7 @@ def map_coordinates(input, coordinates, order, mode="constant", cval=0.0):  # no
     if any(n == 0 for n in x.shape):
         raise ValueError(f"map_coordinates: input must not be empty, got shape {x.shape}")
     per_axis = []  # for each axis, a list of (index, weight or None)
-    for c, n in zip(coordinates, x.shape):
+    for c, _n in zip(coordinates, x.shape):
         if not jnp.issubdtype(c.dtype, jnp.inexact):
             per_axis.append([(c.astype(jnp.int32), None)])
         elif order == 0:

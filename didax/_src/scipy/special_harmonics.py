@@ -46,15 +46,15 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
     # upwards in l from |m|: before l reaches |m| the recurrence holds (0, P_m^m)
     lower, current = jnp.zeros_like(theta), sectoral
     result = jnp.where(n_f == m_abs, sectoral, 0.0)
-    for l in range(1, n_max + 1):
-        active = l > m_abs
-        l2m2 = jnp.where(active, l * l - m_abs * m_abs, 1.0)
-        a_l = jnp.sqrt((4 * l * l - 1) / l2m2)
-        prev_l2m2 = jnp.where(active & (l - 1 > m_abs), (l - 1) ** 2 - m_abs * m_abs, 1.0)
-        a_prev = jnp.where(l - 1 > m_abs, jnp.sqrt((4 * (l - 1) ** 2 - 1) / prev_l2m2), 1.0)
+    for deg in range(1, n_max + 1):
+        active = deg > m_abs
+        l2m2 = jnp.where(active, deg * deg - m_abs * m_abs, 1.0)
+        a_l = jnp.sqrt((4 * deg * deg - 1) / l2m2)
+        prev_l2m2 = jnp.where(active & (deg - 1 > m_abs), (deg - 1) ** 2 - m_abs * m_abs, 1.0)
+        a_prev = jnp.where(deg - 1 > m_abs, jnp.sqrt((4 * (deg - 1) ** 2 - 1) / prev_l2m2), 1.0)
         nxt = a_l * (cos_t * current - lower / a_prev)
         lower, current = jnp.where(active, current, lower), jnp.where(active, nxt, current)
-        result = jnp.where(active & (n_f == l), nxt, result)
+        result = jnp.where(active & (n_f == deg), nxt, result)
     result = jnp.where((m_abs > n_f) | (n < 0), 0.0, result)
     angle = m_abs * phi
     y = lax.complex(result * jnp.cos(angle), result * jnp.sin(angle))

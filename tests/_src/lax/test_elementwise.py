@@ -162,7 +162,7 @@ def test_pow_derivative_at_zero_base():
     _, t = jax.jvp(lambda x: lax.pow(x, np.float64(0.0)), (np.float64(0.0),), (np.float64(1.0),))
     assert np.isnan(float(t))
     for y in (0, np.int32(0), np.zeros(3, np.int8)):
-        _, t = jax.jvp(lambda x: lax.pow(x, y), (np.zeros(3),), (np.ones(3),))
+        _, t = jax.jvp(lambda x, y=y: lax.pow(x, y), (np.zeros(3),), (np.ones(3),))
         np.testing.assert_array_equal(np.asarray(t), [0.0, 0.0, 0.0])
 
 
@@ -175,7 +175,8 @@ def test_dtype_errors():
         lax.sin(np.ones(3, np.int32))
     with pytest.raises(TypeError, match="same dtypes, got float32, int32"):
         lax.add(np.ones(3, np.float32), np.ones(3, np.int32))
-    with pytest.raises(TypeError, match=r"incompatible shapes for broadcasting: \(3, 4\), \(2, 4\)"):
+    with pytest.raises(TypeError,
+                       match=r"incompatible shapes for broadcasting: \(3, 4\), \(2, 4\)"):
         lax.mul(np.ones((3, 4)), np.ones((2, 4)))
     with pytest.raises(TypeError, match="same number of dimensions"):
         lax.mul(np.ones((3, 4)), np.ones(4))

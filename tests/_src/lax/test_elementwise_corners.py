@@ -143,7 +143,8 @@ def test_low_precision_derivatives_round_as_jax(dtype):
             del args[:2 * k]
             out.append(jax.jvp(getattr(lax, name), primals, tangents)[1])
         x = args[0]
-        out += [jax.jvp(lambda x: lax.integer_pow(x, y), (x,), (x,))[1] for y in (2, 3, -2)]
+        out += [jax.jvp(lambda x, y=y: lax.integer_pow(x, y), (x,), (x,))[1]
+                for y in (2, 3, -2)]
         out.append(jax.grad(lambda x: jnp.sum(lax.tanh(x)))(x))
         return out
 

@@ -48,9 +48,10 @@ def test_monoids_print_as_their_reductions():
     for init, comp, prim in ((0.0, "add", "reduce_sum"), (-np.inf, "max", "reduce_max"),
                              (np.inf, "min", "reduce_min"), (1.0, "mul", "reduce_prod")):
         text = str(didax.make_jaxpr(
-            lambda x: lax.reduce(x, init, getattr(lax, comp), (0,)))(X))
+            lambda x, init=init, comp=comp: lax.reduce(x, init, getattr(lax, comp), (0,)))(X))
         jtext = str(jax.make_jaxpr(
-            lambda x: jax.lax.reduce(x, init, getattr(jax.lax, comp), (0,)))(X))
+            lambda x, init=init, comp=comp: jax.lax.reduce(x, init, getattr(jax.lax, comp),
+                                                           (0,)))(X))
         assert f"= {prim}[axes=(0,)" in text and f"= {prim}[axes=(0,)" in jtext
     folded = str(didax.make_jaxpr(lambda x: lax.reduce(x, 1.0, lax.add, (0,)))(X))
     assert "scan[" in folded  # not the identity: a fold

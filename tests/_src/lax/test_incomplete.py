@@ -59,7 +59,7 @@ def test_igamma_grad_a_and_random_gamma_grad_against_mpmath():
     x = np.array([2.0, 0.3, 1.0, 5.0, 25.0, 40.0, 510.0, 0.5])
     want = []
     for u, v in zip(a, x):
-        d = mpmath.diff(lambda s: mpmath.gammainc(s, 0, v, regularized=True), u)
+        d = mpmath.diff(lambda s, v=v: mpmath.gammainc(s, 0, v, regularized=True), u)
         dens = mpmath.exp(-v + (u - 1) * mpmath.log(v) - mpmath.loggamma(u))
         want.append((float(d), float(-d / dens)))
     want = np.array(want)

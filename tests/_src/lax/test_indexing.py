@@ -657,10 +657,11 @@ def test_scatter_grads(unique):
     idx = np.array([[2], [0]]) if unique else np.array([[2], [0], [2], [1], [7]])
     u = rng.standard_normal((len(idx), 4))
     for mode in MODES:
-        grads(lambda x, u: lax.scatter(x, idx, u, SDN((1,), (0,), (0,)), mode=mode,
-                                       unique_indices=unique),
+        grads(lambda x, u, mode=mode: lax.scatter(x, idx, u, SDN((1,), (0,), (0,)), mode=mode,
+                                                  unique_indices=unique),
               rng.standard_normal((3, 4)), u, mode=mode)
-        grads(lambda x, u: lax.scatter_add(x, idx, u, SDN((1,), (0,), (0,)), mode=mode),
+        grads(lambda x, u, mode=mode: lax.scatter_add(x, idx, u, SDN((1,), (0,), (0,)),
+                                                      mode=mode),
               rng.standard_normal((3, 4)), u, mode=mode)
 
 
@@ -713,7 +714,8 @@ def test_scatter_extremal_grads(kind):
     values = rng.permutation(27).astype(np.float64)
     x, u = values[:12].reshape(3, 4), values[12:27].reshape(5, 3)[:, :2]
     for mode in MODES:
-        grads(lambda x, u: getattr(lax, kind)(x, IDX, u, SDN2, mode=mode), x, u, mode=mode)
+        grads(lambda x, u, mode=mode: getattr(lax, kind)(x, IDX, u, SDN2, mode=mode), x, u,
+              mode=mode)
 
 
 def test_integer_operands_have_zero_tangents():

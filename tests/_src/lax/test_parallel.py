@@ -375,7 +375,7 @@ def test_make_jaxpr_inside_vmap_stages_collectives_as_jax_prints_them():
     named(f)(XS)
     assert texts[0] == """{ lambda ; a:f32[]. let
     b:f32[] = psum[axes=('i',) axis_index_groups=None] a
-    c:i32[] = axis_index[axis_name=i] 
+    c:i32[] = axis_index[axis_name=i]\x20
     d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c
     e:f32[] = mul b d
     f:f32[] = pmax[axes=('i',) axis_index_groups=None] a

@@ -534,8 +534,8 @@ def test_reduce_max_min_ties_split_the_tangent_like_jax():
         (1, 0): (3.0, 32.0),
     }
     for axes, (e_max, e_min) in expected.items():
-        _, t_max = api.jvp(lambda x: lax.reduce_max(x, axes), (x,), (t,))
-        _, t_min = api.jvp(lambda x: lax.reduce_min(x, axes), (x,), (t,))
+        _, t_max = api.jvp(lambda x, axes=axes: lax.reduce_max(x, axes), (x,), (t,))
+        _, t_min = api.jvp(lambda x, axes=axes: lax.reduce_min(x, axes), (x,), (t,))
         np.testing.assert_array_equal(np.asarray(t_max), e_max)
         np.testing.assert_array_equal(np.asarray(t_min), e_min)
 

@@ -104,7 +104,7 @@ def reference_scatter(ct, x, g, greater):
     out = np.zeros(x.shape, ct.dtype)
     for index in np.ndindex(*ct.shape):
         chosen = None
-        for position, src in window_positions(x.shape, index, g):
+        for _position, src in window_positions(x.shape, index, g):
             value = identity if src is None else x[src]
             if chosen is None or not _keeps(greater, chosen[0], value):
                 chosen = (value, src)
@@ -257,7 +257,7 @@ JAX_CASES = [
 def test_values_tangents_and_gradients_match_jax(geometry, expected):
     for name, (init, computation) in {"max": (-np.inf, lax.max),
                                       "min": (np.inf, lax.min)}.items():
-        def f(x):
+        def f(x, init=init, computation=computation):
             return lax.reduce_window(x, init, computation, **geometry)
 
         out, tangent = didax.jvp(f, (X,), (T,))

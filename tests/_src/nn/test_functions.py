@@ -281,7 +281,7 @@ def test_check_grads_softmax_family(axis):
         for f in (nn.softmax, nn.log_softmax, masked(nn.softmax), masked(nn.log_softmax),
                   lambda x, axis=axis: nn.logsumexp(x, axis=axis, b=np.abs(X) + 0.5),
                   lambda x, axis=axis: nn.logmeanexp(x, axis=axis, where=w, keepdims=True)):
-            check_grads(lambda x: f(x, axis=axis), (X,), order=2, modes=("fwd", "rev"))
+            check_grads(lambda x, f=f: f(x, axis=axis), (X,), order=2, modes=("fwd", "rev"))
 
 
 @pytest.mark.parametrize("axis", AXES)
@@ -401,8 +401,8 @@ def test_jit_matches_eager():
     for f in (nn.relu, nn.gelu, nn.softplus, lambda v: nn.softmax(v, axis=(0, 2)),
               lambda v: nn.logsumexp(v, axis=1, b=np.abs(x[0]))):
         np.testing.assert_allclose(didax.jit(f)(x), f(x), rtol=1e-6)
-        np.testing.assert_allclose(didax.jit(didax.grad(lambda v: jnp.sum(f(v))))(x),
-                                   didax.grad(lambda v: jnp.sum(f(v)))(x), rtol=1e-6)
+        np.testing.assert_allclose(didax.jit(didax.grad(lambda v, f=f: jnp.sum(f(v))))(x),
+                                   didax.grad(lambda v, f=f: jnp.sum(f(v)))(x), rtol=1e-6)
 
 
 # --------------------------------------------------------------------------------------

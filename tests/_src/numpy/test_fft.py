@@ -17,7 +17,7 @@ from jax_testing import both_x64
 _RNG = np.random.default_rng(0)
 R = _RNG.standard_normal((3, 4, 5))
 C = R + 1j * _RNG.standard_normal((3, 4, 5))
-I = np.arange(24, dtype=np.int32).reshape(4, 6) % 7
+INTS = np.arange(24, dtype=np.int32).reshape(4, 6) % 7
 
 
 # Cases as functions of the module (`np`, `didax.numpy` or `jax.numpy`): fft(m) -> result.
@@ -25,27 +25,27 @@ CASES = {
     "fft": lambda m: m.fft.fft(C),
     "fft_n_crop": lambda m: m.fft.fft(C, n=3),
     "fft_n_pad_axis0": lambda m: m.fft.fft(R, n=6, axis=0),
-    "fft_int": lambda m: m.fft.fft(I),
+    "fft_int": lambda m: m.fft.fft(INTS),
     "fft_ortho": lambda m: m.fft.fft(C, norm="ortho"),
     "fft_forward": lambda m: m.fft.fft(R, axis=1, norm="forward"),
     "fft_backward": lambda m: m.fft.fft(R, norm="backward"),
-    "fft_axis_none": lambda m: m.fft.fft(I, axis=None),
+    "fft_axis_none": lambda m: m.fft.fft(INTS, axis=None),
     "ifft": lambda m: m.fft.ifft(C, n=7, axis=-2),
     "ifft_ortho": lambda m: m.fft.ifft(C, norm="ortho"),
     "ifft_forward": lambda m: m.fft.ifft(R, norm="forward"),
     "rfft": lambda m: m.fft.rfft(R),
     "rfft_n_odd": lambda m: m.fft.rfft(R, n=7, axis=0),
-    "rfft_int_ortho": lambda m: m.fft.rfft(I, norm="ortho"),
+    "rfft_int_ortho": lambda m: m.fft.rfft(INTS, norm="ortho"),
     "irfft": lambda m: m.fft.irfft(C),
     "irfft_n_odd": lambda m: m.fft.irfft(C, n=9),
     "irfft_n_small_axis0": lambda m: m.fft.irfft(C, n=2, axis=0, norm="forward"),
-    "irfft_int": lambda m: m.fft.irfft(I, norm="ortho"),
+    "irfft_int": lambda m: m.fft.irfft(INTS, norm="ortho"),
     "hfft": lambda m: m.fft.hfft(C),
     "hfft_n": lambda m: m.fft.hfft(C, n=5, axis=1, norm="ortho"),
     "hfft_forward": lambda m: m.fft.hfft(R, norm="forward"),
     "ihfft": lambda m: m.fft.ihfft(R),
     "ihfft_n": lambda m: m.fft.ihfft(R, n=6, axis=0, norm="forward"),
-    "ihfft_ortho": lambda m: m.fft.ihfft(I, norm="ortho"),
+    "ihfft_ortho": lambda m: m.fft.ihfft(INTS, norm="ortho"),
     "fft2": lambda m: m.fft.fft2(C),
     "fft2_s_axes": lambda m: m.fft.fft2(R, s=(2, 6), axes=(0, 2)),
     "ifft2": lambda m: m.fft.ifft2(C, axes=(2, 0), norm="ortho"),
@@ -67,10 +67,10 @@ CASES = {
     "fftfreq_d": lambda m: m.fft.fftfreq(8, d=0.25),
     "rfftfreq": lambda m: m.fft.rfftfreq(7, 2.0),
     "rfftfreq_even": lambda m: m.fft.rfftfreq(8),
-    "fftshift": lambda m: m.fft.fftshift(I),
+    "fftshift": lambda m: m.fft.fftshift(INTS),
     "fftshift_axis": lambda m: m.fft.fftshift(R, axes=1),
     "ifftshift": lambda m: m.fft.ifftshift(R, axes=(0, 2)),
-    "ifftshift_all": lambda m: m.fft.ifftshift(I),
+    "ifftshift_all": lambda m: m.fft.ifftshift(INTS),
 }
 
 

@@ -784,8 +784,8 @@ def test_scatter_extremal_gradients_under_clip_are_finite():
     counts in the scatter's own mode, and gives the derivative of what runs."""
     x = jnp.asarray(OOB_X)
     for op in ("min", "max"):
-        gx, gu = didax.grad(lambda x, u: jnp.sum(getattr(x.at[OOB_IDX], op)(u, mode="clip")
-                                                 ** 2), (0, 1))(x, jnp.asarray(OOB_UPDATES))
+        gx, gu = didax.grad(lambda x, u, op=op: jnp.sum(
+            getattr(x.at[OOB_IDX], op)(u, mode="clip") ** 2), (0, 1))(x, jnp.asarray(OOB_UPDATES))
         assert np.isfinite(np.asarray(gx)).all() and np.isfinite(np.asarray(gu)).all()
     # min: index 9 clips to 4, where update -20 wins; index -7 wraps to -2 and clips to 0
     np.testing.assert_array_equal(np.asarray(gx), [0, 0, 6, 8, 0])  # max: 1 and 2 win there

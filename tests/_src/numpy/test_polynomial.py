@@ -15,7 +15,7 @@ from numpy_testing import S, A, V, K, assert_matches as _assert_matches, table_t
 # Result dtypes and weak types, as JAX 0.10.2 gives them
 
 U = np.array([3, 1, 2], np.uint8)
-I = np.array([1, 2, 3], np.int32)
+INTS = np.array([1, 2, 3], np.int32)
 XF = np.linspace(0, 1, 6).astype(np.float32)
 
 DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x32 and
@@ -23,17 +23,17 @@ DTYPE_CASES = {  # name: (case, its result dtypes as JAX 0.10.2 gives them in x3
     "polyval_int": (lambda m: m.polyval(U, U), "uint8", "uint8"),
     "polyval_weak": (lambda m: m.polyval(S, 2.0), "float32", "float32"),
     "vander": (lambda m: m.vander(S), "float32", "float32"),
-    "poly_int": (lambda m: m.poly(I), "float32", "float32"),
+    "poly_int": (lambda m: m.poly(INTS), "float32", "float32"),
     "poly_f32": (lambda m: m.poly(S), "float32", "float32"),
     "poly_empty": (lambda m: m.poly(np.zeros(0, np.float32)), "float32", "float32"),
-    "polyadd_int": (lambda m: m.polyadd(U, I[:2]), "int32", "int32"),
-    "polyadd_f32": (lambda m: m.polyadd(S, I), "float32", "float32"),
+    "polyadd_int": (lambda m: m.polyadd(U, INTS[:2]), "int32", "int32"),
+    "polyadd_f32": (lambda m: m.polyadd(S, INTS), "float32", "float32"),
     "polysub_u8": (lambda m: m.polysub(U, U[:1]), "uint8", "uint8"),
-    "polymul_int": (lambda m: m.polymul(U, I), "float32", "float32"),
-    "polydiv_int": (lambda m: m.polydiv(I, U[:2]), "float32 float32", "float32 float32"),
-    "polyder_int": (lambda m: m.polyder(I, 2), "float32", "float32"),
+    "polymul_int": (lambda m: m.polymul(U, INTS), "float32", "float32"),
+    "polydiv_int": (lambda m: m.polydiv(INTS, U[:2]), "float32 float32", "float32 float32"),
+    "polyder_int": (lambda m: m.polyder(INTS, 2), "float32", "float32"),
     "polyder_0": (lambda m: m.polyder(U, 0), "float32", "float32"),
-    "polyint_int": (lambda m: m.polyint(I, 2), "float32", "float32"),
+    "polyint_int": (lambda m: m.polyint(INTS, 2), "float32", "float32"),
     "polyint_k": (lambda m: m.polyint(S, 1, k=3), "float32", "float32"),
     "polyfit": (lambda m: m.polyfit(XF, XF ** 2, 2), "float32", "float32"),
     "polyfit_full": (lambda m: m.polyfit(XF, XF ** 2, 2, full=True),
@@ -79,7 +79,8 @@ def test_polydiv_matches_numpy(x64_on, u, v):
     _assert_matches(r[len(u) - len(wr):], wr, rtol=1e-12, atol=1e-12)
     _assert_matches(r[:len(u) - len(wr)], np.zeros(len(u) - len(wr)), atol=1e-12)
     q, r = jnp.polydiv(u, v, trim_leading_zeros=True)
-    _assert_matches(r, wr if np.abs(wr).max() > 1e-8 else wr[:0], rtol=1e-12, atol=1e-12)  # JAX: all-zero -> []
+    # JAX: an all-zero remainder -> []
+    _assert_matches(r, wr if np.abs(wr).max() > 1e-8 else wr[:0], rtol=1e-12, atol=1e-12)
 
 
 @pytest.fixture

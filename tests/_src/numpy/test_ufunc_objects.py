@@ -3,7 +3,6 @@ and buffer functions (save, savez, load, from_dlpack, fromfile, ComplexWarning),
 import io
 import operator
 
-import jax
 import jax.numpy as jnp_jax
 import numpy as np
 import pytest

@@ -858,7 +858,8 @@ def test_frexp_spacing_fabs_match_numpy_exactly(dtype):
         want[(x == 0) & np.signbit(x)] = -np.finfo(dtype).smallest_subnormal
     np.testing.assert_array_equal(np.asarray(s), want)
     np.testing.assert_array_equal(np.asarray(a), np.fabs(x))
-    np.testing.assert_array_equal(np.asarray(jnp.frexp(np.arange(5))[1]), np.frexp(np.arange(5.))[1])
+    np.testing.assert_array_equal(np.asarray(jnp.frexp(np.arange(5))[1]),
+                                  np.frexp(np.arange(5.))[1])
 
 
 def test_frexp_spacing_fabs_derivatives_and_errors():

@@ -86,7 +86,7 @@ def test_device_put_places_arrays_without_copying():
     z = jax.device_put(jnp.ones(8), NamedSharding(mesh, P("x")))
     assert z.devices() == set(jax.devices())
     with pytest.raises(ValueError, match="Please use `.devices"):
-        z.device
+        _ = z.device
     with pytest.raises(TypeError, match="expected a device"):
         jax.device_put(x, "cpu:1")
     with config_devices(2):

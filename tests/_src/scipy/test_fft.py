@@ -18,7 +18,7 @@ from jax_testing import both_x64
 _RNG = np.random.default_rng(0)
 R = _RNG.standard_normal((3, 4, 5))
 C = R + 1j * _RNG.standard_normal((3, 4, 5))
-I = np.arange(20, dtype=np.int32).reshape(4, 5) % 7
+INTS = np.arange(20, dtype=np.int32).reshape(4, 5) % 7
 
 
 # Cases as functions of the module (`scipy.fft`, `didax.scipy.fft` or `jax.scipy.fft`).
@@ -29,13 +29,13 @@ CASES = {
     "dct_n_crop_backward": lambda m: m.dct(R, n=2, norm="backward"),
     "dct_length1": lambda m: m.dct(R[..., :1]),
     "dct_complex": lambda m: m.dct(C, norm="ortho"),
-    "dct_int": lambda m: m.dct(I),
+    "dct_int": lambda m: m.dct(INTS),
     "idct": lambda m: m.idct(R),
     "idct_ortho_axis1": lambda m: m.idct(R, axis=1, norm="ortho"),
     "idct_n": lambda m: m.idct(R, n=7),
     "idct_odd_even": lambda m: m.idct(R[..., :4], axis=-1, norm="ortho"),
     "idct_complex": lambda m: m.idct(C, axis=0),
-    "idct_int": lambda m: m.idct(I, norm="ortho"),
+    "idct_int": lambda m: m.idct(INTS, norm="ortho"),
     "dctn": lambda m: m.dctn(R),
     "dctn_ortho_axes": lambda m: m.dctn(R, axes=(0, 2), norm="ortho"),
     "dctn_s": lambda m: m.dctn(R, s=(3, 6)),
@@ -44,7 +44,7 @@ CASES = {
     "idctn": lambda m: m.idctn(R),
     "idctn_ortho": lambda m: m.idctn(C, axes=(0, 1), norm="ortho"),
     "idctn_s": lambda m: m.idctn(R, s=(5, 3), axes=(1, 2)),
-    "idctn_int": lambda m: m.idctn(I),
+    "idctn_int": lambda m: m.idctn(INTS),
 }
 
 

@@ -63,7 +63,8 @@ def test_derivatives_and_vmap():
         x = X.astype(np.float64)
         c = [np.array([0.3, 1.7, 2.2]), np.array([0.6, 2.4, -0.3])]
         for mode in SCIPY_MODE:
-            check_grads(lambda v, a, b: map_coordinates(v, [a, b], 1, mode=mode), (x, *c), 2)
+            check_grads(lambda v, a, b, mode=mode: map_coordinates(v, [a, b], 1, mode=mode),
+                        (x, *c), 2)
         many = np.stack([x, 2 * x + 1])
         got = didax.vmap(lambda v: map_coordinates(v, c, 1, mode="reflect"))(many)
         want = jnp.stack([map_coordinates(v, c, 1, mode="reflect") for v in many])

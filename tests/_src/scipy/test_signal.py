@@ -52,17 +52,17 @@ def test_convolutions_match_scipy(name, mode):
     for a, b in PAIRS:
         if name.endswith("2d") and a.ndim != 2:
             continue
-        _vs_scipy(lambda m: getattr(m, name)(a, b, mode))
+        _vs_scipy(lambda m, a=a, b=b: getattr(m, name)(a, b, mode))
         if not name.endswith("2d"):
-            _vs_scipy(lambda m: getattr(m, name)(a, b, mode, method="fft"), 1e-9)
-            _vs_scipy(lambda m: m.fftconvolve(a, b, mode), 1e-9)
+            _vs_scipy(lambda m, a=a, b=b: getattr(m, name)(a, b, mode, method="fft"), 1e-9)
+            _vs_scipy(lambda m, a=a, b=b: m.fftconvolve(a, b, mode), 1e-9)
     _vs_scipy(lambda m: m.fftconvolve(D2, np.repeat(DK2[:1], 5, 0), mode, axes=1), 1e-9)
 
 
 def test_convolution_dtypes_match_jax():
     for a, b in [(X1, K1), (XC, K1), (np.arange(5), np.arange(3)),
                  (np.array([True, False]), np.array([True, True]))]:
-        _same(*_both(lambda m: m.convolve(a, b, "same")))
+        _same(*_both(lambda m, a=a, b=b: m.convolve(a, b, "same")))
     _same(*_both(lambda m: m.correlate2d(X2, K2, "same")))
     _same(*_both(lambda m: m.fftconvolve(X2, K2, "valid")), tol=1e-5)
 
@@ -103,7 +103,7 @@ STFT_CASES = [dict(), dict(boundary=None), dict(boundary="even"), dict(boundary=
 def test_stft_matches_scipy():
     for kw in STFT_CASES:
         kw = {"nperseg": 16, **kw}
-        _vs_scipy(lambda m: m.stft(S64, **kw))
+        _vs_scipy(lambda m, kw=kw: m.stft(S64, **kw))
     _vs_scipy(lambda m: m.stft(S364, nperseg=16, axis=1))
     _vs_scipy(lambda m: m.stft(S64 + 1j * S64[::-1], nperseg=16))
 
@@ -116,8 +116,8 @@ WELCH_CASES = [dict(), dict(average="median"), dict(scaling="spectrum"), dict(de
 def test_welch_and_csd_match_scipy():
     for kw in WELCH_CASES:
         kw = {"nperseg": 16, **kw}
-        _vs_scipy(lambda m: m.welch(S64, **kw))
-        _vs_scipy(lambda m: m.csd(S64, 2 * S64[::-1], **kw))
+        _vs_scipy(lambda m, kw=kw: m.welch(S64, **kw))
+        _vs_scipy(lambda m, kw=kw: m.csd(S64, 2 * S64[::-1], **kw))
     _vs_scipy(lambda m: m.welch(S364, nperseg=16, axis=1))
     _vs_scipy(lambda m: m.csd(S364, 2 * S364, nperseg=3, axis=0))
     _vs_scipy(lambda m: m.welch(S64 + 1j * S64[::-1], nperseg=16))
@@ -143,7 +143,7 @@ def test_istft_matches_scipy_and_inverts():
         fwd["return_onesided"] = kw.get("input_onesided", True)
         fwd["boundary"] = "zeros" if kw.get("boundary", True) else None
         z = ss.stft(S64[0], **fwd)[2]
-        _vs_scipy(lambda m: m.istft(z, **kw))
+        _vs_scipy(lambda m, z=z, kw=kw: m.istft(z, **kw))
         if kw.get("boundary", True):
             with enable_x64(True):
                 np.testing.assert_allclose(np.asarray(dss.istft(z, **kw)[1])[:50].real,
@@ -180,8 +180,8 @@ def test_derivatives():
     with enable_x64(True):
         x, k = X1.astype(np.float64), K1.astype(np.float64)
         for mode in ("full", "same", "valid"):
-            check_grads(lambda a, b: dss.convolve(a, b, mode), (x, k), 2)
-            check_grads(lambda a, b: dss.fftconvolve(a, b, mode), (x, k), 2)
+            check_grads(lambda a, b, mode=mode: dss.convolve(a, b, mode), (x, k), 2)
+            check_grads(lambda a, b, mode=mode: dss.fftconvolve(a, b, mode), (x, k), 2)
         check_grads(lambda a, b: dss.correlate2d(a, b, "same"),
                     (X2.astype(np.float64), K2.astype(np.float64)), 2)
         s = SIG[0].astype(np.float64)

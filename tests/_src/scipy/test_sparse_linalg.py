@@ -98,7 +98,7 @@ def test_vmap_matches_a_loop():
     bs = np.stack([B, 2 * B, B[::-1]])
     for name, a in SOLVERS.items():
         solve = getattr(dsl, name)
-        got = didax.vmap(lambda b: solve(a, b, tol=1e-10)[0])(bs)
+        got = didax.vmap(lambda b, solve=solve, a=a: solve(a, b, tol=1e-10)[0])(bs)
         want = jnp.stack([solve(a, b, tol=1e-10)[0] for b in bs])
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-9)
 

@@ -151,8 +151,8 @@ def test_derivatives(name):
     outputs = 2 if name in PAIRS else 1
     with both_x64():
         for i in range(outputs):
-            fi = (lambda x: f(x)[i]) if outputs == 2 else f
-            gi = (lambda x: g(x)[i]) if outputs == 2 else g
+            fi = (lambda x, i=i: f(x)[i]) if outputs == 2 else f
+            gi = (lambda x, i=i: g(x)[i]) if outputs == 2 else g
             for x in GRAD_POINTS[name]:
                 if not (name == "spence" and x == 1.0):
                     check_grads(fi, (x,), order=2, modes=("fwd", "rev"))

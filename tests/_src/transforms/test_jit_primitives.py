@@ -1358,7 +1358,7 @@ def test_integer_powers_of_complex_numbers():
     parts = np.array([2.0507212e-05, -1.1, 3.3, 0.0, 17.0], np.float32)
     x = jnp.asarray((parts[:, None] + 1j * parts[None, :]).astype(C64).reshape(-1))
     for y in range(-2, 6):
-        check_jit_matches_eager(lambda x: lax.integer_pow(x, y), (x,))
+        check_jit_matches_eager(lambda x, y=y: lax.integer_pow(x, y), (x,))
 
 
 def test_x64_values_keep_their_precision():

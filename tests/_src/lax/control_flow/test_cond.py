@@ -28,7 +28,7 @@ def test_values_and_both_branches_differentiate():
     assert np.isclose(float(jax.grad(f, argnums=1)(True, x)), np.cos(x) * x + np.sin(x))
     assert np.isclose(float(jax.grad(f, argnums=1)(False, x)), -np.sin(x))
     for p in (True, False):
-        check_grads(lambda v: f(p, v), (np.array([0.3, 0.7]),), order=2)
+        check_grads(lambda v, p=p: f(p, v), (np.array([0.3, 0.7]),), order=2)
 
 
 def test_grad_with_a_staged_predicate_keeps_cond():

@@ -80,7 +80,7 @@ def test_vmap_of_scan_against_a_loop():
     batched = jax.vmap(f)(inits)
     for i, h in enumerate(inits):
         single = f(h)
-        _close(jax.tree_util.tree_map(lambda b: b[i], batched), single)
+        _close(jax.tree_util.tree_map(lambda b, i=i: b[i], batched), single)
     xs_batch = np.stack([XS, 2 * XS])
     out = jax.vmap(lambda xs: lax.scan(step, INIT, xs)[1])(xs_batch)
     _close(out, jnp.stack([lax.scan(step, INIT, XS)[1], lax.scan(step, INIT, 2 * XS)[1]]))
