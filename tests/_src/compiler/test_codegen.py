@@ -1,5 +1,5 @@
 """Where the compiler's knowledge of primitives lives: each primitive declares its codegen
-rule and the properties the passes read, beside its other rules; the compiler layer imports
+rule and the traits the passes read, beside its other rules; the compiler layer imports
 no primitive and never compares a primitive's name."""
 import ast
 import pathlib
@@ -15,9 +15,9 @@ pytestmark = pytest.mark.usefixtures("jit_tier")  # both tiers (tests/conftest.p
 COMPILER_DIR = pathlib.Path(core.__file__).parent / "compiler"
 
 
-def with_property(attr):
-    return {n: getattr(p, attr) for n, p in core.all_primitives.items()
-            if getattr(p, attr) not in (None, False)}
+def with_trait(field):
+    return {n: getattr(p.traits, field) for n, p in core.all_primitives.items()
+            if getattr(p.traits, field) not in (None, False)}
 
 
 def test_primitives_with_codegen_rules():
@@ -44,26 +44,26 @@ def test_rules_whose_results_are_new_buffers():
     assert fresh == have - views
 
 
-def test_properties_the_passes_read():
-    assert set(with_property("effectful")) == {"debug_print", "debug_callback", "io_callback",
+def test_traits_the_passes_read():
+    assert set(with_trait("effectful")) == {"debug_print", "debug_callback", "io_callback",
                                                  "check"}
-    assert with_property("call_jaxpr_param") == {
+    assert with_trait("call_jaxpr_param") == {
         "jit": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
         "custom_vjp_call": "call_jaxpr"}
-    assert set(with_property("returns_operand")) == {
+    assert set(with_trait("returns_operand")) == {
         "broadcast_in_dim", "convert_element_type", "reshape", "squeeze", "stop_gradient",
         "transpose", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "name"}
-    assert with_property("unit") == {"mul": 1}
-    assert set(with_property("involution")) == {"neg"}
-    assert set(with_property("is_addition")) == {"add", "add_any"}
-    assert set(with_property("zero_pad_region")) == {"pad"}
-    assert with_property("axis_name_param") == {  # (read by vmap: collectives)
+    assert with_trait("unit") == {"mul": 1}
+    assert set(with_trait("involution")) == {"neg"}
+    assert set(with_trait("is_addition")) == {"add", "add_any"}
+    assert set(with_trait("zero_pad_region")) == {"pad"}
+    assert with_trait("axis_name_param") == {  # (read by vmap: collectives)
         "psum": "axes", "pmax": "axes", "pmin": "axes", "axis_index": "axis_name",
         "all_gather": "axis_name", "all_to_all": "axis_name", "ppermute": "axis_name",
         "reduce_scatter": "axis_name"}
-    assert with_property("permutation_param") == {"transpose": "permutation"}
-    assert set(with_property("permuted_result")) == {"dot_general"}
-    assert set(with_property("permuted_operand")) == {"dot_general"}
+    assert with_trait("permutation_param") == {"transpose": "permutation"}
+    assert set(with_trait("permuted_result")) == {"dot_general"}
+    assert set(with_trait("permuted_operand")) == {"dot_general"}
 
 
 def _imported_modules(tree):
@@ -76,7 +76,7 @@ def _imported_modules(tree):
 
 
 def test_the_compiler_layer_imports_no_primitive_family():
-    """The passes and the code generator know primitives through their rules and properties."""
+    """The passes and the code generator know primitives through their rules and traits."""
     modules = sorted(COMPILER_DIR.rglob("*.py"))
     assert {p.name for p in modules} >= {"codegen.py", "numpy_tier.py", "passes.py", "emit.py"}
     for path in modules:

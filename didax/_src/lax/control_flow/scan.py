@@ -390,7 +390,7 @@ def _hoist_products(body, n_lead, n_acc, n_carry):
     for a in range(n_acc):
         acc_in, acc_out = j.invars[n_lead + a], j.outvars[a]
         add = producer.get(acc_out)
-        if (add is None or not add.primitive.is_addition or uses.get(acc_in) != 1
+        if (add is None or not add.primitive.traits.is_addition or uses.get(acc_in) != 1
                 or uses.get(acc_out) != 1 or acc_in not in add.invars):
             continue
         t = add.invars[1] if add.invars[0] is acc_in else add.invars[0]
@@ -548,7 +548,7 @@ def _rewrite_scan(eqn, program):
         # is larger than their operands: a broadcast is read in place, not stored)
         for k, e in enumerate(eqns):
             ins = [a for a in e.invars if type(a) is not Literal]
-            if (e.primitive.effectful or not ins or any(a not in const_of for a in ins)
+            if (e.primitive.traits.effectful or not ins or any(a not in const_of for a in ins)
                     or sum(v.aval.size for v in e.outvars) > sum(a.aval.size for a in ins)):
                 continue
             outs = [Var(v.aval) for v in e.outvars]
