@@ -152,9 +152,10 @@ def concrete_value(x):
 # Primitives and their rules
 
 # "partial_eval": a primitive's own split into known and unknown parts (control flow);
-# others are staged whole when an input is unknown.
+# others are staged whole when an input is unknown. "rewrite": jit's rewrite of its
+# equations (see compiler/passes.rewrite_equations).
 RULE_KINDS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "partial_eval", "codegen",
-              "native")
+              "native", "rewrite")
 PP_ALWAYS_HIDE = object()  # a `pp_hidden` value: never print this parameter
 
 

@@ -3,13 +3,13 @@
 Each pass takes a closed jaxpr and returns an equivalent one; `optimize` runs them in
 order: inline nested calls (so the others see one flat program), forward trivial
 equations, fold constants, eliminate common subexpressions, eliminate dead code, the
-rewrites primitives register for their own equations (a loop moving work out of its body;
+rewrites primitives declare for their own equations (a loop moving work out of its body;
 twice when the first round changed something, with the passes before it in between),
 compute transposed products in their transposed order.
 Sub-jaxprs of control flow are optimised when their own code is generated. The passes
 know primitives only by the traits they declare (`effectful`, `call_jaxpr_param`,
 `returns_operand`, `unit`, `involution`, `permutation_param`, `permuted_result`; see
-core.Traits) and the rewrites registered here, never by name.
+core.Traits) and their "rewrite" rules, never by name.
 """
 from __future__ import annotations
 
@@ -339,18 +339,7 @@ def permute_products(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 # --------------------------------------------------------------------------------------
-# Rewrites that primitives register for their own equations
-
-_REWRITES: dict = {}  # primitive -> rewrite (see register_rewrite)
-
-
-def register_rewrite(primitive, rewrite):
-    """Registers `rewrite(eqn, program)` for the equations of `primitive` (`program`, a
-    Program, tells what the equations before `eqn` compute). It returns None (no change)
-    or `(eqns, aliases)`: equations computing what `eqn` does (new variables for anything
-    else they bind; `eqn`'s own result variables, or DropVars, for its results), and
-    {result variable of `eqn` the equations do not bind: the atom equal to it}."""
-    _REWRITES[primitive] = rewrite
+# The rewrites primitives declare for their own equations
 
 
 class Program:
@@ -364,9 +353,14 @@ class Program:
 
 
 def rewrite_equations(closed: ClosedJaxpr) -> ClosedJaxpr:
-    """Replaces each equation of a primitive with a registered rewrite by what it returns."""
+    """Replaces each equation whose primitive has a "rewrite" rule by what the rule returns.
+    `rule(eqn, program)` (`program`, a Program, tells what the equations before `eqn`
+    compute) returns None (no change) or `(eqns, aliases)`: equations computing what `eqn`
+    does (new variables for anything else they bind; `eqn`'s own result variables, or
+    DropVars, for its results), and {result variable of `eqn` the equations do not bind:
+    the atom equal to it}."""
     j = closed.jaxpr
-    if not any(e.primitive in _REWRITES for e in j.eqns):
+    if not any("rewrite" in e.primitive.rules for e in j.eqns):
         return closed
     uses: dict = {}
     for a in [a for e in j.eqns for a in e.invars] + list(j.outvars):
@@ -381,7 +375,7 @@ def rewrite_equations(closed: ClosedJaxpr) -> ClosedJaxpr:
         if ins != eqn.invars:
             eqn = JaxprEqn(eqn.primitive, ins, eqn.outvars, eqn.params, eqn.source_info,
                            eqn.phase)
-        rewrite = _REWRITES.get(eqn.primitive)
+        rewrite = eqn.primitive.rules.get("rewrite")
         new = rewrite(eqn, program) if rewrite is not None else None
         if new is None:
             new_eqns = [eqn]

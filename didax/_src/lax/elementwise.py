@@ -29,7 +29,6 @@ from didax._src.typecheck import (
     sint,
 )
 from didax._src.compiler.codegen import codegen_rule, emit_impl_call, np_name, ufunc_rule
-from didax._src.compiler.passes import register_rewrite
 from didax._src.compiler.native.rules import (
     C_TYPES, FLOATS, c_constant, c_expr, c_function, native_rule, numeric, wrapping,
 )
@@ -1134,7 +1133,7 @@ def _rewrite_bool_product(eqn, program):
     return None
 
 
-register_rewrite(mul_p, _rewrite_bool_product)
+mul_p.def_rule("rewrite", _rewrite_bool_product)
 
 stop_gradient_p = unop("stop_gradient", any_, lambda x: x)
 defjvp_zero(stop_gradient_p)

@@ -66,6 +66,11 @@ def test_traits_the_passes_read():
     assert set(with_trait("permuted_operand")) == {"dot_general"}
 
 
+def test_primitives_that_rewrite_their_equations():
+    have = {n for n, p in core.all_primitives.items() if "rewrite" in p.rules}
+    assert have == {"mul", "scan"}
+
+
 def _imported_modules(tree):
     for node in ast.walk(tree):  # (imports inside functions too)
         if isinstance(node, ast.Import):

@@ -30,7 +30,7 @@ from didax._src.base_prims import add_any_p, transpose, transpose_p
 from didax._src.lax.dot import dot_general, dot_general_p
 from didax._src.lax.elementwise import add_p, integer_pow_p, mul_p, neg_p, square_p, sub_p
 from didax._src.compiler.codegen import codegen_rule, tuple_text
-from didax._src.compiler.passes import cse, forward_trivial, register_rewrite
+from didax._src.compiler.passes import cse, forward_trivial
 from didax._src.compiler.native import control
 from didax._src.compiler.native.rules import native_rule
 
@@ -644,7 +644,7 @@ def _rewrite_scan(eqn, program):
     return outer + [scan], aliases
 
 
-register_rewrite(scan_p, _rewrite_scan)
+scan_p.def_rule("rewrite", _rewrite_scan)
 
 # What a scan computes again from stacked values rather than read stacked (see
 # _recompute_stacked): arithmetic of at most RECOMPUTE_MAX equations per value, each
