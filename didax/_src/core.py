@@ -160,6 +160,19 @@ PP_ALWAYS_HIDE = object()  # a `pp_hidden` value: never print this parameter
 
 
 @dataclasses.dataclass(frozen=True)
+class StackedLoop:
+    """Where a loop over the leading axis of stacked operands (lax.scan's form) keeps what it
+    is, each field the name of the param holding it: its body, a closed jaxpr (consts,
+    carry, x) -> (carry, y); its number of steps; whether it runs backwards; how many of
+    its operands are constants and carries (the stacked inputs follow)."""
+    body: str
+    length: str
+    reverse: str
+    num_consts: str
+    num_carry: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Traits:
     """Facts about a primitive that jit's passes, code generation and the interpreters read
     (they never compare names). Each primitive declares its record once, beside its rules
@@ -171,6 +184,8 @@ class Traits:
     # operands (after that jaxpr's own constants): jit inlines the call
     axis_name_param: str | None = None  # a collective's param naming the vmap axes (a name
     # or a tuple of names) it acts over: vmap batches it even when unbatched
+    stacked_loop: StackedLoop | None = None  # a loop over stacked operands, and its params:
+    # jit moves work out of its body (compiler/loop_passes.py)
     # Algebra
     returns_operand: Callable | None = None  # eqn -> index of the operand it returns
     # unchanged when that operand has the result's type, or None: jit forwards it
@@ -178,6 +193,11 @@ class Traits:
     involution: bool = False  # op(op(x)) == x exactly: jit cancels the pair
     is_addition: bool = False  # x + y elementwise: jit sums a zero pad into its region in
     # place, and a loop's accumulation of products is one product after it
+    cheap: bool = False  # elementwise, and cheaper per element than a read from memory: a
+    # loop computes it again from stacked values it reads rather than read its result stacked
+    contraction_param: str | None = None  # a param holding dimension numbers ((lhs
+    # contracting, rhs contracting), (lhs batch, rhs batch)) over which the primitive sums
+    # the products of its two operands' elements (a dot_general): loops stack such products
     # Layout
     zero_pad_region: Callable | None = None  # eqn -> index text of where the operand lands
     # in an otherwise zero result, or None: jit adds the operand there instead

@@ -3,9 +3,9 @@
 Each pass takes a closed jaxpr and returns an equivalent one; `optimize` runs them in
 order: inline nested calls (so the others see one flat program), forward trivial
 equations, fold constants, eliminate common subexpressions, eliminate dead code, the
-rewrites primitives declare for their own equations (a loop moving work out of its body;
-twice when the first round changed something, with the passes before it in between),
-compute transposed products in their transposed order.
+rewrites primitives declare for their own equations (a loop moving work out of its body,
+loop_passes.py; twice when the first round changed something, with the passes before it
+in between), compute transposed products in their transposed order.
 Sub-jaxprs of control flow are optimised when their own code is generated. The passes
 know primitives only by the traits they declare (`effectful`, `call_jaxpr_param`,
 `returns_operand`, `unit`, `involution`, `permutation_param`, `permuted_result`; see

@@ -358,7 +358,8 @@ def _dot_general_permuted_operand(eqn, i, perm):
     return dict(eqn.params, dimension_numbers=dn)
 
 
-dot_general_p.def_traits(permuted_result=_dot_general_permuted_result,
+dot_general_p.def_traits(contraction_param="dimension_numbers",
+                         permuted_result=_dot_general_permuted_result,
                          permuted_operand=_dot_general_permuted_operand)
 
 

@@ -109,7 +109,7 @@ def _float_operands(eqn) -> bool:
 
 neg_p = unop("neg", num, np.negative)
 deflinear(neg_p)
-neg_p.def_traits(involution=True)
+neg_p.def_traits(involution=True, cheap=True)
 neg = _bind1(neg_p)
 @native_rule(neg_p, when=numeric)
 def _neg_native(c, eqn, x):
@@ -381,6 +381,7 @@ def _integer_pow_jvp(g, x, *, y):
 
 defjvp(integer_pow_p, _integer_pow_jvp)
 batching.defvectorized(integer_pow_p)
+integer_pow_p.def_traits(cheap=True)
 
 
 def integer_pow(x, y: int):
@@ -416,6 +417,7 @@ def _square_codegen(fb, k, eqn, outs):
 
 square_p = unop("square", num, np.square)
 defjvp(square_p, lambda g, x: mul(g, mul(const_like(x, 2), x)))
+square_p.def_traits(cheap=True)
 square = _bind1(square_p)
 native_rule(square_p)(c_expr("({0} * {0})"))
 
@@ -494,7 +496,7 @@ clz = _bind1(clz_p)
 add_p = binop("add", num, np.add)
 defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
 add_p.linear = True
-add_p.def_traits(is_addition=True)
+add_p.def_traits(is_addition=True, cheap=True)
 add = _bind2(add_p)
 native_rule(add_p, when=numeric)(wrapping("+"))
 
@@ -520,7 +522,7 @@ def _add_any_batch(size, vals, dims):
 
 # add_any (declared in base_prims: the interpreters sum tangents and cotangents with it)
 add_any_p.def_jvp(_add_any_jvp)
-add_any_p.def_traits(is_addition=True)
+add_any_p.def_traits(is_addition=True, cheap=True)
 add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
 add_any_p.def_batch(_add_any_batch)
 codegen_rule(add_any_p, fresh=True)(ufunc_rule(np.add))
@@ -529,6 +531,7 @@ native_rule(add_any_p, when=numeric)(wrapping("+"))
 sub_p = binop("sub", num, np.subtract)
 defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
 sub_p.linear = True
+sub_p.def_traits(cheap=True)
 sub = _bind2(sub_p)
 native_rule(sub_p, when=numeric)(wrapping("-"))
 
@@ -542,7 +545,7 @@ sub_p.def_transpose(_sub_transpose)
 
 mul_p = binop("mul", num, np.multiply)
 defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
-mul_p.def_traits(unit=1)
+mul_p.def_traits(unit=1, cheap=True)
 mul = _bind2(mul_p)
 native_rule(mul_p, when=numeric)(wrapping("*"))
 

@@ -64,6 +64,10 @@ def test_traits_the_passes_read():
     assert with_trait("permutation_param") == {"transpose": "permutation"}
     assert set(with_trait("permuted_result")) == {"dot_general"}
     assert set(with_trait("permuted_operand")) == {"dot_general"}
+    assert with_trait("contraction_param") == {"dot_general": "dimension_numbers"}
+    assert set(with_trait("cheap")) == {"add", "sub", "mul", "neg", "square", "integer_pow",
+                                        "add_any"}
+    assert set(with_trait("stacked_loop")) == {"scan"}
 
 
 def test_primitives_that_rewrite_their_equations():
