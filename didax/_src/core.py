@@ -195,9 +195,13 @@ class Traits:
     # place, and a loop's accumulation of products is one product after it
     cheap: bool = False  # elementwise, and cheaper per element than a read from memory: a
     # loop computes it again from stacked values it reads rather than read its result stacked
+    # Products
     contraction_param: str | None = None  # a param holding dimension numbers ((lhs
     # contracting, rhs contracting), (lhs batch, rhs batch)) over which the primitive sums
     # the products of its two operands' elements (a dot_general): loops stack such products
+    elementwise_form: Callable | None = None  # eqn -> equations computing exactly what jit
+    # computes for it, elementwise (a product with nothing to sum: its operands multiplied,
+    # read broadcast), or None: the native tier fuses them with their neighbours
     # Layout
     zero_pad_region: Callable | None = None  # eqn -> index text of where the operand lands
     # in an otherwise zero result, or None: jit adds the operand there instead
