@@ -8,6 +8,7 @@ constants to it, which is what prevents perturbation confusion.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import warnings
 from typing import Any, Callable
@@ -151,10 +152,67 @@ def concrete_value(x):
 # Primitives and their rules
 
 # "partial_eval": a primitive's own split into known and unknown parts (control flow);
-# others are staged whole when an input is unknown.
+# others are staged whole when an input is unknown. "rewrite": jit's rewrite of its
+# equations (see compiler/passes.rewrite_equations).
 RULE_KINDS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "partial_eval", "codegen",
-              "native")
+              "native", "rewrite")
 PP_ALWAYS_HIDE = object()  # a `pp_hidden` value: never print this parameter
+
+
+@dataclasses.dataclass(frozen=True)
+class StackedLoop:
+    """Where a loop over the leading axis of stacked operands (lax.scan's form) keeps what it
+    is, each field the name of the param holding it: its body, a closed jaxpr (consts,
+    carry, x) -> (carry, y); its number of steps; whether it runs backwards; how many of
+    its operands are constants and carries (the stacked inputs follow)."""
+    body: str
+    length: str
+    reverse: str
+    num_consts: str
+    num_carry: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Traits:
+    """Facts about a primitive that jit's passes, code generation and the interpreters read
+    (they never compare names). Each primitive declares its record once, beside its rules
+    (`Primitive.def_traits`); the defaults claim nothing."""
+
+    # Effects and structure
+    effectful: bool = False  # has effects: never removed, merged or evaluated at compile time
+    call_jaxpr_param: str | None = None  # a call's param holding the jaxpr it applies to its
+    # operands (after that jaxpr's own constants): jit inlines the call
+    axis_name_param: str | None = None  # a collective's param naming the vmap axes (a name
+    # or a tuple of names) it acts over: vmap batches it even when unbatched
+    stacked_loop: StackedLoop | None = None  # a loop over stacked operands, and its params:
+    # jit moves work out of its body (compiler/loop_passes.py)
+    # Algebra
+    returns_operand: Callable | None = None  # eqn -> index of the operand it returns
+    # unchanged when that operand has the result's type, or None: jit forwards it
+    unit: Any = None  # u with op(x, u) == op(u, x) == x exactly: jit forwards x
+    involution: bool = False  # op(op(x)) == x exactly: jit cancels the pair
+    is_addition: bool = False  # x + y elementwise: jit sums a zero pad into its region in
+    # place, and a loop's accumulation of products is one product after it
+    cheap: bool = False  # elementwise, and cheaper per element than a read from memory: a
+    # loop computes it again from stacked values it reads rather than read its result stacked
+    # Products
+    contraction_param: str | None = None  # a param holding dimension numbers ((lhs
+    # contracting, rhs contracting), (lhs batch, rhs batch)) over which the primitive sums
+    # the products of its two operands' elements (a dot_general): loops stack such products
+    elementwise_form: Callable | None = None  # eqn -> equations computing exactly what jit
+    # computes for it, elementwise (a product with nothing to sum: its operands multiplied,
+    # read broadcast), or None: the native tier fuses them with their neighbours
+    # Layout
+    zero_pad_region: Callable | None = None  # eqn -> index text of where the operand lands
+    # in an otherwise zero result, or None: jit adds the operand there instead
+    permutation_param: str | None = None  # a param holding the permutation of its operand's
+    # dimensions that is all the primitive does (a transpose)
+    permuted_result: Callable | None = None  # (eqn, perm) -> (invars, params) of an equation
+    # of this primitive computing its result permuted by `perm`, or None: jit computes a
+    # product transposed for its only use that way, so it comes out row-major
+    permuted_operand: Callable | None = None  # (eqn, i, perm) -> params with which it
+    # computes the same result from what operand `i` is the permutation `perm` of, or None:
+    # the eager backward pass drops such permutations (see interpreters/transpose)
 
 
 class Primitive:
@@ -176,27 +234,7 @@ class Primitive:
         self.pp_first: tuple = ()  # params printed before the others (which are sorted)
         self.pp_same_names: str | None = None  # a sub-jaxpr param whose binders print with
         # the names of the equation's own variables (as JAX prints calls)
-        # Properties the jit passes and code generation read (they never compare names):
-        self.effectful = False  # has effects: never removed, merged or evaluated at compile time
-        self.call_jaxpr_param: str | None = None  # a call's param holding the jaxpr it applies
-        # to its operands (after that jaxpr's own constants): jit inlines the call
-        self.returns_operand: Callable | None = None  # eqn -> index of the operand it returns
-        # unchanged when that operand has the result's type, or None: jit forwards it
-        self.unit: Any = None  # u with op(x, u) == op(u, x) == x exactly: jit forwards x
-        self.involution = False  # op(op(x)) == x exactly: jit cancels the pair
-        self.is_addition = False  # x + y elementwise: jit sums a zero pad into its region in place
-        self.zero_pad_region: Callable | None = None  # eqn -> index text of where the operand
-        # lands in an otherwise zero result, or None: jit adds the operand there instead
-        self.axis_name_param: str | None = None  # a collective's param naming the vmap axes
-        # (a name or a tuple of names) it acts over: vmap batches it even when unbatched
-        self.permutation_param: str | None = None  # a param holding the permutation of its
-        # operand's dimensions that is all the primitive does (a transpose)
-        self.permuted_result: Callable | None = None  # (eqn, perm) -> (invars, params) of an
-        # equation of this primitive computing its result permuted by `perm`, or None: jit
-        # computes a product transposed for its only use that way, so it comes out row-major
-        self.permuted_operand: Callable | None = None  # (eqn, i, perm) -> params with which
-        # it computes the same result from what operand `i` is the permutation `perm` of, or
-        # None: the eager backward pass drops such permutations (see interpreters/transpose)
+        self.traits = Traits()  # what passes read instead of its name (see def_traits)
 
     def __repr__(self):
         return self.name
@@ -233,6 +271,11 @@ class Primitive:
 
     def def_batch(self, fn):
         return self.def_rule("batch", fn)
+
+    def def_traits(self, **facts):
+        """Declares the primitive's traits (the fields of `Traits`), once, beside its rules."""
+        assert self.traits == Traits(), f"traits of '{self.name}' declared twice"
+        self.traits = Traits(**facts)
 
     def mark_absent(self, kind: str, reason: str):
         self.absent[kind] = reason
@@ -415,7 +458,8 @@ def _clear_aval_cache(name, value):
 def abstract_eval(prim: Primitive, avals, params):
     """Type-checks an application of `prim`; errors gain the user's line."""
     key = None
-    if not (prim.effectful or prim.axis_name_param or prim.types_depend_on_context):
+    if not (prim.traits.effectful or prim.traits.axis_name_param
+            or prim.types_depend_on_context):
         try:
             key = (prim, *avals, *params.items()) if params else (prim, *avals)
             out = _aval_cache.get(key)  # (TypeError: a parameter is not hashable)

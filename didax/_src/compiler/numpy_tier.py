@@ -212,7 +212,7 @@ class FunctionBuilder:
         outs = {a for a in self.jaxpr.outvars if type(a) is not Literal}
         self.deferred_pads: dict = {}  # pad output var -> (operand, region text)
         for k, eqn in enumerate(eqns):
-            zero_pad_region = eqn.primitive.zero_pad_region
+            zero_pad_region = eqn.primitive.traits.zero_pad_region
             region = None if zero_pad_region is None else zero_pad_region(eqn)
             if region is None:
                 continue
@@ -221,7 +221,7 @@ class FunctionBuilder:
             if v in outs or len(where) != 1:
                 continue
             user = eqns[where[0]]
-            if not user.primitive.is_addition or user.invars[0] is user.invars[1]:
+            if not user.primitive.traits.is_addition or user.invars[0] is user.invars[1]:
                 continue
             if any(a.aval.shape != v.aval.shape or a.aval.dtype != v.aval.dtype
                    for a in user.invars):
@@ -307,7 +307,7 @@ class FunctionBuilder:
             rule = eqn.primitive.rules.get("codegen")
             if eqn.outvars and eqn.outvars[0] in self.deferred_pads:
                 continue  # emitted where it is summed (see _find_padded_adds)
-            if eqn.primitive.is_addition and self._emit_padded_add(k, eqn, outs[0]):
+            if eqn.primitive.traits.is_addition and self._emit_padded_add(k, eqn, outs[0]):
                 self.fresh.add(eqn.outvars[0])
             elif rule is None:
                 emit_impl_call(self, k, eqn, outs)

@@ -3,13 +3,13 @@
 Each pass takes a closed jaxpr and returns an equivalent one; `optimize` runs them in
 order: inline nested calls (so the others see one flat program), forward trivial
 equations, fold constants, eliminate common subexpressions, eliminate dead code, the
-rewrites primitives register for their own equations (a loop moving work out of its body;
-twice when the first round changed something, with the passes before it in between),
-compute transposed products in their transposed order.
+rewrites primitives declare for their own equations (a loop moving work out of its body,
+loop_passes.py; twice when the first round changed something, with the passes before it
+in between), compute transposed products in their transposed order.
 Sub-jaxprs of control flow are optimised when their own code is generated. The passes
-know primitives only by the properties they declare (`effectful`, `call_jaxpr_param`,
+know primitives only by the traits they declare (`effectful`, `call_jaxpr_param`,
 `returns_operand`, `unit`, `involution`, `permutation_param`, `permuted_result`; see
-core.Primitive) and the rewrites registered here, never by name.
+core.Traits) and their "rewrite" rules, never by name.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     fresh variables, recursively. After differentiation, custom rules have done their job:
     evaluating a custom call is evaluating its function."""
     j = closed.jaxpr
-    if not any(e.primitive.call_jaxpr_param for e in j.eqns):
+    if not any(e.primitive.traits.call_jaxpr_param for e in j.eqns):
         return closed
     constvars, consts = list(j.constvars), list(closed.consts)
     eqns: list[JaxprEqn] = []
@@ -58,7 +58,7 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     def expand(eqn_list, local):
         for eqn in eqn_list:
             ins = [_subst(local, a) for a in eqn.invars]
-            key = eqn.primitive.call_jaxpr_param
+            key = eqn.primitive.traits.call_jaxpr_param
             if key is None:
                 outs = []
                 for v in eqn.outvars:
@@ -103,7 +103,7 @@ def _resolve(env, a):
 
 def _identity_input(eqn) -> int | None:
     """Index of the operand `eqn` returns unchanged, or None."""
-    returns_operand = eqn.primitive.returns_operand
+    returns_operand = eqn.primitive.traits.returns_operand
     if returns_operand is None or len(eqn.invars) != 1 or len(eqn.outvars) != 1:
         return None
     x, out = eqn.invars[0].aval, eqn.outvars[0].aval
@@ -122,18 +122,18 @@ def forward_trivial(closed: ClosedJaxpr) -> ClosedJaxpr:
     eqns = []
     for eqn in closed.jaxpr.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
-        if eqn.primitive.permutation_param is not None:
+        if eqn.primitive.traits.permutation_param is not None:
             eqn = _composed_permutation(eqn, ins, permuted)
             ins = eqn.invars
         i = _identity_input(eqn)
-        if i is not None and not eqn.primitive.effectful:
+        if i is not None and not eqn.primitive.traits.effectful:
             env[eqn.outvars[0]] = ins[i]
             continue
         x = _unit_operand(eqn, ins, {})  # (so double negations around it cancel below)
         if x is not None:
             env[eqn.outvars[0]] = x
             continue
-        if eqn.primitive.involution:
+        if eqn.primitive.traits.involution:
             key = (eqn.primitive, ins[0])
             if type(ins[0]) is not Literal and key in applied:
                 env[eqn.outvars[0]] = applied[key]
@@ -149,7 +149,7 @@ def _composed_permutation(eqn, ins, permuted):
     """`eqn` on operands `ins`; a permutation of a permutation's result (as recorded in
     `permuted`) becomes one permutation of the first one's operand (forwarded below if it
     is the identity; the first one is left to DCE)."""
-    param = eqn.primitive.permutation_param
+    param = eqn.primitive.traits.permutation_param
     perm = tuple(int(p) for p in eqn.params[param])
     x = ins[0]
     if type(x) is not Literal and x in permuted:
@@ -176,8 +176,8 @@ def fold_constants(closed: ClosedJaxpr) -> ClosedJaxpr:
     for eqn in j.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
         prim = eqn.primitive
-        if (not prim.effectful and prim.impl is not None and ins
-                and prim.axis_name_param is None  # (a collective runs among its shards)
+        if (not prim.traits.effectful and prim.impl is not None and ins
+                and prim.traits.axis_name_param is None  # (a collective runs among its shards)
                 and all(type(a) is Literal or a in known for a in ins)
                 and all(v.aval.size <= FOLD_MAX_SIZE for v in eqn.outvars)):
             vals = [np.asarray(a.val, a.aval.dtype) if type(a) is Literal
@@ -216,7 +216,7 @@ def _unit_operand(eqn, ins, known):
     """For `op(x, u)` or `op(u, x)` with `u` the unit of `op` (a literal, or a constant array
     of units among `known`), as `x * 1` is: x, which it is exactly (NaN, inf and -0 too);
     otherwise None."""
-    unit = eqn.primitive.unit
+    unit = eqn.primitive.traits.unit
     if unit is None or len(ins) != 2:
         return None
     out = eqn.outvars[0].aval
@@ -259,7 +259,7 @@ def cse(closed: ClosedJaxpr) -> ClosedJaxpr:
     eqns = []
     for eqn in closed.jaxpr.eqns:
         ins = [_subst(env, a) for a in eqn.invars]
-        if not eqn.primitive.effectful:
+        if not eqn.primitive.traits.effectful:
             key = (eqn.primitive, tuple(_atom_key(a) for a in ins), _hashable(eqn.params))
             prev = seen.get(key)
             if prev is not None:
@@ -285,7 +285,7 @@ def dce(closed: ClosedJaxpr) -> ClosedJaxpr:
     kept = []
     for eqn in reversed(j.eqns):
         used = [v in live for v in eqn.outvars]
-        if not any(used) and not eqn.primitive.effectful:
+        if not any(used) and not eqn.primitive.traits.effectful:
             continue
         outs = [v if u or type(v) is DropVar else DropVar(v.aval)
                 for v, u in zip(eqn.outvars, used)]
@@ -307,7 +307,7 @@ def permute_products(closed: ClosedJaxpr) -> ClosedJaxpr:
     that one equation. dot_general's transpose rule stages such pairs (as JAX's does); as a
     transposed view, the result would make the elementwise statements reading it strided."""
     j = closed.jaxpr
-    if not any(e.primitive.permutation_param for e in j.eqns):
+    if not any(e.primitive.traits.permutation_param for e in j.eqns):
         return closed
     uses: dict = {a: 1 for a in j.outvars if type(a) is not Literal}
     producer: dict = {}
@@ -315,18 +315,18 @@ def permute_products(closed: ClosedJaxpr) -> ClosedJaxpr:
         for a in eqn.invars:
             if type(a) is not Literal:
                 uses[a] = uses.get(a, 0) + 1
-        if len(eqn.outvars) == 1 and eqn.primitive.permuted_result is not None:
+        if len(eqn.outvars) == 1 and eqn.primitive.traits.permuted_result is not None:
             producer[eqn.outvars[0]] = k
     fused: dict = {}  # index of a product -> the equation replacing it
     dropped = set()  # indices of the transposes fused into their product
     for k, eqn in enumerate(j.eqns):
-        param = eqn.primitive.permutation_param
+        param = eqn.primitive.traits.permutation_param
         x = eqn.invars[0] if param is not None else None
         p = producer.get(x) if type(x) is Var and uses[x] == 1 else None
         if p is None:
             continue
         product = j.eqns[p]
-        new = product.primitive.permuted_result(product, tuple(eqn.params[param]))
+        new = product.primitive.traits.permuted_result(product, tuple(eqn.params[param]))
         if new is not None:
             invars, params = new
             fused[p] = JaxprEqn(product.primitive, invars, eqn.outvars, params,
@@ -339,18 +339,7 @@ def permute_products(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 # --------------------------------------------------------------------------------------
-# Rewrites that primitives register for their own equations
-
-_REWRITES: dict = {}  # primitive -> rewrite (see register_rewrite)
-
-
-def register_rewrite(primitive, rewrite):
-    """Registers `rewrite(eqn, program)` for the equations of `primitive` (`program`, a
-    Program, tells what the equations before `eqn` compute). It returns None (no change)
-    or `(eqns, aliases)`: equations computing what `eqn` does (new variables for anything
-    else they bind; `eqn`'s own result variables, or DropVars, for its results), and
-    {result variable of `eqn` the equations do not bind: the atom equal to it}."""
-    _REWRITES[primitive] = rewrite
+# The rewrites primitives declare for their own equations
 
 
 class Program:
@@ -364,9 +353,14 @@ class Program:
 
 
 def rewrite_equations(closed: ClosedJaxpr) -> ClosedJaxpr:
-    """Replaces each equation of a primitive with a registered rewrite by what it returns."""
+    """Replaces each equation whose primitive has a "rewrite" rule by what the rule returns.
+    `rule(eqn, program)` (`program`, a Program, tells what the equations before `eqn`
+    compute) returns None (no change) or `(eqns, aliases)`: equations computing what `eqn`
+    does (new variables for anything else they bind; `eqn`'s own result variables, or
+    DropVars, for its results), and {result variable of `eqn` the equations do not bind:
+    the atom equal to it}."""
     j = closed.jaxpr
-    if not any(e.primitive in _REWRITES for e in j.eqns):
+    if not any("rewrite" in e.primitive.rules for e in j.eqns):
         return closed
     uses: dict = {}
     for a in [a for e in j.eqns for a in e.invars] + list(j.outvars):
@@ -381,7 +375,7 @@ def rewrite_equations(closed: ClosedJaxpr) -> ClosedJaxpr:
         if ins != eqn.invars:
             eqn = JaxprEqn(eqn.primitive, ins, eqn.outvars, eqn.params, eqn.source_info,
                            eqn.phase)
-        rewrite = _REWRITES.get(eqn.primitive)
+        rewrite = eqn.primitive.rules.get("rewrite")
         new = rewrite(eqn, program) if rewrite is not None else None
         if new is None:
             new_eqns = [eqn]

@@ -80,8 +80,8 @@ def _clear_steps(name, value):
 
 def _keeps_general_path(prim, params) -> bool:
     """Primitives whose rules need more than operand types, or that must not be re-run."""
-    if (prim.effectful or prim.axis_name_param or prim.types_depend_on_context
-            or prim.call_jaxpr_param or "partial_eval" in prim.rules
+    if (prim.traits.effectful or prim.traits.axis_name_param or prim.types_depend_on_context
+            or prim.traits.call_jaxpr_param or "partial_eval" in prim.rules
             or "jvp" not in prim.rules):
         return True
     return any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in params.values())
@@ -138,7 +138,7 @@ def _build(build, avals, mask):
         return outs
 
     closed, _ = trace_to_jaxpr(apply, avals)
-    if any(e.primitive.effectful for e in closed.jaxpr.eqns):
+    if any(e.primitive.traits.effectful for e in closed.jaxpr.eqns):
         return _UNCACHEABLE  # (effects run on every call, where they are)
     n_out = len(closed.jaxpr.outvars)
     jvp, out_nonzeros = jvp_jaxpr(closed, nonzeros)

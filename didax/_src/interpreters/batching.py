@@ -128,7 +128,7 @@ def rule_axis_name():
 def uses_axis_name(prim, params, name) -> bool:
     """Whether an application of `prim` acts over the named axis `name`, itself or in a
     sub-jaxpr (a jit call or loop body whose collectives must meet this vmap)."""
-    key = prim.axis_name_param
+    key = prim.traits.axis_name_param
     if key is not None:
         names = params[key]
         return name in names if type(names) is tuple else names == name

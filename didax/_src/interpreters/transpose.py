@@ -150,7 +150,7 @@ def _drop_permutations(eqns, outvars) -> list:
     a transposed view (`x @ W.T` gives a row-major W cotangent). Staged, the jaxpr stays as
     JAX writes it (and jit's passes compose the transposes)."""
     for e in eqns:
-        if e.primitive.permutation_param:
+        if e.primitive.traits.permutation_param:
             break
     else:
         return eqns
@@ -162,14 +162,14 @@ def _drop_permutations(eqns, outvars) -> list:
     permutations: dict = {}  # a permutation's result -> (its index, operand, permutation)
     rewritten: dict = {}
     for k, eqn in enumerate(eqns):
-        param = eqn.primitive.permutation_param
+        param = eqn.primitive.traits.permutation_param
         if param is not None and type(eqn.invars[0]) is not Literal:
             permutations[eqn.outvars[0]] = (k, eqn.invars[0], tuple(eqn.params[param]))
-        if eqn.primitive.permuted_operand is None:
+        if eqn.primitive.traits.permuted_operand is None:
             continue
         for i, a in enumerate(eqn.invars):
             found = permutations.get(a) if type(a) is not Literal and uses[a] == 1 else None
-            params = found and eqn.primitive.permuted_operand(eqn, i, found[2])
+            params = found and eqn.primitive.traits.permuted_operand(eqn, i, found[2])
             if params:
                 invars = list(eqn.invars)
                 invars[i] = found[1]

@@ -21,8 +21,9 @@ from didax._src.config import config
 from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters.jvp import defbilinear
 from didax._src.interpreters.transpose import is_undefined
-from didax._src.lax.elementwise import convert_element_type
-from didax._src.lax.shape import transpose
+from didax._src.ir import DropVar, JaxprEqn, Literal, Var
+from didax._src.lax.elementwise import add_p, convert_element_type, mul_p
+from didax._src.lax.shape import broadcast_in_dim_p, squeeze_p, transpose, transpose_p
 from didax._src.typecheck import any_, check_dtype
 from didax._src.compiler.codegen import codegen_rule
 from didax._src.compiler.native.loops import contiguous
@@ -358,8 +359,68 @@ def _dot_general_permuted_operand(eqn, i, perm):
     return dict(eqn.params, dimension_numbers=dn)
 
 
-dot_general_p.permuted_result = _dot_general_permuted_result
-dot_general_p.permuted_operand = _dot_general_permuted_operand
+def _sums_nothing(eqn) -> bool:
+    """Whether `eqn` is a product with nothing to sum of two float arrays of its dtype
+    (its contracting dimensions, if any, of size 1), read by some equation."""
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    out = eqn.outvars[0]
+    pet = eqn.params.get("preferred_element_type")
+    return not (type(lhs) is Literal or type(rhs) is Literal
+                or type(out) is DropVar or math.prod(lhs.aval.shape[d] for d in lc) != 1
+                or not lhs.aval.dtype == rhs.aval.dtype == out.aval.dtype
+                or out.aval.dtype not in FLOATS
+                or (pet is not None and np.dtype(pet) != out.aval.dtype))
+
+
+def _dot_general_elementwise_form(eqn):
+    """A product with nothing to sum as equations computing what jit computes for it,
+    elementwise: its operands read broadcast (views: each one's contracting dimensions
+    squeezed, its batch then free dimensions in the result's order, broadcast over the
+    other's) and multiplied; with a contracting dimension (of size 1), plus zero, as
+    np.matmul gives (so a product -0 is +0), else a multiplication as the NumPy tier's.
+    The native tier fuses them with their neighbours: `w - lr * outer(x, d)`, a layer's
+    SGD update at batch 1, is one pass over `w` with no product written out."""
+    if not _sums_nothing(eqn):
+        return None
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    out = eqn.outvars[0]
+    eqns = []
+
+    def view(prim, x, shape, params):
+        v = Var(ShapedArray(shape, x.aval.dtype, x.aval.weak_type))
+        eqns.append(JaxprEqn(prim, [x], [v], params, eqn.source_info, eqn.phase))
+        return v
+
+    n_lhs_free = eqn.invars[0].aval.ndim - len(lc) - len(lb)
+    factors = []
+    for side, (x, c, b) in enumerate(zip(eqn.invars, (lc, rc), (lb, rb))):
+        kept = [d for d in range(x.aval.ndim) if d not in c]  # (in order)
+        free = [d for d in kept if d not in b]
+        shape = x.aval.shape
+        if c:
+            x = view(squeeze_p, x, tuple(shape[d] for d in kept), {"dimensions": tuple(c)})
+        perm = tuple(kept.index(d) for d in (*b, *free))
+        if perm != tuple(range(len(perm))):
+            x = view(transpose_p, x, tuple(shape[d] for d in (*b, *free)), {"permutation": perm})
+        at = len(b) + (n_lhs_free if side else 0)
+        dims = (*range(len(b)), *range(at, at + len(free)))
+        if dims != tuple(range(out.aval.ndim)):
+            x = view(broadcast_in_dim_p, x, out.aval.shape,
+                     {"shape": out.aval.shape, "broadcast_dimensions": dims, "sharding": None})
+        factors.append(x)
+    if not lc:
+        return eqns + [JaxprEqn(mul_p, factors, [out], {}, eqn.source_info, eqn.phase)]
+    product = Var(out.aval)
+    zero = Literal(np.zeros((), out.aval.dtype)[()], ShapedArray((), out.aval.dtype))
+    return eqns + [JaxprEqn(mul_p, factors, [product], {}, eqn.source_info, eqn.phase),
+                   JaxprEqn(add_p, [product, zero], [out], {}, eqn.source_info, eqn.phase)]
+
+
+dot_general_p.def_traits(contraction_param="dimension_numbers",
+                         elementwise_form=_dot_general_elementwise_form,
+                         permuted_result=_dot_general_permuted_result,
+                         permuted_operand=_dot_general_permuted_operand)
 
 
 # --------------------------------------------------------------------------------------

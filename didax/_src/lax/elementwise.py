@@ -29,7 +29,6 @@ from didax._src.typecheck import (
     sint,
 )
 from didax._src.compiler.codegen import codegen_rule, emit_impl_call, np_name, ufunc_rule
-from didax._src.compiler.passes import register_rewrite
 from didax._src.compiler.native.rules import (
     C_TYPES, FLOATS, c_constant, c_expr, c_function, native_rule, numeric, wrapping,
 )
@@ -110,7 +109,7 @@ def _float_operands(eqn) -> bool:
 
 neg_p = unop("neg", num, np.negative)
 deflinear(neg_p)
-neg_p.involution = True
+neg_p.def_traits(involution=True, cheap=True)
 neg = _bind1(neg_p)
 @native_rule(neg_p, when=numeric)
 def _neg_native(c, eqn, x):
@@ -382,6 +381,7 @@ def _integer_pow_jvp(g, x, *, y):
 
 defjvp(integer_pow_p, _integer_pow_jvp)
 batching.defvectorized(integer_pow_p)
+integer_pow_p.def_traits(cheap=True)
 
 
 def integer_pow(x, y: int):
@@ -417,6 +417,7 @@ def _square_codegen(fb, k, eqn, outs):
 
 square_p = unop("square", num, np.square)
 defjvp(square_p, lambda g, x: mul(g, mul(const_like(x, 2), x)))
+square_p.def_traits(cheap=True)
 square = _bind1(square_p)
 native_rule(square_p)(c_expr("({0} * {0})"))
 
@@ -495,7 +496,7 @@ clz = _bind1(clz_p)
 add_p = binop("add", num, np.add)
 defjvp(add_p, lambda g, x, y: g, lambda g, x, y: g)
 add_p.linear = True
-add_p.is_addition = True
+add_p.def_traits(is_addition=True, cheap=True)
 add = _bind2(add_p)
 native_rule(add_p, when=numeric)(wrapping("+"))
 
@@ -521,6 +522,7 @@ def _add_any_batch(size, vals, dims):
 
 # add_any (declared in base_prims: the interpreters sum tangents and cotangents with it)
 add_any_p.def_jvp(_add_any_jvp)
+add_any_p.def_traits(is_addition=True, cheap=True)
 add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
 add_any_p.def_batch(_add_any_batch)
 codegen_rule(add_any_p, fresh=True)(ufunc_rule(np.add))
@@ -529,6 +531,7 @@ native_rule(add_any_p, when=numeric)(wrapping("+"))
 sub_p = binop("sub", num, np.subtract)
 defjvp(sub_p, lambda g, x, y: g, lambda g, x, y: neg(g))
 sub_p.linear = True
+sub_p.def_traits(cheap=True)
 sub = _bind2(sub_p)
 native_rule(sub_p, when=numeric)(wrapping("-"))
 
@@ -542,7 +545,7 @@ sub_p.def_transpose(_sub_transpose)
 
 mul_p = binop("mul", num, np.multiply)
 defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
-mul_p.unit = 1
+mul_p.def_traits(unit=1, cheap=True)
 mul = _bind2(mul_p)
 native_rule(mul_p, when=numeric)(wrapping("*"))
 
@@ -1058,7 +1061,7 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
 convert_element_type_p.def_jvp(_convert_jvp)
 batching.defvectorized(convert_element_type_p)
 convert_element_type_p.linear = True
-convert_element_type_p.returns_operand = lambda eqn: 0  # a conversion to its operand's type
+convert_element_type_p.def_traits(returns_operand=lambda eqn: 0)  # (to the operand's type)
 
 
 def _convert_transpose(ct, x, *, new_dtype, weak_type):
@@ -1133,11 +1136,11 @@ def _rewrite_bool_product(eqn, program):
     return None
 
 
-register_rewrite(mul_p, _rewrite_bool_product)
+mul_p.def_rule("rewrite", _rewrite_bool_product)
 
 stop_gradient_p = unop("stop_gradient", any_, lambda x: x)
 defjvp_zero(stop_gradient_p)
-stop_gradient_p.returns_operand = lambda eqn: 0
+stop_gradient_p.def_traits(returns_operand=lambda eqn: 0)
 stop_gradient_prim = _bind1(stop_gradient_p)
 
 

@@ -125,7 +125,7 @@ def _device_impl(name: str, param: str, run):
 def _collective(name: str, axes_param: str, run, **kwargs) -> core.Primitive:
     p = core.primitive(name, **kwargs)
     p.def_impl(_device_impl(name, axes_param, run))
-    p.axis_name_param = axes_param
+    p.def_traits(axis_name_param=axes_param)
     return p
 
 

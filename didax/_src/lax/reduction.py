@@ -191,7 +191,7 @@ def reduce_xor(operand, axes):
 for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
     defjvp_zero(_p)
 for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):  # over no axes: x
-    _p.returns_operand = lambda eqn: 0 if not eqn.params["axes"] else None
+    _p.def_traits(returns_operand=lambda eqn: 0 if not eqn.params["axes"] else None)
 
 
 def _argminmax(name: str, np_fn) -> core.Primitive:

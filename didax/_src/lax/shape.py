@@ -33,9 +33,9 @@ _py_slice = slice  # `slice` is redefined below as lax.slice
 # broadcast_in_dim
 
 deflinear(broadcast_in_dim_p)
-broadcast_in_dim_p.returns_operand = lambda eqn: (
+broadcast_in_dim_p.def_traits(returns_operand=lambda eqn: (
     0 if tuple(eqn.params["broadcast_dimensions"]) == tuple(range(len(eqn.params["shape"])))
-    else None)
+    else None))
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
@@ -83,7 +83,8 @@ def _broadcast_in_dim_codegen(fb, k, eqn, outs):
 
 
 deflinear(reshape_p)
-reshape_p.returns_operand = lambda eqn: 0 if eqn.params.get("dimensions") is None else None
+reshape_p.def_traits(
+    returns_operand=lambda eqn: 0 if eqn.params.get("dimensions") is None else None)
 reshape_p.def_transpose(lambda ct, x, *, new_sizes, dimensions=None, sharding=None: [
     reshape(ct, x.aval.shape) if dimensions is None else transpose(
         reshape(ct, [x.aval.shape[d] for d in dimensions]), np.argsort(dimensions))])
@@ -120,7 +121,7 @@ def _squeeze_aval(x, *, dimensions):
 
 squeeze_p.def_abstract_eval(_squeeze_aval)
 deflinear(squeeze_p)
-squeeze_p.returns_operand = lambda eqn: 0
+squeeze_p.def_traits(returns_operand=lambda eqn: 0)
 
 
 def squeeze(array, dimensions):
@@ -198,10 +199,11 @@ def _expand_dims_batch(size, vals, dims, *, dimensions):
 expand_dims_p.def_batch(_expand_dims_batch)
 codegen_rule(expand_dims_p)(_to_out_shape_codegen)
 deflinear(transpose_p)
-transpose_p.returns_operand = lambda eqn: (
-    0 if tuple(eqn.params["permutation"]) == tuple(range(len(eqn.params["permutation"])))
-    else None)
-transpose_p.permutation_param = "permutation"
+transpose_p.def_traits(
+    returns_operand=lambda eqn: (
+        0 if tuple(eqn.params["permutation"]) == tuple(range(len(eqn.params["permutation"])))
+        else None),
+    permutation_param="permutation")
 transpose_p.def_transpose(lambda ct, x, *, permutation: [
     transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
 
@@ -365,7 +367,7 @@ def _zero_pad_region(eqn):
     return _pad_index(eqn)
 
 
-pad_p.zero_pad_region = _zero_pad_region
+pad_p.def_traits(zero_pad_region=_zero_pad_region)
 
 
 def _pad_native_when(eqn):

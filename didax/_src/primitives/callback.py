@@ -109,7 +109,7 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
 
 io_callback_p = core.primitive("io_callback", multiple_results=True)
 io_callback_p.pp_hidden = dict(pure_callback_p.pp_hidden)
-io_callback_p.effectful = True  # jit keeps it even when its results are unused
+io_callback_p.def_traits(effectful=True)  # jit keeps it even when its results are unused
 
 
 def _io_impl(*vals, callback, in_tree, out_tree, result_avals, ordered):

@@ -65,7 +65,7 @@ class CheckFailedError(JaxRuntimeError):
 
 
 check_p = core.primitive("check", multiple_results=True)
-check_p.effectful = True
+check_p.def_traits(effectful=True)
 check_p.pp_hidden = {"fmt_tree": core.PP_ALWAYS_HIDE}
 
 

@@ -256,7 +256,7 @@ checkpoint_p = _CheckpointPrimitive("checkpoint", multiple_results=True)
 core.all_primitives["checkpoint"] = checkpoint_p
 checkpoint_p.def_abstract_eval(lambda *avals, jaxpr, policy, prevent_cse: jaxpr.out_avals)
 checkpoint_p.pp_format = {"policy": lambda p: _PolicyName(p)}
-checkpoint_p.call_jaxpr_param = "jaxpr"
+checkpoint_p.def_traits(call_jaxpr_param="jaxpr")
 for _kind in ("impl", "jvp", "batch"):
     checkpoint_p.mark_absent(_kind, "handled by the interpreter's process_checkpoint (see bind)")
 
@@ -294,7 +294,7 @@ PartialEvalInterpreter.process_checkpoint = _inline_checkpoint  # only on unknow
 name_p = core.primitive("name")
 name_p.def_impl(lambda x, *, name: x)
 name_p.def_abstract_eval(lambda x, *, name: x)
-name_p.returns_operand = lambda eqn: 0  # jit forwards it: it only labels
+name_p.def_traits(returns_operand=lambda eqn: 0)  # jit forwards it: it only labels
 
 
 @name_p.def_jvp

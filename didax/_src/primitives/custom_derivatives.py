@@ -311,7 +311,7 @@ custom_jvp_call_p = _CallPrimitive(
     lambda params: FlatCustomJVP(params["name"], _call_from_jaxpr(params), params["jvp"]))
 custom_jvp_call_p.def_abstract_eval(_abstract_call)
 custom_jvp_call_p.pp_hidden = {"num_consts": 0}
-custom_jvp_call_p.call_jaxpr_param = "call_jaxpr"
+custom_jvp_call_p.def_traits(call_jaxpr_param="call_jaxpr")
 
 
 def _staging_custom_jvp(self: StagingInterpreter, fn, args):
@@ -454,7 +454,7 @@ custom_vjp_call_p = _CallPrimitive(
                                  params["bwd"]))
 custom_vjp_call_p.def_abstract_eval(_abstract_call)
 custom_vjp_call_p.pp_hidden = {"num_consts": 0, "fwd": core.PP_ALWAYS_HIDE}
-custom_vjp_call_p.call_jaxpr_param = "call_jaxpr"
+custom_vjp_call_p.def_traits(call_jaxpr_param="call_jaxpr")
 
 
 def _staging_custom_vjp(self: StagingInterpreter, fn, args):

@@ -18,7 +18,7 @@ from didax._src.tree_util import tree_flatten, tree_unflatten
 
 def _make(name):
     p = core.primitive(name, multiple_results=True)
-    p.effectful = True
+    p.def_traits(effectful=True)
     p.def_abstract_eval(lambda *avals, **params: [])
     p.def_jvp(lambda primals, tangents, **params: (p.bind(*primals, **params), []))
 

@@ -25,7 +25,7 @@ jit_p = core.primitive("jit", multiple_results=True)
 jit_p.pp_hidden = {"donated_invars": lambda d: not any(d)}
 jit_p.pp_first = ("name",)  # JAX prints `name=` first, then the other parameters sorted
 jit_p.pp_same_names = "jaxpr"  # inner variables take the names of the operands bound to them
-jit_p.call_jaxpr_param = "jaxpr"
+jit_p.def_traits(call_jaxpr_param="jaxpr")
 
 
 

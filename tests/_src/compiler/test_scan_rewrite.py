@@ -1,18 +1,18 @@
-"""jit's rewrite of scan equations (registered by the scan primitive, run by
-compiler/passes.optimize): work moved out of the loop. Each test checks what the optimised
-program looks like and that it computes what the program before did: the optimised
-jaxpr evaluated against the original, and jit (native tier where a compiler works) with
-the rewrite against jit without it, values and gradients."""
+"""jit's rewrite of scan equations (the scan primitive's "rewrite" rule, in
+compiler/loop_passes.py, run by compiler/passes.optimize): work moved out of the loop. Each
+test checks what the optimised program looks like and that it computes what the program
+before did: the optimised jaxpr evaluated against the original, and jit (native tier where a
+compiler works) with the rewrite against jit without it, values and gradients."""
 import numpy as np
 import pytest
 
 import didax as jax
 import didax.numpy as jnp
 from didax import lax
+from didax._src import core
 from didax._src.config import flag_context
 from didax._src.ir import check_jaxpr
-from didax._src.compiler import passes
-from didax._src.lax.control_flow import scan as scan_module
+from didax._src.compiler import loop_passes, passes
 
 pytestmark = pytest.mark.usefixtures("jit_tier")  # both tiers (tests/conftest.py)
 
@@ -68,12 +68,13 @@ def jit_both(f, *args):
     the NumPy tier agrees with the first."""
     with flag_context("didax_native_tier", "sync"):
         want = jax.jit(f)(*args)
-        saved = dict(passes._REWRITES)
-        passes._REWRITES.clear()
+        rules = {p: p.rules.pop("rewrite") for p in core.all_primitives.values()
+                 if "rewrite" in p.rules}
         try:
             base = jax.jit(f)(*args)
         finally:
-            passes._REWRITES.update(saved)
+            for p, rule in rules.items():
+                p.rules["rewrite"] = rule
     with flag_context("didax_native_tier", "off"):
         assert_close(jax.jit(f)(*args), want)
     return want, base
@@ -142,7 +143,7 @@ def test_slice_as_the_right_operand():
 def test_large_products_stay_in_the_loop():
     """Above HOIST_PRODUCT_MAX multiply-adds a step's product runs in the loop."""
     f, args = _input_projection(size=(16, 48, 48))
-    assert 16 * 48 * 48 > scan_module.HOIST_PRODUCT_MAX
+    assert 16 * 48 * 48 > loop_passes.HOIST_PRODUCT_MAX
     closed, out = optimized(f, *args)
     assert hoisted_products(out) == []
     assert prims(body_of(scans(out)[0])).count("dot_general") == 2

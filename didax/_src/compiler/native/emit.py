@@ -1,12 +1,14 @@
 """C source for an optimised jaxpr: fused loops where primitives have native rules,
 calls back into the NumPy tier for every other run of equations.
 
-The equations are cut, in order, into segments: a native segment is a maximal run of
-equations with native rules and one result shape, computed by one loop nest (operands
-broadcast as lax broadcasts: size-1 dimensions, lower ranks); a Python segment is a
-maximal run of the others, compiled by the NumPy-tier compiler into a function the C code
-calls with NumPy arrays. Values that cross segments are NumPy arrays (native results are
-allocated with PyArray_SimpleNew); values inside a native segment are C locals.
+First products.py's pass gives the products with nothing to sum their elementwise form,
+moved to their first reader. The equations are then cut, in order, into segments: a
+native segment is a maximal run of equations with native rules and one result shape,
+computed by one loop nest (operands broadcast as lax broadcasts: size-1 dimensions, lower
+ranks); a Python segment is a maximal run of the others, compiled by the NumPy-tier
+compiler into a function the C code calls with NumPy arrays. Values that cross segments
+are NumPy arrays (native results are allocated with PyArray_SimpleNew); values inside a
+native segment are C locals.
 
 Every result is the NumPy tier's, bit for bit (see loops.py and rules.py): products call
 NumPy's matmul loop on the operand layouts the NumPy tier gives it (lax.dot.gemm_plan),
@@ -18,19 +20,19 @@ one made here.
 """
 from __future__ import annotations
 
-import collections
 import math
 from typing import NamedTuple
 
 import numpy as np
 
 from didax._src import core
-from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, derived
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, derived
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.passes import optimize
 from didax._src.compiler.native.loops import (
-    LEAF_SUMS, Body, Reduction, contiguous, loop_nest, over, pairwise_dims,
+    LEAF_SUMS, Reduction, contiguous, loop_nest, over, pairwise_dims,
 )
+from didax._src.compiler.native.products import elementwise_products
 from didax._src.compiler.native.rules import C_TYPENUMS, C_TYPES, FLOATS, CExpr, ViewAt, c_constant
 from didax._src.compiler.native.toolchain import module_prelude
 
@@ -77,7 +79,7 @@ def native_ok(eqn) -> bool:
 def plan(closed: ClosedJaxpr) -> Plan | None:
     """The module for `closed`, or None if no equation runs natively. Its name is the
     macro DIDAX_MODULE, defined when it is built (see toolchain.build)."""
-    return _Emitter(_Module(), closed).emit()
+    return _Emitter(_Module(), elementwise_products(closed)).emit()
 
 
 def native_counts(closed: ClosedJaxpr) -> tuple:
@@ -160,22 +162,6 @@ def _summed(eqn):
     return tuple(pairwise_dims(x.shape, eqn.params["axes"])) or None
 
 
-def _is_outer(eqn) -> bool:
-    """Whether `eqn` is a product with nothing to sum: a dot_general of two float arrays of
-    its dtype, contracting dimensions (if any) of size 1."""
-    if eqn.primitive.name != "dot_general":
-        return False
-    (lc, _), _ = eqn.params["dimension_numbers"]
-    lhs, rhs = eqn.invars
-    out = eqn.outvars[0]
-    pet = eqn.params.get("preferred_element_type")
-    return not (type(lhs) is Literal or type(rhs) is Literal
-                or type(out) is DropVar or math.prod(lhs.aval.shape[d] for d in lc) != 1
-                or not lhs.aval.dtype == rhs.aval.dtype == out.aval.dtype
-                or out.aval.dtype not in FLOATS
-                or (pet is not None and np.dtype(pet) != out.aval.dtype))
-
-
 class _Seg:
     __slots__ = ("kind", "eqns", "shape", "reduced", "summed")
 
@@ -202,7 +188,6 @@ class _Emitter:
         self.direct: set = set()    # (bodies) results computed in their io array
         self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
         self.n_names = 0            # C identifiers made by fresh()
-        self.n_synthetic = 0        # views made for outer products (not equations)
 
     def shape_array(self, shape) -> str:
         return self.m.shape_array(shape)
@@ -218,13 +203,7 @@ class _Emitter:
         segs: list = []
         where: dict = {}  # variable -> the segment defining it
         open_loop = None
-        eqns = collections.deque(self.scheduled())
-        while eqns:
-            eqn = eqns.popleft()
-            outer = self.outer_product(eqn)
-            if outer is not None:
-                eqn = outer[0]
-                eqns.extendleft(reversed(outer[1:]))
+        for eqn in self.jaxpr.eqns:
             kind = native_kind(eqn)
             out = eqn.outvars[0] if eqn.outvars else None
             if kind == "view":
@@ -269,59 +248,6 @@ class _Emitter:
                 where[v] = segs[-1] if kind != "view" else None
         return segs
 
-    def scheduled(self) -> list:
-        """The equations in order, but outer products (see outer_product) moved down to
-        just before their first reader, so they join its loop."""
-        eqns = self.jaxpr.eqns
-        first_use: dict = {}
-        for k, eqn in enumerate(eqns):
-            for a in eqn.invars:
-                if type(a) is not Literal:
-                    first_use.setdefault(a, k)
-        moved: dict = {}  # index of the first reader -> equations moved before it
-        out = []
-        for k, eqn in enumerate(eqns):
-            out += moved.pop(k, [])
-            at = first_use.get(eqn.outvars[0]) if _is_outer(eqn) else None
-            if at is None:
-                out.append(eqn)
-            else:
-                moved.setdefault(at, []).append(eqn)
-        return out
-
-    def outer_product(self, eqn):
-        """A product with nothing to sum (K = 1) as the elementwise multiplication of its
-        operands read broadcast (views with stride 0 across the other side's dimensions), so
-        it fuses with its neighbours: `w - lr * outer(x, d)`, a layer's SGD update at batch
-        1, is one pass over `w` with no product written out; per-example gradients (batch
-        dimensions) likewise. Exactly what the NumPy tier computes: with a contracting
-        dimension (of size 1) np.matmul's zero plus one product (so a product -0 is +0),
-        else a multiplication. Returns the equations replacing `eqn`, or None."""
-        if not _is_outer(eqn):
-            return None
-        (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-        out = eqn.outvars[0]
-        views = []
-        n_lhs_free = eqn.invars[0].aval.ndim - len(lc) - len(lb)
-        for side, (a, c, b) in enumerate(zip(eqn.invars, (lc, rc), (lb, rb))):
-            base, st, off = self.alias.get(a, (a, contiguous(a.aval.shape), 0))
-            free = [st[d] for d in range(a.aval.ndim) if d not in c and d not in b]
-            strides = [st[d] for d in b] + [0] * (out.aval.ndim - len(b))
-            at = len(b) + (n_lhs_free if side else 0)
-            strides[at:at + len(free)] = free
-            v = Var(out.aval)
-            self.alias[v] = (base, tuple(strides), off)
-            self.n_synthetic += 1
-            views.append(v)
-        mul = core.all_primitives["mul"]
-        if not lc:  # (a multiplication on the NumPy tier too)
-            return [JaxprEqn(mul, views, [out], {}, eqn.source_info)]
-        product = Var(out.aval)
-        zero = Literal(np.zeros((), out.aval.dtype)[()], core.ShapedArray((), out.aval.dtype))
-        return [JaxprEqn(mul, views, [product], {}, eqn.source_info),
-                JaxprEqn(core.all_primitives["add"], [product, zero], [out], {},
-                         eqn.source_info)]
-
     def slot(self, v) -> int:
         s = self.slots.get(v)
         if s is None:
@@ -332,7 +258,7 @@ class _Emitter:
     def emit(self) -> Plan | None:
         segs = self.segments()
         n_native = sum(len(s.eqns) for s in segs if s.kind not in ("py", "block"))
-        n_native += len(self.alias) - self.n_synthetic
+        n_native += len(self.alias)
         n_python = sum(len(s.eqns) for s in segs if s.kind == "py")
         n_block = sum(1 for s in segs if s.kind == "block")
         if not n_native + n_block and self.fname is None:
@@ -585,7 +511,8 @@ class _Emitter:
     def function(self, closed) -> Function:
         """`closed` (optimised here) compiled as a C function of this module."""
         self.m.n_bodies += 1
-        return _Emitter(self.m, optimize(closed), f"body{self.m.n_bodies}").emit()
+        return _Emitter(self.m, elementwise_products(optimize(closed)),
+                        f"body{self.m.n_bodies}").emit()
 
     def keep_range(self, n: int) -> str:
         """A C expression of `n` keep[] entries reserved for a body this function calls."""

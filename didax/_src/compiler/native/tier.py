@@ -108,7 +108,7 @@ def _effectful(jaxpr) -> bool:
     """Whether `jaxpr` (or one inside it) has effects: the check mode runs it on the native
     tier alone (its effects once)."""
     for eqn in jaxpr.eqns:
-        if eqn.primitive.effectful:
+        if eqn.primitive.traits.effectful:
             return True
         for p in eqn.params.values():
             for q in p if isinstance(p, (tuple, list)) else (p,):

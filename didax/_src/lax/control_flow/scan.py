@@ -18,23 +18,25 @@ from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter, partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
-from didax._src.ir import (
-    ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr, hoist_consts,
-)
+from didax._src.ir import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, hoist_consts
 from didax._src.errors import user_error
 from didax._src.lax.control_flow.carry_types import (
     carry_structure_error, carry_type_error, promote_weak_carry,
 )
 from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from didax._src.base_prims import add_any_p, transpose, transpose_p
-from didax._src.lax.dot import dot_general, dot_general_p
-from didax._src.lax.elementwise import add_p, integer_pow_p, mul_p, neg_p, square_p, sub_p
+from didax._src.base_prims import transpose
+from didax._src.lax.dot import dot_general
 from didax._src.compiler.codegen import codegen_rule, tuple_text
-from didax._src.compiler.passes import cse, forward_trivial, register_rewrite
+from didax._src.compiler.loop_passes import hoist_accumulated_products, rewrite_stacked_loop
 from didax._src.compiler.native import control
 from didax._src.compiler.native.rules import native_rule
 
 scan_p = core.primitive("scan", multiple_results=True)
+# jit moves work out of its loop (compiler/loop_passes.py), knowing it by these params
+scan_p.def_traits(stacked_loop=core.StackedLoop(
+    body="jaxpr", length="length", reverse="reverse", num_consts="num_consts",
+    num_carry="num_carry"))
+scan_p.def_rule("rewrite", rewrite_stacked_loop)
 
 
 def _split(seq, num_consts, num_carry):
@@ -317,17 +319,17 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
                 + [ShapedArray(get_aval(c).shape[1:], get_aval(c).dtype) for c in ct_ys])
     body = _no_consts(trace_to_jaxpr(step, in_avals)[0])
     hoisted = (None if isinstance(body, _Bound) else
-                _hoist_products(body, n_kc, n_lc, num_carry))
+               hoist_accumulated_products(body, n_kc, n_lc, num_carry))
     if hoisted is not None:  # products summed over the loop: one product after it
-        body, kept, stacked = hoisted
+        body, kept, sums, n_new = hoisted
         n_kept = len(kept)
         outer_xs = k_xs + ct_ys
         zeros = [zeros_like_aval(lc_avals[a]) for a in kept]
         outs = _bind_scan(body, k_consts, zeros + ct_carry, outer_xs, length, not reverse)
-        ys_out = outs[len(outs) - stacked.n_new:]
-        ct_lin_consts = stacked.finish(kept, outs[:n_kept], outer_xs, ys_out, n_lc)
+        ys_out = outs[len(outs) - n_new:]
+        ct_lin_consts = _stacked_sums(sums, kept, outs[:n_kept], outer_xs, ys_out, n_lc)
         ct_init = outs[n_kept:n_kept + num_carry]
-        ct_lin_xs = iter(outs[n_kept + num_carry:len(outs) - stacked.n_new])
+        ct_lin_xs = iter(outs[n_kept + num_carry:len(outs) - n_new])
     else:
         zeros = [zeros_like_aval(a) for a in lc_avals]
         outs = _bind_scan(body, k_consts, zeros + ct_carry, k_xs + ct_ys, length, not reverse)
@@ -343,95 +345,20 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
 scan_p.def_transpose(_scan_transpose)
 
 
-class _Stacked:
-    """Accumulators hoisted out of a transposed scan: for each, its index among the
-    accumulators, the product's parameters and where its two factors come from per step
-    (("xs", k): the scan's k-th stacked input, read directly; ("ys", k): a stacked output
-    the body now returns); after the loop each sum is one product over the stacked axis."""
-
-    def __init__(self):
-        self.hoisted = []  # (acc index, dot params, transpose permutation or None, (src, src))
-        self.n_new = 0
-
-    def finish(self, kept, kept_vals, outer_xs, ys_out, n_acc):
-        new_ys = list(ys_out)
-        vals = dict(zip(kept, kept_vals))
-        for a, params, perm, sources in self.hoisted:
-            x, y = [outer_xs[k] if src == "xs" else new_ys[k] for src, k in sources]
-            (lc, rc), _ = params["dimension_numbers"]
-            dn = (((0, *[d + 1 for d in lc]), (0, *[d + 1 for d in rc])), ((), ()))
-            total = dot_general(x, y, dn, preferred_element_type=params.get(
-                "preferred_element_type"))
-            vals[a] = total if perm is None else transpose(total, perm)
-        return [vals[a] for a in range(n_acc)]
-
-
-def _hoist_products(body, n_lead, n_acc, n_carry):
-    """Accumulators of a transposed scan's body (inputs n_lead.. n_lead + n_acc, outputs
-    0.. n_acc; then n_carry other carries, then the stacked inputs) updated as `acc + product(x, y)` (a dot_general without batch dimensions,
-    perhaps transposed) of per-iteration values: the weight gradients of a recurrent cell.
-    The sum over steps of those small products is one large product of the stacked
-    factors, far faster (and it needs the factors stacked, not a carry per step). Returns
-    (new body without those carries, the kept accumulators' indices, _Stacked) or None."""
-    j = body.jaxpr
-    uses: dict = {}
-    for eqn in j.eqns:
-        for a in eqn.invars:
-            if type(a) is not Literal:
-                uses[a] = uses.get(a, 0) + 1
-    for a in j.outvars:
-        if type(a) is not Literal:
-            uses[a] = uses.get(a, 0) + 1
-    producer = {v: e for e in j.eqns for v in e.outvars}
-    consts = set(j.invars[:n_lead]) | set(j.constvars)
-    accs = set(j.invars[n_lead:n_lead + n_acc])
-    stacked_in = {v: k for k, v in enumerate(j.invars[n_lead + n_acc + n_carry:])}
-    drop, plan = set(), []
-    for a in range(n_acc):
-        acc_in, acc_out = j.invars[n_lead + a], j.outvars[a]
-        add = producer.get(acc_out)
-        if (add is None or not add.primitive.is_addition or uses.get(acc_in) != 1
-                or uses.get(acc_out) != 1 or acc_in not in add.invars):
-            continue
-        t = add.invars[1] if add.invars[0] is acc_in else add.invars[0]
-        if type(t) is Literal or uses.get(t) != 1 or t not in producer:
-            continue
-        perm, dot, found = None, producer[t], [add]
-        if dot.primitive is transpose_p:
-            perm = dot.params["permutation"]
-            inner = dot.invars[0]
-            if type(inner) is Literal or uses.get(inner) != 1 or inner not in producer:
-                continue
-            found.append(dot)
-            dot = producer[inner]
-        if dot.primitive is not dot_general_p or any(dot.params["dimension_numbers"][1]):
-            continue
-        x, y = dot.invars
-        if any(type(v) is Literal or v in consts or v in accs for v in (x, y)):
-            continue
-        drop.update(found + [dot])
-        plan.append((a, dot.params, perm, (x, y)))
-    if not plan:
-        return None
-    stacked = _Stacked()
-    new_outs = []
-    for a, params, perm, factors in plan:
-        sources = []
-        for v in factors:
-            if v in stacked_in:
-                sources.append(("xs", stacked_in[v]))
-            else:
-                sources.append(("ys", len(new_outs)))
-                new_outs.append(v)
-        stacked.hoisted.append((a, params, perm, tuple(sources)))
-    stacked.n_new = len(new_outs)
-    gone = {p[0] for p in plan}
-    kept = [a for a in range(n_acc) if a not in gone]
-    invars = [v for k, v in enumerate(j.invars) if not (n_lead <= k < n_lead + n_acc and
-                                                         k - n_lead in gone)]
-    outvars = [v for k, v in enumerate(j.outvars) if k not in gone] + new_outs
-    eqns = [e for e in j.eqns if e not in drop]
-    return ClosedJaxpr(Jaxpr(j.constvars, invars, outvars, eqns), body.consts), kept, stacked
+def _stacked_sums(sums, kept, kept_vals, outer_xs, ys_out, n_acc):
+    """The accumulators' cotangents after a transposed loop whose accumulations of products
+    were hoisted (loop_passes.hoist_accumulated_products): each moved one is a product over
+    the stacked axis of its factors; `kept_vals` are the others'."""
+    new_ys = list(ys_out)
+    vals = dict(zip(kept, kept_vals))
+    for s in sums:
+        x, y = [outer_xs[k] if src == "xs" else new_ys[k] for src, k in s.sources]
+        (lc, rc), _ = s.params["dimension_numbers"]
+        dn = (((0, *[d + 1 for d in lc]), (0, *[d + 1 for d in rc])), ((), ()))
+        total = dot_general(x, y, dn, preferred_element_type=s.params.get(
+            "preferred_element_type"))
+        vals[s.acc] = total if s.perm is None else transpose(total, s.perm)
+    return [vals[a] for a in range(n_acc)]
 
 
 # --------------------------------------------------------------------------------------
@@ -462,268 +389,6 @@ def _scan_batch(size, vals, dims, *, jaxpr, length, reverse, num_consts, num_car
 
 
 scan_p.def_batch(_scan_batch)
-
-
-# --------------------------------------------------------------------------------------
-# jit's rewrite of a scan equation (see compiler/passes.py): work moved out of the loop. Each
-# step computes what it did; only where and how often changes.
-
-# A product of a step's slice of a stacked input with a loop-invariant operand is computed
-# for all steps as one product before the loop (the loop reads its rows as a new stacked
-# input) when one step's product has at most this many multiply-adds (M * N * K): there a
-# BLAS call per step costs more than its arithmetic. Above it the per-step product, its
-# operands and result in cache, is as fast per multiply-add as one large product whose
-# result streams through memory, and the rows cost reading back (W6's 32 x 32 x 512 input
-# projection runs slower hoisted).
-HOIST_PRODUCT_MAX = 1 << 15
-
-
-def _dot_sizes(eqn):
-    """(M, N, K) of a dot_general without batch dimensions."""
-    (lc, rc), _ = eqn.params["dimension_numbers"]
-    lhs, rhs = (a.aval for a in eqn.invars)
-    k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
-    m = int(np.prod([n for d, n in enumerate(lhs.shape) if d not in lc], dtype=np.int64))
-    n = int(np.prod([n for d, n in enumerate(rhs.shape) if d not in rc], dtype=np.int64))
-    return m, n, k
-
-
-def _unbatched_dot(eqn):
-    return eqn.primitive is dot_general_p and not any(eqn.params["dimension_numbers"][1])
-
-
-def _rewrite_scan(eqn, program):
-    """The scan equation `eqn` with work moved out of its loop, as (equations, aliases) for
-    compiler/passes.rewrite_equations, or None if there is none to move:
-
-    - equations of the loop's constants alone run once before it (a transposed weight
-      becomes a weight stored transposed);
-    - a stacked output that is a stacked input's slice is that input; one that another
-      stacked output also returns is that output (the loop stacks it once);
-    - a product of a stacked input's slice with an operand the loop reads unchanged (one of
-      its constants), small enough (HOIST_PRODUCT_MAX), is one product before the loop;
-    - a 2-D constant the loop multiplies by transposed (contracting its last dimension as
-      a product's right operand, its first as the left one) is transposed once before the
-      loop, so BLAS reads it in order every step;
-    - a stacked input that an earlier scan stacked for this one alone, computing it by a
-      little arithmetic (RECOMPUTED) from values it stacks for this one anyway, is computed
-      again here from those (a gradient's residuals such as `s * (1 - s)` beside `s`: one
-      array fewer written and read back);
-    - stacked inputs and constants the body no longer reads, and stacked outputs nobody
-      reads, are dropped.
-    """
-    p = eqn.params
-    body, length = cse(forward_trivial(p["jaxpr"])), p["length"]  # (as its code will be)
-    nc, nk = p["num_consts"], p["num_carry"]
-    j = body.jaxpr
-    consts, carry, xs = (list(zip(b, o)) for b, o in zip(_split(j.invars, nc, nk),
-                                                          _split(eqn.invars, nc, nk)))
-    carry_out, ys = j.outvars[:nk], list(zip(j.outvars[nk:], eqn.outvars[nk:]))
-    outer, aliases, eqns = [], {}, list(j.eqns)
-    changed = False
-
-    def outer_eqn(prim, ins, aval, params):
-        v = Var(aval)
-        outer.append(JaxprEqn(prim, ins, [v], params, eqn.source_info, eqn.phase))
-        return v
-
-    # stacked outputs: unused, a stacked input, or stacked already
-    x_of = {b: o for b, o in xs}
-    kept, first = [], {}
-    for a, out in ys:
-        if type(out) is DropVar:
-            changed = True
-        elif type(a) is Var and a in x_of and _same_type(x_of[a].aval, out.aval):
-            aliases[out], changed = x_of[a], True
-        elif type(a) is Var and a in first:
-            aliases[out], changed = first[a], True
-        else:
-            if type(a) is Var:
-                first[a] = out
-            kept.append((a, out))
-    ys = kept
-    const_of = {b: o for b, o in consts if type(o) is not Literal}
-    if length >= 2:
-        # equations of constants only: computed once, before the loop (unless their result
-        # is larger than their operands: a broadcast is read in place, not stored)
-        for k, e in enumerate(eqns):
-            ins = [a for a in e.invars if type(a) is not Literal]
-            if (e.primitive.effectful or not ins or any(a not in const_of for a in ins)
-                    or sum(v.aval.size for v in e.outvars) > sum(a.aval.size for a in ins)):
-                continue
-            outs = [Var(v.aval) for v in e.outvars]
-            outer.append(JaxprEqn(e.primitive, [const_of.get(a, a) for a in e.invars], outs,
-                                  e.params, e.source_info, e.phase))
-            for v, o in zip(e.outvars, outs):
-                b = Var(v.aval) if type(v) is DropVar else v  # (the body reads it as a constant)
-                consts.append((b, o))
-                const_of[b] = o
-            eqns[k] = None
-            changed = True
-        eqns = [e for e in eqns if e is not None]
-        # products of a step's slice with a constant: one product before the loop
-        for k, e in enumerate(eqns):
-            if not _unbatched_dot(e) or type(e.outvars[0]) is DropVar:
-                continue
-            lhs, rhs = e.invars
-            m, n, kk = _dot_sizes(e)
-            if m * n * kk > HOIST_PRODUCT_MAX:
-                continue
-            (lc, rc), _ = e.params["dimension_numbers"]
-            res = e.outvars[0].aval
-            stacked = ShapedArray((length,) + res.shape, res.dtype, res.weak_type)
-            if lhs in x_of and rhs in const_of:
-                dn = ((tuple(d + 1 for d in lc), tuple(rc)), ((), ()))
-                total = outer_eqn(dot_general_p, [x_of[lhs], const_of[rhs]], stacked,
-                                  dict(e.params, dimension_numbers=dn))
-            elif rhs in x_of and lhs in const_of:
-                # (lhs free, steps, slice free), then the steps first
-                n_lf = lhs.aval.ndim - len(lc)
-                dn = ((tuple(lc), tuple(d + 1 for d in rc)), ((), ()))
-                shape = res.shape[:n_lf] + (length,) + res.shape[n_lf:]
-                product = outer_eqn(dot_general_p, [const_of[lhs], x_of[rhs]],
-                                    ShapedArray(shape, res.dtype, res.weak_type),
-                                    dict(e.params, dimension_numbers=dn))
-                perm = (n_lf,) + tuple(range(n_lf)) + tuple(range(n_lf + 1, len(shape)))
-                total = outer_eqn(transpose_p, [product], stacked, {"permutation": perm})
-            else:
-                continue
-            xs.append((e.outvars[0], total))  # the body reads the product's row instead
-            x_of[e.outvars[0]] = total
-            eqns[k] = None
-            changed = True
-        eqns = [e for e in eqns if e is not None]
-        # constants read transposed by products: transposed once
-        transposed = {}
-
-        def in_order(w):
-            if w not in transposed:
-                wt = Var(ShapedArray(w.aval.shape[::-1], w.aval.dtype, w.aval.weak_type))
-                transposed[w] = wt
-                t = outer_eqn(transpose_p, [const_of[w]], wt.aval, {"permutation": (1, 0)})
-                consts.append((wt, t))
-            return transposed[w]
-
-        for k, e in enumerate(eqns):
-            if not _unbatched_dot(e):
-                continue
-            (lc, rc), dn_batch = e.params["dimension_numbers"]
-            lhs, rhs = e.invars
-            if (rhs in const_of and rhs.aval.ndim == 2 and tuple(rc) == (1,)
-                    and rhs.aval.shape[0] > 1):
-                rhs, rc = in_order(rhs), (0,)
-            if (lhs in const_of and lhs.aval.ndim == 2 and tuple(lc) == (0,)
-                    and lhs.aval.shape[1] > 1):
-                lhs, lc = in_order(lhs), (1,)
-            if [lhs, rhs] != e.invars:
-                eqns[k] = JaxprEqn(e.primitive, [lhs, rhs], e.outvars,
-                                   dict(e.params, dimension_numbers=((lc, rc), dn_batch)),
-                                   e.source_info, e.phase)
-                changed = True
-    recomputed = _recompute_stacked(consts, xs, program)
-    if recomputed:
-        eqns = recomputed + eqns
-        changed = True
-    # inputs the body does not read
-    read = {a for e in eqns for a in e.invars if type(a) is not Literal}
-    read.update(a for a in carry_out if type(a) is not Literal)
-    read.update(a for a, _ in ys if type(a) is not Literal)
-    n_before = len(consts) + len(xs)
-    consts = [(b, o) for b, o in consts if b in read]
-    xs = [(b, o) for b, o in xs if b in read]
-    changed = changed or len(consts) + len(xs) != n_before
-    if not changed:
-        return None
-    invars = [b for b, _ in consts + carry + xs]
-    new_body = ClosedJaxpr(Jaxpr(j.constvars, invars, carry_out + [a for a, _ in ys], eqns),
-                           body.consts)
-    params = dict(p, jaxpr=new_body, num_consts=len(consts))
-    scan = JaxprEqn(scan_p, [o for _, o in consts + carry + xs],
-                    eqn.outvars[:nk] + [out for _, out in ys], params, eqn.source_info,
-                    eqn.phase)
-    return outer + [scan], aliases
-
-
-register_rewrite(scan_p, _rewrite_scan)
-
-# What a scan computes again from stacked values rather than read stacked (see
-# _recompute_stacked): arithmetic of at most RECOMPUTE_MAX equations per value, each
-# cheaper per element than reading it back from memory.
-RECOMPUTED = (add_p, sub_p, mul_p, neg_p, square_p, integer_pow_p, add_any_p)
-RECOMPUTE_MAX = 3
-
-
-def _recompute_stacked(consts, xs, program):
-    """For each stacked input (body variable, operand) in `xs` that an earlier scan's
-    stacked output is, read by nothing else, and that scan's body computes by RECOMPUTED
-    equations from its constants and from stacked outputs `xs` holds too: those equations,
-    copied to compute it in this body from the stacked inputs' slices, the input removed
-    from `xs` (constants they need added to `consts`). Row i of both is what step i
-    computed, whichever way each loop runs, and the same equations on the same values give
-    the same value."""
-    copied = []
-    for bx, o in list(xs):
-        a = program.producer.get(o) if type(o) is not Literal else None
-        if a is None or a.primitive is not scan_p or program.uses.get(o) != 1:
-            continue
-        pa = a.params
-        anc, ank = pa["num_consts"], pa["num_carry"]
-        aj = pa["jaxpr"].jaxpr
-        k = next(i for i, v in enumerate(a.outvars) if v is o)
-        if k < ank or aj.constvars:
-            continue
-        slice_of = {ob: b for b, ob in xs}  # operand -> this body's variable
-        leaves = {}  # variable of the earlier body -> this body's variable or operand
-        for yv, ov in zip(aj.outvars[ank:], a.outvars[ank:]):
-            if type(yv) is Var and ov is not o and ov in slice_of:
-                leaves.setdefault(yv, slice_of[ov])
-        a_consts = dict(zip(aj.invars[:anc], a.invars[:anc]))
-        defined = {v: e for e in aj.eqns for v in e.outvars}
-        chain = []
-
-        def computable(v):
-            if type(v) is Literal or v in leaves or v in a_consts:
-                return True
-            e = defined.get(v)
-            if e is None or e.primitive not in RECOMPUTED or len(chain) >= RECOMPUTE_MAX:
-                return False
-            if not all(computable(u) for u in e.invars):
-                return False
-            if e not in chain:
-                chain.append(e)
-            return True
-
-        y = aj.outvars[k]
-        if type(y) is not Var or y in leaves or not computable(y) or not chain:
-            continue
-        env = dict(leaves)
-        for v, c in a_consts.items():
-            env[v] = next((b for b, ob in consts if ob is c), None)
-            if env[v] is None:
-                env[v] = Var(v.aval)
-                consts.append((env[v], c))
-        for e in chain:
-            outs = [bx if v is y else Var(v.aval) for v in e.outvars]
-            env.update(zip(e.outvars, outs))
-            copied.append(JaxprEqn(e.primitive, [env.get(u, u) for u in e.invars], outs,
-                                   e.params, e.source_info, e.phase))
-        xs.remove((bx, o))
-    # (a value computed again may be what another one is computed from: definitions first)
-    by_result = {v: e for e in copied for v in e.outvars}
-    ordered, placed = [], set()
-
-    def place(e):
-        if id(e) in placed:
-            return
-        placed.add(id(e))
-        for u in e.invars:
-            if type(u) is not Literal and u in by_result:
-                place(by_result[u])
-        ordered.append(e)
-
-    for e in copied:
-        place(e)
-    return ordered
 
 
 # --------------------------------------------------------------------------------------

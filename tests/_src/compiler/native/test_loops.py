@@ -12,7 +12,10 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax import lax
+from didax._src.compiler import passes
+from didax._src.compiler.native.products import elementwise_products
 from didax._src.config import enable_x64
+from didax._src.ir import check_jaxpr
 
 from .conftest import Tiers, assert_native, assert_same, executable, have_compiler
 from jax_testing import both_x64
@@ -463,6 +466,29 @@ def test_outer_products(contract, batched):
     assert np.signbit(native.reshape(-1)[1]) == (not contract)  # (-0 * 0: -0, or 0 + -0)
     if have_compiler():  # (one fused loop, no product)
         assert not executable(tiers.native, a, b).native.plan.loops
+
+
+def test_outer_products_move_to_their_reader_in_their_elementwise_form():
+    """The native tier's pass (compiler/native/products.py): a product with nothing to sum
+    becomes its elementwise form, views and a multiplication (plus zero with a contracting
+    dimension), just before the first equation reading it, so it joins that one's loop."""
+    def f(w, x, d, a, b):
+        g = lax.dot_general(x, d, (((), ()), ((), ())))
+        h = jnp.tanh(w)
+        return w - 0.5 * g, h, lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,))))
+
+    f32 = np.float32
+    closed = passes.optimize(didax.make_jaxpr(f)(
+        np.ones((3, 4), f32), np.ones(3, f32), np.ones(4, f32), np.ones((4, 3, 1), f32),
+        np.ones((4, 1, 5), f32)))
+    out = elementwise_products(closed)
+    check_jaxpr(out.jaxpr)
+    assert [e.primitive.name for e in out.jaxpr.eqns] == [
+        "tanh", "broadcast_in_dim", "broadcast_in_dim", "mul", "mul", "sub",
+        "squeeze", "broadcast_in_dim", "squeeze", "broadcast_in_dim", "mul", "add"]
+    x, d = closed.jaxpr.invars[1:3]
+    assert [(e.invars[0], e.params["broadcast_dimensions"]) for e in out.jaxpr.eqns[1:3]] == [
+        (x, (0,)), (d, (1,))]
 
 
 def test_pads():

@@ -43,7 +43,7 @@ DOTS = {  # (lhs shape, rhs shape, dimension numbers): every transposition, batc
     "batched_t": ((2, 4, 3), (2, 5, 4), (((1,), (2,)), ((0,), (0,)))),
     # a few rows times a transposed rhs: computed as its transpose (emit._swapped)
     "batched_nt": ((2, 3, 4), (2, 6, 4), (((2,), (2,)), ((0,), (0,)))),
-    # nothing to sum: elementwise products of broadcast reads (_Emitter.outer_product)
+    # nothing to sum: elementwise products of broadcast reads (compiler/native/products.py)
     "outer_k1": ((1, 3), (1, 4), (((0,), (0,)), ((), ()))),
     "outer_k1_nt": ((3, 1), (4, 1), (((1,), (1,)), ((), ()))),
     "matvec": ((3, 4), (4,), (((1,), (0,)), ((), ()))),
