@@ -286,7 +286,7 @@ def test_eager_binary_results_carry_their_types():
     for r in (x == y, x < y, 2 < x, x * y, x + 1, 1.0 - x, x * m, w * 3.0, w * x, x * w,
               x - w, (x * y) * (x + y), jnp.asarray(np.array([1, 2], np.int32)) * 3):
         a = r.aval
-        assert (a.dtype, a.shape, a.weak_type) == (r._value.dtype, r._value.shape, r._weak)
+        assert (a.dtype, a.shape, a.weak_type) == (r._value.dtype, r._value.shape, r.aval.weak_type)
     assert (w * 3.0).weak_type and not (x * w).weak_type
 
 

@@ -507,8 +507,8 @@ def _matcher(entry, kinds):
     if not all(type(i) is int and type(v) in _STATIC_KINDS for i, v in static.items()):
         return None
     env = {"MISS": _MISS, "CTX": core._ctx,
-           "EVAL": core.eval_interpreter, "ARRAY": core.Array, "NEW": object.__new__,
-           "NDARRAY": np.ndarray, "FROM": core.Array.from_numpy, "EXE": entry.executable,
+           "EVAL": core.eval_interpreter, "ARRAY": core.Array,
+           "FROM": core.Array.from_numpy, "EXE": entry.executable,
            "ASARRAY": np.asarray}
     n_const = len(env)
 
@@ -571,24 +571,17 @@ def _matcher(entry, kinds):
                         f"{const(value)}: return MISS")
         elif not take(a, next(dynamic)):
             return None
-    checks = [f"{v}._aval is not {const(a)}"
+    checks = [f"{v}.aval is not {const(a)}"
               for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds) if k is core.Array]
     if checks:
-        body += ["    try:", f"        if {' or '.join(checks)}: return MISS",
-                 "    except AttributeError: return MISS  # (an aval not computed yet)"]
+        body.append(f"    if {' or '.join(checks)}: return MISS")
     values = [f"{v}._value" if k is core.Array else f"ASARRAY({v}, {const(a.dtype)})"
               for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds)]
     outs = [f"o{i}" for i in range(len(entry.out_avals))]
     call = f"EXE.run({', '.join(values)})"
     body.append(f"    {', '.join(outs)}, = {call}" if outs else f"    {call}")
     for o, aval in zip(outs, entry.out_avals):
-        # from_numpy inlined for its common case (an ndarray of the promised type)
-        body += [(f"    if type({o}) is NDARRAY and {o}.dtype is {const(aval.dtype)} and "
-                  f"{o}.shape == {const(aval.shape)}:"),
-                 (f"        w = NEW(ARRAY); w._value = {o}; w._weak = {aval.weak_type}; "
-                  f"w._aval = {const(aval)}; {o} = w"),
-                 "    else:",
-                 f"        {o} = FROM({o}, {const(aval)})"]
+        body.append(f"    {o} = FROM({o}, {const(aval)})")
     body.append(f"    return {_build_source(entry.out_tree, iter(outs), const)}")
     # Its constants are the closure of a factory; its one global is this module's
     # `_settings`, read as the module reads it. The source depends only on the structure
