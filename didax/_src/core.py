@@ -543,7 +543,7 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
         if value.shape != aval.shape:
             raise AssertionError(f"internal error: an impl produced shape {value.shape} where "
                                  f"abstract evaluation promised {aval.str_short()}")
-        a = _new_object(Array)
+        a = object.__new__(Array)  # (no `__init__`: its conversions are done)
         a._value = value
         a.aval = aval
         return a
@@ -623,9 +623,6 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
     @property
     def is_fully_addressable(self):
         return True
-
-
-_new_object = object.__new__  # (an Array without __init__'s conversions: `from_numpy`)
 
 
 class Tracer(ArrayBase):
