@@ -1,8 +1,9 @@
 """Elementwise functions of didax.numpy, with NumPy's promotion and broadcasting.
 
-Each is a step of eager reverse mode (`eager.registry.step`). Operands that need no
-promotion (arrays of one type, or an array and a Python scalar that takes its type) bind the
-primitive at once, eagerly or traced alike; everything else promotes first, through lax.
+Operands that need no promotion (arrays of one type, or an array and a Python scalar that
+takes its type) bind the primitive at once, eagerly or traced alike; everything else
+promotes first, through lax, in a function declared a step of eager reverse mode
+(`eager.registry.step`).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import scalar_array
-from didax._src.core import get_aval
+from didax._src.core import Array, get_aval
 from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.eager.registry import step
 from didax._src.lax import elementwise as lax
@@ -31,9 +32,10 @@ _PY_NUMBERS = (float, int)  # Python scalars a floating array's type takes (bool
 
 def _binary(name, lax_fn, prim=None, promote=promote_args, kinds="iufc", special=None):
     """A jnp binary function: `lax_fn(*promote(name, x1, x2))`, or `special(x1, x2)` where
-    that gives a result. `prim`: the primitive `lax_fn` binds on operands of one type of the
-    given `kinds`, which promotion leaves as they are (as it leaves a Python scalar with a
-    strongly typed floating array, but the scalar as an array of that type): bound directly."""
+    that gives a result; a step of eager reverse mode. `prim`: the primitive `lax_fn` binds on
+    operands of one type of the given `kinds`, which promotion leaves as they are (as it
+    leaves a Python number with a strongly typed floating array, made an array of its type):
+    such operands bind it at once (an eager vjp takes a step of the primitive)."""
 
     def general(x1, x2, /):
         if special is not None:
@@ -43,47 +45,56 @@ def _binary(name, lax_fn, prim=None, promote=promote_args, kinds="iufc", special
         x1, x2 = promote(name, x1, x2)
         return lax_fn(x1, x2)
 
+    general.__name__ = general.__qualname__ = name
+    general = step(general)
     if prim is None:
-        fn = general
-    else:
-        def fn(x1, x2, /):
-            a = getattr(x1, "aval", None)  # (Arrays and tracers have types; scalars None)
-            b = getattr(x2, "aval", None)
-            if a is not None:
-                if b is a:
-                    if a.dtype.kind in kinds:
-                        return prim.bind(x1, x2)
-                elif (b is None and type(x2) in _PY_NUMBERS and not a.weak_type
-                      and a.dtype.kind in _FLOAT_KINDS):
-                    return prim.bind(x1, scalar_array(x2, a.dtype, False))
-            elif (b is not None and type(x1) in _PY_NUMBERS and not b.weak_type
-                  and b.dtype.kind in _FLOAT_KINDS):
-                return prim.bind(scalar_array(x1, b.dtype, False), x2)
-            return general(x1, x2)
+        return general
 
-    fn.__name__ = name
-    fn.__qualname__ = name
+    def fn(x1, x2, /):
+        a = x1.aval if type(x1) is Array else getattr(x1, "aval", None)  # (None: a scalar)
+        b = x2.aval if type(x2) is Array else getattr(x2, "aval", None)
+        if a is not None:
+            if b is a:
+                if a.dtype.kind in kinds:
+                    return prim.bind(x1, x2)
+            elif (b is None and type(x2) in _PY_NUMBERS and not a.weak_type
+                  and a.dtype.kind in _FLOAT_KINDS):
+                return prim.bind(x1, scalar_array(x2, a.dtype, False))
+        elif (b is not None and type(x1) in _PY_NUMBERS and not b.weak_type
+              and b.dtype.kind in _FLOAT_KINDS):
+            return prim.bind(scalar_array(x1, b.dtype, False), x2)
+        return general(x1, x2)
+
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
-    return step(fn)
+    return fn
 
 
 def _unary(name, lax_fn):
     """A jnp function of one operand, computed in floating point: an integer or boolean
-    operand is converted first (JAX's `promote_dtypes_inexact`)."""
+    operand is converted first (JAX's `promote_dtypes_inexact`); a step of eager reverse
+    mode. A floating operand binds the primitive of `lax_fn`, if it is one, at once."""
     prim = getattr(lax_fn, "primitive", None)
 
-    def fn(x, /):
-        a = getattr(x, "aval", None)
-        if a is not None and prim is not None and a.dtype.kind in _FLOAT_KINDS:
-            return prim.bind(x)  # (a floating operand: nothing to convert)
+    def general(x, /):
         check_arraylike(name, x)
         (x,) = promote_dtypes_inexact(x)
         return lax_fn(x)
 
-    fn.__name__ = name
-    fn.__qualname__ = name
+    general.__name__ = general.__qualname__ = name
+    general = step(general)
+    if prim is None:
+        return general
+
+    def fn(x, /):
+        a = x.aval if type(x) is Array else getattr(x, "aval", None)
+        if a is not None and a.dtype.kind in _FLOAT_KINDS:
+            return prim.bind(x)
+        return general(x)
+
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name}."
-    return step(fn)
+    return fn
 
 
 def _strong(x, value):
