@@ -358,10 +358,10 @@ class EvalInterpreter(Interpreter):
             out_aval, out = _evaluate(prim, args, params)
         if prim.multiple_results:
             return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
-        if type(out) is np.ndarray and out.dtype is out_aval.dtype:
-            a = object.__new__(Array)  # (`from_numpy` inlined: a call costs a tenth of an
-            a._value = out             # eager operation; impls give the shapes their type
-            a.aval = out_aval          # rules promise, as the rule tests check)
+        if type(out) is _ndarray and out.dtype is out_aval.dtype:
+            a = _new_object(Array)  # (`from_numpy` inlined, but for the check of the shape
+            a._value = out          # that impls give as their type rules say, which the rule
+            a.aval = out_aval       # tests check: the call is a twentieth of an operation)
             return a
         return Array.from_numpy(out, out_aval)
 
@@ -541,13 +541,13 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
     def from_numpy(value, aval: ShapedArray) -> Array:
         """Wraps an impl's NumPy output, casting to the dtype abstract eval promised: the one
         way results become Arrays (an ndarray of the promised type is taken as it is)."""
-        if type(value) is not np.ndarray or (value.dtype is not aval.dtype
-                                             and value.dtype != aval.dtype):
+        if type(value) is not _ndarray or (value.dtype is not aval.dtype
+                                           and value.dtype != aval.dtype):
             value = np.asarray(value, aval.dtype)
         if value.shape != aval.shape:
             raise AssertionError(f"internal error: an impl produced shape {value.shape} where "
                                  f"abstract evaluation promised {aval.str_short()}")
-        a = object.__new__(Array)  # (no `__init__`: its conversions are done)
+        a = _new_object(Array)  # (no `__init__`: its conversions are done)
         a._value = value
         a.aval = aval
         return a
@@ -627,6 +627,10 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
     @property
     def is_fully_addressable(self):
         return True
+
+
+_ndarray = np.ndarray
+_new_object = object.__new__
 
 
 class Tracer(ArrayBase):

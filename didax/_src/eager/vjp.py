@@ -256,7 +256,8 @@ class EagerVJPInterpreter(JVPInterpreter):
             forwarded = step.forwarded
             if forwarded is None:
                 pe = self.parent
-                tangent = _staged(pe, step.lin_out_avals[0])
+                aval = step.lin_out_avals[0]
+                tangent = StagingTracer(pe, aval, Var(aval))
                 pe.eqns.append(JaxprEqn.owning(
                     linearized_p, [t._var for t in tans], [tangent._var],
                     {"step": step, "residuals": outs[1:]}, None, _ctx.phase))
