@@ -10,10 +10,10 @@ unknown part is linear in the tangents), then `transpose_jaxpr`; the known part 
 transpose are compiled by jit's NumPy tier (and, where several equations fuse and the C code
 computes the same bits, by its native tier). An application is a primitive's, or a call of a
 pure library function declared a step (`registry.step`: jnp's arithmetic, reductions and
-products, nn's activations): its signature is the primitive or function, its array operands' types, its
-other arguments' values and which operands carry tangents. Each later application with that
-signature calls the compiled known part on the operands' NumPy values and stages one
-`linearized` equation holding the step and its residuals; the backward pass
+products, nn's activations): its signature is the primitive or function, its array
+operands' types, its other arguments' values and which operands carry tangents. Each later
+application with that signature calls the compiled known part on the operands' NumPy values
+and stages one `linearized` equation holding the step and its residuals; the backward pass
 (`eager_backward_pass`) calls the compiled transpose on NumPy cotangents.
 
 Nothing about the user's program is cached: it runs, with its Python side effects, on every
@@ -270,7 +270,8 @@ class EagerVJPInterpreter(JVPInterpreter):
         """`fn(*args, **kwargs)` for a pure library function `fn` of arrays and static
         arguments (declared with `registry.step`): one step per signature (the types of its
         array arguments, the values of the others) for the whole function, rather than one per
-        primitive it binds; its Python runs only to build the step. Anything else runs `fn` as it is."""
+        primitive it binds; its Python runs only to build the step. Anything else runs `fn`
+        as it is."""
         got = self._operands(fn, args, True)
         if got is None:
             return fn(*args, **kwargs)
