@@ -14,7 +14,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import scalar_array
-from didax._src.core import Array, get_aval
+from didax._src.core import Array, ArrayBase, get_aval
 from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.eager.registry import step
 from didax._src.lax import elementwise as lax
@@ -51,8 +51,8 @@ def _binary(name, lax_fn, prim=None, promote=promote_args, kinds="iufc", special
         return general
 
     def fn(x1, x2, /):
-        a = x1.aval if type(x1) is Array else getattr(x1, "aval", None)  # (None: a scalar)
-        b = x2.aval if type(x2) is Array else getattr(x2, "aval", None)
+        a = x1.aval if type(x1) is Array or isinstance(x1, ArrayBase) else None  # (types)
+        b = x2.aval if type(x2) is Array or isinstance(x2, ArrayBase) else None
         if a is not None:
             if b is a:
                 if a.dtype.kind in kinds:
@@ -87,7 +87,7 @@ def _unary(name, lax_fn):
         return general
 
     def fn(x, /):
-        a = x.aval if type(x) is Array else getattr(x, "aval", None)
+        a = x.aval if type(x) is Array or isinstance(x, ArrayBase) else None
         if a is not None and a.dtype.kind in _FLOAT_KINDS:
             return prim.bind(x)
         return general(x)
