@@ -15,7 +15,8 @@ a folder of `didax/_src` (the core is the modules at its top, and `numerics/`):
   api           the user-facing transformations: grad, vmap, jit, ... (`transforms/`)
   parallel      devices, shardings, pmap, shard_map, processes (`parallel/`)
   libraries     numpy, nn, scipy, random, optim, image, experimental, compat, and the public
-                `didax.*` modules
+                `didax.*` modules; of the interpreters and eager layers they import only the
+                step registry (`didax._src.eager.registry.step`)
 """
 from __future__ import annotations
 
@@ -45,6 +46,15 @@ ORDER = list(LAYERS)
 ALLOWED_IN_FUNCTION: dict[tuple[str, str], str] = {}
 
 LARGEST_CYCLE = 1  # no two modules import each other, directly or through others
+
+# What the libraries import from the layers that run programs (interpreters, eager): the
+# registry with which they declare which of their functions are steps of eager reverse mode,
+# by name. They never name an interpreter. The modules that mirror JAX's own interpreter API
+# (`jax.interpreters.ad` and `batching`, `jax.core.ensure_compile_time_eval`, and the rule
+# tables behind them) re-export it; they are the other exception, as whole modules.
+STEP_REGISTRY_API = {"didax._src.eager.registry": {"step"}}
+JAX_INTERPRETER_API = {"didax", "didax.core", "didax.interpreters.ad",
+                       "didax.interpreters.batching", "didax._src.compat.foreign_rules"}
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -208,6 +218,36 @@ def test_interpreters_and_compiler_import_no_lax():
             assert not [t for t, _, _ in imports if t.startswith("didax._src.lax")], module
 
 
+def _running_layers_imports(path: pathlib.Path, modules):
+    """(line, what) for each import in `path` from the interpreters or eager layers that is
+    not a name of the step registry's API."""
+    running = tuple(f"didax._src.{p}" for layer in ("interpreters", "eager")
+                    for p in LAYERS[layer])
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, f"import {a.name}") for a in node.names
+                      if a.name.startswith(running)]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                if full.startswith(running) and full in modules:  # a module, by name
+                    found.append((node.lineno, f"from {node.module} import {a.name}"))
+                elif (node.module.startswith(running)
+                      and a.name not in STEP_REGISTRY_API.get(node.module, ())):
+                    found.append((node.lineno, f"from {node.module} import {a.name}"))
+    return found
+
+
+def test_libraries_import_only_the_step_registry_from_interpreters_and_eager():
+    modules, _ = _graph()
+    found = [f"{m}:{line}: {what}" for m, path in modules.items()
+             if layer_of(m) == "libraries" and m not in JAX_INTERPRETER_API
+             for line, what in _running_layers_imports(path, modules)]
+    assert not found, ("libraries import from the interpreters or eager layers (declare steps "
+                       f"with {STEP_REGISTRY_API}; name no interpreter):\n" + "\n".join(found))
+
+
 def test_the_checks_can_fail():
     """The cycle finder and the layer map see what they are meant to see."""
     edges = {"a": [("b", 1, False)], "b": [("c", 1, True)], "c": [("a", 1, False)],
@@ -218,3 +258,14 @@ def test_the_checks_can_fail():
     assert layer_of("didax.numpy") == "libraries"
     with pytest.raises(AssertionError, match="has no layer"):
         layer_of("didax._src.somewhere_new")
+
+
+def test_the_library_import_check_can_fail(tmp_path):
+    modules, _ = _graph()
+    library = tmp_path / "library.py"
+    library.write_text("from didax._src.eager.registry import step\n"
+                       "from didax._src.eager.vjp import EagerVJPInterpreter\n"
+                       "from didax._src.interpreters import batching\n"
+                       "import didax._src.interpreters.jvp\n"
+                       "from didax._src.core import Array\n")
+    assert [line for line, _ in _running_layers_imports(library, modules)] == [2, 3, 4]

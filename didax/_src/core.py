@@ -117,10 +117,7 @@ _PY_SCALARS = (bool, int, float, complex)
 def get_aval(x) -> ShapedArray:
     """The abstract value of any didax value, tracer, NumPy array or Python scalar."""
     if type(x) is Array:
-        try:
-            return x._aval
-        except AttributeError:
-            return x.aval
+        return x.aval
     if type(x) is np.ndarray:  # (plain NumPy arrays have no `aval`)
         return _shaped(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
     aval = getattr(x, "aval", None)
@@ -374,7 +371,12 @@ class _Context(threading.local):
 
 
 class EvalInterpreter(Interpreter):
-    """Evaluates primitives on concrete NumPy data, checking types first."""
+    """Evaluates primitives on concrete NumPy data, checking types first.
+
+    `process_primitive` is the one eager path: every primitive applied to concrete values,
+    by a library, a rule or the user, runs here, so an eager result is what staging the same
+    application and evaluating its jaxpr gives (the types from the same type rule, the values
+    from the same impl)."""
 
     level = 0
 
@@ -382,47 +384,38 @@ class EvalInterpreter(Interpreter):
         return "eval"
 
     def process_primitive(self, prim, args, params):
+        # One or two Arrays and no parameters (most applications) are spelled out: their
+        # type is one dictionary lookup, their impl one call.
         n = len(args)
-        x = args[0] if n else None
-        if n == 1 and type(x) is Array:  # the common unary and binary cases, without lists
-            try:
-                xa = x._aval
-            except AttributeError:
-                xa = x.aval
-            if params:
-                out_aval = abstract_eval(prim, (xa,), params)
-                out = prim.impl(x._value, **params)
-            else:
-                out_aval = _aval_cache.get((prim, xa)) or abstract_eval(prim, (xa,), params)
-                out = prim.impl(x._value)
-        elif n == 2 and type(x) is Array and type(args[1]) is Array:
-            y = args[1]
-            try:
-                xa = x._aval
-                ya = y._aval
-            except AttributeError:
-                xa, ya = x.aval, y.aval
-            if params:
-                out_aval = abstract_eval(prim, (xa, ya), params)
-                out = prim.impl(x._value, y._value, **params)
-            else:
-                out_aval = (_aval_cache.get((prim, xa, ya))
-                            or abstract_eval(prim, (xa, ya), params))
+        if n == 2 and not params:
+            x, y = args
+            if type(x) is Array and type(y) is Array:
+                out_aval = (_aval_cache.get((prim, x.aval, y.aval))
+                            or abstract_eval(prim, (x.aval, y.aval), params))
                 out = prim.impl(x._value, y._value)
+            else:
+                out_aval, out = _evaluate(prim, args, params)
+        elif n == 1 and not params and type(args[0]) is Array:
+            x = args[0]
+            out_aval = _aval_cache.get((prim, x.aval)) or abstract_eval(prim, (x.aval,), params)
+            out = prim.impl(x._value)
         else:
-            avals, vals = _operands(args)
-            out_aval = abstract_eval(prim, avals, params)
-            out = prim.impl(*vals, **params)
+            out_aval, out = _evaluate(prim, args, params)
         if prim.multiple_results:
             return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
-        if (type(out) is np.ndarray and out.dtype is out_aval.dtype
-                and out.shape == out_aval.shape):  # (`from_numpy` with nothing to convert)
-            a = _new_array(Array)
+        if (type(out) is _ndarray and out.dtype is out_aval.dtype
+                and out.shape == out_aval.shape):  # `from_numpy`'s common case, inlined
+            a = _new_object(Array)  # (the call would cost a twentieth of an operation)
             a._value = out
-            a._weak = out_aval.weak_type
-            a._aval = out_aval
+            a.aval = out_aval
             return a
         return Array.from_numpy(out, out_aval)
+
+
+def _evaluate(prim, args, params):
+    """The type and NumPy value of `prim` applied to any operands."""
+    avals, vals = _operands(args)
+    return abstract_eval(prim, avals, params), prim.impl(*vals, **params)
 
 
 def _operands(args):
@@ -577,46 +570,36 @@ class _ArrayMeta(type):
 
 
 class Array(ArrayBase, metaclass=_ArrayMeta):
-    """An immutable concrete array: a NumPy buffer plus a weak-type flag."""
+    """An immutable concrete array: a NumPy buffer and its type (which holds the weak-type
+    flag NumPy has no place for)."""
 
-    __slots__ = ("_value", "_weak", "_aval", "_placement")  # (placement: see device.py)
+    __slots__ = ("_value", "aval", "_placement")  # (placement: see device.py)
 
     def __init__(self, value, weak_type: bool = False):
         value = np.asarray(value)
         dtype = dtypes.canonicalize_dtype(value.dtype)
         self._value = value = value if value.dtype == dtype else value.astype(dtype)
-        self._weak = weak_type = bool(weak_type)
-        self._aval = _shaped(value.shape, value.dtype, weak_type)
+        self.aval = _shaped(value.shape, value.dtype, bool(weak_type))
 
     @staticmethod
     def from_numpy(value, aval: ShapedArray) -> Array:
-        """Wraps an impl's NumPy output, casting to the dtype abstract eval promised."""
-        if type(value) is not np.ndarray or (value.dtype is not aval.dtype
-                                             and value.dtype != aval.dtype):
+        """Wraps an impl's NumPy output, casting to the dtype abstract eval promised: the one
+        way results become Arrays (an ndarray of the promised type is taken as it is)."""
+        if type(value) is not _ndarray or (value.dtype is not aval.dtype
+                                           and value.dtype != aval.dtype):
             value = np.asarray(value, aval.dtype)
         if value.shape != aval.shape:
             raise AssertionError(f"internal error: an impl produced shape {value.shape} where "
                                  f"abstract evaluation promised {aval.str_short()}")
-        a = _new_array(Array)
+        a = _new_object(Array)  # (no `__init__`: its conversions are done)
         a._value = value
-        a._weak = aval.weak_type
-        a._aval = aval
+        a.aval = aval
         return a
-
-    @property
-    def aval(self) -> ShapedArray:
-        try:
-            return self._aval
-        except AttributeError:
-            v = self._value
-            aval = self._aval = _shaped(v.shape, v.dtype, self._weak)
-            return aval
 
     shape = property(lambda self: self._value.shape)
     dtype = property(lambda self: self._value.dtype)
     ndim = property(lambda self: self._value.ndim)
     size = property(lambda self: self._value.size)
-    weak_type = property(lambda self: self._weak)
 
     def __array__(self, dtype=None, copy=None):
         view = self._value.view()
@@ -650,7 +633,7 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
             body = f"[], shape={v.shape}"
         else:
             body = np.array2string(v, separator=", ", prefix="Array(", threshold=1000)
-        weak = ", weak_type=True" if self._weak else ""
+        weak = ", weak_type=True" if self.aval.weak_type else ""
         return f"Array({body}, dtype={v.dtype.name}{weak})"
 
     def __str__(self):
@@ -674,7 +657,7 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
         return Array.from_numpy(self._value.copy(), self.aval)
 
     def __reduce__(self):
-        return (Array, (self._value, self._weak))
+        return (Array, (self._value, self.aval.weak_type))
 
     def __copy__(self):
         return self
@@ -690,7 +673,8 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
         return True
 
 
-_new_array = object.__new__
+_ndarray = np.ndarray
+_new_object = object.__new__
 
 
 class Tracer(ArrayBase):

@@ -63,6 +63,20 @@ class JaxprEqn:
         self.source_info = source_info
         self.phase = phase  # "backward" if staged by a backward pass
 
+    @classmethod
+    def owning(cls, primitive, invars: list, outvars: list, params, source_info, phase):
+        """An equation that takes `invars` and `outvars` as they are: lists made for it,
+        which nothing else holds (the constructor copies them; interpreters staging an
+        equation per operation skip that)."""
+        eqn = object.__new__(cls)
+        eqn.primitive = primitive
+        eqn.invars = invars
+        eqn.outvars = outvars
+        eqn.params = params
+        eqn.source_info = source_info
+        eqn.phase = phase
+        return eqn
+
     def __repr__(self):
         return pp_eqn_str(self)
 

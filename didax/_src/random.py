@@ -18,12 +18,12 @@ import numpy as np
 
 from didax._src.numpy import namespace as jnp
 from didax._src import core, dtypes
+from didax._src.base_prims import broadcast, transpose
 from didax._src.primitives import prng
 from didax._src.numerics import special as special_algorithms
 from didax._src.transforms.api import vmap
 from didax._src.core import Tracer, get_aval
 from didax._src.primitives.custom_derivatives import custom_jvp
-from didax._src.interpreters import batching
 from didax._src.transforms.jit import jit
 from didax._src.lax import elementwise as lax
 from didax._src.lax.incomplete import random_gamma_grad
@@ -970,10 +970,19 @@ def _random_gamma_jvp(primals, tangents, *, log_space):
     return x, lax.mul(a_dot, dx_da)
 
 
+def _batch_first(v, d, size):
+    """`v` with its batch dimension `d` first; an unbatched value (`d` None) broadcast."""
+    if d is None:
+        return broadcast(v, (size,))
+    ndim = get_aval(v).ndim
+    d %= ndim
+    return v if d == 0 else transpose(v, [d, *(i for i in range(ndim) if i != d)])
+
+
 @random_gamma_p.def_batch
 def _random_gamma_batch(size, vals, dims, *, log_space):
     """One draw per batch member, each with its own key, as a loop over the batch."""
-    data, a = (batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims))
+    data, a = (_batch_first(v, d, size) for v, d in zip(vals, dims))
     _, out = scan(lambda c, ka: (c, random_gamma_p.bind(ka[0], ka[1], log_space=log_space)),
                   (), (data, a))
     return out, 0

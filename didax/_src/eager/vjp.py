@@ -9,11 +9,11 @@ trip through the interpreter stack around a small NumPy call. Here that work is 
 unknown part is linear in the tangents), then `transpose_jaxpr`; the known part and the
 transpose are compiled by jit's NumPy tier (and, where several equations fuse and the C code
 computes the same bits, by its native tier). An application is a primitive's, or a call of a
-pure library function marked `stepped` (jnp's arithmetic, reductions and products, nn's
-activations): its signature is the primitive or function, its array operands' types, its
-other arguments' values and which operands carry tangents. Each later application with that
-signature calls the compiled known part on the operands' NumPy values and stages one
-`linearized` equation holding the step and its residuals; the backward pass
+pure library function declared a step (`registry.step`: jnp's arithmetic, reductions and
+products, nn's activations): its signature is the primitive or function, its array
+operands' types, its other arguments' values and which operands carry tangents. Each later
+application with that signature calls the compiled known part on the operands' NumPy values
+and stages one `linearized` equation holding the step and its residuals; the backward pass
 (`eager_backward_pass`) calls the compiled transpose on NumPy cotangents.
 
 Nothing about the user's program is cached: it runs, with its Python side effects, on every
@@ -42,14 +42,13 @@ from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import (
     add_tangents, linear_equations, transpose_equation, transpose_jaxpr,
 )
-from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var, _var_ids, eval_jaxpr
+from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.native import tier
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 _ctx = core._ctx
 _eval = core.eval_interpreter
-_new = object.__new__
 
 
 class LinearizedStep:
@@ -219,136 +218,55 @@ def _returning_arrays(run, zero_d):
 
 class EagerVJPInterpreter(JVPInterpreter):
     """The JVP interpreter of an eager `vjp`: its parent is a partial evaluator over
-    evaluation. Applications of a built signature take the compiled step; the one- and
-    two-operand cases are spelled out (this is the hot path of eager reverse mode)."""
+    evaluation. Applications of a built signature, of a primitive or of a function declared
+    a step (`registry.step`), take the compiled step."""
 
     def __init__(self):
         self.run = next(_runs)  # (which vjp saw a signature first)
 
     def process_primitive(self, prim, args, params):
-        pe = self.parent
-        n = len(args)
-        if n == 1:
-            x = args[0]
-            if type(x) is not JVPTracer or x._interp is not self:
-                return JVPInterpreter.process_primitive(self, prim, args, params)
-            t = x.tangent
-            p = x.primal
-            if type(t) is not StagingTracer or t._interp is not pe or type(p) is not Array:
-                return JVPInterpreter.process_primitive(self, prim, args, params)
-            key = (prim, 1, x.aval, *params.items()) if params else (prim, 1, x.aval)
-            vals = (p._value,)
-            tans = (t,)
-        elif n == 2:
-            x, y = args
-            if type(x) is JVPTracer and x._interp is self:
-                t = x.tangent
-                p = x.primal
-                if type(t) is not StagingTracer or t._interp is not pe or type(p) is not Array:
-                    return JVPInterpreter.process_primitive(self, prim, args, params)
-                xa = x.aval
-                xv = p._value
-                if type(y) is JVPTracer and y._interp is self:
-                    u = y.tangent
-                    q = y.primal
-                    if (type(u) is not StagingTracer or u._interp is not pe
-                            or type(q) is not Array):
-                        return JVPInterpreter.process_primitive(self, prim, args, params)
-                    mask = 3
-                    tans = (t, u)
-                    ya = y.aval
-                    yv = q._value
-                elif type(y) is Array:
-                    mask = 1
-                    tans = (t,)
-                    ya = y.aval
-                    yv = y._value
-                elif type(y) is np.ndarray:  # (constants rules and wrappers make)
-                    mask = 1
-                    tans = (t,)
-                    ya, yv = _constant(y)
-                else:
-                    return JVPInterpreter.process_primitive(self, prim, args, params)
-            elif type(y) is JVPTracer and y._interp is self and (type(x) is Array
-                                                                 or type(x) is np.ndarray):
-                u = y.tangent
-                q = y.primal
-                if type(u) is not StagingTracer or u._interp is not pe or type(q) is not Array:
-                    return JVPInterpreter.process_primitive(self, prim, args, params)
-                mask = 2
-                tans = (u,)
-                if type(x) is Array:
-                    xa = x.aval
-                    xv = x._value
-                else:
-                    xa, xv = _constant(x)
-                ya = y.aval
-                yv = q._value
-            else:
-                return JVPInterpreter.process_primitive(self, prim, args, params)
-            key = (prim, mask, xa, ya, *params.items()) if params else (prim, mask, xa, ya)
-            vals = (xv, yv)
-        else:
-            got = self._operands(prim, args, False)
-            if got is None:
-                return JVPInterpreter.process_primitive(self, prim, args, params)
+        got = self._operands(prim, args, False)
+        if got is not None:
             key, vals, tans = got
             if params:
                 key.extend(params.items())
             key = tuple(key)
-        try:
-            step = _steps.get(key)
-        except TypeError:  # an unhashable parameter
-            return JVPInterpreter.process_primitive(self, prim, args, params)
-        if step is None:
-            step = _step_for(key, _primitive_application(prim, params), key[2:2 + n], key[1],
-                             self.run, _keeps_general_path(prim, params))
+            try:
+                step = _steps.get(key)
+            except TypeError:  # an unhashable parameter
+                step = _UNCACHEABLE
             if step is None:
-                return JVPInterpreter.process_primitive(self, prim, args, params)
-        if step is _UNCACHEABLE:
-            return JVPInterpreter.process_primitive(self, prim, args, params)
-        return self._results(step, step.forward(*vals), tans)
+                step = _step_for(key, _primitive_application(prim, params),
+                                 key[2:2 + len(args)], key[1], self.run,
+                                 _keeps_general_path(prim, params))
+            if step is not None and step is not _UNCACHEABLE:
+                return self._results(step, step.forward(*vals), tans)
+        return JVPInterpreter.process_primitive(self, prim, args, params)
 
     def _results(self, step, outs, tans):
         """The outputs of a step's application: Arrays, and tracers where they have tangents
         (one `linearized` equation computes those, unless the step forwards them)."""
         if step.single:  # one output, its tangent computed by one equation or forwarded
-            aval = step.out_avals[0]
-            v = outs[0]
-            if type(v) is np.ndarray and v.dtype is aval.dtype and v.shape == aval.shape:
-                primal = _new(Array)
-                primal._value = v
-                primal._weak = aval.weak_type
-                primal._aval = aval
-            else:
-                primal = Array.from_numpy(v, aval)
+            primal = Array.from_numpy(outs[0], step.out_avals[0])
             forwarded = step.forwarded
             if forwarded is None:
                 pe = self.parent
-                tangent = _staged(pe, step.lin_out_avals[0])
-                eqn = _new(JaxprEqn)
-                eqn.primitive = linearized_p
-                eqn.invars = [t._var for t in tans] if len(tans) > 1 else [tans[0]._var]
-                eqn.outvars = [tangent._var]
-                eqn.params = {"step": step, "residuals": outs[1:]}
-                eqn.source_info = None
-                eqn.phase = _ctx.phase
-                pe.eqns.append(eqn)
+                aval = step.lin_out_avals[0]
+                tangent = StagingTracer(pe, aval, Var(aval))
+                pe.eqns.append(JaxprEqn.owning(
+                    linearized_p, [t._var for t in tans], [tangent._var],
+                    {"step": step, "residuals": outs[1:]}, None, _ctx.phase))
             else:
                 tangent = tans[forwarded[0]]
-            out = _new(JVPTracer)
-            out._interp = self
-            out.primal = primal
-            out.tangent = tangent
-            out.aval = aval
-            return out
+            return JVPTracer(self, primal, tangent)
         return self._outputs(step, outs, tans)
 
-    def apply(self, fn, args, kwargs):
+    def apply_step(self, fn, args, kwargs):
         """`fn(*args, **kwargs)` for a pure library function `fn` of arrays and static
-        arguments (see `stepped`): one step per signature (the types of its array arguments,
-        the values of the others) for the whole function, rather than one per primitive it
-        binds; its Python runs only to build the step. Anything else runs `fn` as it is."""
+        arguments (declared with `registry.step`): one step per signature (the types of its
+        array arguments, the values of the others) for the whole function, rather than one per
+        primitive it binds; its Python runs only to build the step. Anything else runs `fn`
+        as it is."""
         got = self._operands(fn, args, True)
         if got is None:
             return fn(*args, **kwargs)
@@ -436,14 +354,9 @@ class EagerVJPInterpreter(JVPInterpreter):
             lin_outs = [tans[i] for i in forwarded]
         else:
             lin_outs = [_staged(pe, a) for a in step.lin_out_avals]
-            eqn = _new(JaxprEqn)
-            eqn.primitive = step.staged
-            eqn.invars = [t._var for t in tans]
-            eqn.outvars = [t._var for t in lin_outs]
-            eqn.params = {"step": step, "residuals": tuple(outs[n_out:])}
-            eqn.source_info = None
-            eqn.phase = _ctx.phase
-            pe.eqns.append(eqn)
+            pe.eqns.append(JaxprEqn.owning(
+                step.staged, [t._var for t in tans], [t._var for t in lin_outs],
+                {"step": step, "residuals": tuple(outs[n_out:])}, None, _ctx.phase))
         results = [Array.from_numpy(o, a) for o, a in zip(outs[:n_out], step.out_avals)]
         for i, j in enumerate(step.tangent_out):
             if j is not None:
@@ -490,20 +403,6 @@ def _function_application(fn, args, kwargs, where):
     return apply
 
 
-def stepped(fn):
-    """Makes `fn`, a pure library function of arrays and static arguments whose traced
-    application computes what its eager one does, one step of eager reverse mode (see
-    `EagerVJPInterpreter.apply`)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        interp = _ctx.interp
-        if type(interp) is EagerVJPInterpreter:
-            return interp.apply(fn, args, kwargs)
-        return fn(*args, **kwargs)
-
-    return wrapper
-
-
 def _constant(x: np.ndarray):
     """The type and value of a NumPy array operand (of its canonical dtype)."""
     aval = get_aval(x)
@@ -512,15 +411,7 @@ def _constant(x: np.ndarray):
 
 def _staged(pe, aval):
     """A new variable of `pe`'s jaxpr and its tracer."""
-    v = _new(Var)
-    v.aval = aval
-    v.id = next(_var_ids)
-    t = _new(StagingTracer)
-    t._interp = pe
-    t.aval = aval
-    t._var = v
-    t._src = None
-    return t
+    return StagingTracer(pe, aval, Var(aval))
 
 
 

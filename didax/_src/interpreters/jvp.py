@@ -125,16 +125,6 @@ def _to_shape(t, shape):
     return broadcast_in_dim(t, shape, tuple(range(len(shape) - len(t_shape), len(shape))))
 
 
-def _sum_contributions(out, contributions):
-    aval = get_aval(out)
-    if len(contributions) == 1:  # the common case: no zero to start from, nothing to add
-        return _to_shape(contributions[0], aval.shape)
-    acc = Zero(aval.to_tangent_aval())
-    for c in contributions:
-        acc = add_tangents(acc, _to_shape(c, aval.shape))
-    return acc
-
-
 def defjvp(prim, *per_arg):
     """JVP from one function per argument: `fn(tangent, *primals, **params)`.
 
@@ -150,47 +140,22 @@ def defjvp2(prim, *per_arg):
 
 
 def _defjvp(prim, per_arg, pass_out: bool):
-    """The JVP rule summing per-argument contributions, specialised for one and two operands
-    (the hot cases: no lists or comprehensions to build)."""
+    """The JVP rule summing the contributions of the operands whose tangents are not zero,
+    each broadcast to the output's shape (a loop, not a comprehension: this runs for most
+    operations of every derivative)."""
 
     def rule(primals, tangents, **params):
         out = prim.bind(*primals, **params)
-        extra = (out,) if pass_out else ()
-        return out, _sum_contributions(out, [
-            fn(t, *extra, *primals, **params) for fn, t in zip(per_arg, tangents)
-            if fn is not None and type(t) is not Zero])
-
-    general = rule
-    if len(per_arg) == 1 and per_arg[0] is not None:
-        (fn,) = per_arg
-
-        def rule(primals, tangents, **params):  # noqa: F811 - the unary specialisation
-            if len(primals) != 1:
-                return general(primals, tangents, **params)
-            (x,), (t,) = primals, tangents
-            out = prim.bind(x, **params)
-            if type(t) is Zero:
-                return out, Zero(get_aval(out).to_tangent_aval())
-            c = fn(t, out, x, **params) if pass_out else fn(t, x, **params)
-            return out, _to_shape(c, get_aval(out).shape)
-
-    elif len(per_arg) == 2:
-        fx, fy = per_arg
-
-        def rule(primals, tangents, **params):  # noqa: F811 - the binary specialisation
-            if len(primals) != 2:
-                return general(primals, tangents, **params)
-            x, y = primals
-            tx, ty = tangents
-            out = prim.bind(x, y, **params)
-            contributions = []
-            if fx is not None and type(tx) is not Zero:
-                contributions.append(fx(tx, out, x, y, **params) if pass_out
-                                     else fx(tx, x, y, **params))
-            if fy is not None and type(ty) is not Zero:
-                contributions.append(fy(ty, out, x, y, **params) if pass_out
-                                     else fy(ty, x, y, **params))
-            return out, _sum_contributions(out, contributions)
+        total = None
+        for fn, t in zip(per_arg, tangents):
+            if fn is None or type(t) is Zero:
+                continue
+            c = fn(t, out, *primals, **params) if pass_out else fn(t, *primals, **params)
+            c = _to_shape(c, get_aval(out).shape)
+            total = c if total is None else add_tangents(total, c)
+        if total is None:
+            return out, Zero(get_aval(out).to_tangent_aval())
+        return out, total
 
     prim.def_jvp(rule)
 

@@ -13,8 +13,6 @@ from didax._src.core import ShapedArray, Tracer, _aval_cache, _ctx, get_aval
 from didax._src.errors import format_source_info, user_source_info
 from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
-_new = object.__new__
-
 
 class StagingTracer(Tracer):
     __slots__ = ("aval", "_var", "_src")  # (`aval` a slot: read on every operation)
@@ -103,17 +101,11 @@ class StagingInterpreter(core.Interpreter):
         src = user_source_info(2) if self.record_source else None
         if prim.multiple_results:
             outvars = [Var(a) for a in out_aval]
-            self.eqns.append(JaxprEqn(prim, in_atoms, outvars, params, src, core._ctx.phase))
+            self.eqns.append(JaxprEqn.owning(prim, in_atoms, outvars, params, src,
+                                             core._ctx.phase))
             return [StagingTracer(self, v.aval, v, src) for v in outvars]
         outvar = Var(out_aval)
-        eqn = _new(JaxprEqn)  # (what the constructor does, without copying the fresh lists)
-        eqn.primitive = prim
-        eqn.invars = in_atoms
-        eqn.outvars = [outvar]
-        eqn.params = params
-        eqn.source_info = src
-        eqn.phase = core._ctx.phase
-        self.eqns.append(eqn)
+        self.eqns.append(JaxprEqn.owning(prim, in_atoms, [outvar], params, src, core._ctx.phase))
         return StagingTracer(self, out_aval, outvar, src)
 
     def build(self, outs) -> ClosedJaxpr:

@@ -14,7 +14,7 @@ import numpy as np
 from didax._src import dtypes
 from didax._src.core import get_aval
 from didax._src.primitives.custom_derivatives import custom_jvp
-from didax._src.eager.vjp import stepped
+from didax._src.eager.registry import step
 from didax._src.lax import lax
 from didax._src.numpy import reductions
 from didax._src.numpy.util import (
@@ -60,7 +60,7 @@ def relu(x):
 
 
 relu.defjvps(lambda g, ans, x: _zeros_where_not(x > 0, g))
-relu = stepped(relu)  # (eager reverse mode: one step)
+relu = step(relu)  # (eager reverse mode: one step)
 
 
 @custom_jvp
@@ -71,35 +71,35 @@ def relu6(x):
 
 
 relu6.defjvps(lambda g, ans, x: _zeros_where_not((x > 0) & (x < 6), g))
-relu6 = stepped(relu6)  # (eager reverse mode: one step)
+relu6 = step(relu6)  # (eager reverse mode: one step)
 
 
-@stepped
+@step
 def leaky_relu(x, negative_slope=1e-2):
     [x] = _arrays("leaky_relu", x)
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
-@stepped
+@step
 def hard_tanh(x):
     [x] = _arrays("hard_tanh", x)
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
-@stepped
+@step
 def elu(x, alpha=1.0):
     [x] = _arrays("elu", x)
     # The inner where keeps expm1 finite on the unused branch, so its gradient is not nan.
     return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0., x)))
 
 
-@stepped
+@step
 def celu(x, alpha=1.0):
     [x] = _arrays("celu", x)
     return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
 
 
-@stepped
+@step
 def selu(x):
     alpha = 1.6732632423543772848170429916717
     scale = 1.0507009873554804934193349852946
@@ -107,13 +107,13 @@ def selu(x):
     return scale * elu(x, alpha)
 
 
-@stepped
+@step
 def sparse_plus(x):
     [x] = _arrays("sparse_plus", x)
     return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
-@stepped
+@step
 def squareplus(x, b=4):
     x, b = _arrays("squareplus", x, b)
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
@@ -123,44 +123,44 @@ def squareplus(x, b=4):
 # Sigmoids and smooth activations
 
 
-@stepped
+@step
 def sigmoid(x):
     [x] = _arrays("sigmoid", x)
     return lax.logistic(x)
 
 
-@stepped
+@step
 def sparse_sigmoid(x):
     [x] = _arrays("sparse_sigmoid", x)
     return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)
 
 
-@stepped
+@step
 def hard_sigmoid(x):
     [x] = _arrays("hard_sigmoid", x)
     return relu6(x + 3.) / 6.
 
 
-@stepped
+@step
 def softplus(x):
     """log(1 + exp(x)) as logaddexp(x, 0): no overflow for large x."""
     [x] = _arrays("softplus", x)
     return jnp.logaddexp(x, 0)
 
 
-@stepped
+@step
 def log_sigmoid(x):
     [x] = _arrays("log_sigmoid", x)
     return -softplus(-x)
 
 
-@stepped
+@step
 def soft_sign(x):
     [x] = _arrays("soft_sign", x)
     return x / (jnp.abs(x) + 1)
 
 
-@stepped
+@step
 def silu(x):
     [x] = _arrays("silu", x)
     return x * sigmoid(x)
@@ -169,7 +169,7 @@ def silu(x):
 swish = silu
 
 
-@stepped
+@step
 def hard_silu(x):
     [x] = _arrays("hard_silu", x)
     return x * hard_sigmoid(x)
@@ -178,7 +178,7 @@ def hard_silu(x):
 hard_swish = hard_silu
 
 
-@stepped
+@step
 def mish(x):
     [x] = _arrays("mish", x)
     return x * jnp.tanh(softplus(x))
@@ -188,7 +188,7 @@ def tanh(x):
     return jnp.tanh(x)
 
 
-@stepped
+@step
 def gelu(x, approximate: bool = True):
     """Gaussian error linear unit: the tanh approximation, or exactly x * Phi(x) via erfc."""
     [x] = promote_args_inexact("gelu", x)
@@ -201,7 +201,7 @@ def gelu(x, approximate: bool = True):
     return jnp.array(0.5 * x * lax.erfc(-x * sqrt_half), dtype=dtype)
 
 
-@stepped
+@step
 def glu(x, axis: int = -1):
     """First half of `x` along `axis`, gated by the sigmoid of the second half."""
     [x] = _arrays("glu", x)
@@ -220,14 +220,14 @@ def log1mexp(x):
 
 
 log1mexp.defjvps(lambda g, ans, x: g / jnp.expm1(x))
-log1mexp = stepped(log1mexp)  # (eager reverse mode: one step)
+log1mexp = step(log1mexp)  # (eager reverse mode: one step)
 
 
 # --------------------------------------------------------------------------------------
 # Normalisations over axes
 
 
-@stepped
+@step
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """log(sum(b * exp(a))) over `axis`, computed around the (stop_gradient) maximum so it
     neither overflows nor underflows; `return_sign` gives (log|sum|, sign(sum)), otherwise a
@@ -260,7 +260,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     return out
 
 
-@stepped
+@step
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x); the maximum subtracted for stability is a constant to derivatives."""
     [x] = _arrays("log_softmax", x)
@@ -274,7 +274,7 @@ def log_softmax(x, axis=-1, where=None):
     return result
 
 
-@stepped
+@step
 def softmax(x, axis=-1, where=None):
     """exp(x) normalised along `axis`; masked-out entries (`where` False) are 0."""
     x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
@@ -286,7 +286,7 @@ def softmax(x, axis=-1, where=None):
     return result
 
 
-@stepped
+@step
 def logmeanexp(x, axis=None, where=None, keepdims=False):
     """logsumexp(x) - log(n), n the number of (unmasked) entries reduced."""
     [x] = _arrays("logmeanexp", x)
@@ -296,7 +296,7 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
     return lse - jnp.log(count)
 
 
-@stepped
+@step
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
                 algorithm: str = "fast"):
     """(x - mean) / sqrt(variance + epsilon); "fast" is E[x^2] - E[x]^2 clipped at 0 (JAX's

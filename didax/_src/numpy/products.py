@@ -11,7 +11,7 @@ import numpy as np
 
 from didax._src import dtypes
 from didax._src.core import get_aval
-from didax._src.eager.vjp import stepped
+from didax._src.eager.registry import step
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.dot import dot_general
@@ -126,7 +126,7 @@ def _contract(name, a, b, a_core, b_core, a_con, b_con, precision, preferred_ele
     return _convert(out, dtype, weak)
 
 
-@stepped
+@step
 def matmul(a, b, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands are vectors, batch dims broadcast."""
     a, b = _arrays("matmul", a, b)
@@ -174,7 +174,7 @@ def _check_core_ndim(name, x1, n1, x2, n2):
                              f"{x.shape}")
 
 
-@stepped
+@step
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's dot: a's last dimension with b's second-to-last (or only) dimension."""
     a, b = _arrays("dot", a, b)
@@ -190,7 +190,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     return _convert(out, dtype, weak)
 
 
-@stepped
+@step
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays, conjugating the first."""
     a, b = _arrays("vdot", a, b)
@@ -198,7 +198,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
                preferred_element_type=preferred_element_type)
 
 
-@stepped
+@step
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Contracts the last `axes` dims of a with the first of b, or the given axis pairs."""
     a, b = _arrays("tensordot", a, b)
@@ -230,7 +230,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     return _convert(out, dtype, weak)
 
 
-@stepped
+@step
 def inner(a, b, *, precision=None, preferred_element_type=None):
     """Contracts the last dimensions of a and b (a product if either is a scalar)."""
     a, b = _arrays("inner", a, b)
@@ -243,7 +243,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
                      preferred_element_type=preferred_element_type)
 
 
-@stepped
+@step
 def outer(a, b, out=None):
     """Outer product of the flattened arrays."""
     if out is not None:

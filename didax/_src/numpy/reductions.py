@@ -18,7 +18,7 @@ from didax._src.base_prims import scalar_array
 from didax._src.errors import user_error
 from didax._src import dtypes
 from didax._src.core import ArrayBase
-from didax._src.eager.vjp import stepped
+from didax._src.eager.registry import step
 from didax._src.lax import elementwise as lax
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
@@ -218,7 +218,7 @@ def _reduction(a, name, op: _Op, *, has_identity=True, preproc=None, upcast_f16=
     return _convert(result, result_dtype)
 
 
-@stepped
+@step
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):
     return _reduction(a, "sum", _SUM, preproc=_to_numeric, upcast_f16=dtype is None, axis=axis,
@@ -226,7 +226,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
                       promote_integers=promote_integers)
 
 
-@stepped
+@step
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
     return _reduction(a, "prod", _PROD, preproc=_to_numeric, upcast_f16=dtype is None,
@@ -234,13 +234,13 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
                       where=where, promote_integers=promote_integers)
 
 
-@stepped
+@step
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return _reduction(a, "max", _MAX, has_identity=False, axis=axis, out=out,
                       keepdims=keepdims, initial=initial, where=where)
 
 
-@stepped
+@step
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return _reduction(a, "min", _MIN, has_identity=False, axis=axis, out=out,
                       keepdims=keepdims, initial=initial, where=where)
@@ -285,7 +285,7 @@ def _count(a, axis, keepdims, where, dtype):
     return sum(broadcast_to(where, a.shape), axis, dtype=dtype, keepdims=keepdims)
 
 
-@stepped
+@step
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _mean(a, _static_axis(axis), dtype, out, keepdims, where, dtype is None)
 
@@ -365,7 +365,7 @@ def _squared_magnitude(x):
     return lax.square(x)
 
 
-@stepped
+@step
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
     """Variance; divides by (count - correction), and gives NaN where that is not positive."""
@@ -395,7 +395,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return ufuncs.where(lax.gt(normalizer, np.zeros((), computation_dtype)), result, np.nan)
 
 
-@stepped
+@step
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
     correction = _correction(ddof, correction)

@@ -1,24 +1,22 @@
 """Elementwise functions of didax.numpy, with NumPy's promotion and broadcasting.
 
-The arithmetic operators have an eager fast path: when the evaluating interpreter is
-current and both operands already share a dtype (or one is a Python scalar that NumPy
-and JAX promote alike), the NumPy result is exactly what the primitive would give, so
-we compute it directly and skip binding. Everything else goes through lax.
+Operands that need no promotion (arrays of one type, or an array and a Python scalar that
+takes its type) bind the primitive at once, eagerly or traced alike; everything else
+promotes first, through lax, in a function declared a step of eager reverse mode
+(`eager.registry.step`).
 """
 from __future__ import annotations
 
 import math
 import operator
-from sys import getrefcount as _getrefcount
 
 import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import scalar_array
-from didax._src.config import config
-from didax._src.core import Array, _aval_cache, get_aval
+from didax._src.core import Array, ArrayBase, get_aval
 from didax._src.primitives.custom_derivatives import custom_jvp
-from didax._src.eager.vjp import EagerVJPInterpreter
+from didax._src.eager.registry import step
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy.util import (
@@ -28,50 +26,18 @@ from didax._src.numpy.util import (
 )
 from didax._src.typecheck import const_like
 
-_ctx = core._ctx
-_eval = core.eval_interpreter
-_NO_KEYWORDS: dict = {}
-_inline = True  # whether evaluation may be computed here, inline; not while jax_debug_nans
-# has evaluation check every result
-
-
-_same_types: list = []  # each unary function's `same_type`: emptied when a flag changes, as
-# the result types they copy are
-
-
-@config.on_change
-def _follow_flags(name, value):
-    global _inline
-    if name == "jax_debug_nans":
-        _inline = not value
-    for d in _same_types:
-        d.clear()
-_new = object.__new__
 _FLOAT_KINDS = "fc"
+_PY_NUMBERS = (float, int)  # Python scalars a floating array's type takes (bool does not)
 
 
-_ELIDE_MIN_SIZE = 1 << 15
+def _binary(name, lax_fn, prim=None, promote=promote_args, kinds="iufc", special=None):
+    """A jnp binary function: `lax_fn(*promote(name, x1, x2))`, or `special(x1, x2)` where
+    that gives a result; a step of eager reverse mode. `prim`: the primitive `lax_fn` binds on
+    operands of one type of the given `kinds`, which promotion leaves as they are (as it
+    leaves a Python number with a strongly typed floating array, made an array of its type):
+    such operands bind it at once (an eager vjp takes a step of the primitive)."""
 
-
-# A temporary operand inside a binary function is referenced by the caller's stack, our
-# argument and getrefcount's argument (its buffer: the Array's slot, our local, the argument).
-# A name, a container, a view or another Array holding either raises the count. NumPy elides
-# temporaries the same way; writing the result into such a buffer is unobservable. (The check
-# must run in `fn` itself: a helper function would add references of its own.)
-_TEMPORARY_REFS = 3
-
-
-def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=True,
-            same_type=True, special=None):
-    """A jnp binary function. With `np_fn`, eager calls on arrays of one dtype (of the given
-    kinds), or an array and a Python scalar that NumPy and JAX promote alike, are computed by
-    NumPy directly: the result is bit-identical to binding the primitive, only faster. Large
-    temporaries on the left are reused as the output buffer (see `_TEMPORARY_REFS`).
-    `same_type`: the result has the type of the operands it is computed from (not so for
-    comparisons). `special(x1, x2)`, off the fast path: a result of its own, or None."""
-    py_ok = {k: ((float, int) if k in "fc" else (int,)) for k in kinds if k in "iufc"}
-
-    def general(x1, x2):
+    def general(x1, x2, /):
         if special is not None:
             out = special(x1, x2)
             if out is not None:
@@ -79,112 +45,54 @@ def _binary(name, lax_fn, np_fn=None, promote=promote_args, kinds="iufc", elide=
         x1, x2 = promote(name, x1, x2)
         return lax_fn(x1, x2)
 
-    general.__name__ = name
+    general.__name__ = general.__qualname__ = name
+    general = step(general)
+    if prim is None:
+        return general
 
-    if np_fn is None:
-        def fn(x1, x2, /):
-            interp = _ctx.interp
-            if type(interp) is EagerVJPInterpreter:  # one step of eager reverse mode
-                return interp.apply(general, (x1, x2), _NO_KEYWORDS)
-            return general(x1, x2)
-    else:
-        def fn(x1, x2, /):
-            if _ctx.interp is _eval and _inline:
-                t1 = type(x1)
-                t2 = type(x2)
-                if t1 is Array:
-                    xv = x1._value
-                    if t2 is Array:
-                        yv = x2._value
-                        ok = xv.dtype is yv.dtype and xv.dtype.kind in kinds  # (ml_dtypes: V)
-                        weak = x1._weak and x2._weak
-                    else:  # (a Python scalar reaches NumPy as the shared 0-d array of
-                        # its value, read in a third of the time, to the same bits; a zero
-                        # as itself, keeping its sign)
-                        ok = t2 in py_ok.get(xv.dtype.kind, ())
-                        yv = scalar_array(x2, xv.dtype, True)._value if ok and x2 else x2
-                        weak = x1._weak
-                elif t2 is Array:
-                    yv = x2._value
-                    ok = t1 in py_ok.get(yv.dtype.kind, ())
-                    xv = scalar_array(x1, yv.dtype, True)._value if ok and x1 else x1
-                    weak = x2._weak
-                else:
-                    ok = False
-                if ok:
-                    try:
-                        if (elide and t1 is Array and xv.size >= _ELIDE_MIN_SIZE
-                                and (t2 is not Array or yv.shape == xv.shape)
-                                and _getrefcount(x1) == _TEMPORARY_REFS
-                                and _getrefcount(xv) == _TEMPORARY_REFS
-                                and xv.base is None and xv.flags.writeable):
-                            out = np_fn(xv, yv, out=xv)
-                        else:
-                            out = np_fn(xv, yv)
-                    except ValueError:  # incompatible shapes: the general path explains
-                        return general(x1, x2)
-                    a = _new(Array)
-                    a._value = out if type(out) is np.ndarray else np.asarray(out)
-                    a._weak = weak
-                    if same_type:  # the array operand's type, if it has one and it is the
-                        aval = getattr(x1 if t1 is Array else x2, "_aval", None)  # result's
-                        if aval is not None and (t1 is not Array or t2 is not Array
-                                                 or aval is getattr(x2, "_aval", None)):
-                            a._aval = aval  # (else computed when asked)
-                    return a
-            interp = _ctx.interp
-            if type(interp) is EagerVJPInterpreter:  # one step of eager reverse mode
-                return interp.apply(general, (x1, x2), _NO_KEYWORDS)
-            if special is not None:
-                return general(x1, x2)
-            x1, x2 = promote(name, x1, x2)  # (`general`, inline: this is the traced path)
-            return lax_fn(x1, x2)
+    def fn(x1, x2, /):
+        a = x1.aval if type(x1) is Array or isinstance(x1, ArrayBase) else None  # (types)
+        b = x2.aval if type(x2) is Array or isinstance(x2, ArrayBase) else None
+        if a is not None:
+            if b is a:
+                if a.dtype.kind in kinds:
+                    return prim.bind(x1, x2)
+            elif (b is None and type(x2) in _PY_NUMBERS and not a.weak_type
+                  and a.dtype.kind in _FLOAT_KINDS):
+                return prim.bind(x1, scalar_array(x2, a.dtype, False))
+        elif (b is not None and type(x1) in _PY_NUMBERS and not b.weak_type
+              and b.dtype.kind in _FLOAT_KINDS):
+            return prim.bind(scalar_array(x1, b.dtype, False), x2)
+        return general(x1, x2)
 
-    fn.__name__ = name
-    fn.__qualname__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
     return fn
 
 
-def _unary(name, lax_fn, inexact=False):
+def _unary(name, lax_fn):
+    """A jnp function of one operand, computed in floating point: an integer or boolean
+    operand is converted first (JAX's `promote_dtypes_inexact`); a step of eager reverse
+    mode. A floating operand binds the primitive of `lax_fn`, if it is one, at once."""
     prim = getattr(lax_fn, "primitive", None)
 
-    def general(x):
+    def general(x, /):
         check_arraylike(name, x)
-        if inexact:
-            (x,) = promote_dtypes_inexact(x)
-        else:
-            x = asarray(x)
+        (x,) = promote_dtypes_inexact(x)
         return lax_fn(x)
 
-    general.__name__ = name
-    same_type = {}  # floating types the primitive keeps (as its cached result types say)
-    _same_types.append(same_type)
+    general.__name__ = general.__qualname__ = name
+    general = step(general)
+    if prim is None:
+        return general
 
     def fn(x, /):
-        if type(x) is Array and _ctx.interp is _eval and _inline and prim is not None:
-            # Evaluating a floating array: what binding would do, inlined (the hottest eager
-            # path; calling `EvalInterpreter.process_primitive` costs a sixth more here).
-            xa = x.aval  # (Arrays from the binary fast path compute theirs when asked)
-            ok = same_type.get(xa)
-            if (ok is None and xa.dtype.kind in _FLOAT_KINDS
-                    and _aval_cache.get((prim, xa)) is xa):
-                ok = same_type[xa] = True
-            if ok:
-                out = prim.impl(x._value)
-                if type(out) is np.ndarray and out.dtype is xa.dtype:
-                    a = _new(Array)
-                    a._value = out
-                    a._weak = x._weak
-                    a._aval = xa
-                    return a
-        interp = _ctx.interp
-        if type(interp) is EagerVJPInterpreter:  # one step of eager reverse mode
-            return interp.apply(general, (x,), _NO_KEYWORDS)
+        a = x.aval if type(x) is Array or isinstance(x, ArrayBase) else None
+        if a is not None and a.dtype.kind in _FLOAT_KINDS:
+            return prim.bind(x)
         return general(x)
 
-    fn.__name__ = name
-    fn.__qualname__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name}."
     return fn
 
@@ -257,14 +165,14 @@ def _bool_times(x1, x2):
     return None
 
 
-add = _binary("add", _add, np.add)
-multiply = _binary("multiply", _mul, np.multiply, special=_bool_times)
-subtract = _binary("subtract", _sub, np.subtract)
-true_divide = _binary("true_divide", lax.div, np.true_divide, promote_args_inexact,
+add = _binary("add", _add, lax.add_p)
+multiply = _binary("multiply", _mul, lax.mul_p, special=_bool_times)
+subtract = _binary("subtract", _sub, lax.sub_p)
+true_divide = _binary("true_divide", lax.div, lax.div_p, promote_args_inexact,
                       kinds="fc")
 divide = true_divide
-maximum = _binary("maximum", lax.max)
-minimum = _binary("minimum", lax.min)
+maximum = _binary("maximum", lax.max, lax.max_p)
+minimum = _binary("minimum", lax.min, lax.min_p)
 arctan2 = _binary("arctan2", lax.atan2, promote=promote_args_inexact)
 nextafter = _binary("nextafter", lax.nextafter, promote=promote_args_inexact)
 def _nonzero_int_divisor(x2):
@@ -467,31 +375,31 @@ around = round
 # --------------------------------------------------------------------------------------
 # Exponents, logarithms, trigonometry
 
-exp = _unary("exp", lax.exp, True)
-exp2 = _unary("exp2", lax.exp2, True)
-expm1 = _unary("expm1", lax.expm1, True)
-log = _unary("log", lax.log, True)
-log1p = _unary("log1p", lax.log1p, True)
-log2 = _unary("log2", lambda x: lax.div(lax.log(x), lax.log(_strong(x, 2))), True)
-log10 = _unary("log10", lambda x: lax.div(lax.log(x), lax.log(_strong(x, 10))), True)
-sqrt = _unary("sqrt", lax.sqrt, True)
-cbrt = _unary("cbrt", lax.cbrt, True)
-sin = _unary("sin", lax.sin, True)
-cos = _unary("cos", lax.cos, True)
-tan = _unary("tan", lax.tan, True)
-arcsin = _unary("arcsin", lax.asin, True)
-arccos = _unary("arccos", lax.acos, True)
-arctan = _unary("arctan", lax.atan, True)
-sinh = _unary("sinh", lax.sinh, True)
-cosh = _unary("cosh", lax.cosh, True)
-tanh = _unary("tanh", lax.tanh, True)
-arcsinh = _unary("arcsinh", lax.asinh, True)
-arccosh = _unary("arccosh", lax.acosh, True)
-arctanh = _unary("arctanh", lax.atanh, True)
+exp = _unary("exp", lax.exp)
+exp2 = _unary("exp2", lax.exp2)
+expm1 = _unary("expm1", lax.expm1)
+log = _unary("log", lax.log)
+log1p = _unary("log1p", lax.log1p)
+log2 = _unary("log2", lambda x: lax.div(lax.log(x), lax.log(_strong(x, 2))))
+log10 = _unary("log10", lambda x: lax.div(lax.log(x), lax.log(_strong(x, 10))))
+sqrt = _unary("sqrt", lax.sqrt)
+cbrt = _unary("cbrt", lax.cbrt)
+sin = _unary("sin", lax.sin)
+cos = _unary("cos", lax.cos)
+tan = _unary("tan", lax.tan)
+arcsin = _unary("arcsin", lax.asin)
+arccos = _unary("arccos", lax.acos)
+arctan = _unary("arctan", lax.atan)
+sinh = _unary("sinh", lax.sinh)
+cosh = _unary("cosh", lax.cosh)
+tanh = _unary("tanh", lax.tanh)
+arcsinh = _unary("arcsinh", lax.asinh)
+arccosh = _unary("arccosh", lax.acosh)
+arctanh = _unary("arctanh", lax.atanh)
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
 atan2 = arctan2
-deg2rad = _unary("deg2rad", lambda x: lax.mul(x, const_like(x, math.pi / 180)), True)
-rad2deg = _unary("rad2deg", lambda x: lax.mul(x, const_like(x, 180 / math.pi)), True)
+deg2rad = _unary("deg2rad", lambda x: lax.mul(x, const_like(x, math.pi / 180)))
+rad2deg = _unary("rad2deg", lambda x: lax.mul(x, const_like(x, 180 / math.pi)))
 radians, degrees = deg2rad, rad2deg
 
 
@@ -621,17 +529,12 @@ def ldexp(x1, x2, /):
 # --------------------------------------------------------------------------------------
 # Comparisons, logic, bits
 
-def _comparison(name, lax_fn, np_fn, kinds="biuf"):
-    """A comparison: its boolean result is never an operand's buffer nor of its type."""
-    return _binary(name, lax_fn, np_fn, kinds=kinds, elide=False, same_type=False)
-
-
-equal = _comparison("equal", lax.eq, np.equal, kinds="biufc")
-not_equal = _comparison("not_equal", lax.ne, np.not_equal, kinds="biufc")
-less = _comparison("less", lax.lt, np.less)
-less_equal = _comparison("less_equal", lax.le, np.less_equal)
-greater = _comparison("greater", lax.gt, np.greater)
-greater_equal = _comparison("greater_equal", lax.ge, np.greater_equal)
+equal = _binary("equal", lax.eq, lax.eq_p, kinds="biufc")
+not_equal = _binary("not_equal", lax.ne, lax.ne_p, kinds="biufc")
+less = _binary("less", lax.lt, lax.lt_p, kinds="biuf")
+less_equal = _binary("less_equal", lax.le, lax.le_p, kinds="biuf")
+greater = _binary("greater", lax.gt, lax.gt_p, kinds="biuf")
+greater_equal = _binary("greater_equal", lax.ge, lax.ge_p, kinds="biuf")
 
 def _to_bool(x):
     x = asarray(x)

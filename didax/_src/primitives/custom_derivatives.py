@@ -12,6 +12,7 @@ transpose maps input tangents to output tangents, J u = (u -> J^T)^T.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 
@@ -271,15 +272,9 @@ def _with_consts(fn, consts):
     if not consts:
         return fn
     call = fn.call
-    fn = _copy(fn)
+    fn = copy.copy(fn)
     fn.call = lambda *a: call(*consts, *a)
     return fn
-
-
-def _copy(fn):
-    new = object.__new__(type(fn))
-    new.__dict__.update(fn.__dict__)
-    return new
 
 
 def _stage_call(interp: StagingInterpreter, prim, fn, args, extra_params):

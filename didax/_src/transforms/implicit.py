@@ -14,10 +14,19 @@ from __future__ import annotations
 from didax._src import core, tree_util
 from didax._src.transforms import api
 from didax._src.core import get_aval
+from didax._src.interpreters.partial_eval import PartialEvalInterpreter
+from didax._src.interpreters.staging import StagingTracer
 from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.primitives.custom_extras import closure_convert
 from didax._src.lax.elementwise import neg, stop_gradient
 from didax._src.primitives.linear_solve import LinearProblem, bind_linear_solve
+
+
+def being_linearized(tree) -> bool:
+    """Whether a leaf of `tree` is an unknown of a partial evaluator: a tangent of a JVP
+    being linearized (for reverse mode), whose map a solver must stage, not compute."""
+    return any(isinstance(x, StagingTracer) and isinstance(x._interp, PartialEvalInterpreter)
+               for x in tree_util.tree_leaves(tree))
 
 
 def _check_same_structure(what, a, b):

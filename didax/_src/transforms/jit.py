@@ -165,12 +165,10 @@ class JitWrapped:
         self._static_argnums = frozenset(static_argnums)
         self._static_argnames = frozenset(static_argnames)
         self._donate_argnums = frozenset(donate_argnums)
-        self._cache: dict = {}
-        self._fast: dict = {}  # (settings, avals of positional array args) -> entry
-        self._mono = _no_match  # the matcher of the last eager signature called with
-        # arrays and Python scalars (see `_matcher`): tried first, so a loop calling with one
-        # signature neither flattens its arguments nor builds a key
-        self._simple = not (self._static_argnums or self._static_argnames)
+        self._cache: dict = {}  # the cache: signature key -> `_Entry`
+        self._mono = _no_match  # not a second cache but the entry last called eagerly (with
+        # arrays and Python scalars), as a matcher (see `_matcher`): tried first, so a loop
+        # calling with one signature neither flattens its arguments nor builds a key
         self._hits = 0
         self._misses = 0
         self._last_miss: str | None = None
@@ -388,27 +386,6 @@ class JitWrapped:
         if _settings[2]:  # jax_disable_jit
             return self._fun(*args, **kwargs)
         eager = core._ctx.interp is core.eval_interpreter
-        if self._simple and not kwargs and eager:
-            # The common eager call: positional arrays only. Its key is cheap to build.
-            key = [_settings]
-            for x in args:
-                t = type(x)
-                if t is core.Array:
-                    key.append(x.aval)
-                elif t is float or t is int:
-                    key.append(t)  # the aval of a Python scalar depends only on x64
-                else:
-                    key = None
-                    break
-            if key is not None:
-                entry = self._fast.get(tuple(key))
-                if entry is not None:
-                    self._hits += 1
-                    outs = _run(entry.executable, entry.out_avals, [
-                        x._value if type(x) is core.Array else np.asarray(x, a.dtype)
-                        for x, a in zip(args, entry.jaxpr.in_avals)])
-                    self._remember(entry, args)
-                    return tree_unflatten(entry.out_tree, outs)
         entry, flat = self._trace(args, kwargs)
         if eager and not entry.hoisted:
             if entry.executable is None:
@@ -423,10 +400,6 @@ class JitWrapped:
                     vals.append(np.asarray(x, get_aval(x).dtype))
             outs = _run(entry.executable, entry.out_avals, vals)
             if not kwargs:
-                if self._simple and len(flat) == len(args) and all(
-                        type(x) in (core.Array, float, int) for x in args):
-                    self._fast[(_settings, *(x.aval if type(x) is core.Array else type(x)
-                                             for x in args))] = entry
                 self._remember(entry, flat)
         else:
             outs = bind_call([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,
@@ -480,7 +453,6 @@ class JitWrapped:
 
     def clear_cache(self):
         self._cache.clear()
-        self._fast.clear()
         self._mono = _no_match
         self._last_key = None
 
@@ -515,8 +487,8 @@ def _matcher(entry, kinds):
     if not all(type(i) is int and type(v) in _STATIC_KINDS for i, v in static.items()):
         return None
     env = {"MISS": _MISS, "CTX": core._ctx,
-           "EVAL": core.eval_interpreter, "ARRAY": core.Array, "NEW": object.__new__,
-           "NDARRAY": np.ndarray, "FROM": core.Array.from_numpy, "EXE": entry.executable,
+           "EVAL": core.eval_interpreter, "ARRAY": core.Array,
+           "FROM": core.Array.from_numpy, "EXE": entry.executable,
            "ASARRAY": np.asarray}
     n_const = len(env)
 
@@ -579,24 +551,17 @@ def _matcher(entry, kinds):
                         f"{const(value)}: return MISS")
         elif not take(a, next(dynamic)):
             return None
-    checks = [f"{v}._aval is not {const(a)}"
+    checks = [f"{v}.aval is not {const(a)}"
               for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds) if k is core.Array]
     if checks:
-        body += ["    try:", f"        if {' or '.join(checks)}: return MISS",
-                 "    except AttributeError: return MISS  # (an aval not computed yet)"]
+        body.append(f"    if {' or '.join(checks)}: return MISS")
     values = [f"{v}._value" if k is core.Array else f"ASARRAY({v}, {const(a.dtype)})"
               for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds)]
     outs = [f"o{i}" for i in range(len(entry.out_avals))]
     call = f"EXE.run({', '.join(values)})"
     body.append(f"    {', '.join(outs)}, = {call}" if outs else f"    {call}")
     for o, aval in zip(outs, entry.out_avals):
-        # from_numpy inlined for its common case (an ndarray of the promised type)
-        body += [(f"    if type({o}) is NDARRAY and {o}.dtype is {const(aval.dtype)} and "
-                  f"{o}.shape == {const(aval.shape)}:"),
-                 (f"        w = NEW(ARRAY); w._value = {o}; w._weak = {aval.weak_type}; "
-                  f"w._aval = {const(aval)}; {o} = w"),
-                 "    else:",
-                 f"        {o} = FROM({o}, {const(aval)})"]
+        body.append(f"    {o} = FROM({o}, {const(aval)})")
     body.append(f"    return {_build_source(entry.out_tree, iter(outs), const)}")
     # Its constants are the closure of a factory; its one global is this module's
     # `_settings`, read as the module reads it. The source depends only on the structure

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from didax._src import core, tree_util
 from didax._src.transforms.api import jvp, linear_transpose
+from didax._src.transforms.implicit import being_linearized
 from didax._src.primitives.custom_derivatives import custom_jvp, custom_lin_p
 from didax._src.primitives.custom_extras import closure_convert
-from didax._src.interpreters.partial_eval import PartialEvalInterpreter
-from didax._src.interpreters.staging import StagingTracer
 
 
 def solve_implicitly(matvec, b, solve, transpose_solve):
@@ -32,11 +31,6 @@ def _transposed(closed):
     return vecmat
 
 
-def _being_linearized(tree) -> bool:
-    return any(isinstance(x, StagingTracer) and isinstance(x._interp, PartialEvalInterpreter)
-               for x in tree_util.tree_leaves(tree))
-
-
 def _solve(closed, solve, transpose_solve, consts, b):
     @custom_jvp
     def run(consts, b):
@@ -48,7 +42,7 @@ def _solve(closed, solve, transpose_solve, consts, b):
         x = run(consts, b)
         _, d_ax = jvp(lambda *c: closed(x, *c), consts, d_consts)
         rhs = tree_util.tree_map(lambda u, v: u - v, d_b, d_ax)
-        if not _being_linearized(rhs):
+        if not being_linearized(rhs):
             return x, run(consts, rhs)
         return x, _staged_linear(closed, solve, transpose_solve, consts, rhs)
 
