@@ -150,8 +150,9 @@ def c_constant(value, dtype) -> str:
     x = float(np.asarray(value, dtype))
     suffix = "f" if dtype == np.float32 else ""
     ctype = C_TYPES[dtype]
-    if math.isnan(x):
-        return f"(({ctype})NAN)"
+    if math.isnan(x):  # (its own sign and payload, never folded: see toolchain's prelude)
+        bits = int(np.asarray(value, dtype).view(f"u{dtype.itemsize}"))
+        return f"didax_nan_f{8 * dtype.itemsize}({bits:#x}{'ULL' if dtype.itemsize == 8 else 'u'})"
     if math.isinf(x):
         return f"(({ctype})INFINITY)" if x > 0 else f"(-({ctype})INFINITY)"
     text = x.hex() + suffix

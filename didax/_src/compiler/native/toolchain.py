@@ -172,13 +172,25 @@ def load(name: str, path: str):
 
 
 def module_prelude() -> str:
-    """The includes every module starts with."""
+    """The includes and helpers every module starts with."""
     lines = ["#define PY_SSIZE_T_CLEAN", "#include <Python.h>",
              "#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION",
              "#include <numpy/arrayobject.h>", "#include <numpy/ufuncobject.h>",
              "#include <math.h>",
              "#define DIDAX_CAT_(a, b) a##b", "#define DIDAX_CAT(a, b) DIDAX_CAT_(a, b)",
-             "#define DIDAX_STR_(a) #a", "#define DIDAX_STR(a) DIDAX_STR_(a)", ""]
+             "#define DIDAX_STR_(a) #a", "#define DIDAX_STR(a) DIDAX_STR_(a)",
+             # A NaN constant of exact bits, hidden from constant folding: gcc folds
+             # `x - NAN` to a NaN of the other sign than the hardware's (and NumPy's).
+             "static inline float didax_nan_f32(npy_uint32 bits) {",
+             "    union { npy_uint32 u; float f; } v = {bits};",
+             '    __asm__("" : "+m"(v));',
+             "    return v.f;",
+             "}",
+             "static inline double didax_nan_f64(npy_uint64 bits) {",
+             "    union { npy_uint64 u; double f; } v = {bits};",
+             '    __asm__("" : "+m"(v));',
+             "    return v.f;",
+             "}", ""]
     return "\n".join(lines) + "\n"
 
 
