@@ -241,8 +241,8 @@ def saturation_bounds(src, dst):
         big = float(finfo.max)
         hi = big if top > big else top - top * 2.0 ** -(finfo.nmant + 1)  # (below top)
         lo = max(float(info.min), -big)
-        bounds = _saturation_bounds.add(key, (np.asarray(lo, src), np.asarray(hi, src),
-                                              int(info.min), int(info.max)))
+        bounds = caches.add(_saturation_bounds, key, (np.asarray(lo, src), np.asarray(hi, src),
+                                                      int(info.min), int(info.max)))
     return bounds
 
 
@@ -295,7 +295,7 @@ def scalar_array(x, dtype: np.dtype, weak_type: bool):
         a = core.Array.from_numpy(value, ShapedArray((), dtype, weak_type))
         if (x and type(x) is not complex and not (type(x) is float and math.isnan(x))
                 and len(_scalar_arrays) < 1024):
-            a = _scalar_arrays.add(key, a)
+            a = caches.add(_scalar_arrays, key, a)
     return a
 
 

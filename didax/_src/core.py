@@ -67,7 +67,7 @@ class ShapedArray:
             a.shape = tuple(int(d) for d in shape)
             a.dtype = dtype
             a.weak_type = weak_type
-            a = _interned_avals.add(key, a)  # one object even across threads
+            a = caches.add(_interned_avals, key, a)  # one object even across threads
         return a
 
     def __reduce__(self):
@@ -473,7 +473,7 @@ def abstract_eval(prim: Primitive, avals, params):
     if key is not None:
         if prim.multiple_results:
             out = tuple(out)  # shared from now on: never a list a caller could change
-        out = _aval_cache.add(key, out)
+        out = caches.add(_aval_cache, key, out)
     return out
 
 
@@ -803,7 +803,7 @@ def zero_tangent(aval: ShapedArray) -> Zero:
     """The symbolic zero tangent of a value of type `aval`."""
     z = _zero_tangents.get(aval)
     if z is None:
-        z = _zero_tangents.add(aval, Zero(aval.to_tangent_aval()))
+        z = caches.add(_zero_tangents, aval, Zero(aval.to_tangent_aval()))
     return z
 
 

@@ -120,7 +120,7 @@ def canonicalize_dtype(dtype: Any) -> np.dtype:
         pass
     except TypeError:  # unhashable dtype-like, e.g. a structured-dtype list
         return _canonicalize_uncached(dtype, x64)
-    return _canonical_cache.add((dtype, x64), _canonicalize_uncached(dtype, x64))
+    return caches.add(_canonical_cache, (dtype, x64), _canonicalize_uncached(dtype, x64))
 
 
 def _canonicalize_uncached(dtype: Any, x64: bool) -> np.dtype:
@@ -455,7 +455,7 @@ def result_type(*args: Any, return_weak_type_flag: bool = False):
     try:
         out = _result_cache[cache_key]
     except KeyError:
-        out = _result_cache.add(cache_key, _lattice_result(x64, keys))
+        out = caches.add(_result_cache, cache_key, _lattice_result(x64, keys))
     return out if return_weak_type_flag else out[0]
 
 

@@ -19,8 +19,8 @@ _internal_files = caches.memo("errors.internal_files")  # filename -> whether it
 def _is_internal(filename: str) -> bool:
     internal = _internal_files.get(filename)
     if internal is None:
-        internal = _internal_files.add(filename, filename.startswith(_PACKAGE_DIR)
-                                       or filename.startswith("<frozen"))
+        internal = caches.add(_internal_files, filename,
+                              filename.startswith((_PACKAGE_DIR, "<frozen")))
     return internal
 
 

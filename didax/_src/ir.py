@@ -141,12 +141,10 @@ def derived(closed: ClosedJaxpr, key, make):
     once per `key` and kept as long as the jaxpr lives."""
     table = _derived.get(closed)
     if table is None:
-        table = _derived.add(closed, {})
+        table = caches.add(_derived, closed, {})
     found = table.get(key)
     if found is None:
-        made = make()
-        with _derived.lock:  # (the first made is the one every thread gets)
-            found = table.setdefault(key, made)
+        found = caches.add(table, key, make())  # (the first made is every thread's)
     return found
 
 

@@ -39,7 +39,7 @@ def dtype_in(dtype, accepted) -> bool:
     key = (dtype, accepted)
     ok = _accepts.get(key)
     if ok is None:
-        ok = _accepts.add(key, any(dtypes.issubdtype(dtype, k) for k in accepted))
+        ok = caches.add(_accepts, key, any(dtypes.issubdtype(dtype, k) for k in accepted))
     return ok
 
 

@@ -95,7 +95,7 @@ def _step_for(key, build, avals, mask, run, general=False):
     if config.didax_eager_vjp_steps == "second" and not general:
         first = _sightings.get(key)
         if first is None or first == run:
-            _sightings.add(key, run)
+            caches.add(_sightings, key, run)
             return None
     _sightings.pop(key, None)
     step = _UNCACHEABLE
@@ -108,7 +108,7 @@ def _step_for(key, build, avals, mask, run, general=False):
             step = _UNCACHEABLE  # ... the general path runs (and raises what it raises)
         finally:
             _ctx.interp, _ctx.phase = prev, prev_phase
-    return _steps.add(key, step)
+    return caches.add(_steps, key, step)
 
 
 def _primitive_application(prim, params):

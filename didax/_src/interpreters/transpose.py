@@ -43,7 +43,7 @@ _undefined = caches.memo("transpose.undefined")  # aval -> its UndefinedPrimal (
 def undefined_primal(aval: ShapedArray) -> UndefinedPrimal:
     u = _undefined.get(aval)
     if u is None:
-        u = _undefined.add(aval, UndefinedPrimal(aval))
+        u = caches.add(_undefined, aval, UndefinedPrimal(aval))
     return u
 
 

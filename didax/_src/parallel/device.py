@@ -103,8 +103,9 @@ def devices(backend=None) -> list:
     key = (local, _processes.index, _processes.count)
     found = _cache.get(key)
     if found is None:
-        found = _cache.add(key, [CpuDevice(p * local + k, p, k)
-                                 for p in range(_processes.count) for k in range(local)])
+        found = caches.add(_cache, key, [CpuDevice(p * local + k, p, k)
+                                         for p in range(_processes.count)
+                                         for k in range(local)])
     return list(found)
 
 

@@ -383,7 +383,7 @@ def _one(aval):
     """The cotangent 1 of a scalar output."""
     one = _ones.get(aval)
     if one is None:
-        one = _ones.add(aval, core.Array(np.array(1, aval.dtype), aval.weak_type))
+        one = caches.add(_ones, aval, core.Array(np.array(1, aval.dtype), aval.weak_type))
     return one
 
 

@@ -52,7 +52,7 @@ _all_settings = caches.memo("jit.settings", interns=True)
 def _current_settings():
     now = (config.x64_enabled, bool(config.read("jax_debug_nans")),
            bool(config.read("jax_disable_jit")))
-    return _all_settings.add(now, now)
+    return caches.add(_all_settings, now, now)
 
 
 _settings = _current_settings()
@@ -572,7 +572,7 @@ def _matcher(entry, kinds):
     if make is None:
         made = {}
         exec(compile(source, "<didax jit call>", "exec"), globals(), made)
-        make = _matcher_factories.add(source, made["make"])
+        make = caches.add(_matcher_factories, source, made["make"])
     return make(**env)
 
 

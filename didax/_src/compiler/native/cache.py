@@ -138,7 +138,7 @@ def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
         module = tc_mod.load(name, so_path)
     else:
         module = _build_and_store(source, tc, directory, name, so_path, sum_path)
-    return _loaded.add(key, module)
+    return caches.add(_loaded, key, module)
 
 
 # (toolchain, directory) -> its precompiled prelude's directory or None
@@ -150,7 +150,7 @@ def _prelude(tc, directory):
     key = (tc, directory)
     with _prelude_lock:  # (held while compiling: one thread writes the prelude's files)
         if key not in _preludes:
-            _preludes.add(key, tc_mod.precompiled_prelude(tc, directory))
+            caches.add(_preludes, key, tc_mod.precompiled_prelude(tc, directory))
         return _preludes[key]
 
 

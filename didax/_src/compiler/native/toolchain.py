@@ -52,7 +52,7 @@ def toolchain() -> Toolchain | None:
     setting = os.environ.get("CC")
     with _lock:  # (held while probing: a setting is probed once)
         if setting not in _probed:
-            _probed.add(setting, _probe(setting))
+            caches.add(_probed, setting, _probe(setting))
         return _probed[setting]
 
 

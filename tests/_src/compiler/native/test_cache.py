@@ -16,7 +16,6 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax import lax
-from didax._src import caches
 from didax._src.errors import NativeTierWarning
 from didax._src.compiler.native import cache
 from didax._src.compiler.native import emit
@@ -33,7 +32,7 @@ def fresh_cache(tmp_path, monkeypatch):
     d = tmp_path / "cache"
     monkeypatch.setenv("DIDAX_CACHE_DIR", str(d))
     # nothing loaded in this process yet
-    monkeypatch.setattr(cache, "_loaded", caches.Memo("test.loaded_modules", interns=True))
+    monkeypatch.setattr(cache, "_loaded", {})
     return d
 
 
@@ -100,7 +99,7 @@ def test_a_damaged_entry_is_rebuilt(fresh_cache, damage, monkeypatch):
     # A new file in its place (writing into the file this process has mapped would crash it).
     (fresh_cache / "damaged").write_bytes(damaged)
     os.replace(fresh_cache / "damaged", so)
-    monkeypatch.setattr(cache, "_loaded", caches.Memo("test.loaded_modules", interns=True))
+    monkeypatch.setattr(cache, "_loaded", {})
     jg = didax.jit(f)  # a new trace: its module is looked up on disk again
     np.testing.assert_array_equal(np.asarray(jg(X)), ref)
     assert_native(jg, X)
@@ -139,7 +138,7 @@ def test_unusable_cache_dir_is_refused(tmp_path, monkeypatch):
 @pytest.mark.parametrize("cc", ["/nonexistent/cc", "false"])
 def test_missing_or_failing_compiler(cc, fresh_cache, monkeypatch):
     monkeypatch.setenv("CC", cc)
-    monkeypatch.setattr(toolchain, "_probed", caches.Memo("test.toolchains"))
+    monkeypatch.setattr(toolchain, "_probed", {})
     _expect_numpy_tier_with_warning("native tier of jit is off")
     with warnings.catch_warnings():  # at most one warning per compiler setting
         warnings.simplefilter("error")
