@@ -30,7 +30,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 os.environ.setdefault("DIDAX_NATIVE_TIER", "sync")
 import harness  # noqa: E402 - sets single-thread environment before NumPy loads
-
 import numpy as np  # noqa: E402
 
 SHAPE = (8, 8)
@@ -68,10 +67,11 @@ def numpy_tier(didax, f, x):
 
 
 def cases(lengths, with_numpy_tier):
-    import didax
-    import didax.numpy as dnp
     import jax
     import jax.numpy as jnp
+
+    import didax
+    import didax.numpy as dnp
 
     x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
     xd, xj = dnp.asarray(x), jax.device_put(x)

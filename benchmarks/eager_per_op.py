@@ -20,7 +20,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import harness  # noqa: E402,F401 - sets single-thread environment before NumPy loads
-
 import numpy as np  # noqa: E402
 
 FRAMEWORKS = ("didax", "autograd", "torch", "jax")

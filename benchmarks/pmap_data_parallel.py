@@ -15,14 +15,13 @@ import os
 import sys
 
 os.environ["DIDAX_NUM_CPU_DEVICES"] = "2"
-import harness  # noqa: E402, F401 - one BLAS thread per worker, before NumPy loads
-
 import multiprocessing  # noqa: E402
 import statistics  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from multiprocessing import shared_memory  # noqa: E402
 
+import harness  # noqa: E402, F401 - one BLAS thread per worker, before NumPy loads
 import numpy as np  # noqa: E402
 
 import didax as jax  # noqa: E402

@@ -20,7 +20,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 os.environ.setdefault("DIDAX_NATIVE_TIER", "sync")
 import harness  # noqa: E402 - sets single-thread environment before NumPy loads
-
 import numpy as np  # noqa: E402
 
 HIDDEN, INPUT, BATCH = 32, 8, 8
@@ -68,8 +67,9 @@ def loops_on_numpy_tier():
 
 
 def cases(label, didax_loss, jax_loss, args):
-    import didax
     import jax
+
+    import didax
 
     dargs = jax.tree_util.tree_map(didax.numpy.asarray, args)
     after = didax.jit(didax.grad(didax_loss))
@@ -118,12 +118,12 @@ def main():
                         help="time by process CPU time (time.process_time) instead of wall "
                              "time: steadier on a machine other jobs load")
     args = parser.parse_args()
-    import didax.numpy as dnp
     import jax.numpy as jnp
-    from didax import lax as dlax
+    import w6_lstm_scan as w6
     from jax import lax as jlax
 
-    import w6_lstm_scan as w6
+    import didax.numpy as dnp
+    from didax import lax as dlax
 
     all_cases = {}
     for t in args.steps:

@@ -15,7 +15,13 @@ import contextlib
 import time
 
 from mlp import (
-    NumpyMLP, data, loss_fn, sgd_step_fn, torch_loss, torch_sgd_trainer, training,
+    NumpyMLP,
+    data,
+    loss_fn,
+    sgd_step_fn,
+    torch_loss,
+    torch_sgd_trainer,
+    training,
 )
 
 SIZES, BATCH, LR = (64, 256, 256, 10), 128, 0.1
@@ -29,10 +35,10 @@ EAGER = "W3 eager SGD step (no jit), MLP 64-256-256-10"
 def _didax(jit):
     """Makers of a training call for the check and for the steady state, and the first-call
     case; while `jit` is Unavailable, the check runs eagerly and the others are `jit`."""
+    from harness import jit_or_eager
+
     import didax
     import didax.numpy as dnp
-
-    from harness import jit_or_eager
 
     def make():
         return sgd_step_fn(didax.value_and_grad, loss_fn(dnp, didax.lax.stop_gradient), LR)
@@ -115,7 +121,6 @@ def _fresh_inductor_cache():
 def _torch_compile():
     """The compiled step and its first-call case, or Unavailable(why torch.compile fails)."""
     import torch
-
     from harness import Unavailable, torch_compiled
 
     def make():
@@ -179,7 +184,6 @@ def check(checked) -> None:
     """One step from the same start: same loss, and the same gradient, read off the update
     in float64 as (before - after) / LR."""
     import numpy as np
-
     from harness import assert_same_numbers, leaves
 
     before = leaves(data(SIZES, BATCH)[0])

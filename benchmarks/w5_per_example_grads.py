@@ -61,7 +61,6 @@ def _add_cases(out, column, api, np_like, jit, data, block=lambda r: r):
 
 def _torch_cases(out):
     import torch
-
     from harness import torch_compiled
 
     def loss(w, x, y):

@@ -74,7 +74,6 @@ def check(makers, batch) -> dict:
     """One step from the same start: same loss, and the same gradient, read off the update
     in float64 as (before - after) / LR. Returns the training calls (warm) to time."""
     import numpy as np
-
     from harness import assert_same_numbers, leaves
 
     before = leaves(data(SIZES, batch)[0])

@@ -3,54 +3,80 @@
     import didax as jax
     import didax.numpy as jnp
 """
-from didax._src.transforms.api import (  # noqa: F401
-    ShapeDtypeStruct, eval_shape, grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,
-    linearize, make_jaxpr, value_and_grad, vjp, vmap,
+from didax import (
+    ad_checkpoint,  # noqa: F401
+    core,  # noqa: F401
+    custom_derivatives,  # noqa: F401
+    datasets,  # noqa: F401
+    debug,  # noqa: F401
+    distributed,  # noqa: F401
+    dtypes,  # noqa: F401
+    errors,  # noqa: F401
+    experimental,  # noqa: F401  (and so every primitive is declared)
+    image,  # noqa: F401
+    lax,  # noqa: F401
+    nn,  # noqa: F401
+    numpy,  # noqa: F401
+    optim,  # noqa: F401
+    random,  # noqa: F401
+    scipy,  # noqa: F401
+    sharding,  # noqa: F401
+    stages,  # noqa: F401
+    test_util,  # noqa: F401
+    tree,  # noqa: F401
+    tree_util,  # noqa: F401
+    typing,  # noqa: F401
 )
-from didax._src.primitives.callback import pure_callback  # noqa: F401
-from didax._src.primitives.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
-from didax._src.primitives.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
-from didax._src.primitives.custom_extras import closure_convert, custom_gradient  # noqa: F401
+from didax._src.compat.jax_alias import install_as_jax, uninstall_as_jax  # noqa: F401
 from didax._src.config import config, enable_x64, numpy_dtype_promotion  # noqa: F401
 from didax._src.core import Array  # noqa: F401
+from didax._src.dtypes import float0  # noqa: F401
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
-from didax._src.transforms.jit import clear_caches, disable_jit, jit, named_call  # noqa: F401
-from didax._src.transforms.visualize import visualize  # noqa: F401
-from didax._src.compat.jax_alias import install_as_jax, uninstall_as_jax  # noqa: F401
 from didax._src.parallel.device import (  # noqa: F401
-    Device, block_until_ready, device_count, device_get, device_put, devices, local_device_count,
-    local_devices, process_count, process_index, typeof,
+    Device,
+    block_until_ready,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    local_device_count,
+    local_devices,
+    process_count,
+    process_index,
+    typeof,
+)
+from didax._src.parallel.environment import (  # noqa: F401
+    debug_nans,
+    default_backend,
+    named_scope,
+    print_environment_info,
 )
 from didax._src.parallel.pmap import pmap  # noqa: F401
 from didax._src.parallel.shard_map import shard_map  # noqa: F401
 from didax._src.parallel.sharding import Mesh, NamedSharding, make_mesh  # noqa: F401
 from didax._src.parallel.sharding import PartitionSpec as P  # noqa: F401
-from didax._src.dtypes import float0  # noqa: F401
-from didax._src.parallel.environment import (  # noqa: F401
-    debug_nans, default_backend, named_scope, print_environment_info,
+from didax._src.primitives.callback import pure_callback  # noqa: F401
+from didax._src.primitives.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
+from didax._src.primitives.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+from didax._src.primitives.custom_extras import closure_convert, custom_gradient  # noqa: F401
+from didax._src.transforms.api import (  # noqa: F401
+    ShapeDtypeStruct,
+    eval_shape,
+    grad,
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    make_jaxpr,
+    value_and_grad,
+    vjp,
+    vmap,
 )
-from didax import ad_checkpoint  # noqa: F401
-from didax import core  # noqa: F401
-from didax import custom_derivatives  # noqa: F401
-from didax import datasets  # noqa: F401
-from didax import debug  # noqa: F401
-from didax import distributed  # noqa: F401
-from didax import dtypes  # noqa: F401
-from didax import errors  # noqa: F401
-from didax import experimental  # noqa: F401  (and so every primitive is declared)
-from didax import image  # noqa: F401
-from didax import lax  # noqa: F401
-from didax import nn  # noqa: F401
-from didax import numpy  # noqa: F401
-from didax import optim  # noqa: F401
-from didax import random  # noqa: F401
-from didax import scipy  # noqa: F401
-from didax import sharding  # noqa: F401
-from didax import stages  # noqa: F401
-from didax import test_util  # noqa: F401
-from didax import tree  # noqa: F401
-from didax import tree_util  # noqa: F401
-from didax import typing  # noqa: F401
+from didax._src.transforms.jit import clear_caches, disable_jit, jit, named_call  # noqa: F401
+from didax._src.transforms.visualize import visualize  # noqa: F401
 
 __version__ = "0.1.0"
 # The version of JAX's API didax speaks: libraries written for JAX read it (as

@@ -1,6 +1,10 @@
 """Mirrors `jax.ad_checkpoint`: rematerialisation, and what reverse mode stores."""
 from didax._src.primitives.checkpoint import (  # noqa: F401
-    checkpoint, checkpoint_name, checkpoint_policies, remat, saved_residuals,
+    checkpoint,
+    checkpoint_name,
+    checkpoint_policies,
+    remat,
+    saved_residuals,
 )
 
 

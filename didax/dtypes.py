@@ -4,6 +4,15 @@ abstract `extended`/`prng_key` types of typed keys."""
 from ml_dtypes import bfloat16  # noqa: F401
 
 from didax._src.dtypes import (  # noqa: F401
-    TypePromotionError, canonicalize_dtype, extended, finfo, float0, iinfo, issubdtype,
-    itemsize_bits, prng_key, result_type, scalar_type_of,
+    TypePromotionError,
+    canonicalize_dtype,
+    extended,
+    finfo,
+    float0,
+    iinfo,
+    issubdtype,
+    itemsize_bits,
+    prng_key,
+    result_type,
+    scalar_type_of,
 )

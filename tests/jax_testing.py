@@ -6,7 +6,6 @@ import jax.scipy.stats as jax_stats
 import numpy as np
 
 import didax.scipy.stats as didax_stats
-
 from didax._src.config import enable_x64
 
 

@@ -27,10 +27,9 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field
 
-import numpy as np
-
 import jax
 import jax.numpy as jjnp
+import numpy as np
 
 import didax
 import didax.numpy as dnp

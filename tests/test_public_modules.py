@@ -1,8 +1,8 @@
 """The thin public modules (didax.core, dtypes, errors, stages, typing) and top-level names,
 used as JAX programs use them, against jax 0.10.2 where it has an answer; and
 `isinstance(tracer, didax.Array)` under every transformation."""
-import io
 import contextlib
+import io
 
 import jax
 import numpy as np
@@ -11,7 +11,6 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax._src import core as _core
-
 
 # -- didax.Array and tracers ----------------------------------------------------------------
 

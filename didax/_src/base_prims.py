@@ -14,8 +14,7 @@ import math
 
 import numpy as np
 
-from didax._src import caches
-from didax._src import core, dtypes
+from didax._src import caches, core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.typecheck import as_dtype, check_dtype, check_shape, dtype_in, num, static_shape
 

@@ -26,8 +26,8 @@ from didax._src.errors import (
     concretization_error,
     differentiated_value_error,
     format_source_info,
-    user_location,
     user_error,
+    user_location,
     user_source_info,
 )
 

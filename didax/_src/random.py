@@ -16,26 +16,26 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from didax._src.numpy import namespace as jnp
 from didax._src import core, dtypes
 from didax._src.base_prims import broadcast, transpose
-from didax._src.primitives import prng
-from didax._src.numerics import special as special_algorithms
-from didax._src.transforms.api import vmap
 from didax._src.core import Tracer, get_aval
-from didax._src.primitives.custom_derivatives import custom_jvp
-from didax._src.transforms.jit import jit
+from didax._src.errors import user_error
 from didax._src.lax import elementwise as lax
-from didax._src.lax.incomplete import random_gamma_grad
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.control_flow.scan import scan
 from didax._src.lax.control_flow.while_loop import while_loop
+from didax._src.lax.incomplete import random_gamma_grad
+from didax._src.numerics import special as special_algorithms
+from didax._src.numpy import linalg
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy._helpers import _canonical_shape
 from didax._src.numpy.util import concrete_or_error, promote_dtypes_inexact
+from didax._src.primitives import prng
+from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.primitives.prng import PRNGKeyArray
-from didax._src.errors import user_error
-from didax._src.numpy import linalg
+from didax._src.transforms.api import vmap
+from didax._src.transforms.jit import jit
 
 _IMPL_NAME = "threefry2x32"
 

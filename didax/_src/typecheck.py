@@ -9,8 +9,7 @@ import operator
 
 import numpy as np
 
-from didax._src import caches
-from didax._src import core, dtypes
+from didax._src import caches, core, dtypes
 from didax._src.core import ShapedArray
 from didax._src.errors import concretization_error
 

@@ -11,11 +11,19 @@ import math
 
 import numpy as np
 
-from didax import lax
+from didax import lax, random
 from didax import numpy as jnp
-from didax import random
 from didax.nn import (  # noqa: F401  (re-exported, as stax users expect)
-    elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoid, softmax, softplus, standardize,
+    elu,
+    gelu,
+    leaky_relu,
+    log_softmax,
+    relu,
+    selu,
+    sigmoid,
+    softmax,
+    softplus,
+    standardize,
 )
 from didax.nn.initializers import glorot_normal, normal, ones, zeros  # noqa: F401
 

@@ -1,8 +1,8 @@
 """Mirrors `jax.extend.core`: `Primitive` for libraries (its impl written with `jax.numpy`),
 and the jaxpr types."""
 from didax._src.compat.foreign_rules import LibraryPrimitive as Primitive  # noqa: F401
-from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr  # noqa: F401
 from didax._src.core import ShapedArray  # noqa: F401
+from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr  # noqa: F401
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr):

@@ -1,8 +1,8 @@
 """Mirrors `jax.interpreters.ad`: differentiation rules by primitive, symbolic zeros and the
 undefined primals transpose rules receive."""
 from didax._src.base_prims import instantiate as instantiate_zeros  # noqa: F401
-from didax._src.core import Zero
 from didax._src.compat.foreign_rules import primitive_jvps, primitive_transposes  # noqa: F401
+from didax._src.core import Zero
 from didax._src.interpreters.jvp import JVPTracer, defjvp, deflinear  # noqa: F401
 from didax._src.interpreters.transpose import UndefinedPrimal, is_undefined  # noqa: F401
 

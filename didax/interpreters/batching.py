@@ -2,10 +2,16 @@
 `rule(values, batch_dims, **params)`) and `not_mapped`, the batch dimension of an unbatched
 value."""
 from didax._src.compat.foreign_rules import (  # noqa: F401
-    AxisData, axis_primitive_batchers, primitive_batchers,
+    AxisData,
+    axis_primitive_batchers,
+    primitive_batchers,
 )
 from didax._src.interpreters.batching import (  # noqa: F401
-    BatchTracer, bdim_at_front, defbroadcasting, defvectorized, moveaxis,
+    BatchTracer,
+    bdim_at_front,
+    defbroadcasting,
+    defvectorized,
+    moveaxis,
 )
 
 not_mapped = None

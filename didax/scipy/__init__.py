@@ -1,11 +1,13 @@
 """Mirrors `jax.scipy` (the `special`, `linalg`, `fft`, `stats`, `integrate`, `signal`,
 `ndimage`, `optimize` and `sparse` modules)."""
-from didax.scipy import special  # noqa: F401
-from didax.scipy import linalg  # noqa: F401
-from didax.scipy import fft  # noqa: F401
-from didax.scipy import stats  # noqa: F401
-from didax.scipy import integrate  # noqa: F401
-from didax.scipy import signal  # noqa: F401
-from didax.scipy import sparse  # noqa: F401
-from didax.scipy import optimize  # noqa: F401
-from didax.scipy import ndimage  # noqa: F401
+from didax.scipy import (
+    fft,  # noqa: F401
+    integrate,  # noqa: F401
+    linalg,  # noqa: F401
+    ndimage,  # noqa: F401
+    optimize,  # noqa: F401
+    signal,  # noqa: F401
+    sparse,  # noqa: F401
+    special,  # noqa: F401
+    stats,  # noqa: F401
+)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-import pytest
 
 import didax
 import didax.numpy as jnp

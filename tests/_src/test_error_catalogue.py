@@ -8,7 +8,6 @@ import importlib
 
 import numpy as np
 import pytest
-
 from error_testing import catalogue, check_didax_message, check_jax_raises
 
 CASES, case = catalogue()

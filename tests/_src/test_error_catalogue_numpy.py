@@ -3,7 +3,6 @@ and pytrees (see test_error_catalogue.py for the transformations, error_testing.
 what is checked). The comment of each case says what didax's message must say, besides the
 line of the mistake."""
 import pytest
-
 from error_testing import catalogue, check_didax_message, check_jax_raises
 
 CASES, case = catalogue()

@@ -12,8 +12,8 @@ from didax._src.config import enable_x64
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
-from didax._src.typecheck import check_shape, naryop_aval, num
 from didax._src.numpy.util import promote_dtypes, promote_shapes
+from didax._src.typecheck import check_shape, naryop_aval, num
 
 
 def _weak(x, weak):
@@ -229,7 +229,7 @@ def test_unary_and_reduction_fast_paths_match_general_path(dtype, weak):
         for axis in [None, 0, 1, -1]:
             for keepdims in [False, True]:
                 eager = red(x, axis=axis, keepdims=keepdims)
-                staged = jax.jit(lambda v: red(v, axis=axis, keepdims=keepdims))(x)
+                staged = _jitted_reduction(red, axis, keepdims)(x)
                 assert (eager.shape, eager.dtype, eager.weak_type) == (
                     staged.shape, staged.dtype, staged.weak_type), (red, axis, keepdims)
                 np.testing.assert_allclose(np.asarray(eager, np.float64),
@@ -301,3 +301,7 @@ def test_debug_nans_checks_every_eager_result_the_fast_paths_compute():
             with pytest.raises(FloatingPointError, match="div"):
                 y / y
     np.testing.assert_array_equal(np.isnan(np.asarray(jnp.log(x))), [True, False])
+
+
+def _jitted_reduction(red, axis, keepdims):
+    return jax.jit(lambda v: red(v, axis=axis, keepdims=keepdims))

@@ -10,8 +10,8 @@ import pytest
 import didax
 import didax.numpy as jnp
 import didax.random as R
-from didax._src.primitives import prng
 from didax._src.config import enable_x64
+from didax._src.primitives import prng
 from didax.test_util import check_grads
 
 K0 = R.PRNGKey(0)

@@ -3,9 +3,9 @@ import pathlib
 import sys
 
 import numpy as np
+from process_testing import mpi_launcher, run_or_fail
 
 from didax._src.config import config
-from process_testing import mpi_launcher, run_or_fail
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "data_parallel_digits.py"

@@ -19,11 +19,11 @@ import math
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.compiler.codegen import as_dtype, emit_impl_call
+from didax._src.compiler.passes import optimize
 from didax._src.config import config
 from didax._src.errors import format_source_info
 from didax._src.ir import ClosedJaxpr, DropVar, Literal, derived
-from didax._src.compiler.codegen import as_dtype, emit_impl_call
-from didax._src.compiler.passes import optimize
 from didax._src.pretty import encode_name
 
 
@@ -211,7 +211,7 @@ class FunctionBuilder:
         eqns = self.jaxpr.eqns
         outs = {a for a in self.jaxpr.outvars if type(a) is not Literal}
         self.deferred_pads: dict = {}  # pad output var -> (operand, region text)
-        for k, eqn in enumerate(eqns):
+        for eqn in eqns:
             zero_pad_region = eqn.primitive.traits.zero_pad_region
             region = None if zero_pad_region is None else zero_pad_region(eqn)
             if region is None:

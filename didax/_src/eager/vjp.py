@@ -34,17 +34,20 @@ import numpy as np
 
 from didax._src import caches, core
 from didax._src.base_prims import instantiate
+from didax._src.compiler.native import tier
+from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.config import config
 from didax._src.core import Array, Zero, get_aval
 from didax._src.interpreters.jvp import JVPInterpreter, JVPTracer, deflinear, jvp_jaxpr
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import (
-    add_tangents, linear_equations, transpose_equation, transpose_jaxpr,
+    add_tangents,
+    linear_equations,
+    transpose_equation,
+    transpose_jaxpr,
 )
 from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
-from didax._src.compiler.numpy_tier import compile_jaxpr
-from didax._src.compiler.native import tier
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 _ctx = core._ctx

@@ -16,15 +16,15 @@ from __future__ import annotations
 import operator as op
 from functools import partial
 
-from didax._src.numpy import namespace as jnp
-from didax._src.transforms import api
-from didax._src.primitives.custom_derivatives import custom_vjp
-from didax._src.primitives.custom_extras import closure_convert
-from didax._src.numpy.flatten_util import ravel_pytree
 from didax._src.lax.control_flow.loops import fori_loop
 from didax._src.lax.control_flow.scan import scan
 from didax._src.lax.control_flow.while_loop import while_loop
+from didax._src.numpy import namespace as jnp
+from didax._src.numpy.flatten_util import ravel_pytree
 from didax._src.numpy.util import is_arraylike, promote_dtypes_inexact
+from didax._src.primitives.custom_derivatives import custom_vjp
+from didax._src.primitives.custom_extras import closure_convert
+from didax._src.transforms import api
 from didax._src.tree_util import tree_leaves, tree_map
 
 __all__ = ["odeint"]

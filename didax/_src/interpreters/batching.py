@@ -16,7 +16,12 @@ import threading
 
 from didax._src import axis_env, core
 from didax._src.base_prims import (
-    broadcast, broadcast_in_dim, broadcast_to_rank, convert_element_type, reshape, transpose,
+    broadcast,
+    broadcast_in_dim,
+    broadcast_to_rank,
+    convert_element_type,
+    reshape,
+    transpose,
 )
 from didax._src.core import Tracer, get_aval
 from didax._src.interpreters.staging import trace_to_jaxpr

@@ -10,11 +10,14 @@ differentiated, staged or evaluated.
 """
 from __future__ import annotations
 
-from didax._src import caches
+from didax._src import caches, core
 from didax._src.base_prims import (
-    add_tangents, convert_element_type, instantiate, reduce_sum, reshape,
+    add_tangents,
+    convert_element_type,
+    instantiate,
+    reduce_sum,
+    reshape,
 )
-from didax._src import core
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import trace_to_jaxpr

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
+from didax._src.compiler.codegen import codegen_rule, ufunc_rule
 from didax._src.core import ShapedArray
 from didax._src.interpreters import batching
-from didax._src.compiler.codegen import codegen_rule, ufunc_rule
 from didax._src.typecheck import check_dtype, dtype_in, naryop_aval
 
 

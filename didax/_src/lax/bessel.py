@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.numerics import bessel as bessel_algorithms
+from didax._src.core import get_aval
 from didax._src.interpreters.jvp import defjvp2
 from didax._src.lax.base import unop
-from didax._src.core import get_aval
 from didax._src.lax.elementwise import (
-    _bind1, abs, add, div, full_like, gt, mul, select_n, sign, sub,
+    _bind1,
+    abs,
+    add,
+    div,
+    full_like,
+    gt,
+    mul,
+    select_n,
+    sign,
+    sub,
 )
+from didax._src.numerics import bessel as bessel_algorithms
 from didax._src.typecheck import const_like, float_
 
 bessel_i0e_p = unop("bessel_i0e", float_, bessel_algorithms.i0e)

@@ -17,6 +17,9 @@ from typing import NamedTuple
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.compiler.codegen import codegen_rule
+from didax._src.compiler.native.loops import contiguous
+from didax._src.compiler.native.rules import FLOATS, Matmul, native_rule
 from didax._src.config import config
 from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters.jvp import defbilinear
@@ -25,9 +28,6 @@ from didax._src.ir import DropVar, JaxprEqn, Literal, Var
 from didax._src.lax.elementwise import add_p, convert_element_type, mul_p
 from didax._src.lax.shape import broadcast_in_dim_p, squeeze_p, transpose, transpose_p
 from didax._src.typecheck import any_, check_dtype
-from didax._src.compiler.codegen import codegen_rule
-from didax._src.compiler.native.loops import contiguous
-from didax._src.compiler.native.rules import FLOATS, Matmul, native_rule
 
 # --------------------------------------------------------------------------------------
 # Precision: accepted for API compatibility, printed in jaxprs, ignored by NumPy.

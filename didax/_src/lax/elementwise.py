@@ -13,24 +13,47 @@ import math
 import numpy as np
 
 from didax._src import core, dtypes, tree_util
-from didax._src.numerics import special as special_algorithms
 from didax._src.base_prims import (
-    add_any_p, add_tangents, broadcast_in_dim, broadcast_in_dim_p, convert_element_type,
-    convert_element_type_p, reshape, saturation_bounds, scalar_array,
-)
-from didax._src.core import ShapedArray, Zero, get_aval
-from didax._src.interpreters import batching
-from didax._src.ir import JaxprEqn, Literal, Var
-from didax._src.interpreters.jvp import defjvp, defjvp2, defjvp_zero, deflinear, instantiate
-from didax._src.interpreters.transpose import is_undefined, unbroadcast
-from didax._src.lax.base import binop, unop
-from didax._src.typecheck import (
-    any_, check_dtype, complex_, const_like, float_, inexact, int_, int_or_bool, naryop_aval, num,
-    sint,
+    add_any_p,
+    add_tangents,
+    broadcast_in_dim,
+    broadcast_in_dim_p,
+    convert_element_type,
+    convert_element_type_p,
+    reshape,
+    saturation_bounds,
+    scalar_array,
 )
 from didax._src.compiler.codegen import codegen_rule, emit_impl_call, np_name, ufunc_rule
 from didax._src.compiler.native.rules import (
-    C_TYPES, FLOATS, c_constant, c_expr, c_function, native_rule, numeric, wrapping,
+    C_TYPES,
+    FLOATS,
+    c_constant,
+    c_expr,
+    c_function,
+    native_rule,
+    numeric,
+    wrapping,
+)
+from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.interpreters import batching
+from didax._src.interpreters.jvp import defjvp, defjvp2, defjvp_zero, deflinear, instantiate
+from didax._src.interpreters.transpose import is_undefined, unbroadcast
+from didax._src.ir import JaxprEqn, Literal, Var
+from didax._src.lax.base import binop, unop
+from didax._src.numerics import special as special_algorithms
+from didax._src.typecheck import (
+    any_,
+    check_dtype,
+    complex_,
+    const_like,
+    float_,
+    inexact,
+    int_,
+    int_or_bool,
+    naryop_aval,
+    num,
+    sint,
 )
 
 

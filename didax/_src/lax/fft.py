@@ -16,10 +16,10 @@ import operator
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.compiler.codegen import codegen_rule
 from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters.batching import moveaxis
 from didax._src.interpreters.jvp import deflinear
-from didax._src.compiler.codegen import codegen_rule
 from didax._src.lax import elementwise as ew
 from didax._src.lax import shape as lax_shape
 

@@ -8,12 +8,23 @@ in a through `igamma_grad_a` for igamma/igammac, and none in a or b for `betainc
 """
 from __future__ import annotations
 
-from didax._src.numerics import incomplete as incomplete_algorithms
 from didax._src.interpreters.jvp import defjvp
 from didax._src.lax.base import naryop
 from didax._src.lax.elementwise import (
-    _SCALAR_TYPES, _lift_scalars, add, digamma, div, exp, lgamma, log, log1p, mul, neg, sub,
+    _SCALAR_TYPES,
+    _lift_scalars,
+    add,
+    digamma,
+    div,
+    exp,
+    lgamma,
+    log,
+    log1p,
+    mul,
+    neg,
+    sub,
 )
+from didax._src.numerics import incomplete as incomplete_algorithms
 from didax._src.typecheck import const_like, float_
 
 

@@ -28,13 +28,30 @@ from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.control_flow.while_loop import while_loop
 from didax._src.lax.elementwise import (
-    add, div, eq, full_like, lt, mul, neg, rem, select_n, sub, zeros_like,
+    add,
+    div,
+    eq,
+    full_like,
+    lt,
+    mul,
+    neg,
+    rem,
+    select_n,
+    sub,
+    zeros_like,
 )
 from didax._src.lax.elementwise import max as max_
 from didax._src.lax.elementwise import min as min_
 from didax._src.lax.reduction import reduce_max
 from didax._src.lax.shape import (
-    broadcast_in_dim, concatenate, expand_dims, full, index_in_dim, iota, reshape, squeeze,
+    broadcast_in_dim,
+    concatenate,
+    expand_dims,
+    full,
+    index_in_dim,
+    iota,
+    reshape,
+    squeeze,
 )
 from didax._src.typecheck import canonical_axes, static_int, static_shape
 

@@ -31,18 +31,25 @@ import numpy as np
 from didax._src import axis_env, core
 from didax._src.base_prims import instantiate
 from didax._src.core import ShapedArray, Tracer, get_aval
+from didax._src.errors import user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import defjvp_zero, deflinear
 from didax._src.interpreters.transpose import deflinear_transpose
 from didax._src.lax.elementwise import add, convert_element_type, div, eq, mul, select_n, zeros_like
 from didax._src.lax.reduction import reduce_max, reduce_min, reduce_sum
 from didax._src.lax.shape import (
-    broadcast, broadcast_in_dim, concatenate, expand_dims, iota, reshape, slice_in_dim, squeeze,
+    broadcast,
+    broadcast_in_dim,
+    concatenate,
+    expand_dims,
+    iota,
+    reshape,
+    slice_in_dim,
+    squeeze,
     transpose,
 )
 from didax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 from didax._src.typecheck import any_, check_dtype, const_like, num
-from didax._src.errors import user_error
 
 # --------------------------------------------------------------------------------------
 # Axis names: which are bound here, and their sizes

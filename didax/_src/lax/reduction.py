@@ -17,23 +17,49 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import reduce_sum, reduce_sum_p, reducer, row_major, where_text
+from didax._src.compiler.codegen import codegen_rule
+from didax._src.compiler.native.rules import FLOATS, INTS, native_rule, wrapping
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.interpreters.batching import defreducer, moveaxis
 from didax._src.interpreters.jvp import defjvp2, defjvp_zero, deflinear, jvp_flat
+from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax.elementwise import (
-    add, convert_element_type, div, eq, exp, log1p, mul, ne, neg, select_n, sub, zeros_like,
+    add,
+    convert_element_type,
+    div,
+    eq,
+    exp,
+    log1p,
+    mul,
+    ne,
+    neg,
+    select_n,
+    sub,
+    zeros_like,
 )
 from didax._src.lax.elementwise import max as lax_max
 from didax._src.lax.elementwise import min as lax_min
 from didax._src.lax.shape import (
-    broadcast_in_dim, broadcasted_iota, concatenate, full, pad, reshape, rev, slice_in_dim, squeeze,
+    broadcast_in_dim,
+    broadcasted_iota,
+    concatenate,
+    full,
+    pad,
+    reshape,
+    rev,
+    slice_in_dim,
+    squeeze,
 )
-from didax._src.interpreters.batching import defreducer, moveaxis
-from didax._src.interpreters.transpose import is_undefined
 from didax._src.typecheck import (
-    any_, bool_, canonical_axes, check_dtype, float_, int_, int_or_bool, num,
+    any_,
+    bool_,
+    canonical_axes,
+    check_dtype,
+    float_,
+    int_,
+    int_or_bool,
+    num,
 )
-from didax._src.compiler.codegen import codegen_rule
-from didax._src.compiler.native.rules import FLOATS, INTS, native_rule, wrapping
 
 # --------------------------------------------------------------------------------------
 # reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor

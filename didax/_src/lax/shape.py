@@ -13,17 +13,26 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import (  # declared below the interpreters; rules added here
-    SMALL_BROADCAST, broadcast, broadcast_in_dim, broadcast_in_dim_p, broadcast_to_rank, full,
-    reduce_sum, reshape, reshape_p, transpose, transpose_p,
+    SMALL_BROADCAST,
+    broadcast,
+    broadcast_in_dim,
+    broadcast_in_dim_p,
+    broadcast_to_rank,
+    full,
+    reduce_sum,
+    reshape,
+    reshape_p,
+    transpose,
+    transpose_p,
 )
-from didax._src.core import ShapedArray, get_aval
-from didax._src.ir import Literal
 from didax._src.compiler.codegen import codegen_rule, index_text, range_text
+from didax._src.compiler.native.rules import C_TYPES, ViewAt, c_constant, native_rule
+from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
+from didax._src.ir import Literal
 from didax._src.lax.elementwise import select_n, sub
-from didax._src.compiler.native.rules import C_TYPES, ViewAt, c_constant, native_rule
 from didax._src.typecheck import as_dtype, canonical_axes, check_shape, static_shape
 
 ALWAYS = core.PP_ALWAYS_HIDE
@@ -380,7 +389,6 @@ def _pad_native(em, eqn):
     transpose of a slice: a gate's gradient placed in the gradient of all gates)."""
     x, value = eqn.invars
     out = eqn.outvars[0]
-    ctype = C_TYPES[out.aval.dtype]
     em.operand(x)
     em.as_array(x)
     if type(value) is Literal:

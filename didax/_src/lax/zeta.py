@@ -9,11 +9,26 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import dtypes
-from didax._src.core import get_aval
 from didax._src.base_prims import broadcast_in_dim
+from didax._src.core import get_aval
 from didax._src.lax.elementwise import (
-    _SCALAR_TYPES, _lift_scalars, add, bitwise_and, bitwise_or, div, eq, floor, full_like, gt, le,
-    min, mul, neg, pow, select, sub,
+    _SCALAR_TYPES,
+    _lift_scalars,
+    add,
+    bitwise_and,
+    bitwise_or,
+    div,
+    eq,
+    floor,
+    full_like,
+    gt,
+    le,
+    min,
+    mul,
+    neg,
+    pow,
+    select,
+    sub,
 )
 from didax._src.lax.reduction import cumprod, reduce_sum
 from didax._src.lax.shape import expand_dims, slice

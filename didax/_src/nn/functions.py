@@ -13,14 +13,18 @@ import numpy as np
 
 from didax._src import dtypes
 from didax._src.core import get_aval
-from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.eager.registry import step
 from didax._src.lax import lax
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy import reductions
 from didax._src.numpy.util import (
-    asarray, canonical_axis, check_arraylike, concrete_or_error, promote_args_inexact,
+    asarray,
+    canonical_axis,
+    check_arraylike,
+    concrete_or_error,
+    promote_args_inexact,
 )
-from didax._src.numpy import namespace as jnp
+from didax._src.primitives.custom_derivatives import custom_jvp
 
 __all__ = [
     "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",

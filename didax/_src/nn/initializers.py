@@ -12,8 +12,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from didax._src import random
-from didax._src import dtypes
+from didax._src import dtypes, random
 from didax._src.lax.control_flow.scan import scan
 from didax._src.numpy import namespace as jnp
 

@@ -14,13 +14,13 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import ArrayBase, get_aval
+from didax._src.errors import user_error
 from didax._src.lax import elementwise as lax
 from didax._src.lax import indexing as lax_idx
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy.util import asarray, concrete_or_error
-from didax._src.errors import user_error
 from didax._src.typecheck import static_shape
 
 __all__ = [

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src.core import get_aval
-from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
 from didax._src.lax.bessel import bessel_i0e, bessel_i1e
 from didax._src.numpy.util import check_arraylike, promote_dtypes_inexact
+from didax._src.primitives.custom_derivatives import custom_jvp
 
 __all__ = ["i0"]
 

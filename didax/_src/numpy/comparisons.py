@@ -7,7 +7,11 @@ from didax._src.lax import elementwise as lax
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import _all, _aval
 from didax._src.numpy.util import (
-    asarray, broadcast_arrays, check_arraylike, promote_dtypes, promote_dtypes_inexact,
+    asarray,
+    broadcast_arrays,
+    check_arraylike,
+    promote_dtypes,
+    promote_dtypes_inexact,
 )
 
 __all__ = ["isclose", "allclose", "array_equal", "array_equiv"]

@@ -14,12 +14,24 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import (
-    _asarray, _aval, _canonical_shape, _concrete_int, _const, _filled, _iota, _range,
-    _to_inexact, _user_dtype,
+    _asarray,
+    _aval,
+    _canonical_shape,
+    _concrete_int,
+    _const,
+    _filled,
+    _iota,
+    _range,
+    _to_inexact,
+    _user_dtype,
 )
 from didax._src.numpy.joining import stack
 from didax._src.numpy.util import (
-    asarray, broadcast_to, canonical_axis, check_arraylike, concrete_or_error,
+    asarray,
+    broadcast_to,
+    canonical_axis,
+    check_arraylike,
+    concrete_or_error,
 )
 
 __all__ = [

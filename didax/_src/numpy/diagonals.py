@@ -11,7 +11,15 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import reductions
 from didax._src.numpy._helpers import (
-    _all, _aval, _concrete_int, _const, _default_int, _iota, _range, _slice_axis, _zeros_like,
+    _all,
+    _aval,
+    _concrete_int,
+    _const,
+    _default_int,
+    _iota,
+    _range,
+    _slice_axis,
+    _zeros_like,
 )
 from didax._src.numpy.creation import eye, ones, tri
 from didax._src.numpy.joining import stack

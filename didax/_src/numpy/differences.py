@@ -10,12 +10,21 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import reductions, ufuncs
 from didax._src.numpy._helpers import (
-    _asarray, _aval, _axis_tuple, _concrete_int, _range, _slice_axis,
+    _asarray,
+    _aval,
+    _axis_tuple,
+    _concrete_int,
+    _range,
+    _slice_axis,
 )
 from didax._src.numpy.joining import concatenate
 from didax._src.numpy.shape_ops import moveaxis, ravel
 from didax._src.numpy.util import (
-    asarray, broadcast_to, canonical_axis, check_arraylike, promote_dtypes,
+    asarray,
+    broadcast_to,
+    canonical_axis,
+    check_arraylike,
+    promote_dtypes,
     promote_dtypes_inexact,
 )
 

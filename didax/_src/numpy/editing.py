@@ -12,7 +12,12 @@ from didax._src.lax import shape as lax_shape
 from didax._src.numpy._helpers import _aval, _axis_tuple, _concrete_int, _range, _slice, _take
 from didax._src.numpy.shape_ops import moveaxis, ravel
 from didax._src.numpy.util import (
-    array, asarray, broadcast_to, canonical_axis, check_arraylike, concrete_or_error,
+    array,
+    asarray,
+    broadcast_to,
+    canonical_axis,
+    check_arraylike,
+    concrete_or_error,
 )
 
 __all__ = ["delete", "insert", "trim_zeros"]

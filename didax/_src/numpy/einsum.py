@@ -15,12 +15,12 @@ import string
 import numpy as np
 
 from didax._src import dtypes
+from didax._src.errors import user_error
 from didax._src.lax import elementwise as lax
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.dot import dot_general
 from didax._src.numpy.util import asarray, check_arraylike
-from didax._src.errors import user_error
 
 __all__ = ["einsum", "einsum_path"]
 

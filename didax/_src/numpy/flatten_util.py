@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.lax import lax
 from didax._src import dtypes, tree_util
+from didax._src.lax import lax
 
 
 class _Unravel:

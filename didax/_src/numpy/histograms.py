@@ -14,7 +14,14 @@ from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import (
-    _asarray, _aval, _concrete_int, _const, _default_int, _filled, _range, _scatter1d,
+    _asarray,
+    _aval,
+    _concrete_int,
+    _const,
+    _default_int,
+    _filled,
+    _range,
+    _scatter1d,
     _to_inexact,
 )
 from didax._src.numpy.creation import linspace, ones_like
@@ -24,7 +31,10 @@ from didax._src.numpy.joining import stack
 from didax._src.numpy.searching import searchsorted
 from didax._src.numpy.shape_ops import ravel, reshape, transpose
 from didax._src.numpy.util import (
-    asarray, check_arraylike, concrete_or_error, promote_dtypes_inexact,
+    asarray,
+    check_arraylike,
+    concrete_or_error,
+    promote_dtypes_inexact,
 )
 
 __all__ = ["bincount", "histogram_bin_edges", "histogram", "histogramdd", "histogram2d"]

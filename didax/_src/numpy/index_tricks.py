@@ -13,7 +13,14 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import (
-    _asarray, _aval, _concrete_int, _default_int, _filled, _range, _slice, _user_dtype,
+    _asarray,
+    _aval,
+    _concrete_int,
+    _default_int,
+    _filled,
+    _range,
+    _slice,
+    _user_dtype,
 )
 from didax._src.numpy.creation import arange, linspace, meshgrid
 from didax._src.numpy.joining import concatenate, stack

@@ -7,13 +7,18 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src.core import ArrayBase
+from didax._src.errors import user_error
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy._helpers import (
-    _asarray, _aval, _concrete_int, _range, _slice_axis, _user_dtype,
+    _asarray,
+    _aval,
+    _concrete_int,
+    _range,
+    _slice_axis,
+    _user_dtype,
 )
 from didax._src.numpy.shape_ops import atleast_1d, atleast_2d, atleast_3d, ndim, ravel
 from didax._src.numpy.util import asarray, canonical_axis, check_arraylike, promote_dtypes
-from didax._src.errors import user_error
 
 __all__ = [
     "concatenate", "concat", "stack", "unstack", "vstack", "hstack", "dstack", "column_stack",

@@ -7,28 +7,30 @@ the factorization would be costly or undefined (at singular matrices).
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import math
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
-from didax._src.errors import user_error
 from didax._src import dtypes
 from didax._src.core import get_aval
-from didax._src.primitives.custom_derivatives import custom_jvp
+from didax._src.errors import user_error
 from didax._src.lax import elementwise as lax
 from didax._src.lax import linalg as lax_linalg
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import creation, joining, products, reductions, shape_ops, ufuncs
-from didax._src.numpy.searching import where
 from didax._src.numpy.einsum import einsum
 from didax._src.numpy.indexing import take_along_axis
+from didax._src.numpy.searching import where
 from didax._src.numpy.util import (
-    asarray, broadcast_to, check_arraylike, promote_dtypes_inexact,
+    asarray,
+    broadcast_to,
+    check_arraylike,
+    promote_dtypes_inexact,
 )
+from didax._src.primitives.custom_derivatives import custom_jvp
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "vecdot", "matmul", "outer", "tensordot",
            "trace", "diagonal", "cross", "matrix_transpose", "multi_dot", "cholesky", "qr",

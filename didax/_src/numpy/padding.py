@@ -17,7 +17,11 @@ from didax._src.numpy._helpers import _any, _aval, _const, _filled, _range
 from didax._src.numpy.creation import linspace
 from didax._src.numpy.tiling import repeat
 from didax._src.numpy.util import (
-    asarray, broadcast_to, check_arraylike, concrete_or_error, promote_dtypes_inexact,
+    asarray,
+    broadcast_to,
+    check_arraylike,
+    concrete_or_error,
+    promote_dtypes_inexact,
 )
 
 __all__ = ["pad"]

@@ -20,7 +20,11 @@ from didax._src.numpy.editing import trim_zeros
 from didax._src.numpy.joining import concatenate
 from didax._src.numpy.shape_ops import atleast_1d
 from didax._src.numpy.util import (
-    asarray, broadcast_arrays, check_arraylike, concrete_or_error, promote_dtypes,
+    asarray,
+    broadcast_arrays,
+    check_arraylike,
+    concrete_or_error,
+    promote_dtypes,
     promote_dtypes_inexact,
 )
 

@@ -14,17 +14,21 @@ import operator
 
 import numpy as np
 
-from didax._src.base_prims import scalar_array
-from didax._src.errors import user_error
 from didax._src import dtypes
+from didax._src.base_prims import scalar_array
 from didax._src.core import ArrayBase
 from didax._src.eager.registry import step
+from didax._src.errors import user_error
 from didax._src.lax import elementwise as lax
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy.util import (
-    asarray, broadcast_to, check_arraylike, promote_dtypes_inexact, promote_dtypes_numeric,
+    asarray,
+    broadcast_to,
+    check_arraylike,
+    promote_dtypes_inexact,
+    promote_dtypes_numeric,
 )
 
 __all__ = [

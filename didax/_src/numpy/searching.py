@@ -15,8 +15,18 @@ from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import (
-    _asarray, _aval, _concrete_int, _const, _default_int, _filled, _int_sum, _iota, _range,
-    _scatter1d, _slice_axis, _take,
+    _asarray,
+    _aval,
+    _concrete_int,
+    _const,
+    _default_int,
+    _filled,
+    _int_sum,
+    _iota,
+    _range,
+    _scatter1d,
+    _slice_axis,
+    _take,
 )
 from didax._src.numpy.joining import vstack
 from didax._src.numpy.shape_ops import atleast_1d, moveaxis, ravel, transpose

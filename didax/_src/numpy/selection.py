@@ -14,7 +14,12 @@ from didax._src.numpy._helpers import _asarray, _aval, _iota, _take
 from didax._src.numpy.joining import _as_array_list, stack
 from didax._src.numpy.shape_ops import ravel
 from didax._src.numpy.util import (
-    asarray, broadcast_arrays, broadcast_to, check_arraylike, concrete_or_error, promote_dtypes,
+    asarray,
+    broadcast_arrays,
+    broadcast_to,
+    check_arraylike,
+    concrete_or_error,
+    promote_dtypes,
 )
 
 __all__ = ["select", "choose", "piecewise"]

@@ -19,8 +19,20 @@ from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import (
-    _all, _any, _aval, _concrete_int, _const, _default_int, _filled, _int_sum, _iota, _range,
-    _scatter1d, _slice_axis, _take, _zeros_like,
+    _all,
+    _any,
+    _aval,
+    _concrete_int,
+    _const,
+    _default_int,
+    _filled,
+    _int_sum,
+    _iota,
+    _range,
+    _scatter1d,
+    _slice_axis,
+    _take,
+    _zeros_like,
 )
 from didax._src.numpy.creation import full, full_like
 from didax._src.numpy.differences import diff
@@ -29,7 +41,11 @@ from didax._src.numpy.searching import nonzero, searchsorted
 from didax._src.numpy.shape_ops import moveaxis, ravel
 from didax._src.numpy.sorting import lexsort
 from didax._src.numpy.util import (
-    asarray, canonical_axis, check_arraylike, concrete_or_error, promote_dtypes,
+    asarray,
+    canonical_axis,
+    check_arraylike,
+    concrete_or_error,
+    promote_dtypes,
 )
 
 __all__ = [

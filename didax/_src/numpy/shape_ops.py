@@ -12,14 +12,14 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.core import ArrayBase
+from didax._src.errors import user_error
 from didax._src.lax import elementwise as lax
 from didax._src.lax import indexing as lax_idx
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import _aval, _axis_tuple, _concrete_int, _range
-from didax._src.errors import user_error
-from didax._src.typecheck import static_shape
 from didax._src.numpy.util import array, asarray, broadcast_to, canonical_axis, check_arraylike
+from didax._src.typecheck import static_shape
 
 __all__ = [
     "ndim", "shape", "size", "iterable", "isscalar", "can_cast", "reshape", "ravel",

@@ -10,7 +10,14 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy._helpers import (
-    _any, _aval, _const, _default_int, _filled, _iota, _to_inexact, _user_dtype,
+    _any,
+    _aval,
+    _const,
+    _default_int,
+    _filled,
+    _iota,
+    _to_inexact,
+    _user_dtype,
 )
 from didax._src.numpy.joining import _as_array_list
 from didax._src.numpy.shape_ops import ravel, swapaxes

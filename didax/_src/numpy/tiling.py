@@ -12,12 +12,23 @@ from didax._src.lax import indexing as lax_idx
 from didax._src.lax import reduction as lax_red
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy._helpers import (
-    _aval, _canonical_shape, _concrete_int, _filled, _range, _scatter1d, _take, _zeros_like,
+    _aval,
+    _canonical_shape,
+    _concrete_int,
+    _filled,
+    _range,
+    _scatter1d,
+    _take,
+    _zeros_like,
 )
 from didax._src.numpy.creation import full
 from didax._src.numpy.shape_ops import ravel
 from didax._src.numpy.util import (
-    asarray, broadcast_to, canonical_axis, check_arraylike, concrete_or_error,
+    asarray,
+    broadcast_to,
+    canonical_axis,
+    check_arraylike,
+    concrete_or_error,
 )
 
 __all__ = ["tile", "repeat", "resize"]

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.transforms import api
 from didax._src.lax.control_flow.scan import scan
 from didax._src.numpy import creation, joining, searching, shape_ops
 from didax._src.numpy.util import (
-    asarray, broadcast_arrays, broadcast_to, check_arraylike, concrete_or_error,
+    asarray,
+    broadcast_arrays,
+    broadcast_to,
+    check_arraylike,
+    concrete_or_error,
 )
+from didax._src.transforms import api
 
 __all__ = ["ufunc", "frompyfunc"]
 

@@ -15,15 +15,22 @@ import numpy as np
 from didax._src import core, dtypes
 from didax._src.base_prims import scalar_array
 from didax._src.core import Array, ArrayBase, get_aval
-from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.eager.registry import step
 from didax._src.lax import elementwise as lax
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy.util import (
-    asarray, broadcast_arrays, check_arraylike, promote_args, promote_args_inexact,
-    promote_args_numeric, promote_dtypes, promote_dtypes_inexact, promote_dtypes_numeric,
+    asarray,
+    broadcast_arrays,
+    check_arraylike,
+    promote_args,
+    promote_args_inexact,
+    promote_args_numeric,
+    promote_dtypes,
+    promote_dtypes_inexact,
+    promote_dtypes_numeric,
     promote_shapes,
 )
+from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.typecheck import const_like
 
 _FLOAT_KINDS = "fc"

@@ -7,9 +7,9 @@ import re
 
 import numpy as np
 
-from didax._src.transforms.api import vmap
 from didax._src.numpy.shape_ops import broadcast_to
 from didax._src.numpy.util import asarray, check_arraylike
+from didax._src.transforms.api import vmap
 
 __all__ = ["vectorize", "apply_along_axis"]
 

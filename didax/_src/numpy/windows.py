@@ -7,8 +7,8 @@ import numpy as np
 
 from didax._src import dtypes
 from didax._src.numpy import ufuncs
-from didax._src.numpy.bessel import i0
 from didax._src.numpy._helpers import _filled, _iota
+from didax._src.numpy.bessel import i0
 from didax._src.numpy.util import concrete_or_error
 
 __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]

@@ -10,7 +10,9 @@ Typical use:
 """
 from didax._src.optim import base, transforms
 from didax._src.optim.scaling import (
-    add_decayed_weights, scale_by_learning_rate, scale_by_sign,
+    add_decayed_weights,
+    scale_by_learning_rate,
+    scale_by_sign,
 )
 
 

@@ -9,8 +9,8 @@ pure, so a whole training step can be differentiated, batched with `vmap` and co
 import collections
 from typing import Any, Callable, NamedTuple
 
-from didax._src.numpy import namespace as jnp
 from didax._src import tree_util
+from didax._src.numpy import namespace as jnp
 
 NO_PARAMS_MSG = ("This transformation needs the current parameters: pass them to update, as "
                  "`update(updates, state, params)`.")

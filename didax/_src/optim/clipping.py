@@ -1,6 +1,6 @@
 """Clipping: bound the updates elementwise, per leaf, or by the norm of all of them together."""
-from didax._src.numpy import namespace as jnp
 from didax._src import tree_util
+from didax._src.numpy import namespace as jnp
 from didax._src.optim import base, numerics
 
 

@@ -6,8 +6,8 @@ with optax's exact formulas, so that the numbers (and dtypes) match it. A leaf m
 """
 import operator
 
-from didax._src.numpy import namespace as jnp
 from didax._src import tree_util
+from didax._src.numpy import namespace as jnp
 
 
 def _is_none(x):

@@ -22,10 +22,10 @@ which favours flat minima. Two ways to use it:
 """
 from typing import Any, NamedTuple
 
-from didax._src.numpy import namespace as jnp
 from didax._src import tree_util
-from didax._src.transforms import api
+from didax._src.numpy import namespace as jnp
 from didax._src.optim import base, numerics
+from didax._src.transforms import api
 
 
 def normalize():

@@ -5,8 +5,8 @@ count in the transformation's state, so it advances with every `update`.
 """
 from typing import NamedTuple
 
-from didax._src.numpy import namespace as jnp
 from didax._src import tree_util
+from didax._src.numpy import namespace as jnp
 from didax._src.optim import base, masking, numerics
 
 

@@ -6,9 +6,9 @@ optax's, so results agree with optax to rounding.
 """
 from typing import Any, NamedTuple
 
-from didax._src.numpy import namespace as jnp
-from didax._src.lax import lax
 from didax._src import dtypes, tree_util
+from didax._src.lax import lax
+from didax._src.numpy import namespace as jnp
 from didax._src.optim import base, numerics
 
 

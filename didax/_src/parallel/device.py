@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import caches
-from didax._src import core
+from didax._src import caches, core
 from didax._src.config import config
 from didax._src.tree_util import tree_map
 

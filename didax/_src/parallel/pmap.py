@@ -14,16 +14,21 @@ from __future__ import annotations
 import functools
 
 from didax._src import axis_env, core
-from didax._src.parallel import device
-from didax._src.transforms.api import _argument_name, _check_valid_leaf
 from didax._src.config import config
 from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
+from didax._src.parallel import device
 from didax._src.parallel.pmap_call import bind_pmap
+from didax._src.transforms.api import _argument_name, _check_valid_leaf
 from didax._src.tree_util import (
-    broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten,
+    broadcast_prefix,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_structure,
+    tree_unflatten,
 )
 
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import axis_env, core
-from didax._src.parallel import device
-from didax._src.parallel import shards
 from didax._src.base_prims import instantiate
+from didax._src.compiler.numpy_tier import numpy_executable
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
@@ -30,9 +29,9 @@ from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import derived, eval_jaxpr
-from didax._src.compiler.numpy_tier import numpy_executable
 from didax._src.lax.elementwise import eq, select_n, zeros_like
 from didax._src.lax.parallel import axis_index_p, psum_p
+from didax._src.parallel import device, shards
 
 pmap_p = core.primitive("pmap", multiple_results=True)
 pmap_p.pp_first = ("name",)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 
-from didax._src.parallel import device
 from didax._src.core import get_aval
 from didax._src.lax.shape import reshape
+from didax._src.parallel import device
 from didax._src.parallel.pmap import pmap
 from didax._src.parallel.sharding import Mesh, PartitionSpec
 from didax._src.tree_util import broadcast_prefix, tree_flatten, tree_unflatten

@@ -21,6 +21,7 @@ import numpy as np
 from didax._src import core
 from didax._src.base_prims import instantiate, reduce_sum, zeros_like_aval
 from didax._src.core import Zero, get_aval
+from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.batching import BatchInterpreter, moveaxis
@@ -29,9 +30,12 @@ from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import linear_transpose_flat
 from didax._src.ir import eval_jaxpr, hoist_consts
-from didax._src.errors import function_site, user_error
 from didax._src.tree_util import (
-    first_difference, tree_flatten, tree_map, tree_structure, tree_unflatten,
+    first_difference,
+    tree_flatten,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
 )
 
 

@@ -11,9 +11,9 @@ import numpy as np
 from didax._src import dtypes, tree_util
 from didax._src.base_prims import zeros_like_aval
 from didax._src.core import Tracer, asarray_value, get_aval
-from didax._src.primitives.custom_derivatives import SymbolicZero, custom_vjp
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import eval_jaxpr
+from didax._src.primitives.custom_derivatives import SymbolicZero, custom_vjp
 
 
 @tree_util.register_pytree_node_class

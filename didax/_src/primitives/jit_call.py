@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from didax._src import core
 from didax._src.base_prims import instantiate
+from didax._src.compiler.native.tier import tiered_executable
 from didax._src.core import Zero
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
@@ -19,7 +20,6 @@ from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import derived
-from didax._src.compiler.native.tier import tiered_executable
 
 jit_p = core.primitive("jit", multiple_results=True)
 jit_p.pp_hidden = {"donated_invars": lambda d: not any(d)}

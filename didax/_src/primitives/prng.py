@@ -13,13 +13,13 @@ import math
 import numpy as np
 
 from didax._src import core, dtypes, tree_util
+from didax._src.errors import user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import defjvp_zero
 from didax._src.lax import elementwise as lax_elem
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.reduction import reduce_and
 from didax._src.typecheck import broadcast_shapes
-from didax._src.errors import user_error
 
 _U32 = np.dtype(np.uint32)
 _KEY_PARITY = np.uint32(0x1BD11BDA)

@@ -10,13 +10,13 @@ import functools
 
 import numpy as np
 
-from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.lax import linalg as lax_linalg
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import linalg as jnp_linalg
 from didax._src.numpy import products, shape_ops, ufuncs
 from didax._src.numpy.diagonals import tril, triu
 from didax._src.numpy.util import asarray, broadcast_to, promote_dtypes_inexact
+from didax._src.primitives.custom_derivatives import custom_jvp
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
            "lu", "lu_factor", "lu_solve", "eigh", "svd", "qr"]

@@ -14,11 +14,11 @@ import operator
 
 import numpy as np
 
-from didax._src.numpy import namespace as jnp
-from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.lax import linalg as lax_linalg
 from didax._src.lax.control_flow.while_loop import while_loop
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import check_arraylike, promote_dtypes_inexact
+from didax._src.primitives.custom_derivatives import custom_jvp
 
 __all__ = ["expm", "expm_frechet", "sqrtm", "polar", "hessenberg", "qr_multiply",
            "solve_sylvester", "eigh_tridiagonal"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import itertools
 import operator
 
-from didax._src.numpy import namespace as jnp
 from didax._src.lax import elementwise as lax
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import check_arraylike
 
 __all__ = ["map_coordinates"]

@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
-from didax._src.numpy import namespace as jnp
 from didax._src.lax import conv as lax_conv
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import check_arraylike, promote_dtypes_inexact
 from didax._src.scipy.windows import get_window
 

@@ -16,15 +16,15 @@ import numpy as np
 
 from didax._src import dtypes
 from didax._src.core import get_aval
-from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.lax import lax
 from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.zeta import hurwitz_zeta, zeta_series
 from didax._src.nn.functions import log_softmax as _nn_log_softmax
 from didax._src.nn.functions import logsumexp
 from didax._src.nn.functions import softmax as _nn_softmax
-from didax._src.numpy.util import asarray, concrete_or_error, promote_args_inexact
 from didax._src.numpy import namespace as jnp
+from didax._src.numpy.util import asarray, concrete_or_error, promote_args_inexact
+from didax._src.primitives.custom_derivatives import custom_jvp
 
 __all__ = [
     "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr",

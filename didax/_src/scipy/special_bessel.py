@@ -10,8 +10,8 @@ import numpy as np
 from didax._src.core import get_aval
 from didax._src.lax import elementwise as lax
 from didax._src.lax.bessel import bessel_i0e, bessel_i1e
-from didax._src.numpy.util import concrete_or_error, promote_args_inexact
 from didax._src.numpy import namespace as jnp
+from didax._src.numpy.util import concrete_or_error, promote_args_inexact
 
 __all__ = ["bessel_jn", "i0", "i0e", "i1", "i1e"]
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from didax._src.core import get_aval
 from didax._src.lax import elementwise as lax
-from didax._src.numpy.util import concrete_or_error, promote_args_inexact
 from didax._src.numpy import namespace as jnp
+from didax._src.numpy.util import concrete_or_error, promote_args_inexact
 
 __all__ = ["sph_harm_y"]
 

@@ -16,11 +16,11 @@ import math
 import numpy as np
 
 from didax._src.core import get_aval
-from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
 from didax._src.lax.elementwise import convert_element_type
-from didax._src.numpy.util import promote_args_inexact
 from didax._src.numpy import namespace as jnp
+from didax._src.numpy.util import promote_args_inexact
+from didax._src.primitives.custom_derivatives import custom_jvp
 
 __all__ = ["dawsn", "erfcx", "exp1", "expi", "expn", "fresnel", "sici", "spence"]
 

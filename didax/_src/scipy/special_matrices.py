@@ -9,8 +9,8 @@ import operator
 
 import numpy as np
 
-from didax._src.numpy import namespace as jnp
 from didax._src import dtypes
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact
 
 __all__ = ["block_diag", "circulant", "companion", "convolution_matrix", "dft", "fiedler",

@@ -14,11 +14,11 @@ import math
 
 import numpy as np
 
-from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.lax import elementwise as lax
-from didax._src.numpy.util import promote_args_inexact
-from didax._src.scipy.special import ndtr
 from didax._src.numpy import namespace as jnp
+from didax._src.numpy.util import promote_args_inexact
+from didax._src.primitives.custom_derivatives import custom_jvp
+from didax._src.scipy.special import ndtr
 
 __all__ = ["owens_t"]
 

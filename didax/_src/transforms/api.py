@@ -10,23 +10,28 @@ import inspect
 
 import numpy as np
 
-from didax._src import caches
-from didax._src import core, dtypes
-from didax._src.config import config
+from didax._src import caches, core, dtypes
 from didax._src.base_prims import convert_element_type, instantiate, reshape, zeros_like_aval
+from didax._src.config import config
 from didax._src.core import ShapedArray, Zero, asarray_value, get_aval
+from didax._src.eager.vjp import EagerVJPInterpreter, eager_backward_pass
+from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
-from didax._src.eager.vjp import EagerVJPInterpreter, eager_backward_pass
 from didax._src.interpreters.partial_eval import linearize_flat
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import backward_pass, linear_transpose_flat
 from didax._src.ir import eval_jaxpr
 from didax._src.lax.shape import slice_in_dim
-from didax._src.errors import function_site, user_error
 from didax._src.tree_util import (
-    broadcast_prefix, first_difference, keystr, tree_flatten, tree_flatten_with_path, tree_map,
-    tree_structure, tree_unflatten,
+    broadcast_prefix,
+    first_difference,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
 )
 
 

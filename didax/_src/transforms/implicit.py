@@ -12,14 +12,14 @@ function theorem gives dx = -(∂f/∂x)^-1 (∂f/∂θ) dθ, a linear solve by 
 from __future__ import annotations
 
 from didax._src import core, tree_util
-from didax._src.transforms import api
 from didax._src.core import get_aval
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingTracer
+from didax._src.lax.elementwise import neg, stop_gradient
 from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.primitives.custom_extras import closure_convert
-from didax._src.lax.elementwise import neg, stop_gradient
 from didax._src.primitives.linear_solve import LinearProblem, bind_linear_solve
+from didax._src.transforms import api
 
 
 def being_linearized(tree) -> bool:

@@ -24,20 +24,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from didax._src import caches
-from didax._src import core
+from didax._src import caches, core
+from didax._src.compiler.native import tier
+from didax._src.compiler.native.tier import tiered_executable
+from didax._src.compiler.numpy_tier import compile_jaxpr
+from didax._src.compiler.passes import optimize
 from didax._src.config import config, flag_context
-from didax._src.transforms.api import ShapeDtypeStruct
 from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
 from didax._src.primitives.jit_call import bind_call
-from didax._src.compiler.numpy_tier import compile_jaxpr
-from didax._src.compiler.passes import optimize
-from didax._src.compiler.native import tier
-from didax._src.compiler.native.tier import tiered_executable
+from didax._src.transforms.api import ShapeDtypeStruct
 from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 logger = logging.getLogger("didax")

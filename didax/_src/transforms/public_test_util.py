@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core, dtypes
-from didax._src.transforms import api
 from didax._src.errors import function_site, user_error
+from didax._src.transforms import api
 from didax._src.tree_util import tree_flatten, tree_map
 
 EPS = 1e-4

@@ -14,8 +14,8 @@ import subprocess
 
 import numpy as np
 
-from didax._src.transforms.api import make_jaxpr
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal
+from didax._src.transforms.api import make_jaxpr
 
 _FORWARD_COLOR = "#dbe9f6"
 _BACKWARD_COLOR = "#fbe3d6"

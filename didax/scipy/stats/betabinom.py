@@ -1,4 +1,5 @@
 """Mirrors `jax.scipy.stats.betabinom`."""
 from didax._src.scipy.stats.betabinom import (  # noqa: F401
-    logpmf, pmf,
+    logpmf,
+    pmf,
 )

@@ -1,4 +1,5 @@
 """Mirrors `jax.scipy.stats.binom`."""
 from didax._src.scipy.stats.binom import (  # noqa: F401
-    logpmf, pmf,
+    logpmf,
+    pmf,
 )

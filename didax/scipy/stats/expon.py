@@ -1,4 +1,10 @@
 """Mirrors `jax.scipy.stats.expon`."""
 from didax._src.scipy.stats.expon import (  # noqa: F401
-    cdf, logcdf, logpdf, logsf, pdf, ppf, sf,
+    cdf,
+    logcdf,
+    logpdf,
+    logsf,
+    pdf,
+    ppf,
+    sf,
 )

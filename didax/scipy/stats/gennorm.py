@@ -1,4 +1,6 @@
 """Mirrors `jax.scipy.stats.gennorm`."""
 from didax._src.scipy.stats.gennorm import (  # noqa: F401
-    cdf, logpdf, pdf,
+    cdf,
+    logpdf,
+    pdf,
 )

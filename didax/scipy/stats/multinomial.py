@@ -1,4 +1,5 @@
 """Mirrors `jax.scipy.stats.multinomial`."""
 from didax._src.scipy.stats.multinomial import (  # noqa: F401
-    logpmf, pmf,
+    logpmf,
+    pmf,
 )

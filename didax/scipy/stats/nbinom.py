@@ -1,4 +1,5 @@
 """Mirrors `jax.scipy.stats.nbinom`."""
 from didax._src.scipy.stats.nbinom import (  # noqa: F401
-    logpmf, pmf,
+    logpmf,
+    pmf,
 )

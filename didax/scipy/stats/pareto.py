@@ -1,4 +1,10 @@
 """Mirrors `jax.scipy.stats.pareto`."""
 from didax._src.scipy.stats.pareto import (  # noqa: F401
-    cdf, logcdf, logpdf, logsf, pdf, ppf, sf,
+    cdf,
+    logcdf,
+    logpdf,
+    logsf,
+    pdf,
+    ppf,
+    sf,
 )

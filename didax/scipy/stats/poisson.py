@@ -1,4 +1,7 @@
 """Mirrors `jax.scipy.stats.poisson`."""
 from didax._src.scipy.stats.poisson import (  # noqa: F401
-    cdf, entropy, logpmf, pmf,
+    cdf,
+    entropy,
+    logpmf,
+    pmf,
 )

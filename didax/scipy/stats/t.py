@@ -1,4 +1,5 @@
 """Mirrors `jax.scipy.stats.t`."""
 from didax._src.scipy.stats.t import (  # noqa: F401
-    logpdf, pdf,
+    logpdf,
+    pdf,
 )

@@ -1,4 +1,5 @@
 """Mirrors `jax.scipy.stats.vonmises`."""
 from didax._src.scipy.stats.vonmises import (  # noqa: F401
-    logpdf, pdf,
+    logpdf,
+    pdf,
 )

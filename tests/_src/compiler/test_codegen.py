@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+
 import didax  # noqa: F401  (every primitive is declared)
 from didax._src import core
 
@@ -30,7 +31,8 @@ def test_primitives_with_codegen_rules():
         "xor"}
     written = {
         "broadcast_in_dim", "concatenate", "convert_element_type", "div", "dot_general",
-        "expand_dims", "integer_pow", "logistic", "pad", "pow", "reduce_sum", "rem", "reshape", "select_n", "slice", "squeeze", "transpose",
+        "expand_dims", "integer_pow", "logistic", "pad", "pow", "reduce_sum", "rem", "reshape",
+        "select_n", "slice", "squeeze", "transpose",
         "scan", "while", "cond", "fft"}
     assert have == ufuncs | written
 

@@ -1,13 +1,13 @@
 """Each pass on its own: what it removes or rewrites, and that the program still computes
 the same thing (evaluating the jaxpr before and after)."""
-import pytest
 import numpy as np
+import pytest
 
 import didax as jax
 import didax.numpy as jnp
 from didax import lax
-from didax._src.ir import check_jaxpr
 from didax._src.compiler import passes
+from didax._src.ir import check_jaxpr
 
 pytestmark = pytest.mark.usefixtures("jit_tier")  # both tiers (tests/conftest.py)
 

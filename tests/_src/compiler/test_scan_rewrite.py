@@ -10,9 +10,9 @@ import didax as jax
 import didax.numpy as jnp
 from didax import lax
 from didax._src import core
+from didax._src.compiler import loop_passes, passes
 from didax._src.config import flag_context
 from didax._src.ir import check_jaxpr
-from didax._src.compiler import loop_passes, passes
 
 pytestmark = pytest.mark.usefixtures("jit_tier")  # both tiers (tests/conftest.py)
 

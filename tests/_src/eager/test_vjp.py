@@ -379,16 +379,16 @@ def test_library_functions_are_steps_keyed_by_their_other_arguments():
     x = jnp.asarray(np.array([-0.0, 1.0], np.float32))
     with steps("first"):
         for c in (0.0, -0.0, 0.0, -0.0):  # -0.0 + 0.0 is 0.0, -0.0 + -0.0 -0.0: c an operand
-            out, pull = jax.vjp(lambda v: v + c, x)
+            out, pull = jax.vjp(lambda v, c=c: v + c, x)
             assert bool(np.signbit(np.asarray(out)[0])) == bool(np.signbit(c))
             np.testing.assert_array_equal(np.asarray(pull(jnp.ones(2))[0]), [1.0, 1.0])
         for one in (1, True, 1.0):  # (the float array takes 1 and 1.0 as operands of `mul`)
-            jax.grad(lambda v: jnp.sum(v * one))(x)
+            jax.grad(lambda v, one=one: jnp.sum(v * one))(x)
         assert [k[-1] for k in _heads("multiply")] == [True]  # promoted: a step, keyed by it
         assert len(_heads("mul")) == 1
         y = jnp.asarray(_rand(3, 4))
         for axis in (0, 1, (0, 1), None):
-            g = jax.grad(lambda v: jnp.sum(jnp.sum(v, axis=axis) ** 2))(y)
+            g = jax.grad(lambda v, axis=axis: jnp.sum(jnp.sum(v, axis=axis) ** 2))(y)
             want = 2 * np.broadcast_to(np.sum(np.asarray(y), axis=axis, keepdims=axis is not None),
                                        y.shape)
             np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5)
@@ -427,7 +427,7 @@ def test_a_pullback_differentiated_again_binds_the_transposed_equations():
         with steps(mode):
             _, pull = jax.vjp(f, x)
             results[mode] = (jax.jvp(pull, (ct,), (dct,)),
-                             jax.grad(lambda c: jnp.sum(pull(c)[0] ** 2))(ct),
+                             jax.grad(lambda c, pull=pull: jnp.sum(pull(c)[0] ** 2))(ct),
                              jax.vmap(pull)(jnp.stack([ct, dct])))
     _assert_close(results["first"], results["off"], 2e-6)
     np.testing.assert_allclose(np.asarray(results["first"][0][1][0]),

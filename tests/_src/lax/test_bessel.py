@@ -9,8 +9,8 @@ import didax
 import didax.lax as lax
 import didax.numpy as jnp
 import didax.scipy.special as special
-from didax._src.numerics import bessel as bessel_algorithms
 from didax._src.config import enable_x64
+from didax._src.numerics import bessel as bessel_algorithms
 from didax.test_util import check_grads
 from tests.jax_testing import both_x64
 

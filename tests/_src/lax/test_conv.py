@@ -9,12 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from didax._src.transforms import api
 from didax._src.config import enable_x64
 from didax._src.lax.conv import (
-    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
-    conv_with_general_padding, padtype_to_pads,
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_with_general_padding,
+    padtype_to_pads,
 )
+from didax._src.transforms import api
 from didax._src.transforms.public_test_util import check_grads
 
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from didax._src import core
-from didax._src.transforms import api
 from didax._src.config import enable_x64, flag_context
 from didax._src.lax.dot import Precision, batch_matmul, dot, dot_general, dot_general_p
+from didax._src.transforms import api
 from didax._src.transforms.public_test_util import check_grads
 
 MATMUL = (((1,), (0,)), ((), ()))

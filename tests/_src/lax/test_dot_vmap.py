@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from vmap_testing import assert_same, loop
 
 import didax
-from vmap_testing import assert_same, loop
 from didax._src.config import enable_x64
 from didax._src.lax.conv import conv_general_dilated
 from didax._src.lax.dot import dot, dot_general

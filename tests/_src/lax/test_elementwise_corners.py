@@ -57,6 +57,7 @@ def test_the_reported_integer_cases():
 
 def test_lax_abs_rejects_unsigned_as_jax():
     import jax
+
     import didax
     x = np.array([1, 2], np.uint8)
     for lib in (jax, didax):

@@ -8,13 +8,13 @@ import jax
 import jax.numpy as jnp_ref
 import numpy as np
 import pytest
+from jax_testing import both_x64 as x64
+from vmap_testing import assert_same, loop
 
 import didax
 from didax import lax
 from didax._src.config import enable_x64
 from didax._src.transforms.public_test_util import check_grads
-from vmap_testing import assert_same, loop
-from jax_testing import both_x64 as x64
 
 FftType = lax.FftType
 TYPES = list(FftType)

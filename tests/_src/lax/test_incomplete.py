@@ -8,8 +8,8 @@ import scipy.special as sps
 
 import didax
 from didax import lax
-from didax._src.numerics import incomplete as ia
 from didax._src.config import enable_x64
+from didax._src.numerics import incomplete as ia
 from didax.scipy import special
 from didax.test_util import check_grads
 

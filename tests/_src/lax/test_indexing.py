@@ -10,18 +10,22 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from indexing_testing import draw_gather_dims
 
 from didax._src import core, dtypes
-from didax._src.transforms import api
 from didax._src.config import enable_x64
 from didax._src.lax import indexing as lax
 from didax._src.lax.indexing import (
     GatherDimensionNumbers as GDN,
+)
+from didax._src.lax.indexing import (
     GatherScatterMode as Mode,
+)
+from didax._src.lax.indexing import (
     ScatterDimensionNumbers as SDN,
 )
+from didax._src.transforms import api
 from didax._src.transforms.public_test_util import check_grads
-from indexing_testing import draw_gather_dims
 
 MODES = ("clip", "fill", "promise_in_bounds")
 

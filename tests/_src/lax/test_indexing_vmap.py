@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from indexing_testing import draw_gather_dims
 
 import didax
 from didax._src.config import enable_x64
@@ -15,11 +16,14 @@ from didax._src.lax import indexing as lax
 from didax._src.lax.elementwise import mul, sin
 from didax._src.lax.indexing import (
     GatherDimensionNumbers as GDN,
+)
+from didax._src.lax.indexing import (
     GatherScatterMode as Mode,
+)
+from didax._src.lax.indexing import (
     ScatterDimensionNumbers as SDN,
 )
 from didax._src.lax.reduction import reduce_sum
-from indexing_testing import draw_gather_dims
 
 MODES = ("clip", "fill", "promise_in_bounds")
 SCATTERS = ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")

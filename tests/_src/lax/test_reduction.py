@@ -14,9 +14,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from didax._src import core, dtypes
-from didax._src.transforms import api
 from didax._src.config import enable_x64
 from didax._src.lax import reduction as lax
+from didax._src.transforms import api
 from didax._src.transforms.public_test_util import check_grads
 from didax._src.tree_util import tree_leaves
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from vmap_testing import assert_same, loop
 
 import didax
-from vmap_testing import assert_same, loop
 from didax._src.config import enable_x64
 from didax._src.lax import reduction as red
 from didax._src.lax.elementwise import mul, sin

@@ -1,10 +1,7 @@
 """didax.numpy whole-array comparisons (comparisons.py): values against NumPy, result dtypes and
 weak types against JAX (the table below was produced by running JAX 0.10.2)."""
 import numpy as np
-
-
 from numpy_testing import F, table_tests  # noqa: E402
-
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

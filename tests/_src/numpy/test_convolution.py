@@ -1,11 +1,9 @@
 """didax.numpy convolve and correlate (convolution.py): values against NumPy, result dtypes and weak
 types against JAX (the table below was produced by running JAX 0.10.2), derivatives and errors."""
 import numpy as np
+from numpy_testing import K, S, V, table_tests  # noqa: E402
 
 import didax.numpy as jnp
-
-from numpy_testing import S, V, K, table_tests  # noqa: E402
-
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

@@ -2,11 +2,9 @@
 against JAX (the table below was produced by running JAX 0.10.2), derivatives, tracing and
 errors."""
 import numpy as np
+from numpy_testing import A, F, I, K, S, V, table_tests  # noqa: E402
 
 import didax.numpy as jnp
-
-from numpy_testing import F, I, S, A, V, K, table_tests  # noqa: E402
-
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

@@ -2,11 +2,9 @@
 types against JAX (the table below was produced by running JAX 0.10.2), derivatives and errors."""
 import numpy as np
 from hypothesis import strategies as st
+from numpy_testing import A, I, K, S, table_tests  # noqa: E402
 
 import didax.numpy as jnp
-
-from numpy_testing import I, S, A, K, table_tests  # noqa: E402
-
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

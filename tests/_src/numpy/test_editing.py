@@ -1,11 +1,9 @@
 """didax.numpy delete, insert and trim_zeros (editing.py): values against NumPy, derivatives,
 tracing and errors."""
 import numpy as np
+from numpy_testing import A, K, V, table_tests  # noqa: E402
 
 import didax.numpy as jnp
-
-from numpy_testing import A, V, K, table_tests  # noqa: E402
-
 
 # --------------------------------------------------------------------------------------
 # Values against NumPy, in float32 and in float64 mode

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 import didax
 import didax.numpy as jnp
-from didax._src.transforms.api import jvp, make_jaxpr
 from didax._src.config import enable_x64
 from didax._src.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from didax._src.numpy import indexing
+from didax._src.transforms.api import jvp, make_jaxpr
 from didax._src.transforms.public_test_util import check_grads
 
 SETTINGS = settings(max_examples=60, deadline=None)

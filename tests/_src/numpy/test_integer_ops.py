@@ -1,11 +1,9 @@
 """didax.numpy bit packing, gcd and lcm (integer_ops.py): values against NumPy, result dtypes and
 weak types against JAX (the table below was produced by running JAX 0.10.2) and errors."""
 import numpy as np
-
-import didax.numpy as jnp
-
 from numpy_testing import I, table_tests  # noqa: E402
 
+import didax.numpy as jnp
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

@@ -6,12 +6,12 @@ import itertools
 
 import numpy as np
 import pytest
+from vmap_testing import assert_same, loop
 
 import didax
 import didax.numpy as jnp
 from didax._src.config import enable_x64
 from didax._src.transforms.public_test_util import check_grads
-from vmap_testing import assert_same, loop
 
 BOTH = ("fwd", "rev")
 

@@ -2,11 +2,9 @@
 table below was produced by running JAX 0.10.2), derivatives, tracing and errors."""
 import numpy as np
 from hypothesis import strategies as st
-
-import didax.numpy as jnp
-
 from numpy_testing import I, table_tests  # noqa: E402
 
+import didax.numpy as jnp
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

@@ -4,12 +4,11 @@ against JAX (the table below was produced by running JAX 0.10.2), derivatives, j
 and errors."""
 import numpy as np
 import pytest
+from numpy_testing import A, K, S, V, table_tests  # noqa: E402
+from numpy_testing import assert_matches as _assert_matches
 
 import didax
 import didax.numpy as jnp
-
-from numpy_testing import S, A, V, K, assert_matches as _assert_matches, table_tests  # noqa: E402
-
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

@@ -3,11 +3,10 @@ dtypes and weak types against JAX (the table below was produced by running JAX 0
 derivatives, tracing and errors."""
 import numpy as np
 from hypothesis import strategies as st
+from numpy_testing import assert_matches as _assert_matches  # noqa: E402
+from numpy_testing import table_tests
 
 import didax.numpy as jnp
-
-from numpy_testing import assert_matches as _assert_matches, table_tests  # noqa: E402
-
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

@@ -4,11 +4,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from numpy_testing import F, I, S, table_tests  # noqa: E402
+from numpy_testing import assert_matches as _assert_matches
 
 import didax.numpy as jnp
-
-from numpy_testing import F, I, S, assert_matches as _assert_matches, table_tests  # noqa: E402
-
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

@@ -1,11 +1,9 @@
 """didax.numpy cov and corrcoef (statistics.py): values against NumPy, result dtypes and weak types
 against JAX (the table below was produced by running JAX 0.10.2), derivatives and errors."""
 import numpy as np
+from numpy_testing import A, F, I, V, table_tests  # noqa: E402
 
 import didax.numpy as jnp
-
-from numpy_testing import F, I, A, V, table_tests  # noqa: E402
-
 
 # --------------------------------------------------------------------------------------
 # Result dtypes and weak types, as JAX 0.10.2 gives them

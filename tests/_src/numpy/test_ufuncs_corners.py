@@ -44,8 +44,9 @@ def test_power_with_concrete_exponents_as_jax():
     """A concrete integer exponent (a Python int, a concrete 0-d integer array) is
     integer_pow, eagerly: x ** -1 of integers is a TypeError; under jit a traced 0-d array
     is an array exponent (JAX gives 0 for 2 ** -1 there)."""
-    import didax
     import jax
+
+    import didax
 
     for lib in (jax, didax):
         for y in (-1, lib.numpy.array(-1), np.int32(-1)):
@@ -88,8 +89,9 @@ def test_python_ints_past_an_integer_type_wrap_as_jax():
 
 
 def test_integer_round_with_negative_decimals_raises_as_jax():
-    import didax
     import jax
+
+    import didax
 
     for lib in (jax, didax):
         with pytest.raises(NotImplementedError):
@@ -99,8 +101,9 @@ def test_integer_round_with_negative_decimals_raises_as_jax():
 
 def test_shape_mismatch_error_types_as_jax():
     """Equal ranks that do not broadcast: lax's TypeError; ranks to promote: ValueError."""
-    import didax
     import jax
+
+    import didax
 
     for lib in (jax, didax):
         jnp = lib.numpy

@@ -11,7 +11,8 @@ import didax as jax
 import didax.numpy as jnp
 from didax import lax
 from didax._src.config import config, enable_x64
-from didax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+from didax.sharding import Mesh, NamedSharding, SingleDeviceSharding
+from didax.sharding import PartitionSpec as P
 from didax.test_util import check_grads
 
 

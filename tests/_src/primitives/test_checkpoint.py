@@ -1,12 +1,10 @@
 """checkpoint/remat: fewer stored residuals, the same gradients, recomputation in the
 backward pass."""
-import numpy as np
-import pytest
-
 import jax as real_jax
 import jax.numpy as real_jnp
+import numpy as np
+import pytest
 from jax.ad_checkpoint import checkpoint_name as real_checkpoint_name
-
 from jax_testing import both_x64
 
 import didax as jax

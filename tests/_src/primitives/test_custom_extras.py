@@ -8,7 +8,11 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax.custom_derivatives import (
-    SymbolicZero, closure_convert, custom_gradient, linear_call, zero_from_primal,
+    SymbolicZero,
+    closure_convert,
+    custom_gradient,
+    linear_call,
+    zero_from_primal,
 )
 
 

@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import didax
-import didax.random
 import didax.numpy as jnp
+import didax.random
 from didax._src import core, dtypes, ir
-from didax._src.primitives import prng
 from didax._src.config import enable_x64
+from didax._src.primitives import prng
 
 U32 = np.uint32
 M32 = 0xFFFFFFFF

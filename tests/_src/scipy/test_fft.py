@@ -7,13 +7,13 @@ import jax.scipy.fft as jsf_ref
 import numpy as np
 import pytest
 import scipy.fft as sfft
+from jax_testing import both_x64
+from numpy_testing import X64
 
 import didax
 import didax.scipy.fft as dsf
 from didax._src.config import enable_x64
 from didax._src.transforms.public_test_util import check_grads
-from numpy_testing import X64
-from jax_testing import both_x64
 
 _RNG = np.random.default_rng(0)
 R = _RNG.standard_normal((3, 4, 5))

@@ -7,14 +7,14 @@ import jax.scipy.signal as jss
 import numpy as np
 import pytest
 import scipy.signal as ss
+from jax_testing import assert_same as _same
 
 import didax
 import didax.numpy as jnp
 import didax.scipy.signal as dss
 from didax._src.config import enable_x64
-from didax._src.transforms.public_test_util import check_grads
-from jax_testing import assert_same as _same
 from didax._src.scipy.windows import get_window
+from didax._src.transforms.public_test_util import check_grads
 
 _RNG = np.random.default_rng(0)
 X1 = _RNG.standard_normal(7).astype(np.float32)

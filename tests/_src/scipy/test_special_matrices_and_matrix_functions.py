@@ -5,13 +5,13 @@ import jax.scipy.linalg as jla
 import numpy as np
 import pytest
 import scipy.linalg as sla
+from jax_testing import assert_same as _same
 
 import didax
 import didax.numpy as jnp
 import didax.scipy.linalg as dla
 from didax._src.config import enable_x64
 from didax._src.transforms.public_test_util import check_grads
-from jax_testing import assert_same as _same
 
 _RNG = np.random.default_rng(0)
 A = _RNG.standard_normal((4, 4)).astype(np.float32)

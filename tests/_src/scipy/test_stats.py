@@ -3,12 +3,12 @@ check_grads of order 2 in float64, vmap against a loop and jit against eager."""
 import numpy as np
 import pytest
 import scipy.stats as sps
+from jax_testing import assert_stats_function_as_jax
 
 import didax
 import didax.scipy.stats as stats
 from didax._src.config import enable_x64
 from didax.test_util import check_grads
-from jax_testing import assert_stats_function_as_jax
 
 jax = pytest.importorskip("jax")
 import jax.scipy.stats as jstats  # noqa: E402

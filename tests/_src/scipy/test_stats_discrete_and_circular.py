@@ -4,12 +4,12 @@ dtypes, weak types, derivatives) and SciPy; check_grads of order 2 in float64.""
 import numpy as np
 import pytest
 import scipy.stats as sps
+from jax_testing import assert_stats_function_as_jax, both_x64
 
 import didax
 import didax.scipy.stats as stats
 from didax._src.config import enable_x64
 from didax.test_util import check_grads
-from jax_testing import assert_stats_function_as_jax, both_x64
 
 jax = pytest.importorskip("jax")
 import jax.scipy.stats as jstats  # noqa: E402

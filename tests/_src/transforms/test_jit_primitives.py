@@ -25,11 +25,11 @@ import didax as jax
 import didax.debug as jdebug
 import didax.numpy as jnp
 import didax.random as jrandom
-from didax.ad_checkpoint import checkpoint_name
 from didax import lax
 from didax._src import core
 from didax._src.config import enable_x64
 from didax._src.ir import ClosedJaxpr, Jaxpr
+from didax.ad_checkpoint import checkpoint_name
 
 pytestmark = pytest.mark.usefixtures("jit_tier")  # both tiers (tests/conftest.py)
 

@@ -25,8 +25,8 @@ import warnings
 import numpy as np
 
 from didax._src import caches
-from didax._src.errors import NativeTierWarning
 from didax._src.compiler.native import toolchain as tc_mod
+from didax._src.errors import NativeTierWarning
 
 _lock = threading.Lock()
 # key -> module, loaded once per process (an extension module is never unloaded)

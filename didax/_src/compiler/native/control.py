@@ -76,7 +76,7 @@ class Carries:
         """Before an iteration: a buffer to be written that something else still holds is
         replaced (it never is in practice; this keeps it so)."""
         em = self.em
-        for k, (aval, w) in enumerate(zip(self.avals, self.writing())):
+        for aval, w in zip(self.avals, self.writing()):
             _, typenum, shape = em.ctype(aval)
             em.line(f"    if (Py_REFCNT({w}) != 1) {{")
             em.line(f"        Py_DECREF({w});")
@@ -90,7 +90,7 @@ class Carries:
     def finish(self, results):
         """Hands the last values to the result slots `results`; frees the buffers."""
         em = self.em
-        for k, (r, last) in enumerate(zip(results, self.reading())):
+        for r, last in zip(results, self.reading()):
             em.line(f"{r} = {last}; {last} = NULL;")
         em.line(f"for (int k = 0; k < {max(2 * len(self.avals), 1)}; k++) "
                 f"Py_XDECREF({self.name}[k]);")

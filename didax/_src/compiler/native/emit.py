@@ -26,15 +26,20 @@ from typing import NamedTuple
 import numpy as np
 
 from didax._src import core
-from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, derived
-from didax._src.compiler.numpy_tier import compile_jaxpr
-from didax._src.compiler.passes import optimize
 from didax._src.compiler.native.loops import (
-    LEAF_SUMS, Reduction, contiguous, loop_nest, over, pairwise_dims,
+    LEAF_SUMS,
+    Reduction,
+    contiguous,
+    loop_nest,
+    over,
+    pairwise_dims,
 )
 from didax._src.compiler.native.products import elementwise_products
 from didax._src.compiler.native.rules import C_TYPENUMS, C_TYPES, FLOATS, CExpr, ViewAt, c_constant
 from didax._src.compiler.native.toolchain import module_prelude
+from didax._src.compiler.numpy_tier import compile_jaxpr
+from didax._src.compiler.passes import optimize
+from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, derived
 
 
 class Plan(NamedTuple):
@@ -698,8 +703,8 @@ class _Emitter:
         return "\n".join(parts) + "\n"
 
 
-_AS_CARRAY = r"""/* Makes *slot a C-contiguous, aligned array of `typenum` (converting if needed) and
-   checks its shape. */
+_AS_CARRAY = r"""/* Makes *slot a C-contiguous, aligned array of `typenum` (converting if needed)
+   and checks its shape. */
 static int as_carray(PyObject **slot, int typenum, int ndim, const npy_intp *dims) {
     PyObject *o = *slot;
     if (!(PyArray_CheckExact(o) && PyArray_TYPE((PyArrayObject *)o) == typenum
@@ -719,8 +724,8 @@ bad:
 }
 """
 
-_FIND_LOOPS = r"""/* Fills `loops` with NumPy's inner loops named by `table`: ((ufunc, (type numbers of
-   its operands and results)), ...). 0, or -1 with an exception set. */
+_FIND_LOOPS = r"""/* Fills `loops` with NumPy's inner loops named by `table`: ((ufunc, (type
+   numbers of its operands and results)), ...). 0, or -1 with an exception set. */
 typedef struct { PyUFuncGenericFunction fn; void *data; } didax_loop;
 static int find_loops(PyObject *table, didax_loop *loops) {
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(table); k++) {
@@ -749,8 +754,8 @@ static int find_loops(PyObject *table, didax_loop *loops) {
 }
 """
 
-_BODY_HELPERS = r"""/* keep[k] again if nothing but keep holds it (the previous call's array, dead now),
-   else a new array left in keep[k]; a new reference either way. */
+_BODY_HELPERS = r"""/* keep[k] again if nothing but keep holds it (the previous call's array, dead
+   now), else a new array left in keep[k]; a new reference either way. */
 static PyObject *scratch(PyObject **keep, int ndim, npy_intp *dims, int typenum) {
     PyObject *a = *keep;
     if (a == NULL || Py_REFCNT(a) != 1) {

@@ -66,7 +66,8 @@ def native_rule(prim, *, when=_floats, kind="elementwise", counts=None):
     accepts (by default: all operands and results float32 or float64). The kind says what
     the emitter asks of it: "elementwise" (a C expression of the operands' elements),
     "view" (`rule(eqn, strides)`: the result's element strides over the operand's, a
-    ViewAt if it starts elsewhere than the operand's first element, or None), "reduce" (`rule(c, eqn)`: (initial value, combining template {0} acc {1} value)),
+    ViewAt if it starts elsewhere than the operand's first element, or None), "reduce"
+    (`rule(c, eqn)`: (initial value, combining template {0} acc {1} value)),
     "gemm" (`rule(eqn)`: a Matmul), "block" (`rule(emitter,
     eqn)` writes the C of the whole equation with the emitter's helpers: a loop or branch
     calling its bodies compiled as C functions, a pad; `counts(eqn)`: how many equations,

@@ -19,13 +19,11 @@ import warnings
 
 import numpy as np
 
+from didax._src.compiler import numpy_tier as compiler
+from didax._src.compiler.native import cache, emit, toolchain
 from didax._src.config import config
 from didax._src.errors import NativeTierWarning, TierMismatchError
 from didax._src.ir import Jaxpr, derived
-from didax._src.compiler import numpy_tier as compiler
-from didax._src.compiler.native import cache
-from didax._src.compiler.native import emit
-from didax._src.compiler.native import toolchain
 
 CALLS_BEFORE_BUILD = 2  # background mode: built when called this many times
 

@@ -11,7 +11,11 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import instantiate, zeros_like_aval
+from didax._src.compiler.codegen import codegen_rule, tuple_text
+from didax._src.compiler.native import control
+from didax._src.compiler.native.rules import native_rule
 from didax._src.core import Zero, get_aval
+from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
@@ -19,13 +23,13 @@ from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, t
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.lax.elementwise import clamp, convert_element_type, ne, select_n
-from didax._src.errors import function_site, user_error
 from didax._src.tree_util import (
-    first_difference, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten,
+    first_difference,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_unflatten,
 )
-from didax._src.compiler.codegen import codegen_rule, tuple_text
-from didax._src.compiler.native import control
-from didax._src.compiler.native.rules import native_rule
 
 cond_p = core.primitive("cond", multiple_results=True)
 

@@ -11,25 +11,26 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
-from didax._src.base_prims import add_tangents, instantiate, zeros_like_aval
+from didax._src.base_prims import add_tangents, instantiate, transpose, zeros_like_aval
+from didax._src.compiler.codegen import codegen_rule, tuple_text
+from didax._src.compiler.loop_passes import hoist_accumulated_products, rewrite_stacked_loop
+from didax._src.compiler.native import control
+from didax._src.compiler.native.rules import native_rule
 from didax._src.core import ShapedArray, Zero, get_aval
+from didax._src.errors import user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter, partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, hoist_consts
-from didax._src.errors import user_error
 from didax._src.lax.control_flow.carry_types import (
-    carry_structure_error, carry_type_error, promote_weak_carry,
+    carry_structure_error,
+    carry_type_error,
+    promote_weak_carry,
 )
-from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from didax._src.base_prims import transpose
 from didax._src.lax.dot import dot_general
-from didax._src.compiler.codegen import codegen_rule, tuple_text
-from didax._src.compiler.loop_passes import hoist_accumulated_products, rewrite_stacked_loop
-from didax._src.compiler.native import control
-from didax._src.compiler.native.rules import native_rule
+from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 scan_p = core.primitive("scan", multiple_results=True)
 # jit moves work out of its loop (compiler/loop_passes.py), knowing it by these params

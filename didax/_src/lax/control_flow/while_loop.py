@@ -17,24 +17,26 @@ import numpy as np
 
 from didax._src import core
 from didax._src.base_prims import instantiate, zeros_like_aval
+from didax._src.compiler.codegen import codegen_rule, tuple_text
+from didax._src.compiler.native import control
+from didax._src.compiler.native.rules import native_rule
 from didax._src.core import Zero, asarray_value, get_aval
+from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
+from didax._src.lax.control_flow.carry_types import (
+    carry_structure_error,
+    carry_type_error,
+    promote_weak_carry,
+)
 from didax._src.lax.control_flow.scan import scan
 from didax._src.lax.elementwise import select_n
 from didax._src.lax.reduction import reduce_or
 from didax._src.lax.shape import concatenate, expand_dims
-from didax._src.errors import function_site, user_error
-from didax._src.lax.control_flow.carry_types import (
-    carry_structure_error, carry_type_error, promote_weak_carry,
-)
 from didax._src.tree_util import tree_flatten, tree_unflatten
-from didax._src.compiler.codegen import codegen_rule, tuple_text
-from didax._src.compiler.native import control
-from didax._src.compiler.native.rules import native_rule
 
 while_p = core.primitive("while", multiple_results=True)
 

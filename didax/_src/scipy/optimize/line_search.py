@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from didax._src.numpy import namespace as jnp
 from didax._src.lax.control_flow.while_loop import while_loop
+from didax._src.numpy import namespace as jnp
 
 
 class LineSearchResult(NamedTuple):

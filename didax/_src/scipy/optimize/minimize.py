@@ -13,10 +13,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from didax._src.numpy import namespace as jnp
-from didax._src.transforms.api import value_and_grad
 from didax._src.lax.control_flow.while_loop import while_loop
+from didax._src.numpy import namespace as jnp
 from didax._src.scipy.optimize.line_search import line_search
+from didax._src.transforms.api import value_and_grad
 
 __all__ = ["OptimizeResults", "minimize"]
 

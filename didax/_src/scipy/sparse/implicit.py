@@ -10,10 +10,10 @@ so the derivatives are as accurate as the solves, cost one solve each, and work 
 from __future__ import annotations
 
 from didax._src import core, tree_util
-from didax._src.transforms.api import jvp, linear_transpose
-from didax._src.transforms.implicit import being_linearized
 from didax._src.primitives.custom_derivatives import custom_jvp, custom_lin_p
 from didax._src.primitives.custom_extras import closure_convert
+from didax._src.transforms.api import jvp, linear_transpose
+from didax._src.transforms.implicit import being_linearized
 
 
 def solve_implicitly(matvec, b, solve, transpose_solve):

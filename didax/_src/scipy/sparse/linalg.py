@@ -6,14 +6,13 @@ derivatives come from implicit differentiation (`implicit.py`), not from the loo
 """
 from __future__ import annotations
 
-
 import numpy as np
 
-from didax._src.numpy import namespace as jnp
 from didax._src import tree_util
-from didax._src.numpy.flatten_util import ravel_pytree
 from didax._src.lax.control_flow.loops import fori_loop
 from didax._src.lax.control_flow.while_loop import while_loop
+from didax._src.numpy import namespace as jnp
+from didax._src.numpy.flatten_util import ravel_pytree
 from didax._src.scipy.sparse.implicit import solve_implicitly
 
 __all__ = ["cg", "bicgstab", "gmres"]

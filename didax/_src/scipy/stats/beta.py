@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.scipy.special import betainc, betaln, xlog1py, xlogy
 from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
+from didax._src.scipy.special import betainc, betaln, xlog1py, xlogy
 
 
 def logpdf(x, a, b, loc=0, scale=1):

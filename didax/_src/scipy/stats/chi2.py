@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
-from didax._src.scipy.special import gammainc, gammaincc, gammaln
 from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
+from didax._src.scipy.special import gammainc, gammaincc, gammaln
 
 
 def logpdf(x, df, loc=0, scale=1):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_dtypes_inexact
 from didax._src.scipy.special import gammaln, xlogy
-from didax._src.numpy import namespace as jnp
 
 
 def logpdf(x, alpha):

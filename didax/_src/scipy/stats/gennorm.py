@@ -8,7 +8,6 @@ from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
 from didax._src.scipy.special import gammainc, gammaln
 
-
 _LOG_2 = float(np.log(2))  # a Python float keeps weak types weak
 
 

@@ -8,9 +8,9 @@ import numpy as np
 
 from didax._src import random
 from didax._src.nn.functions import logsumexp
+from didax._src.numpy import namespace as jnp
 from didax._src.scipy.special import ndtr
 from didax._src.tree_util import register_pytree_node_class
-from didax._src.numpy import namespace as jnp
 
 __all__ = ["gaussian_kde"]
 

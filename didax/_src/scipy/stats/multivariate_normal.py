@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.transforms.api import vmap
 from didax._src.lax import linalg as lax_linalg
-from didax._src.numpy.util import promote_dtypes_inexact
 from didax._src.numpy import namespace as jnp
+from didax._src.numpy.util import promote_dtypes_inexact
+from didax._src.transforms.api import vmap
 
 
 def _solve_lower(L, d):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.scipy import special
 from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
+from didax._src.scipy import special
 
 
 def logpdf(x, loc=0, scale=1):

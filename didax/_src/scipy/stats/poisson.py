@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.scipy.special import entr, gammaincc, gammaln, xlogy
 from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
+from didax._src.scipy.special import entr, gammaincc, gammaln, xlogy
 
 
 def logpmf(k, mu, loc=0):

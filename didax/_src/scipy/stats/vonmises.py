@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.numpy import namespace as jnp
 from didax._src.lax.bessel import bessel_i0e
+from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
-
 
 _LOG_2PI = float(np.log(2 * np.pi))  # a Python float keeps weak types weak
 

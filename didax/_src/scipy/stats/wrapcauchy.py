@@ -7,7 +7,6 @@ import numpy as np
 from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import promote_args_inexact
 
-
 _LOG_2PI = float(np.log(2 * np.pi))  # Python floats keep weak types weak
 _PI = float(np.pi)
 

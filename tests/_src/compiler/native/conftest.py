@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import didax
-from didax._src.config import config, flag_context
 from didax._src.compiler.native import toolchain
+from didax._src.config import flag_context
 
 
 @pytest.fixture(autouse=True)

@@ -16,10 +16,8 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax import lax
+from didax._src.compiler.native import cache, emit, toolchain
 from didax._src.errors import NativeTierWarning
-from didax._src.compiler.native import cache
-from didax._src.compiler.native import emit
-from didax._src.compiler.native import toolchain
 
 from .conftest import assert_native, executable, have_compiler
 
@@ -169,7 +167,7 @@ def test_two_processes_building_one_module(fresh_cache):
     procs = [subprocess.Popen([sys.executable, "-c", _CHILD], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err
     (status1, bits1), (status2, bits2) = (o.split() for o, _ in outs)
     assert status1 == status2 == ("ready" if have_compiler() else "none")

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from .conftest import have_compiler
 
 import didax as jax
 import didax.numpy as jnp
 from didax._src.config import flag_context
 from didax._src.eager import vjp as eager_vjp
+
+from .conftest import have_compiler
 
 
 @pytest.fixture(autouse=True)

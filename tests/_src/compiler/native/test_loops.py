@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
+from jax_testing import both_x64
 
 import didax
 import didax.numpy as jnp
@@ -18,7 +19,6 @@ from didax._src.config import enable_x64
 from didax._src.ir import check_jaxpr
 
 from .conftest import Tiers, assert_native, assert_same, executable, have_compiler
-from jax_testing import both_x64
 
 CONTROL = {"scan", "while", "cond"}
 # added with the loops: a cell's gates are slices of one product, their gradients pads

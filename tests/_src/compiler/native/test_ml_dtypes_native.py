@@ -2,9 +2,10 @@
 ints, so their equations stay on the NumPy tier while float32 ones around them go native."""
 import ml_dtypes
 import numpy as np
-from .conftest import Tiers, assert_native, executable, have_compiler
 
 import didax.numpy as jnp
+
+from .conftest import Tiers, assert_native, executable, have_compiler
 
 
 def test_bfloat16_equations_fall_back_and_float32_ones_go_native():

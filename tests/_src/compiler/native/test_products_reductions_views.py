@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import didax
@@ -238,7 +239,7 @@ def test_products_by_booleans_are_native_selects(dtype):
             return mask * x, x * mask, b * x, jnp.sum(mask * x * 2, axis=1)
 
         tiers = Tiers(f)
-        for n, m, e in zip(*tiers(b, x)):
+        for n, m, _ in zip(*tiers(b, x)):
             assert_same(n, m)
         assert_native(tiers.native, b, x)
         np.testing.assert_array_equal(tiers.native(b, x)[0][0], [np.inf, 0, 0, np.nan, 0])

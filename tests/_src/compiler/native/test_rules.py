@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import didax
 import didax.numpy as jnp
-from didax._src.config import enable_x64
 from didax import lax
 from didax._src import core
+from didax._src.config import enable_x64
 
 from .conftest import Tiers, assert_native, assert_same
 

@@ -10,8 +10,8 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax import lax
-from didax._src.config import flag_context
 from didax._src.compiler.native import tier
+from didax._src.config import flag_context
 
 from .conftest import Tiers, assert_native, assert_same, executable, have_compiler
 
