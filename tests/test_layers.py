@@ -1,4 +1,6 @@
-"""The package's layers import only downward, and its imports form no cycle.
+"""The package's layers import only downward, and its imports form no cycle; `_src` never
+imports the public modules; the compiler, interpreters and eager layer know primitives by
+their rules and traits, never by name.
 
 Read from the source with `ast`, imports inside functions included: an import moved into a
 function still ties the modules together, and hiding a cycle that way is what this guards
@@ -23,8 +25,13 @@ from __future__ import annotations
 import ast
 import functools
 import pathlib
+import subprocess
+import sys
 
 import pytest
+
+import didax  # noqa: F401  (every primitive is declared)
+from didax._src import core
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "didax"
 
@@ -269,3 +276,69 @@ def test_the_library_import_check_can_fail(tmp_path):
                        "import didax._src.interpreters.jvp\n"
                        "from didax._src.core import Array\n")
     assert [line for line, _ in _running_layers_imports(library, modules)] == [2, 3, 4]
+
+
+def test_the_compiler_imports_without_any_primitive_family():
+    """Imported on its own (the `didax` package's __init__ skipped), the compiler brings in
+    no lax module."""
+    code = (
+        "import sys, types\n"
+        "pkg = types.ModuleType('didax')\n"
+        f"pkg.__path__ = [{str(PACKAGE)!r}]\n"
+        "sys.modules['didax'] = pkg\n"
+        "import didax._src.compiler.numpy_tier\n"
+        "print(sorted(m for m in sys.modules if m.startswith('didax._src.lax')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# Comparisons with a string that is also a primitive's name, kept: the native tier's option.
+NOT_PRIMITIVE_NAMES = {("tier.py", "mode == 'check'")}
+
+
+def name_comparisons(source: str, filename: str = "") -> list:
+    """(line, text) of what in `source` picks primitives by name: comparisons of a `.name`,
+    comparisons with a string (or a tuple, list or set of strings) naming a primitive, and
+    any use of the registry of primitives by name, `all_primitives`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            strings = []
+            for side in [node.left, *node.comparators]:
+                if isinstance(side, ast.Attribute) and side.attr == "name":
+                    strings.append(None)
+                items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+                strings += [e.value for e in items
+                            if isinstance(e, ast.Constant) and e.value in core.all_primitives]
+            if strings and (filename, ast.unparse(node)) not in NOT_PRIMITIVE_NAMES:
+                found.append((node.lineno, ast.unparse(node)))
+        elif (isinstance(node, ast.Name) and node.id == "all_primitives"
+              or isinstance(node, ast.Attribute) and node.attr == "all_primitives"):
+            found.append((node.lineno, ast.unparse(node)))
+    return sorted(found)
+
+
+def test_the_compiler_interpreters_and_eager_layer_compare_no_primitive_name():
+    """They know primitives by their rules and traits (a primitive's name is for people)."""
+    src = PACKAGE / "_src"
+    paths = sorted([*(src / "compiler").rglob("*.py"), *(src / "interpreters").glob("*.py"),
+                    *(src / "eager").glob("*.py")])
+    assert {p.name for p in paths} >= {"emit.py", "loops.py", "rules.py", "passes.py",
+                                       "jvp.py", "vjp.py"}
+    for path in paths:
+        found = name_comparisons(path.read_text(), path.name)
+        assert not found, f"{path.name} picks primitives by name: {found}"
+
+
+def test_the_name_check_finds_what_it_looks_for():
+    source = """
+if eqn.primitive.name == "mul": pass
+if name in ("add", "sub"): pass
+if "dot_general" != prim.name: pass
+mul = core.all_primitives["mul"]
+add = all_primitives.get("add")
+if kind == "view" or mode == "check" or eqn.params["axes"]: pass
+"""
+    assert [line for line, _ in name_comparisons(source)] == [2, 3, 4, 5, 6, 7]
+    assert [line for line, _ in name_comparisons(source, "tier.py")] == [2, 3, 4, 5, 6]

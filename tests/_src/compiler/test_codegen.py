@@ -1,10 +1,6 @@
 """Where the compiler's knowledge of primitives lives: each primitive declares its codegen
-rule and the traits the passes read, beside its other rules; the compiler layer imports
-no primitive and never compares a primitive's name."""
-import ast
-import pathlib
-import subprocess
-import sys
+rule and the traits the passes read, beside its other rules (tests/test_layers.py checks
+that the compiler imports no primitive family and never compares a primitive's name)."""
 
 import pytest
 
@@ -13,7 +9,6 @@ from didax._src import core
 
 pytestmark = pytest.mark.usefixtures("jit_tier")  # both tiers (tests/conftest.py)
 
-COMPILER_DIR = pathlib.Path(core.__file__).parent / "compiler"
 
 
 def with_trait(field):
@@ -76,85 +71,3 @@ def test_traits_the_passes_read():
 def test_primitives_that_rewrite_their_equations():
     have = {n for n, p in core.all_primitives.items() if "rewrite" in p.rules}
     assert have == {"mul", "scan"}
-
-
-def _imported_modules(tree):
-    for node in ast.walk(tree):  # (imports inside functions too)
-        if isinstance(node, ast.Import):
-            yield from (a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            yield node.module
-            yield from (f"{node.module}.{a.name}" for a in node.names)
-
-
-def test_the_compiler_layer_imports_no_primitive_family():
-    """The passes and the code generator know primitives through their rules and traits."""
-    modules = sorted(COMPILER_DIR.rglob("*.py"))
-    assert {p.name for p in modules} >= {"codegen.py", "numpy_tier.py", "passes.py", "emit.py"}
-    for path in modules:
-        imported = set(_imported_modules(ast.parse(path.read_text())))
-        lax = {m for m in imported if m.startswith(("didax._src.lax", "didax.lax"))}
-        assert not lax, f"{path.name} imports {sorted(lax)}"
-
-
-def test_the_compiler_imports_without_any_primitive_family():
-    """Imported on its own (the `didax` package's __init__ skipped), the compiler brings in
-    no lax module."""
-    code = (
-        "import sys, types\n"
-        "pkg = types.ModuleType('didax')\n"
-        f"pkg.__path__ = [{str(COMPILER_DIR.parent.parent)!r}]\n"
-        "sys.modules['didax'] = pkg\n"
-        "import didax._src.compiler.numpy_tier\n"
-        "print(sorted(m for m in sys.modules if m.startswith('didax._src.lax')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
-
-
-# Comparisons with a string that is also a primitive's name, kept: the native tier's option.
-NOT_PRIMITIVE_NAMES = {("tier.py", "mode == 'check'")}
-
-
-def name_comparisons(source: str, filename: str = "") -> list:
-    """(line, text) of what in `source` picks primitives by name: comparisons of a `.name`,
-    comparisons with a string (or a tuple, list or set of strings) naming a primitive, and
-    any use of the registry of primitives by name, `all_primitives`."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Compare):
-            strings = []
-            for side in [node.left, *node.comparators]:
-                if isinstance(side, ast.Attribute) and side.attr == "name":
-                    strings.append(None)
-                items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
-                strings += [e.value for e in items
-                            if isinstance(e, ast.Constant) and e.value in core.all_primitives]
-            if strings and (filename, ast.unparse(node)) not in NOT_PRIMITIVE_NAMES:
-                found.append((node.lineno, ast.unparse(node)))
-        elif (isinstance(node, ast.Name) and node.id == "all_primitives"
-              or isinstance(node, ast.Attribute) and node.attr == "all_primitives"):
-            found.append((node.lineno, ast.unparse(node)))
-    return sorted(found)
-
-
-def test_the_compiler_and_interpreters_compare_no_primitive_name():
-    interpreters = sorted((COMPILER_DIR.parent / "interpreters").glob("*.py"))
-    native = sorted((COMPILER_DIR / "native").glob("*.py"))
-    assert interpreters and {p.name for p in native} >= {"emit.py", "loops.py", "rules.py"}
-    for path in sorted(COMPILER_DIR.glob("*.py")) + native + interpreters:
-        found = name_comparisons(path.read_text(), path.name)
-        assert not found, f"{path.name} picks primitives by name: {found}"
-
-
-def test_the_name_check_finds_what_it_looks_for():
-    source = """
-if eqn.primitive.name == "mul": pass
-if name in ("add", "sub"): pass
-if "dot_general" != prim.name: pass
-mul = core.all_primitives["mul"]
-add = all_primitives.get("add")
-if kind == "view" or mode == "check" or eqn.params["axes"]: pass
-"""
-    assert [line for line, _ in name_comparisons(source)] == [2, 3, 4, 5, 6, 7]
-    assert [line for line, _ in name_comparisons(source, "tier.py")] == [2, 3, 4, 5, 6]
