@@ -384,32 +384,37 @@ class EvalInterpreter(Interpreter):
         return "eval"
 
     def process_primitive(self, prim, args, params):
-        # One or two Arrays and no parameters (most applications) are spelled out: their
-        # type is one dictionary lookup, their impl one call.
-        n = len(args)
-        if n == 2 and not params:
-            x, y = args
-            if type(x) is Array and type(y) is Array:
-                out_aval = (_aval_cache.get((prim, x.aval, y.aval))
-                            or abstract_eval(prim, (x.aval, y.aval), params))
-                out = prim.impl(x._value, y._value)
-            else:
-                out_aval, out = _evaluate(prim, args, params)
-        elif n == 1 and not params and type(args[0]) is Array:
-            x = args[0]
-            out_aval = _aval_cache.get((prim, x.aval)) or abstract_eval(prim, (x.aval,), params)
-            out = prim.impl(x._value)
-        else:
-            out_aval, out = _evaluate(prim, args, params)
+        # One or two Arrays, no parameters and a cached single result type (most
+        # applications) are spelled out: their type is one dictionary lookup, their impl one
+        # call, their result built in place.
+        if not params:
+            n = len(args)
+            if n == 2:
+                x, y = args
+                if type(x) is Array and type(y) is Array:
+                    out_aval = _aval_cache.get((prim, x.aval, y.aval))
+                    if type(out_aval) is ShapedArray:
+                        return _result(prim.impl(x._value, y._value), out_aval)
+            elif n == 1:
+                x = args[0]
+                if type(x) is Array:
+                    out_aval = _aval_cache.get((prim, x.aval))
+                    if type(out_aval) is ShapedArray:
+                        return _result(prim.impl(x._value), out_aval)
+        out_aval, out = _evaluate(prim, args, params)
         if prim.multiple_results:
             return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
-        if (type(out) is _ndarray and out.dtype is out_aval.dtype
-                and out.shape == out_aval.shape):  # `from_numpy`'s common case, inlined
-            a = _new_object(Array)  # (the call would cost a twentieth of an operation)
-            a._value = out
-            a.aval = out_aval
-            return a
-        return Array.from_numpy(out, out_aval)
+        return _result(out, out_aval)
+
+
+def _result(out, out_aval: ShapedArray) -> Array:
+    """The Array of an impl's result `out` of type `out_aval`."""
+    if type(out) is _ndarray and out.dtype is out_aval.dtype and out.shape == out_aval.shape:
+        a = _new_object(Array)  # (`from_numpy`'s common case, inlined: a twentieth of an op)
+        a._value = out
+        a.aval = out_aval
+        return a
+    return Array.from_numpy(out, out_aval)
 
 
 def _evaluate(prim, args, params):
