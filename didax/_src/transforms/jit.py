@@ -26,7 +26,6 @@ import numpy as np
 
 from didax._src import caches, core
 from didax._src.compiler.native import tier
-from didax._src.compiler.native.tier import tiered_executable
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.passes import optimize
 from didax._src.config import config, flag_context
@@ -388,7 +387,7 @@ class JitWrapped:
         entry, flat = self._trace(args, kwargs)
         if eager and not entry.hoisted:
             if entry.executable is None:
-                entry.executable = tiered_executable(entry.jaxpr, self._name)
+                entry.executable = tier.tiered_executable(entry.jaxpr, self._name)
             vals = []
             for x in flat:
                 if type(x) is core.Array:
