@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Callable, NamedTuple
-
-_MISSING = object()
+from typing import NamedTuple
 
 
 class Table(NamedTuple):
@@ -61,11 +59,6 @@ def add(table, key, value):
         if entry is not None and entry.limit is not None and len(table) >= entry.limit:
             table.clear()
         return table.setdefault(key, value)
-
-
-def get_or_make(table, key, make: Callable):
-    found = table.get(key, _MISSING)
-    return add(table, key, make()) if found is _MISSING else found
 
 
 def tables() -> dict[str, Table]:

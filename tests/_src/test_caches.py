@@ -21,8 +21,7 @@ def test_the_first_value_stored_is_every_callers():
     a, b = object(), object()
     assert caches.add(table, "k", a) is a
     assert caches.add(table, "k", b) is a
-    assert caches.get_or_make(table, "k", lambda: b) is a
-    assert caches.get_or_make(table, "j", lambda: b) is b
+    assert caches.add(table, "j", b) is b
     assert type(table) is dict  # (read at a dict's speed)
 
 
@@ -55,7 +54,7 @@ def test_racing_threads_get_one_object():
 
     def run():
         start.wait()
-        got.append(caches.get_or_make(table, "k", object))
+        got.append(caches.add(table, "k", object()))
 
     threads = [threading.Thread(target=run) for _ in range(8)]
     for t in threads:
