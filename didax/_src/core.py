@@ -232,6 +232,11 @@ class Primitive:
         self.pp_same_names: str | None = None  # a sub-jaxpr param whose binders print with
         # the names of the equation's own variables (as JAX prints calls)
         self.traits = Traits()  # what passes read instead of its name (see def_traits)
+        # Result types of its applications without parameters to one operand, and to two
+        # of one type (most eager operations), keyed by that operand type: read without
+        # building a key (see `abstract_eval`, which fills them).
+        self.types_of_one = caches.memo(f"core.result_avals.{name}.one", limit=1024)
+        self.types_of_pair = caches.memo(f"core.result_avals.{name}.pair", limit=1024)
 
     def __repr__(self):
         return self.name
@@ -386,35 +391,41 @@ class EvalInterpreter(Interpreter):
     def process_primitive(self, prim, args, params):
         # One or two Arrays, no parameters and a cached single result type (most
         # applications) are spelled out: their type is one dictionary lookup, their impl one
-        # call, their result built in place.
+        # call, their result built in place. (The impl gave this type's shape for these
+        # operand types when the type was cached; impls are deterministic, so only the
+        # result's kind and dtype are checked again.)
         if not params:
             n = len(args)
             if n == 2:
                 x, y = args
                 if type(x) is Array and type(y) is Array:
-                    out_aval = _aval_cache.get((prim, x.aval, y.aval))
+                    a = x.aval
+                    out_aval = (prim.types_of_pair.get(a) if y.aval is a
+                                else _aval_cache.get((prim, a, y.aval)))
                     if type(out_aval) is ShapedArray:
-                        return _result(prim.impl(x._value, y._value), out_aval)
+                        out = prim.impl(x._value, y._value)
+                        if type(out) is _ndarray and out.dtype is out_aval.dtype:
+                            a = _new_object(Array)
+                            a._value = out
+                            a.aval = out_aval
+                            return a
+                        return Array.from_numpy(out, out_aval)
             elif n == 1:
                 x = args[0]
                 if type(x) is Array:
-                    out_aval = _aval_cache.get((prim, x.aval))
+                    out_aval = prim.types_of_one.get(x.aval)
                     if type(out_aval) is ShapedArray:
-                        return _result(prim.impl(x._value), out_aval)
+                        out = prim.impl(x._value)
+                        if type(out) is _ndarray and out.dtype is out_aval.dtype:
+                            a = _new_object(Array)
+                            a._value = out
+                            a.aval = out_aval
+                            return a
+                        return Array.from_numpy(out, out_aval)
         out_aval, out = _evaluate(prim, args, params)
         if prim.multiple_results:
             return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
-        return _result(out, out_aval)
-
-
-def _result(out, out_aval: ShapedArray) -> Array:
-    """The Array of an impl's result `out` of type `out_aval`."""
-    if type(out) is _ndarray and out.dtype is out_aval.dtype and out.shape == out_aval.shape:
-        a = _new_object(Array)  # (`from_numpy`'s common case, inlined: a twentieth of an op)
-        a._value = out
-        a.aval = out_aval
-        return a
-    return Array.from_numpy(out, out_aval)
+        return Array.from_numpy(out, out_aval)
 
 
 def _evaluate(prim, args, params):
@@ -445,12 +456,17 @@ def _operands(args):
 # reductions, products) cost more than a dictionary lookup. Only successes are cached, so
 # errors are raised (and located) every time; the types are interned, so keys hash and compare
 # by identity. Cleared when a flag changes (x64 mode changes result types) and when full.
+# Applications without parameters to one operand, or two of one type, are the primitive's own
+# tables (`types_of_one`, `types_of_pair`), keyed by the operand type alone.
 _aval_cache = caches.memo("core.result_avals", limit=8192)
 
 
 @config.on_change
 def _clear_aval_cache(name, value):
     _aval_cache.clear()
+    for p in all_primitives.values():
+        p.types_of_one.clear()
+        p.types_of_pair.clear()
 
 
 def abstract_eval(prim: Primitive, avals, params):
@@ -458,11 +474,22 @@ def abstract_eval(prim: Primitive, avals, params):
     key = None
     if not (prim.traits.effectful or prim.traits.axis_name_param
             or prim.types_depend_on_context):
-        try:
-            key = (prim, *avals, *params.items()) if params else (prim, *avals)
-            out = _aval_cache.get(key)  # (TypeError: a parameter is not hashable)
-        except TypeError:
-            key = out = None
+        n = len(avals)
+        if params or n > 2 or n == 2 and avals[0] is not avals[1]:
+            table = _aval_cache
+            try:
+                key = (prim, *avals, *params.items()) if params else (prim, *avals)
+                out = table.get(key)  # (TypeError: a parameter is not hashable)
+            except TypeError:
+                key = out = None
+        elif n:
+            table = prim.types_of_one if n == 1 else prim.types_of_pair
+            key = avals[0]
+            out = table.get(key)
+        else:
+            table = _aval_cache
+            key = (prim,)
+            out = table.get(key)
         if out is not None:
             return out
     try:
@@ -478,7 +505,7 @@ def abstract_eval(prim: Primitive, avals, params):
     if key is not None:
         if prim.multiple_results:
             out = tuple(out)  # shared from now on: never a list a caller could change
-        out = caches.add(_aval_cache, key, out)
+        out = caches.add(table, key, out)
     return out
 
 

@@ -170,8 +170,12 @@ def test_result_type_cache_repeats_errors_and_follows_x64():
         assert lax_ew.convert_element_type(x, np.float64).dtype == np.float64
         assert jnp.sin(jnp.ones(3, np.float64)).dtype == np.float64
     assert lax_ew.convert_element_type(x, np.float64).dtype == np.float32
-    lax.add(x, x)
-    assert core._aval_cache  # (it is in use)
+    lax.add(x, x)  # two operands of one type: the primitive's own table
+    assert lax_ew.add_p.types_of_pair[x.aval] is x.aval
+    lax.add(x, jnp.ones((), np.float32))  # of two types: the shared one
+    assert core._aval_cache
+    with enable_x64():  # a flag's change empties both
+        assert not lax_ew.add_p.types_of_pair and not core._aval_cache
 
 
 def test_unhashable_parameters_are_not_cached():

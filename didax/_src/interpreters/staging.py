@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core
-from didax._src.core import ShapedArray, Tracer, _aval_cache, _ctx, get_aval
+from didax._src.core import ShapedArray, Tracer, _ctx, get_aval
 from didax._src.errors import format_source_info, user_source_info
 from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
@@ -95,9 +95,7 @@ class StagingInterpreter(core.Interpreter):
                 v = const_ids.get(id(x)) or self.atom(x)
             in_atoms.append(v)
             in_avals.append(v.aval)
-        out_aval = None if params else _aval_cache.get((prim, *in_avals))
-        if out_aval is None:
-            out_aval = core.abstract_eval(prim, in_avals, params)
+        out_aval = core.abstract_eval(prim, in_avals, params)
         src = user_source_info(2) if self.record_source else None
         if prim.multiple_results:
             outvars = [Var(a) for a in out_aval]
