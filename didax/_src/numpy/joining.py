@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.core import ArrayBase
 from didax._src.errors import user_error
+from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy._helpers import (
     _asarray,
@@ -17,7 +19,20 @@ from didax._src.numpy._helpers import (
     _slice_axis,
     _user_dtype,
 )
-from didax._src.numpy.shape_ops import atleast_1d, atleast_2d, atleast_3d, ndim, ravel
+from didax._src.numpy._plans import EVAL as _EVAL
+from didax._src.numpy._plans import Array as _Array
+from didax._src.numpy._plans import ctx as _ctx
+from didax._src.numpy._plans import from_numpy as _from_numpy
+from didax._src.numpy._plans import plans as _plans
+from didax._src.numpy._plans import remember as _remember
+from didax._src.numpy.shape_ops import (
+    _integer_axis,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    ndim,
+    ravel,
+)
 from didax._src.numpy.util import asarray, canonical_axis, check_arraylike, promote_dtypes
 
 __all__ = [
@@ -39,12 +54,57 @@ def _as_array_list(name, arrays):
                              "got a scalar")
         return list(unstack(arrays))
     arrays = list(arrays)
+    for a in arrays:
+        if not isinstance(a, ArrayBase):
+            break
+    else:  # (arrays and tracers already: nothing to check or convert)
+        return arrays
     check_arraylike(name, *arrays)
     return [asarray(a) for a in arrays]
 
 
+def _eager_operands(arrays):
+    """The avals and NumPy values of `arrays` if it is a list or tuple of concrete Arrays
+    and this call evaluates now, else None."""
+    if (type(arrays) is not list and type(arrays) is not tuple) or _ctx.interp is not _EVAL:
+        return None
+    avals, values = [], []
+    for x in arrays:
+        if type(x) is not _Array:
+            return None
+        avals.append(x.aval)
+        values.append(x._value)
+    return avals, values
+
+
+def _promote(arrs):
+    """The operands at their common dtype, as JAX joins them: `promote_dtypes`, except that
+    operands all weakly typed take the bound of their own dtypes, weakly (two weak float16
+    arrays stay float16, where `result_type` gives a weak type its kind's default dtype)."""
+    if len(arrs) > 1 and all(_aval(a).weak_type for a in arrs):
+        to = dtypes.result_type(*[_aval(a).dtype for a in arrs])
+        return [lax_ew.convert_element_type(a, to, True) for a in arrs]
+    return promote_dtypes(*arrs)
+
+
+def _unconverted(arrs, promoted) -> bool:
+    """Whether promotion left every operand as it was (a plan holds no conversions)."""
+    return all(p is a for p, a in zip(promoted, arrs))
+
+
 def concatenate(arrays, axis=0, dtype=None):
     """Joins arrays along an existing axis (`axis=None` flattens them first)."""
+    key = None
+    if dtype is None and type(axis) is int:
+        operands = _eager_operands(arrays)
+        if operands is not None:
+            avals, values = operands
+            key = ("concatenate", axis, *avals)
+            plan = _plans.get(key)
+            if plan is not None:  # (result type, canonical axis); no type: one operand
+                if plan[0] is None:
+                    return arrays[0]
+                return _from_numpy(np.concatenate(values, plan[1]), plan[0])
     arrs = _as_array_list("concatenate", arrays)
     if not arrs:
         raise ValueError("Need at least one array to concatenate.")
@@ -53,9 +113,12 @@ def concatenate(arrays, axis=0, dtype=None):
     if _aval(arrs[0]).ndim == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     nd = _aval(arrs[0]).ndim
-    axis = canonical_axis(axis, nd, "concatenate")
+    axis = canonical_axis(_integer_axis(axis, "concatenate"), nd, "concatenate")
     if dtype is None:
-        arrs = promote_dtypes(*arrs)
+        promoted = _promote(arrs)
+        if not _unconverted(arrs, promoted):
+            key = None
+        arrs = promoted
     else:
         arrs = [_asarray(a, _user_dtype(dtype, "concatenate")) for a in arrs]
     shapes = [_aval(a).shape for a in arrs]
@@ -68,7 +131,10 @@ def concatenate(arrays, axis=0, dtype=None):
             "Cannot concatenate arrays with shapes that differ in dimensions other "
             f"than the one being concatenated: concatenating along dimension {axis} "
             f"for shapes {', '.join(map(str, shapes))}."))
-    return lax_shape.concatenate(arrs, axis)
+    out = lax_shape.concatenate(arrs, axis)
+    if key is not None and type(out) is _Array:
+        _remember(key, (None, None) if len(arrs) == 1 else (out.aval, axis))
+    return out
 
 
 def concat(arrays, /, *, axis=0):
@@ -78,6 +144,19 @@ def concat(arrays, /, *, axis=0):
 
 def stack(arrays, axis=0, out=None, dtype=None):
     """Joins arrays along a new axis."""
+    key = None
+    if out is None and dtype is None and type(axis) is int:
+        operands = _eager_operands(arrays)
+        if operands is not None:
+            avals, values = operands
+            key = ("stack", axis, *avals)
+            plan = _plans.get(key)
+            if plan is not None:  # (result type, canonical axis, each operand's new shape)
+                result, axis, expanded = plan
+                values = [v.reshape(expanded) for v in values]  # (expand_dims' impl)
+                if len(values) == 1:
+                    return _from_numpy(values[0], result)
+                return _from_numpy(np.concatenate(values, axis), result)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
     if not len(arrays):
@@ -92,12 +171,20 @@ def stack(arrays, axis=0, out=None, dtype=None):
             "stack arrays of one shape (pad or broadcast them first), or use "
             "jnp.concatenate to join along an existing axis."))
     nd = _aval(arrs[0]).ndim + 1
-    axis = canonical_axis(axis, nd, "stack")
+    axis = canonical_axis(_integer_axis(axis, "stack"), nd, "stack")
     if dtype is None:
-        arrs = promote_dtypes(*arrs)
+        promoted = _promote(arrs)
+        if not _unconverted(arrs, promoted):
+            key = None
+        arrs = promoted
     else:
         arrs = [_asarray(a, _user_dtype(dtype, "stack")) for a in arrs]
-    return lax_shape.concatenate([lax_shape.expand_dims(a, (axis,)) for a in arrs], axis)
+    result = lax_shape.concatenate([lax_shape.expand_dims(a, (axis,)) for a in arrs], axis)
+    if key is not None and type(result) is _Array:
+        expanded = list(_aval(arrs[0]).shape)
+        expanded.insert(axis, 1)
+        _remember(key, (result.aval, axis, tuple(expanded)))
+    return result
 
 
 def unstack(x, /, *, axis=0):

@@ -12,6 +12,7 @@ from didax._src.core import Array, ArrayBase, get_aval
 from didax._src.errors import concretization_error, user_error
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
+from didax._src.numpy import _plans
 from didax._src.typecheck import static_shape
 
 _SCALARS = (bool, int, float, complex)
@@ -250,10 +251,27 @@ def broadcast_arrays(*args):
 
 
 def broadcast_to(a, shape):
+    key = None
+    if type(a) is Array and _plans.ctx.interp is _plans.EVAL:  # (see _plans.py)
+        key = ("broadcast_to", a.aval, _plans.int_key(shape))
+        plan = _plans.plans.get(key)
+        if plan is not None:  # (result type, the operand's kept shape, broadcast dims)
+            out, kept_shape, dims = plan
+            if out is None:
+                return a
+            x = a._value
+            if kept_shape is not None:
+                x = x.reshape(kept_shape)  # (the reshape impl's call)
+            return _plans.from_numpy(lax_shape.broadcast_in_dim_p.impl(
+                x, shape=out.shape, broadcast_dimensions=dims, sharding=None), out)
+        if key[2] is None:
+            key = None
     a = asarray(a)
     shape = static_shape("jnp.broadcast_to", shape)
     aval = get_aval(a)
     if aval.shape == shape:
+        if key is not None:
+            _plans.remember(key, (None, None, None))
         return a
     nlead = len(shape) - aval.ndim
     if nlead < 0 or any(s not in (1, t) for s, t in zip(aval.shape, shape[nlead:])):
@@ -261,9 +279,15 @@ def broadcast_to(a, shape):
                          f"shape {shape}")
     kept = [i for i, s in enumerate(aval.shape) if s == shape[nlead + i]]
     squeezed = [i for i in range(aval.ndim) if i not in kept]
+    kept_shape = None
     if squeezed:
-        a = lax_shape.reshape(a, [aval.shape[i] for i in kept])
-    return lax_shape.broadcast_in_dim(a, shape, tuple(nlead + i for i in kept))
+        kept_shape = tuple(aval.shape[i] for i in kept)
+        a = lax_shape.reshape(a, kept_shape)
+    dims = tuple(nlead + i for i in kept)
+    out = lax_shape.broadcast_in_dim(a, shape, dims)
+    if key is not None and type(out) is Array:
+        _plans.remember(key, (out.aval, kept_shape, dims))
+    return out
 
 
 def canonical_axis(axis, ndim, fun_name="") -> int:
