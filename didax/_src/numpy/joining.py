@@ -63,18 +63,17 @@ def _as_array_list(name, arrays):
     return [asarray(a) for a in arrays]
 
 
-def _eager_operands(arrays):
-    """The avals and NumPy values of `arrays` if it is a list or tuple of concrete Arrays
-    and this call evaluates now, else None."""
-    if (type(arrays) is not list and type(arrays) is not tuple) or _ctx.interp is not _EVAL:
-        return None
-    avals, values = [], []
-    for x in arrays:
-        if type(x) is not _Array:
-            return None
-        avals.append(x.aval)
-        values.append(x._value)
-    return avals, values
+def _eager_key(name, axis, arrays):
+    """The plan key of joining `arrays` along `axis` if it is a list or tuple of concrete
+    Arrays and this call evaluates now, else None."""
+    if (type(arrays) is list or type(arrays) is tuple) and _ctx.interp is _EVAL:
+        key = [name, axis]
+        for x in arrays:
+            if type(x) is not _Array:
+                return None
+            key.append(x.aval)
+        return tuple(key)
+    return None
 
 
 def _promote(arrs):
@@ -94,17 +93,13 @@ def _unconverted(arrs, promoted) -> bool:
 
 def concatenate(arrays, axis=0, dtype=None):
     """Joins arrays along an existing axis (`axis=None` flattens them first)."""
-    key = None
-    if dtype is None and type(axis) is int:
-        operands = _eager_operands(arrays)
-        if operands is not None:
-            avals, values = operands
-            key = ("concatenate", axis, *avals)
-            plan = _plans.get(key)
-            if plan is not None:  # (result type, canonical axis); no type: one operand
-                if plan[0] is None:
-                    return arrays[0]
-                return _from_numpy(np.concatenate(values, plan[1]), plan[0])
+    key = _eager_key("concatenate", axis, arrays) if dtype is None and type(axis) is int else None
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:  # (result type, canonical axis); no type: one operand
+            if plan[0] is None:
+                return arrays[0]
+            return _from_numpy(np.concatenate([x._value for x in arrays], plan[1]), plan[0])
     arrs = _as_array_list("concatenate", arrays)
     if not arrs:
         raise ValueError("Need at least one array to concatenate.")
@@ -144,19 +139,16 @@ def concat(arrays, /, *, axis=0):
 
 def stack(arrays, axis=0, out=None, dtype=None):
     """Joins arrays along a new axis."""
-    key = None
-    if out is None and dtype is None and type(axis) is int:
-        operands = _eager_operands(arrays)
-        if operands is not None:
-            avals, values = operands
-            key = ("stack", axis, *avals)
-            plan = _plans.get(key)
-            if plan is not None:  # (result type, canonical axis, each operand's new shape)
-                result, axis, expanded = plan
-                values = [v.reshape(expanded) for v in values]  # (expand_dims' impl)
-                if len(values) == 1:
-                    return _from_numpy(values[0], result)
-                return _from_numpy(np.concatenate(values, axis), result)
+    key = (_eager_key("stack", axis, arrays) if out is None and dtype is None
+           and type(axis) is int else None)
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:  # (result type, canonical axis, each operand's new shape)
+            result, axis, expanded = plan
+            values = [x._value.reshape(expanded) for x in arrays]  # (expand_dims' impl)
+            if len(values) == 1:
+                return _from_numpy(values[0], result)
+            return _from_numpy(np.concatenate(values, axis), result)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
     if not len(arrays):
