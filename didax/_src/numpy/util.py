@@ -255,15 +255,8 @@ def broadcast_to(a, shape):
     if type(a) is Array and _plans.ctx.interp is _plans.EVAL:  # (see _plans.py)
         key = ("broadcast_to", a.aval, _plans.int_key(shape))
         plan = _plans.plans.get(key)
-        if plan is not None:  # (result type, the operand's kept shape, broadcast dims)
-            out, kept_shape, dims = plan
-            if out is None:
-                return a
-            x = a._value
-            if kept_shape is not None:
-                x = x.reshape(kept_shape)  # (the reshape impl's call)
-            return _plans.from_numpy(lax_shape.broadcast_in_dim_p.impl(
-                x, shape=out.shape, broadcast_dimensions=dims, sharding=None), out)
+        if plan is not None:
+            return _plans.broadcast(a, plan)
         if key[2] is None:
             key = None
     a = asarray(a)
@@ -279,14 +272,11 @@ def broadcast_to(a, shape):
                          f"shape {shape}")
     kept = [i for i, s in enumerate(aval.shape) if s == shape[nlead + i]]
     squeezed = [i for i in range(aval.ndim) if i not in kept]
-    kept_shape = None
     if squeezed:
-        kept_shape = tuple(aval.shape[i] for i in kept)
-        a = lax_shape.reshape(a, kept_shape)
-    dims = tuple(nlead + i for i in kept)
-    out = lax_shape.broadcast_in_dim(a, shape, dims)
+        a = lax_shape.reshape(a, [aval.shape[i] for i in kept])
+    out = lax_shape.broadcast_in_dim(a, shape, tuple(nlead + i for i in kept))
     if key is not None and type(out) is Array:
-        _plans.remember(key, (out.aval, kept_shape, dims))
+        _plans.remember(key, _plans.broadcast_plan(aval, out.aval))
     return out
 
 
