@@ -194,17 +194,66 @@ def _seq_apply(fn, arrs):
     return out if isinstance(out, list) else [out]
 
 
-def vstack(tup, dtype=None):
+def _at_rank(shape, rank):
+    """The shape atleast_{rank}d gives an operand of `shape`, or None if it keeps it."""
+    nd = len(shape)
+    if nd >= rank:
+        return None
+    if rank == 3:
+        return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[nd]
+    return (1,) * (rank - nd) + shape
+
+
+def _joined(name, rank, axis_of, general, tup, dtype):
+    """vstack, hstack or dstack (`general`): each operand at least `rank`-dimensional, joined
+    along `axis_of(the first one's rank)`; on concrete Arrays, a plan (see _plans.py) of
+    atleast_*d's reshapes and the concatenate, when no operand changes dtype."""
+    key = _eager_key(name, None, tup) if dtype is None else None
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:  # (result type, axis, each operand's new shape or None)
+            out, axis, shapes = plan
+            values = [x._value if s is None else x._value.reshape(s)
+                      for x, s in zip(tup, shapes)]
+            if len(values) == 1:
+                return tup[0] if shapes[0] is None else _from_numpy(values[0], out)
+            return _from_numpy(np.concatenate(values, axis), out)
+    result = general(tup, dtype)
+    if key is not None and type(result) is _Array:
+        out, avals = result.aval, key[2:]
+        if all(a.dtype == out.dtype and a.weak_type == out.weak_type for a in avals):
+            shapes = tuple(_at_rank(a.shape, rank) for a in avals)
+            _remember(key, (out, axis_of(len(shapes[0] or avals[0].shape)), shapes))
+    return result
+
+
+def _vstack(tup, dtype):
     return concatenate(_seq_apply(atleast_2d, _as_array_list("vstack", tup)), 0, dtype)
 
 
-def hstack(tup, dtype=None):
+def _hstack(tup, dtype):
     arrs = _seq_apply(atleast_1d, _as_array_list("hstack", tup))
-    return concatenate(arrs, 0 if _aval(arrs[0]).ndim == 1 else 1, dtype)
+    return concatenate(arrs, _hstack_axis(_aval(arrs[0]).ndim), dtype)
+
+
+def _hstack_axis(ndim):
+    return 0 if ndim == 1 else 1
+
+
+def _dstack(tup, dtype):
+    return concatenate(_seq_apply(atleast_3d, _as_array_list("dstack", tup)), 2, dtype)
+
+
+def vstack(tup, dtype=None):
+    return _joined("vstack", 2, lambda ndim: 0, _vstack, tup, dtype)
+
+
+def hstack(tup, dtype=None):
+    return _joined("hstack", 1, _hstack_axis, _hstack, tup, dtype)
 
 
 def dstack(tup, dtype=None):
-    return concatenate(_seq_apply(atleast_3d, _as_array_list("dstack", tup)), 2, dtype)
+    return _joined("dstack", 3, lambda ndim: 2, _dstack, tup, dtype)
 
 
 def column_stack(tup):

@@ -125,7 +125,13 @@ CASES = {
     "stack_transposed": (lambda m, x, y: m.stack([x.T, y], 1), [(3, 2), (2, 3)]),
     "hstack": (lambda m, x, y: m.hstack([x, y]), [(2, 3), (2, 1)]),
     "vstack": (lambda m, x, y: m.vstack([x, y]), [(3,), (3,)]),
+    "hstack_1d": (lambda m, x, y: m.hstack((x, y)), [(3,), (2,)]),
+    "hstack_0d": (lambda m, x, y: m.hstack([x, y]), [(), ()]),
+    "vstack_2d": (lambda m, x, y: m.vstack([x, y]), [(1, 3), (2, 3)]),
+    "vstack_one": (lambda m, x: m.vstack([x]), [(3,)]),
+    "vstack_one_kept": (lambda m, x: m.vstack([x]), [(2, 3)]),
     "dstack": (lambda m, x, y: m.dstack([x, y]), [(2, 3), (2, 3)]),
+    "dstack_ranks": (lambda m, x, y, z: m.dstack([x, y, z]), [(), (1,), (1, 1)]),
     "column_stack": (lambda m, x, y: m.column_stack([x, y]), [(3,), (3, 2)]),
 }
 
