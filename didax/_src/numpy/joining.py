@@ -1,6 +1,7 @@
 """Joining and splitting: concatenate, stack (and its h/v/d/column forms), block, append,
 unstack and the split family. Static shapes fix every piece, so each is one lax concatenate
-or a set of slices.
+or a set of slices. Joining concrete Arrays follows a plan (see _plans.py): one
+np.concatenate.
 """
 from __future__ import annotations
 

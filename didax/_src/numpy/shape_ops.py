@@ -2,7 +2,8 @@
 moves, squeeze/expand_dims, atleast_*d, flips, roll and rot90.
 
 Each is a lax reshape, transpose, rev, slice or concatenate; permutations and shapes are
-computed with NumPy from the static shapes.
+computed with NumPy from the static shapes. Evaluated on a concrete Array, the common ones
+follow a plan instead (see _plans.py): one NumPy call on the Array's buffer.
 """
 from __future__ import annotations
 
