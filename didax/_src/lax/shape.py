@@ -115,7 +115,8 @@ def _reshape_codegen(fb, k, eqn, outs):
 
 
 squeeze_p = core.primitive("squeeze")
-squeeze_p.def_impl(lambda x, *, dimensions: np.squeeze(x, dimensions))
+squeeze_p.def_impl(lambda x, *, dimensions: x.squeeze(dimensions))  # (np.squeeze's call,
+# without its dispatch)
 
 
 def _squeeze_aval(x, *, dimensions):
@@ -165,7 +166,7 @@ expand_dims_p = core.primitive("expand_dims")
 def _expand_dims_impl(x, *, dimensions):
     ndim = x.ndim + len(dimensions)
     shape = list(x.shape)
-    for d in sorted(d % ndim for d in dimensions):  # (np.expand_dims costs microseconds)
+    for d in sorted([d % ndim for d in dimensions]):  # (np.expand_dims costs microseconds)
         shape.insert(d, 1)
     return x.reshape(shape)
 
@@ -233,7 +234,20 @@ def _transpose_codegen(fb, k, eqn, outs):
 
 
 rev_p = core.primitive("rev")
-rev_p.def_impl(lambda x, *, dimensions: np.flip(x, dimensions) if dimensions else x)
+_REVERSED = _py_slice(None, None, -1)
+_WHOLE = _py_slice(None)
+
+
+def _rev_impl(x, *, dimensions):
+    """np.flip's view (its index, built without its normalisation, which costs a microsecond)."""
+    if not dimensions:
+        return x
+    nd = x.ndim
+    flipped = {d % nd for d in dimensions}
+    return x[tuple(_REVERSED if i in flipped else _WHOLE for i in range(nd))]
+
+
+rev_p.def_impl(_rev_impl)
 
 
 def _rev_aval(x, *, dimensions):

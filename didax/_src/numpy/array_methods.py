@@ -26,6 +26,10 @@ def _transpose(self, *args):
     return _jnp.transpose(self, axes)
 
 
+def _T(self):
+    return _jnp.transpose(self)  # (the module itself: `T` is read as often as arithmetic)
+
+
 def _astype(self, dtype, copy=False, device=None):
     return _jnp.asarray(self, dtype=dtype)
 
@@ -95,7 +99,7 @@ def install(jnp) -> None:
     }
     methods = {
         "astype": _astype, "reshape": _reshape, "transpose": _transpose,
-        "T": property(lambda self: jnp.transpose(self)),
+        "T": property(_T),
         "mT": property(lambda self: jnp.swapaxes(self, -1, -2)),
         "at": property(_at),
         "real": property(jnp.real), "imag": property(jnp.imag),

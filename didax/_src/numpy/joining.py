@@ -1,13 +1,16 @@
 """Joining and splitting: concatenate, stack (and its h/v/d/column forms), block, append,
 unstack and the split family. Static shapes fix every piece, so each is one lax concatenate
-or a set of slices.
+or a set of slices. Joining concrete Arrays follows a plan (see _plans.py): one
+np.concatenate.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from didax._src import dtypes
 from didax._src.core import ArrayBase
 from didax._src.errors import user_error
+from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy._helpers import (
     _asarray,
@@ -17,7 +20,20 @@ from didax._src.numpy._helpers import (
     _slice_axis,
     _user_dtype,
 )
-from didax._src.numpy.shape_ops import atleast_1d, atleast_2d, atleast_3d, ndim, ravel
+from didax._src.numpy._plans import EVAL as _EVAL
+from didax._src.numpy._plans import Array as _Array
+from didax._src.numpy._plans import ctx as _ctx
+from didax._src.numpy._plans import from_numpy as _from_numpy
+from didax._src.numpy._plans import plans as _plans
+from didax._src.numpy._plans import remember as _remember
+from didax._src.numpy.shape_ops import (
+    _integer_axis,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    ndim,
+    ravel,
+)
 from didax._src.numpy.util import asarray, canonical_axis, check_arraylike, promote_dtypes
 
 __all__ = [
@@ -39,12 +55,52 @@ def _as_array_list(name, arrays):
                              "got a scalar")
         return list(unstack(arrays))
     arrays = list(arrays)
+    for a in arrays:
+        if not isinstance(a, ArrayBase):
+            break
+    else:  # (arrays and tracers already: nothing to check or convert)
+        return arrays
     check_arraylike(name, *arrays)
     return [asarray(a) for a in arrays]
 
 
+def _eager_key(name, axis, arrays):
+    """The plan key of joining `arrays` along `axis` if it is a list or tuple of concrete
+    Arrays and this call evaluates now, else None."""
+    if (type(arrays) is list or type(arrays) is tuple) and _ctx.interp is _EVAL:
+        key = [name, axis]
+        for x in arrays:
+            if type(x) is not _Array:
+                return None
+            key.append(x.aval)
+        return tuple(key)
+    return None
+
+
+def _promote(arrs):
+    """The operands at their common dtype, as JAX joins them: `promote_dtypes`, except that
+    operands all weakly typed take the bound of their own dtypes, weakly (two weak float16
+    arrays stay float16, where `result_type` gives a weak type its kind's default dtype)."""
+    if len(arrs) > 1 and all(_aval(a).weak_type for a in arrs):
+        to = dtypes.result_type(*[_aval(a).dtype for a in arrs])
+        return [lax_ew.convert_element_type(a, to, True) for a in arrs]
+    return promote_dtypes(*arrs)
+
+
+def _unconverted(arrs, promoted) -> bool:
+    """Whether promotion left every operand as it was (a plan holds no conversions)."""
+    return all(p is a for p, a in zip(promoted, arrs))
+
+
 def concatenate(arrays, axis=0, dtype=None):
     """Joins arrays along an existing axis (`axis=None` flattens them first)."""
+    key = _eager_key("concatenate", axis, arrays) if dtype is None and type(axis) is int else None
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:  # (result type, canonical axis); no type: one operand
+            if plan[0] is None:
+                return arrays[0]
+            return _from_numpy(np.concatenate([x._value for x in arrays], plan[1]), plan[0])
     arrs = _as_array_list("concatenate", arrays)
     if not arrs:
         raise ValueError("Need at least one array to concatenate.")
@@ -53,9 +109,12 @@ def concatenate(arrays, axis=0, dtype=None):
     if _aval(arrs[0]).ndim == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     nd = _aval(arrs[0]).ndim
-    axis = canonical_axis(axis, nd, "concatenate")
+    axis = canonical_axis(_integer_axis(axis, "concatenate"), nd, "concatenate")
     if dtype is None:
-        arrs = promote_dtypes(*arrs)
+        promoted = _promote(arrs)
+        if not _unconverted(arrs, promoted):
+            key = None
+        arrs = promoted
     else:
         arrs = [_asarray(a, _user_dtype(dtype, "concatenate")) for a in arrs]
     shapes = [_aval(a).shape for a in arrs]
@@ -68,7 +127,10 @@ def concatenate(arrays, axis=0, dtype=None):
             "Cannot concatenate arrays with shapes that differ in dimensions other "
             f"than the one being concatenated: concatenating along dimension {axis} "
             f"for shapes {', '.join(map(str, shapes))}."))
-    return lax_shape.concatenate(arrs, axis)
+    out = lax_shape.concatenate(arrs, axis)
+    if key is not None and type(out) is _Array:
+        _remember(key, (None, None) if len(arrs) == 1 else (out.aval, axis))
+    return out
 
 
 def concat(arrays, /, *, axis=0):
@@ -78,6 +140,16 @@ def concat(arrays, /, *, axis=0):
 
 def stack(arrays, axis=0, out=None, dtype=None):
     """Joins arrays along a new axis."""
+    key = (_eager_key("stack", axis, arrays) if out is None and dtype is None
+           and type(axis) is int else None)
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:  # (result type, canonical axis, each operand's new shape)
+            result, axis, expanded = plan
+            values = [x._value.reshape(expanded) for x in arrays]  # (expand_dims' impl)
+            if len(values) == 1:
+                return _from_numpy(values[0], result)
+            return _from_numpy(np.concatenate(values, axis), result)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
     if not len(arrays):
@@ -92,12 +164,20 @@ def stack(arrays, axis=0, out=None, dtype=None):
             "stack arrays of one shape (pad or broadcast them first), or use "
             "jnp.concatenate to join along an existing axis."))
     nd = _aval(arrs[0]).ndim + 1
-    axis = canonical_axis(axis, nd, "stack")
+    axis = canonical_axis(_integer_axis(axis, "stack"), nd, "stack")
     if dtype is None:
-        arrs = promote_dtypes(*arrs)
+        promoted = _promote(arrs)
+        if not _unconverted(arrs, promoted):
+            key = None
+        arrs = promoted
     else:
         arrs = [_asarray(a, _user_dtype(dtype, "stack")) for a in arrs]
-    return lax_shape.concatenate([lax_shape.expand_dims(a, (axis,)) for a in arrs], axis)
+    result = lax_shape.concatenate([lax_shape.expand_dims(a, (axis,)) for a in arrs], axis)
+    if key is not None and type(result) is _Array:
+        expanded = list(_aval(arrs[0]).shape)
+        expanded.insert(axis, 1)
+        _remember(key, (result.aval, axis, tuple(expanded)))
+    return result
 
 
 def unstack(x, /, *, axis=0):
@@ -115,17 +195,66 @@ def _seq_apply(fn, arrs):
     return out if isinstance(out, list) else [out]
 
 
-def vstack(tup, dtype=None):
+def _at_rank(shape, rank):
+    """The shape atleast_{rank}d gives an operand of `shape`, or None if it keeps it."""
+    nd = len(shape)
+    if nd >= rank:
+        return None
+    if rank == 3:
+        return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[nd]
+    return (1,) * (rank - nd) + shape
+
+
+def _joined(name, rank, axis_of, general, tup, dtype):
+    """vstack, hstack or dstack (`general`): each operand at least `rank`-dimensional, joined
+    along `axis_of(the first one's rank)`; on concrete Arrays, a plan (see _plans.py) of
+    atleast_*d's reshapes and the concatenate, when no operand changes dtype."""
+    key = _eager_key(name, None, tup) if dtype is None else None
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:  # (result type, axis, each operand's new shape or None)
+            out, axis, shapes = plan
+            values = [x._value if s is None else x._value.reshape(s)
+                      for x, s in zip(tup, shapes)]
+            if len(values) == 1:
+                return tup[0] if shapes[0] is None else _from_numpy(values[0], out)
+            return _from_numpy(np.concatenate(values, axis), out)
+    result = general(tup, dtype)
+    if key is not None and type(result) is _Array:
+        out, avals = result.aval, key[2:]
+        if all(a.dtype == out.dtype and a.weak_type == out.weak_type for a in avals):
+            shapes = tuple(_at_rank(a.shape, rank) for a in avals)
+            _remember(key, (out, axis_of(len(shapes[0] or avals[0].shape)), shapes))
+    return result
+
+
+def _vstack(tup, dtype):
     return concatenate(_seq_apply(atleast_2d, _as_array_list("vstack", tup)), 0, dtype)
 
 
-def hstack(tup, dtype=None):
+def _hstack(tup, dtype):
     arrs = _seq_apply(atleast_1d, _as_array_list("hstack", tup))
-    return concatenate(arrs, 0 if _aval(arrs[0]).ndim == 1 else 1, dtype)
+    return concatenate(arrs, _hstack_axis(_aval(arrs[0]).ndim), dtype)
+
+
+def _hstack_axis(ndim):
+    return 0 if ndim == 1 else 1
+
+
+def _dstack(tup, dtype):
+    return concatenate(_seq_apply(atleast_3d, _as_array_list("dstack", tup)), 2, dtype)
+
+
+def vstack(tup, dtype=None):
+    return _joined("vstack", 2, lambda ndim: 0, _vstack, tup, dtype)
+
+
+def hstack(tup, dtype=None):
+    return _joined("hstack", 1, _hstack_axis, _hstack, tup, dtype)
 
 
 def dstack(tup, dtype=None):
-    return concatenate(_seq_apply(atleast_3d, _as_array_list("dstack", tup)), 2, dtype)
+    return _joined("dstack", 3, lambda ndim: 2, _dstack, tup, dtype)
 
 
 def column_stack(tup):

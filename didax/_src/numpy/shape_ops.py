@@ -2,11 +2,13 @@
 moves, squeeze/expand_dims, atleast_*d, flips, roll and rot90.
 
 Each is a lax reshape, transpose, rev, slice or concatenate; permutations and shapes are
-computed with NumPy from the static shapes.
+computed with NumPy from the static shapes. Evaluated on a concrete Array, the common ones
+follow a plan instead (see _plans.py): one NumPy call on the Array's buffer.
 """
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -18,6 +20,14 @@ from didax._src.lax import indexing as lax_idx
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import ufuncs
 from didax._src.numpy._helpers import _aval, _axis_tuple, _concrete_int, _range
+from didax._src.numpy._plans import EVAL as _EVAL
+from didax._src.numpy._plans import Array as _Array
+from didax._src.numpy._plans import ctx as _ctx
+from didax._src.numpy._plans import from_numpy as _from_numpy
+from didax._src.numpy._plans import int_key as _int_key
+from didax._src.numpy._plans import plans as _plans
+from didax._src.numpy._plans import remember as _remember
+from didax._src.numpy._plans import remember_type as _remember_type
 from didax._src.numpy.util import array, asarray, broadcast_to, canonical_axis, check_arraylike
 from didax._src.typecheck import static_shape
 
@@ -27,6 +37,56 @@ __all__ = [
     "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes",
     "flip", "fliplr", "flipud", "roll", "rot90",
 ]
+
+
+# --------------------------------------------------------------------------------------
+# Eager plans (see _plans.py): a hit is the impl's NumPy call on the Array's buffer
+
+
+def _reshaped(a, out):
+    """A reshape-like plan (its result type) applied: `a` itself for its own type (as the
+    lax wrappers return the operand), else its buffer reshaped (the impls' call)."""
+    if out is a.aval:
+        return a
+    return _from_numpy(a._value.reshape(out.shape), out)
+
+
+def _permuted(a, plan):
+    perm, out = plan
+    if perm is None:
+        return a
+    return _from_numpy(a._value.transpose(perm), out)
+
+
+def _transposed(key, a, perm):
+    """`a` transposed by `perm` through lax; remembers the plan for `key` (if not None)."""
+    perm = tuple(perm)
+    out = lax_shape.transpose(a, perm)
+    if key is not None and type(out) is _Array:
+        identity = perm == tuple(_range(len(perm)))
+        _remember(key, (None if identity else perm, out.aval))
+    return out
+
+
+def _eager_key(name, a, *args):
+    """The plan key of operation `name` on `a` with static `args` (each an `_int_key`) if it
+    evaluates now on a concrete Array, else None (then the general path runs and nothing is
+    remembered)."""
+    if type(a) is _Array and _ctx.interp is _EVAL and None not in args:
+        return (name, a.aval, *args)
+    return None
+
+
+def _integer_axis(axis, fun_name, error=TypeError):
+    """`axis` if it is an integer (arrays are left to `canonical_axis`, which explains a
+    traced one); a float raises `error`, as in JAX, where `int()` would truncate it."""
+    if isinstance(axis, ArrayBase):
+        return axis
+    try:
+        return operator.index(axis)
+    except TypeError:
+        raise user_error(error, f"jnp.{fun_name}: axis {axis!r} is not an integer: axes are "
+                         "Python ints (or integer scalars).") from None
 
 
 # --------------------------------------------------------------------------------------
@@ -83,14 +143,16 @@ def can_cast(from_, to, casting="safe"):
 # Reshaping and moving axes
 
 
-def _infer_shape(newshape, total, original):
+def _infer_shape(newshape, total, original, error=TypeError):
+    """The shape `newshape` asks for, its -1 inferred; a malformed one raises `error` (JAX's
+    TypeError, or NumPy's ValueError, which JAX passes on for a NumPy input)."""
     newshape = list(newshape)
     unknown = [i for i, d in enumerate(newshape) if d == -1]
     if len(unknown) > 1:
-        raise user_error(ValueError, f"jnp.reshape: can only specify one unknown dimension "
+        raise user_error(error, f"jnp.reshape: can only specify one unknown dimension "
                          f"(-1), got shape {tuple(newshape)}")
     if any(d < -1 for d in newshape):
-        raise user_error(ValueError, f"jnp.reshape: invalid shape {tuple(newshape)}: "
+        raise user_error(error, f"jnp.reshape: invalid shape {tuple(newshape)}: "
                          "dimensions must be non-negative, or -1 for one inferred dimension")
     if unknown:
         known = math.prod(d for d in newshape if d != -1)
@@ -110,11 +172,25 @@ def _infer_shape(newshape, total, original):
 
 def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
     """A new shape for the same elements; one dimension may be -1 (inferred)."""
+    if type(a) is _Array and order == "C" and _ctx.interp is _EVAL:
+        key = ("reshape", a.aval, _int_key(shape))
+        out = _plans.get(key)
+        if out is not None:
+            if out is a.aval:
+                return a
+            return _from_numpy(a._value.reshape(out.shape), out)
+        if key[2] is not None:
+            return _remember_type(key, _reshape(a, shape, order))
+    return _reshape(a, shape, order)
+
+
+def _reshape(a, shape, order):
     check_arraylike("reshape", a)
+    error = ValueError if isinstance(a, np.ndarray) else TypeError
     a = asarray(a)
     aval = _aval(a)
     newshape = static_shape("jnp.reshape", shape)
-    newshape = _infer_shape(newshape, aval.size, aval.shape)
+    newshape = _infer_shape(newshape, aval.size, aval.shape, error)
     if order == "C":
         return lax_shape.reshape(a, newshape)
     if order == "F":
@@ -127,6 +203,12 @@ def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
 
 
 def ravel(a, order="C", *, out_sharding=None):
+    if type(a) is _Array and order == "C" and _ctx.interp is _EVAL:
+        key = ("ravel", a.aval)
+        out = _plans.get(key)
+        if out is not None:
+            return _reshaped(a, out)
+        return _remember_type(key, reshape(a, (a.aval.size,)))
     check_arraylike("ravel", a)
     if order == "K":
         raise NotImplementedError("Ravel not implemented for order='K'.")
@@ -134,17 +216,28 @@ def ravel(a, order="C", *, out_sharding=None):
 
 
 def transpose(a, axes=None):
+    if type(a) is _Array and _ctx.interp is _EVAL:
+        key = ("transpose", a.aval, "T" if axes is None else _int_key(axes))
+        plan = _plans.get(key)
+        if plan is not None:
+            if plan[0] is None:
+                return a
+            return _from_numpy(a._value.transpose(plan[0]), plan[1])
+        if key[-1] is None:
+            key = None
+    else:
+        key = None
     check_arraylike("transpose", a)
     a = asarray(a)
     nd = _aval(a).ndim
     axes = tuple(_range(nd))[::-1] if axes is None else axes
-    perm = [canonical_axis(i, nd, "transpose") for i in axes]
+    perm = [canonical_axis(_integer_axis(i, "transpose"), nd, "transpose") for i in axes]
     if sorted(perm) != list(_range(nd)):
         raise user_error(TypeError, (
             f"jnp.transpose: axes {tuple(axes)} are not a permutation of the dimensions of an "
             f"array of shape {_aval(a).shape}: each of 0..{nd - 1} must appear exactly once "
             f"(e.g. {tuple(_range(nd))[::-1]} reverses them)."))
-    return lax_shape.transpose(a, perm)
+    return _transposed(key, a, perm)
 
 
 def permute_dims(a, /, axes):
@@ -153,26 +246,42 @@ def permute_dims(a, /, axes):
 
 
 def matrix_transpose(x, /):
+    key = _eager_key("mT", x)
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:
+            return _permuted(x, plan)
     check_arraylike("matrix_transpose", x)
     x = asarray(x)
     nd = _aval(x).ndim
     if nd < 2:
         raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
                          f"ndim={nd}")
-    return lax_shape.transpose(x, (*_range(nd - 2), nd - 1, nd - 2))
+    return _transposed(key, x, (*_range(nd - 2), nd - 1, nd - 2))
 
 
 def swapaxes(a, axis1, axis2):
+    key = _eager_key("swapaxes", a, _int_key(axis1), _int_key(axis2))
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:
+            return _permuted(a, plan)
     check_arraylike("swapaxes", a)
     a = asarray(a)
     nd = _aval(a).ndim
     perm = list(_range(nd))
-    i, j = canonical_axis(axis1, nd, "swapaxes"), canonical_axis(axis2, nd, "swapaxes")
+    i, j = (canonical_axis(_integer_axis(ax, "swapaxes", IndexError), nd, "swapaxes")
+            for ax in (axis1, axis2))
     perm[i], perm[j] = perm[j], perm[i]
-    return lax_shape.transpose(a, perm)
+    return _transposed(key, a, perm)
 
 
 def moveaxis(a, source, destination):
+    key = _eager_key("moveaxis", a, _int_key(source), _int_key(destination))
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:
+            return _permuted(a, plan)
     check_arraylike("moveaxis", a)
     a = asarray(a)
     nd = _aval(a).ndim
@@ -180,13 +289,13 @@ def moveaxis(a, source, destination):
     dst = [canonical_axis(i, nd, "moveaxis") for i in _axis_tuple(destination)]
     if len(src) != len(dst):
         raise ValueError(f"Inconsistent number of elements: {len(src)} vs {len(dst)}")
-    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise ValueError(f"moveaxis: repeated axis in source {source} or destination "
-                         f"{destination}")
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):  # (a TypeError in JAX)
+        raise user_error(TypeError, f"jnp.moveaxis: repeated axis in source {source} or "
+                         f"destination {destination}: each axis may move once, to one place.")
     perm = [i for i in _range(nd) if i not in src]
     for d, s in sorted(zip(dst, src)):
         perm.insert(d, s)
-    return lax_shape.transpose(a, perm)
+    return _transposed(key, a, perm)
 
 
 def rollaxis(a, axis, start=0):
@@ -204,23 +313,50 @@ def rollaxis(a, axis, start=0):
 
 
 def squeeze(a, axis=None):
+    if type(a) is _Array and _ctx.interp is _EVAL:
+        key = ("squeeze", a.aval, "all" if axis is None else _int_key(axis))
+        plan = _plans.get(key)
+        if plan is not None:
+            dims, out = plan
+            return _from_numpy(a._value.squeeze(dims), out) if dims else a
+        if key[2] is None:
+            key = None
+    else:
+        key = None
     check_arraylike("squeeze", a)
     a = asarray(a)
     s = _aval(a).shape
     if axis is None:
-        return lax_shape.squeeze(a, [i for i, d in enumerate(s) if d == 1])
-    axes = [canonical_axis(i, len(s), "squeeze") for i in _axis_tuple(axis)]
-    for i in axes:
-        if s[i] != 1:
-            raise user_error(ValueError, (
-                "cannot select an axis to squeeze out which has size not equal "
-                f"to one, got shape={s} and dimensions={tuple(axes)}: axis {i} has size "
-                f"{s[i]}.\nWhat to do: squeeze only axes of size 1 (`axis=None` squeezes all "
-                "of them); use reshape or indexing to drop others."))
-    return lax_shape.squeeze(a, axes)
+        dims = [i for i, d in enumerate(s) if d == 1]
+    else:
+        dims = [canonical_axis(i, len(s), "squeeze") for i in _axis_tuple(axis)]
+        for i in dims:
+            if s[i] != 1:
+                raise user_error(ValueError, (
+                    "cannot select an axis to squeeze out which has size not equal "
+                    f"to one, got shape={s} and dimensions={tuple(dims)}: axis {i} has size "
+                    f"{s[i]}.\nWhat to do: squeeze only axes of size 1 (`axis=None` squeezes "
+                    "all of them); use reshape or indexing to drop others."))
+    out = lax_shape.squeeze(a, dims)
+    if key is not None and type(out) is _Array:
+        _remember(key, (tuple(sorted(dims)), out.aval))
+    return out
 
 
 def expand_dims(a, axis):
+    if type(a) is _Array and _ctx.interp is _EVAL:
+        key = ("expand_dims", a.aval, _int_key(axis))
+        out = _plans.get(key)
+        if out is not None:
+            if out is a.aval:
+                return a
+            return _from_numpy(a._value.reshape(out.shape), out)
+        if key[2] is not None:
+            return _remember_type(key, _expand_dims(a, axis))
+    return _expand_dims(a, axis)
+
+
+def _expand_dims(a, axis):
     check_arraylike("expand_dims", a)
     a = asarray(a)
     axes = _axis_tuple(axis)
@@ -231,27 +367,50 @@ def expand_dims(a, axis):
     return lax_shape.expand_dims(a, canon)
 
 
-def atleast_1d(*arys):
-    check_arraylike("atleast_1d", *arys)
-    out = [array(a, copy=False, ndmin=1) for a in arys]
+def _atleast(name, general, arys):
+    """`general` applied to each of `arys`, with plans for concrete Arrays (each result is
+    a reshape of its operand); one array alone, many as a list."""
+    if len(arys) != 1:
+        check_arraylike(name, *arys)
+    out = []
+    for a in arys:
+        if type(a) is _Array and _ctx.interp is _EVAL:
+            key = (name, a.aval)
+            plan = _plans.get(key)
+            out.append(_reshaped(a, plan) if plan is not None else
+                       _remember_type(key, general(a)))
+        else:
+            check_arraylike(name, a)
+            out.append(general(a))
     return out[0] if len(out) == 1 else out
+
+
+def _atleast_1d(a):
+    return array(a, copy=False, ndmin=1)
+
+
+def _atleast_2d(a):
+    return array(a, copy=False, ndmin=2)
+
+
+def _atleast_3d(a):
+    """Like NumPy: a 1-D array of shape (n,) becomes (1, n, 1), a 2-D one gains a last axis."""
+    a = asarray(a)
+    dims = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}.get(_aval(a).ndim, ())
+    return lax_shape.expand_dims(a, dims) if dims else a
+
+
+def atleast_1d(*arys):
+    return _atleast("atleast_1d", _atleast_1d, arys)
 
 
 def atleast_2d(*arys):
-    check_arraylike("atleast_2d", *arys)
-    out = [array(a, copy=False, ndmin=2) for a in arys]
-    return out[0] if len(out) == 1 else out
+    return _atleast("atleast_2d", _atleast_2d, arys)
 
 
 def atleast_3d(*arys):
     """Like NumPy: a 1-D array of shape (n,) becomes (1, n, 1), a 2-D one gains a last axis."""
-    check_arraylike("atleast_3d", *arys)
-    out = []
-    for a in arys:
-        a = asarray(a)
-        dims = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}.get(_aval(a).ndim, ())
-        out.append(lax_shape.expand_dims(a, dims) if dims else a)
-    return out[0] if len(out) == 1 else out
+    return _atleast("atleast_3d", _atleast_3d, arys)
 
 
 def broadcast_shapes(*shapes):

@@ -12,6 +12,7 @@ from didax._src.core import Array, ArrayBase, get_aval
 from didax._src.errors import concretization_error, user_error
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
+from didax._src.numpy import _plans
 from didax._src.typecheck import static_shape
 
 _SCALARS = (bool, int, float, complex)
@@ -250,10 +251,20 @@ def broadcast_arrays(*args):
 
 
 def broadcast_to(a, shape):
+    key = None
+    if type(a) is Array and _plans.ctx.interp is _plans.EVAL:  # (see _plans.py)
+        key = ("broadcast_to", a.aval, _plans.int_key(shape))
+        plan = _plans.plans.get(key)
+        if plan is not None:
+            return _plans.broadcast(a, plan)
+        if key[2] is None:
+            key = None
     a = asarray(a)
     shape = static_shape("jnp.broadcast_to", shape)
     aval = get_aval(a)
     if aval.shape == shape:
+        if key is not None:
+            _plans.remember(key, (None, None, None))
         return a
     nlead = len(shape) - aval.ndim
     if nlead < 0 or any(s not in (1, t) for s, t in zip(aval.shape, shape[nlead:])):
@@ -263,7 +274,10 @@ def broadcast_to(a, shape):
     squeezed = [i for i in range(aval.ndim) if i not in kept]
     if squeezed:
         a = lax_shape.reshape(a, [aval.shape[i] for i in kept])
-    return lax_shape.broadcast_in_dim(a, shape, tuple(nlead + i for i in kept))
+    out = lax_shape.broadcast_in_dim(a, shape, tuple(nlead + i for i in kept))
+    if key is not None and type(out) is Array:
+        _plans.remember(key, _plans.broadcast_plan(aval, out.aval))
+    return out
 
 
 def canonical_axis(axis, ndim, fun_name="") -> int:
