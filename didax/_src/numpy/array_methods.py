@@ -9,6 +9,7 @@ import numpy as np
 
 from didax._src import core
 from didax._src.core import ArrayBase, get_aval
+from didax._src.numpy.eager_indexing import getitem as eager_getitem
 from didax._src.numpy.indexing import IndexUpdateHelper, rewriting_take
 
 
@@ -39,7 +40,10 @@ def _at(self):
 
 
 def _getitem(self, idx):
-    return rewriting_take(self, idx)
+    """NumPy's own indexing of a concrete array outside transformations, else the primitives
+    (`eager_indexing.getitem` declines with None where it cannot tell they agree)."""
+    out = eager_getitem(self, idx)
+    return rewriting_take(self, idx) if out is None else out
 
 
 def _itemsize(self):

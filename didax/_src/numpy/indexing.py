@@ -20,7 +20,7 @@ from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import indexing as lax_idx
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.indexing import GatherScatterMode
-from didax._src.numpy import ufuncs, util
+from didax._src.numpy import eager_indexing, ufuncs, util
 from didax._src.numpy.searching import nonzero
 
 NONE, ELLIPSIS, SLICE, INTEGER, BOOLEAN, ARRAY = ("none", "ellipsis", "slice", "integer",
@@ -110,8 +110,9 @@ def _static_slice_entry(value, position, s):
             "tracing.\nWhat to do: for a window of fixed size at a traced start use "
             "`lax.dynamic_slice(x, (start,), (size,))` or `lax.dynamic_slice_in_dim`; or make "
             "the bound a static argument (`static_argnums`/`static_argnames`).")) from None
-    raise user_error(IndexError, f"Slice entries must be static integers. Got {s!r} at "
-                     f"position {position}") from None
+    raise user_error(TypeError, f"Slice entries must be integers (or None), as in JAX: "
+                     f"{type(value).__name__} object cannot be interpreted as an integer. Got "
+                     f"{s!r} at position {position}") from None
 
 
 def _parse(idx, shape) -> list[_Index]:
@@ -579,6 +580,12 @@ def _index_text(idx) -> str:
     return ", ".join(one(i) for i in idx) if isinstance(idx, tuple) else one(idx)
 
 
+def _drops_out_of_bounds(mode) -> bool:
+    """Whether an update's `mode` is the default, which drops updates out of bounds (the
+    only one the eager path implements)."""
+    return mode is None or type(mode) is str and mode == "drop"
+
+
 class IndexUpdateHelper:
     """The `x.at` property: `x.at[idx]` names the elements an update applies to.
 
@@ -613,7 +620,11 @@ class _IndexUpdateRef:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
     def _update(self, values, op, indices_are_sorted, unique_indices, mode,
-                wrap_negative_indices, array=None):
+                wrap_negative_indices, array=None, eager_op=None):
+        if eager_op is not None and wrap_negative_indices and _drops_out_of_bounds(mode):
+            out = eager_indexing.update(self.array, self.index, values, eager_op)
+            if out is not None:
+                return out
         return _scatter_update(self.array if array is None else array, self.index, values, op,
                                indices_are_sorted=indices_are_sorted,
                                unique_indices=unique_indices, mode=mode,
@@ -622,6 +633,11 @@ class _IndexUpdateRef:
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
             fill_value=None, wrap_negative_indices=True):
         """`x[idx]`, with control of out-of-bounds indices (`mode`, `fill_value`)."""
+        if wrap_negative_indices and fill_value is None and (
+                mode is None or type(mode) is str and mode == "clip"):
+            out = eager_indexing.getitem(self.array, self.index)  # (both modes clamp)
+            if out is not None:
+                return out
         return rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
                               unique_indices=unique_indices, mode=mode, fill_value=fill_value,
                               normalize_indices=wrap_negative_indices)
@@ -630,17 +646,21 @@ class _IndexUpdateRef:
             wrap_negative_indices=True):
         """`x[idx] = values`."""
         return self._update(values, lax_idx.scatter, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices)
+                            wrap_negative_indices, eager_op=eager_indexing.SET)
 
     def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
             wrap_negative_indices=True):
         """`x[idx] += values`."""
         return self._update(values, lax_idx.scatter_add, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+                            mode, wrap_negative_indices, eager_op=eager_indexing.ADD)
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                  wrap_negative_indices=True):
         """`x[idx] -= values` (a scatter-add of the negated values)."""
+        if wrap_negative_indices and _drops_out_of_bounds(mode):
+            out = eager_indexing.update(self.array, self.index, values, eager_indexing.SUBTRACT)
+            if out is not None:
+                return out
         return self._update(ufuncs.negative(values), lax_idx.scatter_add, indices_are_sorted,
                             unique_indices, mode, wrap_negative_indices)
 
@@ -648,7 +668,7 @@ class _IndexUpdateRef:
                  wrap_negative_indices=True):
         """`x[idx] *= values`."""
         return self._update(values, lax_idx.scatter_mul, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+                            mode, wrap_negative_indices, eager_op=eager_indexing.MULTIPLY)
 
     mul = multiply
 
@@ -672,13 +692,13 @@ class _IndexUpdateRef:
             wrap_negative_indices=True):
         """`x[idx] = minimum(x[idx], values)`."""
         return self._update(values, lax_idx.scatter_min, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+                            mode, wrap_negative_indices, eager_op=eager_indexing.MIN)
 
     def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
             wrap_negative_indices=True):
         """`x[idx] = maximum(x[idx], values)`."""
         return self._update(values, lax_idx.scatter_max, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+                            mode, wrap_negative_indices, eager_op=eager_indexing.MAX)
 
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None,
               wrap_negative_indices=True):
@@ -714,6 +734,10 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     (or `fill_value`) by default, or clip/wrap as `mode` says."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    if fill_value is None and (mode is None or type(mode) is str and mode == "fill"):
+        fast = eager_indexing.take(a, indices, axis)
+        if fast is not None:
+            return fast
     util.check_arraylike("take", a, indices)
     a, indices = util.asarray(a), util.asarray(indices)
     if axis is None:
