@@ -101,15 +101,16 @@ def install(jnp) -> None:
         "__round__": lambda self, ndigits=None: jnp.round(self, ndigits or 0),
         "__getitem__": _getitem,
     }
+    swapaxes, ravel = jnp.swapaxes, jnp.ravel  # (looked up once: methods are hot)
     methods = {
         "astype": _astype, "reshape": _reshape, "transpose": _transpose,
         "T": property(_T),
-        "mT": property(lambda self: jnp.swapaxes(self, -1, -2)),
+        "mT": property(lambda self: swapaxes(self, -1, -2)),
         "at": property(_at),
         "real": property(jnp.real), "imag": property(jnp.imag),
         "itemsize": property(_itemsize), "nbytes": property(_nbytes),
-        "flatten": lambda self, order="C": jnp.ravel(self, order),
-        "ravel": lambda self, order="C": jnp.ravel(self, order),
+        "flatten": lambda self, order="C": ravel(self, order),
+        "ravel": lambda self, order="C": ravel(self, order),
         "conj": jnp.conjugate, "conjugate": jnp.conjugate,
         "compress": lambda self, condition, axis=None: jnp.compress(condition, self, axis),
     }
