@@ -892,6 +892,21 @@ shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
 
 shift_right_logical_p = binop("shift_right_logical", int_, _shift_impl(_shift_right_logical))
 shift_right_logical = _bind2(shift_right_logical_p)
+
+
+def _native_shift(op: str):
+    """A shift in the unsigned type of the operands' width (no undefined C shifts): counts
+    that are negative or at least the width give 0, as the impl's."""
+    def rule(c, eqn, x, y):
+        bits = 8 * c.dtype.itemsize
+        u = f"npy_uint{bits}"
+        return (f"(({u}){y} < {bits} ? ({c.ctype})({u})(({u}){x} {op} ({u}){y}) : "
+                f"{c.const(0)})")
+    return rule
+
+
+native_rule(shift_left_p, when=_int_or_bool)(_native_shift("<<"))
+native_rule(shift_right_logical_p, when=_int_or_bool)(_native_shift(">>"))
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, shift_left_p,
            shift_right_arithmetic_p, shift_right_logical_p):
     defjvp_zero(_p)
