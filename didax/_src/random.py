@@ -4,9 +4,10 @@ that go through log, erf_inv or a multiply-add (which XLA fuses) to within an ul
 
 Every sampler follows the recipe of `jax.random` (the same bits, the same transformation of
 them), written with lax operations and `didax.numpy`, so samplers work under `jit`, `vmap`
-and `grad`; eager uniform and normal draws run the same arithmetic on NumPy directly. Keys
-are raw uint32[2] arrays (`PRNGKey`) or typed keys (`key`); `split` and `fold_in` return
-keys of the kind they were given.
+and `grad`. Called eagerly, the common samplers run a compiled step: the draw as jit
+compiles it, kept per signature (see "Eager draws as compiled steps"). Keys are raw
+uint32[2] arrays (`PRNGKey`) or typed keys (`key`); `split` and `fold_in` return keys of
+the kind they were given.
 """
 from __future__ import annotations
 
@@ -437,7 +438,8 @@ def bits(key, shape=(), dtype=None):
 
 class _NumpyOps:
     """The NumPy functions behind the lax operations the uniform and normal samplers use:
-    eager draws call them directly (the numbers are the same, the dispatch is saved)."""
+    draws evaluated op by op call them directly (the numbers are the same, the dispatch is
+    saved): with jit disabled, and inside samplers that have no compiled step."""
 
     add, sub, mul, neg, max = np.add, np.subtract, np.multiply, np.negative, np.maximum
     lt, eq, abs, sqrt, log1p = np.less, np.equal, np.abs, np.sqrt, np.log1p

@@ -4,7 +4,8 @@ Keys here are raw key data: uint32 arrays whose last dimension holds the two key
 Seeding, splitting, folding in and drawing bits are compositions of lax operations and the
 one `threefry2x32` primitive, so they work under every transformation. The scheme is JAX's
 default `jax_threefry_partitionable=True` one: element i of a draw hashes the 64-bit counter
-i, split into its high and low 32-bit words.
+i, split into its high and low 32-bit words. The primitive's native rule computes the 20
+rounds in C, so jitted draws hash natively with the NumPy impl's bits.
 """
 from __future__ import annotations
 
