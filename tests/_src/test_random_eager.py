@@ -425,6 +425,25 @@ def test_threefry_with_a_dropped_word(jit_tier):
     assert np.asarray(f(x)).tolist() == want
 
 
+def test_threefry_native_plan():
+    """threefry2x32 runs natively, also with an operand given twice or as a literal."""
+    if not _native_ready():
+        pytest.skip("no C compiler: the NumPy tier only")
+    k, x = np.uint32(7), np.arange(10, dtype=np.uint32)
+    cases = [(lambda k, x: prng.threefry2x32(k, k, x, x), lambda i: (7, 7, i, i)),
+             (lambda k, x: prng.threefry2x32(k, np.uint32(3), np.uint32(0), x),
+              lambda i: (7, 3, 0, i))]
+    with flag_context("didax_native_tier", "sync"):
+        for f, words in cases:
+            compiled = didax.jit(f).lower(k, x).compile()
+            native = compiled.executable.native
+            assert native.status == "ready" and native.plan.python_equations == 0
+            want = [prng._threefry2x32_scalar(*words(i)) for i in range(10)]
+            w1, w2 = compiled(k, x)
+            assert np.asarray(w1).tolist() == [a for a, _ in want]
+            assert np.asarray(w2).tolist() == [b for _, b in want]
+
+
 def _stable_order(keys, axis):
     """The impl's order: NumPy's stable sort (NaN last, -0 and 0 tied)."""
     return np.argsort(keys, axis=axis, kind="stable")
@@ -432,32 +451,43 @@ def _stable_order(keys, axis):
 
 SORT_KEYS = [np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.uint64, np.int64,
              np.float32, np.float64, np.bool_]
+# (shape, dimension): insertion sorts (up to 16 elements) and radix sorts, lines along every
+# position of the dimension.
+SORT_SHAPES = [((5,), 0), ((16,), 0), ((17,), 0), ((300,), 0), ((3, 40), 1), ((40, 3), 0),
+               ((2, 30, 3), 1)]
 
 
-@pytest.mark.parametrize("dtype", SORT_KEYS)
-@pytest.mark.parametrize("shape, dim", [((5,), 0), ((16,), 0), ((17,), 0), ((300,), 0),
-                                        ((3, 40), 1), ((40, 3), 0), ((2, 30, 3), 1)])
-def test_sort_with_values(dtype, shape, dim, jit_tier):
-    rng = np.random.default_rng(SORT_KEYS.index(dtype) * 1000 + len(shape) * 100 + shape[0])
+def _sort_keys(dtype, shape, rng):
     if dtype == np.bool_:
-        keys = rng.integers(0, 2, shape).astype(bool)
-    elif np.dtype(dtype).kind == "f":
+        return rng.integers(0, 2, shape).astype(bool)
+    if np.dtype(dtype).kind == "f":
         keys = rng.standard_normal(shape).astype(dtype)
         flat = keys.reshape(-1)
         for n, v in enumerate([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, flat[0], 1e-40]):
-            flat[n::9] = v
-    else:
-        info = np.iinfo(dtype)
-        keys = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
-        if math.prod(shape) > 40:
-            keys = keys % 7  # many ties
-    values = rng.standard_normal(shape).astype(np.float32)
+            flat[n::9] = v  # NaNs (last, tied), signed zeros (tied), repeats
+        return keys
+    info = np.iinfo(dtype)
+    keys = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    return keys % 7 if math.prod(shape) > 40 else keys  # (many ties)
+
+
+@pytest.mark.parametrize("dtype", SORT_KEYS)
+def test_sort_with_values(dtype, jit_tier):
+    """Keys with values, every shape in one jitted function (one module a dtype)."""
+    rng = np.random.default_rng(SORT_KEYS.index(dtype))
+    keys = [_sort_keys(dtype, shape, rng) for shape, _ in SORT_SHAPES]
+    values = [rng.standard_normal(shape).astype(np.float32) for shape, _ in SORT_SHAPES]
+
+    def sort_all(keys, values):
+        return [lax.sort((k, v), dimension=d, num_keys=1)
+                for k, v, (_, d) in zip(keys, values, SORT_SHAPES)]
+
     with enable_x64(np.dtype(dtype).itemsize == 8):
-        got_keys, got_values = didax.jit(lambda k, v: lax.sort((k, v), dimension=dim,
-                                                               num_keys=1))(keys, values)
-    order = _stable_order(keys, dim)
-    _same_bits(got_keys, np.take_along_axis(keys, order, dim))
-    _same_bits(got_values, np.take_along_axis(values, order, dim))
+        got = didax.jit(sort_all)(keys, values)
+    for (got_keys, got_values), k, v, (_, dim) in zip(got, keys, values, SORT_SHAPES):
+        order = _stable_order(k, dim)
+        _same_bits(got_keys, np.take_along_axis(k, order, dim))
+        _same_bits(got_values, np.take_along_axis(v, order, dim))
 
 
 def test_sort_native_plan():

@@ -146,12 +146,12 @@ def _threefry2x32_native(em, eqn):
     (a literal, such as the zero high counter word, becomes a constant)."""
     shape = eqn.outvars[0].aval.shape
     reads, words = [], []
-    for a in eqn.invars:
+    for n, a in enumerate(eqn.invars):
         if type(a) is Literal:
             words.append(c_constant(a.val, _U32))
             continue
-        em.operand(a)
-        em.as_array(a)
+        if a not in eqn.invars[:n]:  # (an operand given twice is declared once)
+            em.as_array(a)
         words.append(len(reads))
         reads.append(("npy_uint32", f"p{em.slots[a]}",
                       over(shape, a.aval.shape, contiguous(a.aval.shape))))
@@ -179,9 +179,7 @@ def _threefry2x32_native(em, eqn):
         locals_["out"] = (x0, x1)
 
     writes = [(f"q{s}", lambda n=n: locals_["out"][n]) for n, s in slots]
-    em.body.append("    {")
     loop_nest(em.body, shape, reads, body, writes, [])
-    em.body.append("    }")
 
 
 def _as_uint32(x):
