@@ -520,11 +520,18 @@ def test_shifts(dtype, jit_tier):
     with enable_x64(bits == 64):
         left, right = didax.jit(lambda x, y: (lax.shift_left(x, y),
                                               lax.shift_right_logical(x, y)))(x, y)
-        scalar = didax.jit(lambda x: lax.shift_right_logical(x, dtype(1)))(x)
+        by_constants = didax.jit(lambda x: [op(x, dtype(c)) for c in (0, 1, bits - 1, bits)
+                                            for op in (lax.shift_left,
+                                                       lax.shift_right_logical)])(x)
     unsigned = x.view(f"u{x.itemsize}")
     for got, op in ((left, np.left_shift), (right, np.right_shift)):
         want = [0 if not 0 <= int(c) < bits else
                 int(op(unsigned[i], unsigned.dtype.type(c))) for i, c in enumerate(y)]
         want = np.array(want, dtype=unsigned.dtype).view(dtype)
         _same_bits(got, want)
-    _same_bits(scalar, (unsigned >> unsigned.dtype.type(1)).view(dtype))
+    constants = iter(by_constants)
+    for c in (0, 1, bits - 1, bits):
+        for op in (np.left_shift, np.right_shift):
+            want = (op(unsigned, unsigned.dtype.type(c)) if c < bits
+                    else np.zeros_like(unsigned))
+            _same_bits(next(constants), want.view(dtype))

@@ -907,6 +907,20 @@ def _native_shift(op: str):
 
 native_rule(shift_left_p, when=_int_or_bool)(_native_shift("<<"))
 native_rule(shift_right_logical_p, when=_int_or_bool)(_native_shift(">>"))
+
+
+def _unsigned_by_literal_in_range(eqn) -> bool:
+    """An unsigned shift by a constant count below the width: NumPy's own shift (the impl's
+    clipping and masking change nothing there; random bits to floats shift so)."""
+    x, y = eqn.invars
+    return (dtypes.kind(x.aval.dtype) == "u" and type(y) is Literal
+            and 0 <= int(y.val) < 8 * x.aval.dtype.itemsize)
+
+
+codegen_rule(shift_left_p, when=_unsigned_by_literal_in_range, fresh=True)(
+    ufunc_rule(np.left_shift))
+codegen_rule(shift_right_logical_p, when=_unsigned_by_literal_in_range, fresh=True)(
+    ufunc_rule(np.right_shift))
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, shift_left_p,
            shift_right_arithmetic_p, shift_right_logical_p):
     defjvp_zero(_p)
