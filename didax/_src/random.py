@@ -4,9 +4,10 @@ that go through log, erf_inv or a multiply-add (which XLA fuses) to within an ul
 
 Every sampler follows the recipe of `jax.random` (the same bits, the same transformation of
 them), written with lax operations and `didax.numpy`, so samplers work under `jit`, `vmap`
-and `grad`; eager uniform and normal draws run the same arithmetic on NumPy directly. Keys
-are raw uint32[2] arrays (`PRNGKey`) or typed keys (`key`); `split` and `fold_in` return
-keys of the kind they were given.
+and `grad`. Called eagerly, the common samplers run a compiled step: the draw as jit
+compiles it, kept per signature (see "Eager draws as compiled steps"). Keys are raw
+uint32[2] arrays (`PRNGKey`) or typed keys (`key`); `split` and `fold_in` return keys of
+the kind they were given.
 """
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from didax._src import core, dtypes
+from didax._src import caches, core, dtypes
 from didax._src.base_prims import broadcast, transpose
+from didax._src.compiler.native import tier
+from didax._src.config import config
 from didax._src.core import Tracer, get_aval
 from didax._src.errors import user_error
 from didax._src.lax import elementwise as lax
@@ -36,8 +39,174 @@ from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.primitives.prng import PRNGKeyArray
 from didax._src.transforms.api import vmap
 from didax._src.transforms.jit import jit
+from didax._src.tree_util import tree_unflatten, treedef_is_leaf
 
 _IMPL_NAME = "threefry2x32"
+
+
+# --------------------------------------------------------------------------------------
+# Eager draws as compiled steps
+#
+# A sampler called outside any transformation, on a concrete key and concrete arguments,
+# runs a compiled step: the sampler traced as jit traces it (shape, dtype and the other
+# static arguments fixed; the key data and array arguments as operands) and compiled as
+# jit compiles it (the NumPy tier's code first, native code swapped in once built: both
+# give the same bits). Its numbers are therefore those of the same draw under jit. Steps
+# are kept in a bounded table, per (sampler, static arguments, operand types, settings);
+# the hottest samplers also keep theirs under the caller's own spelling of the static
+# arguments, so that a repeated call finds its step before any argument is canonicalized.
+
+_steps = caches.memo("random.eager_steps", limit=512)
+_settings_snapshots = caches.memo("random.settings", interns=True)
+_CTX = core._ctx
+_EVAL = core.eval_interpreter
+_KEY_AVAL = get_aval(np.zeros(2, np.uint32))
+_from_numpy = core.Array.from_numpy
+_SCALAR_DTYPES = (float, int, bool, complex)
+_OPERAND_TYPES = frozenset({core.Array, np.ndarray, float, int, bool})
+
+
+def _current_settings() -> int:
+    """The identity of the configuration now (equal configurations, one number): any
+    option may change what a sampler traces to (x64 its dtypes) or how it runs."""
+    now = tuple(sorted(config.values.items()))
+    return id(caches.add(_settings_snapshots, now, now))
+
+
+_settings = _current_settings()
+
+
+@config.on_change
+def _update_settings(name, value):
+    global _settings
+    _settings = _current_settings()
+
+
+class _Step:
+    """A draw compiled for one signature: jit's executable for it (whose `run` the native
+    tier replaces once built), its results' types and structure (None: one array)."""
+
+    __slots__ = ("exe", "avals", "tree")
+
+    def __init__(self, exe, avals, tree):
+        self.exe, self.avals = exe, avals
+        self.tree = None if treedef_is_leaf(tree) else tree
+
+    def one(self, *vals):
+        """The one result, of the NumPy operands `vals`."""
+        return _from_numpy(self.exe.run(*vals)[0], self.avals[0])
+
+    def __call__(self, *vals):
+        if self.tree is None:
+            return _from_numpy(self.exe.run(*vals)[0], self.avals[0])
+        outs = self.exe.run(*vals)
+        return tree_unflatten(self.tree, [_from_numpy(o, a) for o, a in zip(outs, self.avals)])
+
+
+def _lookup(key):
+    """The step kept under `key`, if any (None also for unhashable spellings)."""
+    try:
+        return _steps.get(key)
+    except TypeError:
+        return None
+
+
+def _plain_shape(shape) -> bool:
+    """A shape spelled as an int or a tuple of ints (whose equal spellings are the same
+    shape: a tuple of floats equal to it is not, so it is never looked up)."""
+    if type(shape) is tuple:
+        for d in shape:
+            if type(d) is not int:
+                return False
+        return True
+    return type(shape) is int
+
+
+def _key_value(key):
+    """The NumPy data of a concrete single key, typed or raw, else None."""
+    if type(key) is PRNGKeyArray:
+        key = key._base_array
+    if type(key) is core.Array and key.aval is _KEY_AVAL:
+        return key._value
+    return None
+
+
+def _as_spelled(name, shape, dtype, canonical):
+    """The key a sampler's step is also kept under: its caller's spelling of shape and
+    dtype (None if that is not a plain shape, or a dtype whose canonicalization may warn)."""
+    if not _plain_shape(shape):
+        return None
+    if not (dtype is None or isinstance(dtype, type) and dtype in _SCALAR_DTYPES):
+        try:
+            if np.dtype(dtype) != canonical:  # (e.g. float64 without x64: it warns)
+                return None
+        except TypeError:
+            return None
+    return (name, shape, type(dtype), dtype, _settings)
+
+
+def _operand(x):
+    """(`x`'s abstract value, the NumPy value jit passes its compiled code), or None if `x`
+    is not an operand of a step (a list, a tracer...)."""
+    kind = type(x)
+    if kind is core.Array:
+        return x.aval, x._value
+    if kind not in _OPERAND_TYPES and not isinstance(x, np.generic):
+        return None
+    try:
+        aval = get_aval(x)
+        return aval, np.asarray(x, aval.dtype)
+    except (OverflowError, TypeError, ValueError):  # (a Python int beyond its dtype)
+        return None
+
+
+def _eager_draw(statics, fn, data, *args, spelled=None):
+    """`fn(data, *args)` run by its compiled step if this call is eager, else None.
+
+    `statics` names the draw with the static arguments `fn` closes over (its first item is
+    the sampler's name); the step is also kept under `spelled` (see _as_spelled) if given.
+    """
+    if _CTX.interp is not _EVAL or config.read("jax_disable_jit"):
+        return None
+    operands = [_operand(x) for x in (data, *args)]
+    if None in operands:
+        return None
+    key = (statics, tuple(aval for aval, _ in operands[1:]), _settings)
+    step = _steps.get(key)
+    if step is None:
+        with prng.counts_as_constants():
+            traced = jit(fn).trace(data, *args)
+        closed = traced.jaxpr
+        step = _Step(tier.tiered_executable(closed, statics[0]), closed.out_avals,
+                     traced.out_tree)
+        step = caches.add(_steps, key, step)
+    if spelled is not None:
+        caches.add(_steps, spelled, step)
+    return step(*[value for _, value in operands])
+
+
+def _spelled_step(name, shape, dtype, key):
+    """The draw of the step an earlier eager call made with these very spellings of the
+    static arguments (see _as_spelled), on `key`; None if there is none or the call is not
+    eager. (The fast path: nothing canonicalized, nothing checked again.)"""
+    if _CTX.interp is _EVAL and _plain_shape(shape):
+        step, value = _lookup((name, shape, type(dtype), dtype, _settings)), _key_value(key)
+        if step is not None and value is not None:
+            return step.one(value)
+    return None
+
+
+def _drawn(statics, fn, data, *args, spelled=None):
+    """`fn(data, *args)`: by its compiled step if the call is eager, else traced (or run op
+    by op, with jit disabled)."""
+    out = _eager_draw(statics, fn, data, *args, spelled=spelled)
+    return fn(data, *args) if out is None else out
+
+
+def _arange(n: int):
+    """`jnp.arange(n)` (constant in a step's trace, see prng.counting)."""
+    return prng.counting(dtypes.canonicalize_dtype(int), (n,))
+
 
 # --------------------------------------------------------------------------------------
 # Keys
@@ -141,23 +310,39 @@ def _split(data, num: int = 2):
 
 def split(key, num=2):
     """New keys (shape `num`, an int or a tuple) derived from one key."""
+    if _CTX.interp is _EVAL and _plain_shape(num):
+        step, value = _lookup(("split", num, _settings)), _key_value(key)
+        if step is not None and value is not None:
+            return _rewrap(type(key) is PRNGKeyArray, step.one(value))
     data, typed = _key_data_of("split", key)
     shape = tuple(num) if isinstance(num, Sequence) else (num,)
     shape = _canonical_shape(shape, "split", "random.")
-    return _rewrap(typed, prng.split_key_data(data, shape))
+    out = _eager_draw(("split", shape), lambda d: prng.split_key_data(d, shape), data,
+                      spelled=("split", num, _settings) if _plain_shape(num) else None)
+    if out is None:
+        out = prng.split_key_data(data, shape)
+    return _rewrap(typed, out)
 
 
 def fold_in(key, data):
     """A new key from a key and a 32-bit integer (e.g. a step number)."""
+    if _CTX.interp is _EVAL and type(data) is int and 0 <= data <= 0xFFFFFFFF:
+        step, value = _lookup(("fold_in", _settings)), _key_value(key)
+        if step is not None and value is not None:
+            return _rewrap(type(key) is PRNGKeyArray, step.one(value, np.array(data, np.uint32)))
     key_data_, typed = _key_data_of("fold_in", key)
     if np.ndim(data) if not isinstance(data, core.ArrayBase) else data.ndim:
         raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
                         f"{np.shape(data)} != (). Use didax.vmap for batching.")
-    if isinstance(data, core.ArrayBase):
-        data = lax.convert_element_type(data, np.uint32)
-    else:
+    if not isinstance(data, core.ArrayBase):
         data = np.asarray(data, np.uint32)
-    return _rewrap(typed, prng.fold_in_key_data(key_data_, data))
+    out = _eager_draw(("fold_in",), _fold_in, key_data_, data,
+                      spelled=("fold_in", _settings) if type(data) is np.ndarray else None)
+    return _rewrap(typed, _fold_in(key_data_, data) if out is None else out)
+
+
+def _fold_in(key_data_, data):
+    return prng.fold_in_key_data(key_data_, lax.convert_element_type(data, np.uint32))
 
 
 # --------------------------------------------------------------------------------------
@@ -183,11 +368,16 @@ def _int_dtype(name, dtype):
 
 
 def _np_shape(x):
+    if type(x) in _PY_SCALARS:
+        return ()
     return get_aval(x).shape if isinstance(x, core.ArrayBase) else np.shape(x)
 
 
+_PY_SCALARS = frozenset({float, int, bool, complex})
+
+
 def _check_shape(name, shape, *param_shapes):
-    if param_shapes:
+    if any(param_shapes):  # (scalars broadcast to any shape)
         try:
             out = np.broadcast_shapes(shape, *param_shapes)
         except ValueError:
@@ -230,19 +420,26 @@ def _to_dtype(x, dtype):
 
 def bits(key, shape=(), dtype=None):
     """Uniform random bits as unsigned integers (uint32, or uint64 under x64)."""
+    out = _spelled_step("bits", shape, dtype, key)
+    if out is not None:
+        return out
     data, _ = _key_data_of("bits", key)
     if dtype is None:
-        dtype = dtypes.default_uint_dtype()
+        canonical = np.dtype(dtypes.default_uint_dtype())
     else:
-        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "bits")
-    if not dtypes.issubdtype(dtype, np.unsignedinteger):
-        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
-    return prng.random_bits(data, np.dtype(dtype).itemsize * 8, _shape(shape, "bits"))
+        canonical = dtypes.check_and_canonicalize_user_dtype(dtype, "bits")
+    if not dtypes.issubdtype(canonical, np.unsignedinteger):
+        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got "
+                         f"{canonical}")
+    width, shape_ = np.dtype(canonical).itemsize * 8, _shape(shape, "bits")
+    return _drawn(("bits", shape_, width), lambda d: prng.random_bits(d, width, shape_), data,
+                  spelled=_as_spelled("bits", shape, dtype, canonical))
 
 
 class _NumpyOps:
     """The NumPy functions behind the lax operations the uniform and normal samplers use:
-    eager draws call them directly (the numbers are the same, the dispatch is saved)."""
+    draws evaluated op by op call them directly (the numbers are the same, the dispatch is
+    saved): with jit disabled, and inside samplers that have no compiled step."""
 
     add, sub, mul, neg, max = np.add, np.subtract, np.multiply, np.negative, np.maximum
     lt, eq, abs, sqrt, log1p = np.less, np.equal, np.abs, np.sqrt, np.log1p
@@ -314,11 +511,35 @@ def _uniform(data, minval, maxval, shape, dtype):
     return _as_result(xp, u, dtype)
 
 
+def _unit_scalars(minval, maxval) -> bool:
+    """Bounds 0 and 1 spelled as Python numbers (uniform's defaults)."""
+    return (type(minval) in (float, int) and minval == 0
+            and type(maxval) in (float, int) and maxval == 1)
+
+
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     """Uniform floats in [minval, maxval)."""
+    if _unit_scalars(minval, maxval):
+        out = _spelled_step("uniform", shape, dtype, key)
+        if out is not None:
+            return out
     data, _ = _key_data_of("uniform", key)
-    return _uniform(data, minval, maxval, _shape(shape, "uniform"),
-                    _float_dtype("uniform", dtype))
+    shape_, dtype_ = _shape(shape, "uniform"), _float_dtype("uniform", dtype)
+    out = None
+    if _is_concrete(minval) and _is_concrete(maxval):
+        _check_shape("uniform", shape_, _np_shape(minval), _np_shape(maxval))
+        # Bounds converted to the dtype here, as the sampler converts concrete ones.
+        lo, hi = np.asarray(minval, dtype_), np.asarray(maxval, dtype_)
+        if lo.ndim == 0 and hi.ndim == 0 and lo == 0 and hi == 1:
+            spelled = (_as_spelled("uniform", shape, dtype, dtype_)
+                       if _unit_scalars(minval, maxval) else None)
+            out = _eager_draw(("uniform", shape_, dtype_),
+                              lambda d: _uniform(d, 0.0, 1.0, shape_, dtype_), data,
+                              spelled=spelled)
+        else:
+            out = _eager_draw(("uniform", shape_, dtype_),
+                              lambda d, lo, hi: _uniform(d, lo, hi, shape_, dtype_), data, lo, hi)
+    return _uniform(data, minval, maxval, shape_, dtype_) if out is None else out
 
 
 # --------------------------------------------------------------------------------------
@@ -342,6 +563,11 @@ def randint(key, shape, minval, maxval, dtype=None):
     if not dtypes.issubdtype(dtype, np.integer):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     shape = _shape(shape, "randint")
+    return _drawn(("randint", shape, dtype),
+                  lambda d, lo, hi: _randint_draw(d, lo, hi, shape, dtype), data, minval, maxval)
+
+
+def _randint_draw(data, minval, maxval, shape, dtype):
     info = dtypes.iinfo(dtype)
     sampling_dtype = dtype
     if info.bits < 32:  # sample in 32 bits: less bias
@@ -414,6 +640,10 @@ def _canonical_axis(axis, ndim, name):
 
 def permutation(key, x, axis: int = 0, independent: bool = False):
     """A random permutation of `range(x)` (an integer `x`) or of `x` along `axis`."""
+    if _CTX.interp is _EVAL and type(x) is int and type(axis) is int and -1 <= axis <= 0:
+        step, value = _lookup(("permutation", x, _settings)), _key_value(key)
+        if step is not None and value is not None:
+            return step.one(value)
     data, _ = _key_data_of("permutation", key)
     ndim = _np_ndim(x)
     axis = _canonical_axis(axis, ndim or 1, "permutation")
@@ -421,11 +651,18 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
         if not dtypes.issubdtype(dtypes.dtype(x), np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
         n = int(concrete_or_error(x, "argument x of didax.random.permutation()"))
-        return _shuffle(data, jnp.arange(n), axis)
+        return _drawn(("permutation", n), lambda d: _shuffle(d, _arange(n), 0), data,
+                      spelled=("permutation", x, _settings) if type(x) is int else None)
+    independent = bool(independent)
+    return _drawn(("permutation", axis, independent),
+                  lambda d, x: _permute(d, x, axis, independent), data, x)
+
+
+def _permute(data, x, axis, independent):
     x = jnp.asarray(x)
-    if independent or ndim == 1:
+    if independent or x.ndim == 1:
         return _shuffle(data, x, axis)
-    ind = _shuffle(data, jnp.arange(x.shape[axis]), 0)
+    ind = _shuffle(data, _arange(x.shape[axis]), 0)
     return jnp.take(x, ind, axis, unique_indices=True)
 
 
@@ -454,19 +691,39 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0, mode=N
     if not replace and n_draws > n_inputs:
         raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population "
                          f"(size {n_inputs}) when 'replace=False'")
-    if p is None:
-        if replace:
-            ind = randint(data, shape, 0, n_inputs)
-            result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
-        else:
-            slices = (slice(None),) * axis + (slice(n_draws),)
-            result = permutation(data, n_inputs if arr.ndim == 0 else arr, axis)[slices]
-    else:
+    p_arr = None
+    if p is not None:
         (p_arr,) = promote_dtypes_inexact(p)
         if p_arr.shape != (n_inputs,):
             raise ValueError("p must be None or a 1D vector with the same size as "
                              f"a.shape[axis]. p has shape {p_arr.shape} and a.shape[axis] is "
                              f"{n_inputs}.")
+    replace = bool(replace)
+    operands = [x for x in (None if arr.ndim == 0 else arr, p_arr) if x is not None]
+    scalar, weighted = arr.ndim == 0, p_arr is not None
+
+    def draw(d, *ops):
+        ops = iter(ops)
+        a_ = None if scalar else next(ops)
+        return _choice(d, a_, next(ops) if weighted else None, n_inputs, shape, replace,
+                       axis, mode)
+
+    return _drawn(("choice", n_inputs, shape, replace, axis, mode, scalar, weighted), draw,
+                  data, *operands)
+
+
+def _choice(data, arr, p_arr, n_inputs, shape, replace, axis, mode):
+    """The choice of `shape` samples from `arr` (None: from range(n_inputs))."""
+    n_draws = math.prod(shape)
+    scalar = arr is None
+    if p_arr is None:
+        if replace:
+            ind = randint(data, shape, 0, n_inputs)
+            result = ind if scalar else jnp.take(arr, ind, axis)
+        else:
+            slices = (slice(None),) * axis + (slice(n_draws),)
+            result = permutation(data, n_inputs if scalar else arr, axis)[slices]
+    else:
         if replace:
             p_cuml = jnp.cumsum(p_arr)
             r = p_cuml[-1] * (1 - uniform(data, shape, dtype=p_cuml.dtype))
@@ -474,8 +731,8 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0, mode=N
         else:  # the Gumbel top-k trick
             g = gumbel(data, (n_inputs,), dtype=p_arr.dtype, mode=mode) + jnp.log(p_arr)
             ind = lax_red.top_k(g, n_draws)[1].astype(int)
-        result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
-    return result.reshape(shape if arr.ndim == 0 else
+        result = ind if scalar else jnp.take(arr, ind, axis)
+    return result.reshape(shape if scalar else
                           arr.shape[:axis] + tuple(shape) + arr.shape[axis + 1:])
 
 
@@ -500,11 +757,18 @@ def _horner(xp, coeffs, w):
     return p
 
 
+_HALF_FLOATS = (np.dtype(np.float16), np.dtype(dtypes.bfloat16))
+
+
 def _erf_inv(xp, x, dtype):
     """erf_inv as XLA computes it, so that samples match JAX's to float32 rounding: Giles'
     polynomial in float32 (good to a few 1e-7 relative, so samples drawn with lax.erf_inv,
-    exact to float32 rounding, would differ from JAX's by as much); other dtypes use
-    lax.erf_inv."""
+    exact to float32 rounding, would differ from JAX's by as much); float16 and bfloat16
+    upcast to it and round back, as XLA does; other dtypes use lax.erf_inv."""
+    if dtype in _HALF_FLOATS:
+        f32 = np.dtype(np.float32)
+        up = _erf_inv(xp, xp.convert_element_type(x, f32), f32)
+        return xp.convert_element_type(up, dtype)
     if dtype != np.float32:
         return xp.erf_inv(x)
     if xp is _NumpyOps:
@@ -560,13 +824,18 @@ def _normal(data, shape, dtype):
 def normal(key, shape=(), dtype=None):
     """Standard normal samples: sqrt(2) * erf_inv(u) with u uniform in (-1, 1); complex
     dtypes draw the real and imaginary parts from split keys, scaled by 1/sqrt(2)."""
+    out = _spelled_step("normal", shape, dtype, key)
+    if out is not None:
+        return out
     data, _ = _key_data_of("normal", key)
-    dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
-                                                     "normal")
-    if not dtypes.issubdtype(dtype, np.inexact):
+    dtype_ = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
+                                                      "normal")
+    if not dtypes.issubdtype(dtype_, np.inexact):
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got "
-                         f"{dtype}")
-    return _normal(data, _shape(shape, "normal"), dtype)
+                         f"{dtype_}")
+    shape_ = _shape(shape, "normal")
+    return _drawn(("normal", shape_, dtype_), lambda d: _normal(d, shape_, dtype_), data,
+                  spelled=_as_spelled("normal", shape, dtype, dtype_))
 
 
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
@@ -574,6 +843,13 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     data, _ = _key_data_of("truncated_normal", key)
     dtype = _float_dtype("truncated_normal", dtype)
     shape = _shape_or_broadcast("truncated_normal", shape, lower, upper)
+    if _is_concrete(lower) and _is_concrete(upper):  # converted as the sampler converts them
+        lower, upper = np.asarray(lower, dtype), np.asarray(upper, dtype)
+    return _drawn(("truncated_normal", shape, dtype),
+                  lambda d, lo, hi: _truncated_normal(d, lo, hi, shape, dtype), data, lower, upper)
+
+
+def _truncated_normal(data, lower, upper, shape, dtype):
     sqrt2 = _const(np.sqrt(2), dtype)
     lower = _to_dtype(lower, dtype)
     upper = _to_dtype(upper, dtype)
@@ -665,9 +941,14 @@ def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
     dtype = dtypes.dtype(p, canonicalize=True)
     if not dtypes.issubdtype(dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
-    p = _to_dtype(p, dtype)
     shape = _shape_or_broadcast("bernoulli", shape, p)
-    p = lax_shape.broadcast_to_rank(p, len(shape))
+    return _drawn(("bernoulli", shape, mode), lambda d, p: _bernoulli(d, p, shape, mode),
+                  data, p)
+
+
+def _bernoulli(data, p, shape, mode):
+    dtype = dtypes.dtype(p, canonicalize=True)
+    p = lax_shape.broadcast_to_rank(_to_dtype(p, dtype), len(shape))
     if mode == "high":
         u = _uniform(data, 0.0, 1.0, (2,) + shape, dtype)
         u1, u2 = (lax_shape.reshape(lax_shape.index_in_dim(u, i, 0), shape) for i in (0, 1))
@@ -682,6 +963,10 @@ def rademacher(key, shape=(), dtype=None):
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
                                                      "rademacher")
     shape = _shape(shape, "rademacher")
+    return _drawn(("rademacher", shape, dtype), lambda d: _rademacher(d, shape, dtype), data)
+
+
+def _rademacher(data, shape, dtype):
     b = lax.convert_element_type(bernoulli(data, 0.5, shape), dtype)
     return lax.sub(lax.mul(_const(2, dtype), b), _const(1, dtype))
 
@@ -707,7 +992,8 @@ def gumbel(key, shape=(), dtype=None, mode=None):
     mode = "low" if mode is None else mode
     if mode not in ("highest", "high", "low"):
         raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
-    return _gumbel(data, _shape(shape, "gumbel"), dtype, mode)
+    shape = _shape(shape, "gumbel")
+    return _drawn(("gumbel", shape, dtype, mode), lambda d: _gumbel(d, shape, dtype, mode), data)
 
 
 def _gumbel(data, shape, dtype, mode):
@@ -729,7 +1015,6 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     top-k without replacement)."""
     data, _ = _key_data_of("categorical", key)
     logits = jnp.asarray(logits)
-    ndim = logits.ndim
     axis = operator.index(axis)
     batch_shape = tuple(np.delete(logits.shape, axis))
     if shape is None:
@@ -737,6 +1022,14 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     else:
         shape = _shape(shape, "categorical")
         _check_shape("categorical", shape, batch_shape)
+    replace = bool(replace)
+    return _drawn(("categorical", axis, shape, replace, mode),
+                  lambda d, x: _categorical(d, x, axis, shape, replace, mode), data, logits)
+
+
+def _categorical(data, logits, axis, shape, replace, mode):
+    ndim = logits.ndim
+    batch_shape = tuple(np.delete(logits.shape, axis))
     prefix = shape[:len(shape) - len(batch_shape)]
     if replace:
         if axis >= 0:
@@ -764,7 +1057,8 @@ def exponential(key, shape=(), dtype=None):
     """Exponential(1) samples: -log1p(-u)."""
     data, _ = _key_data_of("exponential", key)
     dtype = _float_dtype("exponential", dtype)
-    return _exponential(data, _shape(shape, "exponential"), dtype)
+    shape = _shape(shape, "exponential")
+    return _drawn(("exponential", shape, dtype), lambda d: _exponential(d, shape, dtype), data)
 
 
 def _exponential(data, shape, dtype):
@@ -776,8 +1070,12 @@ def laplace(key, shape=(), dtype=None):
     """Laplace(0, 1) samples: sign(u) * log1p(-|u|), u uniform in (-1, 1)."""
     data, _ = _key_data_of("laplace", key)
     dtype = _float_dtype("laplace", dtype)
-    u = _uniform(data, _const(-1.0 + dtypes.finfo(dtype).epsneg, dtype), 1.0,
-                 _shape(shape, "laplace"), dtype)
+    shape = _shape(shape, "laplace")
+    return _drawn(("laplace", shape, dtype), lambda d: _laplace(d, shape, dtype), data)
+
+
+def _laplace(data, shape, dtype):
+    u = _uniform(data, _const(-1.0 + dtypes.finfo(dtype).epsneg, dtype), 1.0, shape, dtype)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
@@ -785,8 +1083,12 @@ def logistic(key, shape=(), dtype=None):
     """Logistic samples: log(u) - log1p(-u)."""
     data, _ = _key_data_of("logistic", key)
     dtype = _float_dtype("logistic", dtype)
-    x = _uniform(data, _const(dtypes.finfo(dtype).tiny, dtype), 1.0, _shape(shape, "logistic"),
-                 dtype)
+    shape = _shape(shape, "logistic")
+    return _drawn(("logistic", shape, dtype), lambda d: _logistic(d, shape, dtype), data)
+
+
+def _logistic(data, shape, dtype):
+    x = _uniform(data, _const(dtypes.finfo(dtype).tiny, dtype), 1.0, shape, dtype)
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
@@ -794,7 +1096,12 @@ def cauchy(key, shape=(), dtype=None):
     """Cauchy samples: tan(pi * (u - 1/2))."""
     data, _ = _key_data_of("cauchy", key)
     dtype = _float_dtype("cauchy", dtype)
-    u = _uniform(data, _const(dtypes.finfo(dtype).eps, dtype), 1.0, _shape(shape, "cauchy"), dtype)
+    shape = _shape(shape, "cauchy")
+    return _drawn(("cauchy", shape, dtype), lambda d: _cauchy(d, shape, dtype), data)
+
+
+def _cauchy(data, shape, dtype):
+    u = _uniform(data, _const(dtypes.finfo(dtype).eps, dtype), 1.0, shape, dtype)
     return lax.tan(lax.mul(_const(np.pi, dtype), lax.sub(u, _const(0.5, dtype))))
 
 

@@ -892,6 +892,35 @@ shift_right_arithmetic = _bind2(shift_right_arithmetic_p)
 
 shift_right_logical_p = binop("shift_right_logical", int_, _shift_impl(_shift_right_logical))
 shift_right_logical = _bind2(shift_right_logical_p)
+
+
+def _native_shift(op: str):
+    """A shift in the unsigned type of the operands' width (no undefined C shifts): counts
+    that are negative or at least the width give 0, as the impl's."""
+    def rule(c, eqn, x, y):
+        bits = 8 * c.dtype.itemsize
+        u = f"npy_uint{bits}"
+        return (f"(({u}){y} < {bits} ? ({c.ctype})({u})(({u}){x} {op} ({u}){y}) : "
+                f"{c.const(0)})")
+    return rule
+
+
+native_rule(shift_left_p, when=_int_or_bool)(_native_shift("<<"))
+native_rule(shift_right_logical_p, when=_int_or_bool)(_native_shift(">>"))
+
+
+def _unsigned_by_literal_in_range(eqn) -> bool:
+    """An unsigned shift by a constant count below the width: NumPy's own shift (the impl's
+    clipping and masking change nothing there; random bits to floats shift so)."""
+    x, y = eqn.invars
+    return (dtypes.kind(x.aval.dtype) == "u" and type(y) is Literal
+            and 0 <= int(y.val) < 8 * x.aval.dtype.itemsize)
+
+
+codegen_rule(shift_left_p, when=_unsigned_by_literal_in_range, fresh=True)(
+    ufunc_rule(np.left_shift))
+codegen_rule(shift_right_logical_p, when=_unsigned_by_literal_in_range, fresh=True)(
+    ufunc_rule(np.right_shift))
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, shift_left_p,
            shift_right_arithmetic_p, shift_right_logical_p):
     defjvp_zero(_p)

@@ -18,11 +18,12 @@ import numpy as np
 from didax._src import core, dtypes
 from didax._src.base_prims import reduce_sum, reduce_sum_p, reducer, row_major, where_text
 from didax._src.compiler.codegen import codegen_rule
-from didax._src.compiler.native.rules import FLOATS, INTS, native_rule, wrapping
+from didax._src.compiler.native.rules import C_TYPES, FLOATS, INTS, native_rule, wrapping
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.batching import defreducer, moveaxis
 from didax._src.interpreters.jvp import defjvp2, defjvp_zero, deflinear, jvp_flat
 from didax._src.interpreters.transpose import is_undefined
+from didax._src.ir import DropVar, Literal
 from didax._src.lax.elementwise import (
     add,
     convert_element_type,
@@ -546,6 +547,131 @@ def _sort_batch(size, vals, dims, *, dimension, is_stable, num_keys):
 
 
 sort_p.def_batch(_sort_batch)
+
+
+# The native rule: a stable LSD radix sort (a byte per pass) of each line's keys, mapped to
+# unsigned integers in the impl's order, with their positions; every operand is then
+# gathered by the positions. Lines of at most _INSERTION_MAX elements: insertion sort.
+_INSERTION_MAX = 16
+
+
+def _sort_native_when(eqn) -> bool:
+    key = eqn.invars[0].aval.dtype
+    return (eqn.params["num_keys"] == 1 and not any(type(a) is Literal for a in eqn.invars)
+            and (key in INTS or key in FLOATS or key == np.bool_)
+            and all(v.aval.dtype in C_TYPES for v in (*eqn.invars, *eqn.outvars)))
+
+
+def _radix_key(dtype, x: str, bits: int) -> str:
+    """The C expression of an unsigned integer of `bits` whose order is the impl's (NumPy's)
+    order of the element `x`: signed integers with the sign bit flipped; floats by their
+    bits, negative ones inverted, -0 as +0 (they tie) and every NaN last (they tie too)."""
+    u = f"npy_uint{bits}"
+    top = f"(({u})1 << {bits - 1})"
+    if dtypes.kind(dtype) in "bu":
+        return f"(({u}){x})"
+    if dtypes.kind(dtype) == "i":
+        return f"(({u}){x} ^ {top})"
+    ftype = "float" if bits == 32 else "double"
+    b = f"((union {{ {ftype} f; {u} u; }}){{.f = {x}}}).u"
+    return (f"({x} != {x} ? ({u})~({u})0 : {x} == 0 ? {top} : "
+            f"{b} & {top} ? ({u})~{b} : {b} | {top})")
+
+
+@native_rule(sort_p, kind="block", when=_sort_native_when, counts=lambda eqn: (1, 0))
+def _sort_native(em, eqn):
+    """Each line along `dimension` sorted stably (as the impl's lexsort) by its key."""
+    shape = eqn.invars[0].aval.shape
+    dim = eqn.params["dimension"]
+    n, outer, inner = shape[dim], math.prod(shape[:dim]), math.prod(shape[dim + 1:])
+    for a in dict.fromkeys(eqn.invars):
+        em.operand(a)
+        em.as_array(a)
+    outs = []  # (operand, slot of its sorted result), results nobody reads left out
+    for a, v in zip(eqn.invars, eqn.outvars):
+        if type(v) is not DropVar:
+            s = em.slot(v)
+            em.new_array(s, v.aval, var=v)
+            outs.append((a, s))
+    if not n * outer * inner:
+        return
+    key_dtype = eqn.invars[0].aval.dtype
+    bits = max(8, 8 * key_dtype.itemsize)
+    key = _radix_key(key_dtype, f"p{em.slots[eqn.invars[0]]}[base + i * {inner}]", bits)
+    # Elements (key, position): one 64-bit word, the key in the high half, for keys of up to
+    # 32 bits (their order is the words' order: a stable sort of the keys); for 64-bit keys,
+    # two arrays.
+    packed = bits <= 32 and n <= 0xFFFFFFFF
+    count = "npy_uint32" if n <= 0xFFFFFFFF else "npy_intp"
+    if packed:
+        elem, shift, position = "npy_uint64", 32, "(npy_intp)(npy_uint32)e[i]"
+        em.line(f"npy_uint64 *const buf = malloc(2 * {n} * sizeof(npy_uint64));")
+        em.line("if (buf == NULL) { PyErr_NoMemory(); goto done; }")
+    else:
+        elem, shift, position = "npy_uint64", 0, "ix[i]"
+        em.line(f"npy_uint64 *const buf = malloc(2 * {n} * sizeof(npy_uint64));")
+        em.line(f"npy_intp *const ibuf = malloc(2 * {n} * sizeof(npy_intp));")
+        em.line("if (buf == NULL || ibuf == NULL) {")
+        em.line("    free(buf); free(ibuf); PyErr_NoMemory(); goto done;")
+        em.line("}")
+    em.line(f"for (npy_intp line = 0; line < {outer * inner}; line++) {{")
+    em.line(f"    const npy_intp base = (line / {inner}) * {n * inner} + line % {inner};")
+    em.line(f"    {elem} *e = buf, *f = buf + {n};")
+    if not packed:
+        em.line(f"    npy_intp *ix = ibuf, *iy = ibuf + {n};")
+    passes = bits // 8
+    radix = n > _INSERTION_MAX
+    if radix:
+        em.line(f"    {count} counts[{passes}][256];")
+        em.line("    memset(counts, 0, sizeof(counts));")
+    em.line(f"    for (npy_intp i = 0; i < {n}; i++) {{")
+    em.line(f"        const npy_uint{bits} k = {key};")
+    if packed:
+        em.line("        e[i] = ((npy_uint64)k << 32) | (npy_uint64)i;")
+    else:
+        em.line("        e[i] = k; ix[i] = i;")
+    if radix:
+        for b in range(passes):
+            em.line(f"        counts[{b}][(k >> {8 * b}) & 255]++;")
+    em.line("    }")
+    if not radix:  # (packed: the words' order; else the keys', ties kept in place)
+        em.line(f"    for (npy_intp i = 1; i < {n}; i++) {{")
+        em.line("        const npy_uint64 k = e[i]; npy_intp j = i;")
+        if packed:
+            em.line("        for (; j > 0 && e[j - 1] > k; j--) e[j] = e[j - 1];")
+            em.line("        e[j] = k;")
+        else:
+            em.line("        const npy_intp x = ix[i];")
+            em.line("        for (; j > 0 && e[j - 1] > k; j--) { e[j] = e[j - 1]; "
+                    "ix[j] = ix[j - 1]; }")
+            em.line("        e[j] = k; ix[j] = x;")
+        em.line("    }")
+    else:
+        em.line(f"    for (int b = 0; b < {passes}; b++) {{")
+        em.line(f"        {count} *c = counts[b];")
+        em.line(f"        const int s = {shift} + 8 * b;")
+        em.line(f"        if (c[(e[0] >> s) & 255] == {n}) continue;  /* one digit */")
+        em.line(f"        {count} total = 0;")
+        em.line(f"        for (int d = 0; d < 256; d++) {{ {count} t = c[d]; c[d] = total; "
+                "total += t; }")
+        em.line(f"        for (npy_intp i = 0; i < {n}; i++) {{")
+        if packed:
+            em.line("            const npy_uint64 w = e[i]; f[c[(w >> s) & 255]++] = w;")
+        else:
+            em.line(f"            const {count} at = c[(e[i] >> s) & 255]++;")
+            em.line("            f[at] = e[i]; iy[at] = ix[i];")
+        em.line("        }")
+        em.line(f"        {{ {elem} *t = e; e = f; f = t; }}")
+        if not packed:
+            em.line("        { npy_intp *t = ix; ix = iy; iy = t; }")
+        em.line("    }")
+    em.line(f"    for (npy_intp i = 0; i < {n}; i++) {{")
+    em.line(f"        const npy_intp at = base + {position} * {inner};")
+    for a, q in outs:
+        em.line(f"        q{q}[base + i * {inner}] = p{em.slots[a]}[at];")
+    em.line("    }")
+    em.line("}")
+    em.line("free(buf);" if packed else "free(buf); free(ibuf);")
 
 top_k_p = core.primitive("top_k", multiple_results=True)
 

@@ -4,18 +4,24 @@ Keys here are raw key data: uint32 arrays whose last dimension holds the two key
 Seeding, splitting, folding in and drawing bits are compositions of lax operations and the
 one `threefry2x32` primitive, so they work under every transformation. The scheme is JAX's
 default `jax_threefry_partitionable=True` one: element i of a draw hashes the 64-bit counter
-i, split into its high and low 32-bit words.
+i, split into its high and low 32-bit words. The primitive's native rule computes the 20
+rounds in C, so jitted draws hash natively with the NumPy impl's bits.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 
 import numpy as np
 
 from didax._src import core, dtypes, tree_util
+from didax._src.compiler.native.loops import contiguous, loop_nest, over
+from didax._src.compiler.native.rules import c_constant, native_rule
 from didax._src.errors import user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import defjvp_zero
+from didax._src.ir import DropVar, Literal
 from didax._src.lax import elementwise as lax_elem
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.reduction import reduce_and
@@ -128,6 +134,54 @@ threefry2x32_p.def_batch(_threefry2x32_batch)
 threefry2x32_p.mark_absent("transpose", "threefry2x32 is not linear (integer hash)")
 
 
+def _threefry2x32_native_when(eqn) -> bool:
+    return all(v.aval.dtype == _U32 for v in (*eqn.invars, *eqn.outvars))
+
+
+@native_rule(threefry2x32_p, kind="block", when=_threefry2x32_native_when,
+             counts=lambda eqn: (1, 0))
+def _threefry2x32_native(em, eqn):
+    """One loop over the result computing both words of each element: the 20 rounds as C
+    uint32 arithmetic (wrapping mod 2**32, as the NumPy impl's), operands read broadcast
+    (a literal, such as the zero high counter word, becomes a constant)."""
+    shape = eqn.outvars[0].aval.shape
+    reads, words = [], []
+    for n, a in enumerate(eqn.invars):
+        if type(a) is Literal:
+            words.append(c_constant(a.val, _U32))
+            continue
+        if a not in eqn.invars[:n]:  # (an operand given twice is declared once)
+            em.as_array(a)
+        words.append(len(reads))
+        reads.append(("npy_uint32", f"p{em.slots[a]}",
+                      over(shape, a.aval.shape, contiguous(a.aval.shape))))
+    slots = []  # (which word, the slot of its result): words nobody reads are not written
+    for n, v in enumerate(eqn.outvars):
+        if type(v) is not DropVar:
+            s = em.slot(v)
+            em.new_array(s, v.aval, var=v)
+            slots.append((n, s))
+    locals_ = {}
+
+    def body(block, names):
+        def let(expression):
+            return block.let("npy_uint32", expression)
+
+        k1, k2, x0, x1 = (names[w] if type(w) is int else w for w in words)
+        ks = (k1, k2, let(f"({k1} ^ {k2} ^ {c_constant(_KEY_PARITY, _U32)})"))
+        x0, x1 = let(f"({x0} + {k1})"), let(f"({x1} + {k2})")
+        for i in range(5):
+            for r in _ROTATIONS[i % 2]:
+                x0 = let(f"({x0} + {x1})")
+                x1 = let(f"((({x1} << {r}) | ({x1} >> {32 - r})) ^ {x0})")
+            x0 = let(f"({x0} + {ks[(i + 1) % 3]})")
+            x1 = let(f"({x1} + {ks[(i + 2) % 3]} + {c_constant(i + 1, _U32)})")
+        locals_["out"] = (x0, x1)
+
+    writes = [(f"q{s}", lambda n=n: locals_["out"][n]) for n, s in slots]
+    loop_nest(em.body, shape, reads, body, writes, [])
+
+
 def _as_uint32(x):
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         return np.uint32(x)
@@ -175,12 +229,38 @@ def _check_size(shape):
         raise NotImplementedError(f"random draws of 2**32 or more elements (shape {shape})")
 
 
+# Counters as constants: while a compiled step of an eager draw is traced, counts up to this
+# many elements are NumPy constants instead of `iota` equations (which the native tier runs
+# on the NumPy tier: a few microseconds, more than a small draw's whole hash costs).
+_CONSTANT_COUNTS_MAX = 1 << 13
+_tracing = threading.local()
+
+
+@contextlib.contextmanager
+def counts_as_constants():
+    """Within it (on this thread), `counting` gives NumPy constants for small shapes."""
+    before = getattr(_tracing, "constant_counts", False)
+    _tracing.constant_counts = True
+    try:
+        yield
+    finally:
+        _tracing.constant_counts = before
+
+
+def counting(dtype, shape):
+    """0, 1, 2... in row-major order over `shape`, of integer `dtype`: an iota, or a constant
+    (see counts_as_constants)."""
+    size = math.prod(shape)
+    if size <= _CONSTANT_COUNTS_MAX and getattr(_tracing, "constant_counts", False):
+        return np.arange(size, dtype=dtype).reshape(shape)
+    return lax_shape.reshape(lax_shape.iota(dtype, size), shape)
+
+
 def iota_2x32(shape):
     """The high and low uint32 words of the row-major flat index of each element of
     `shape` (the high words are zero: no array here has 2**32 elements)."""
     _check_size(shape)
-    size = math.prod(shape)
-    lo = lax_shape.reshape(lax_shape.iota(_U32, size), shape) if shape else np.uint32(0)
+    lo = counting(_U32, shape) if shape else np.uint32(0)
     return np.uint32(0), lo
 
 

@@ -38,6 +38,8 @@ BINARY_EXACT = {
 UNARY_LIBM = {"exp": lax.exp, "log": lax.log, "log1p": lax.log1p, "expm1": lax.expm1,
               "tanh": lax.tanh, "logistic": lax.logistic, "sin": lax.sin, "cos": lax.cos}
 BINARY_LIBM = {"pow": lax.pow}
+# Integer and block rules the random draws run natively (tests/_src/test_random_eager.py).
+RANDOM = {"shift_left", "shift_right_logical", "sort", "threefry2x32"}
 
 
 def test_primitives_with_native_rules():
@@ -45,7 +47,7 @@ def test_primitives_with_native_rules():
     from .test_loops import CONTROL, LAYOUT
     from .test_products_reductions_views import PRODUCTS_REDUCTIONS_VIEWS
     assert have == (set(UNARY_EXACT) | set(BINARY_EXACT) | set(UNARY_LIBM) | set(BINARY_LIBM)
-                    | PRODUCTS_REDUCTIONS_VIEWS | CONTROL | LAYOUT)
+                    | PRODUCTS_REDUCTIONS_VIEWS | CONTROL | LAYOUT | RANDOM)
 
 
 def _unary(x):
