@@ -17,6 +17,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("DIDAX_NATIVE_TIER", "sync")  # eager draws' steps: the native tier's
+# steady state (with the default, the NumPy tier serves them until a background build ends)
 
 import harness  # noqa: E402 - sets single-thread environment before NumPy loads
 import numpy as np  # noqa: E402

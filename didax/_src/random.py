@@ -55,8 +55,12 @@ _IMPL_NAME = "threefry2x32"
 # are kept in a bounded table, per (sampler, static arguments, operand types, settings);
 # the hottest samplers also keep theirs under the caller's own spelling of the static
 # arguments, so that a repeated call finds its step before any argument is canonicalized.
+# A signature's first call runs op by op (to the same bits): tracing and compiling cost
+# milliseconds, which only a repeated draw repays (a model's initialization draws once per
+# parameter shape).
 
 _steps = caches.memo("random.eager_steps", limit=512)
+_seen = caches.memo("random.eager_signatures_seen", limit=4096)  # signature -> True
 _settings_snapshots = caches.memo("random.settings", interns=True)
 _CTX = core._ctx
 _EVAL = core.eval_interpreter
@@ -174,6 +178,9 @@ def _eager_draw(statics, fn, data, *args, spelled=None):
     key = (statics, tuple(aval for aval, _ in operands[1:]), _settings)
     step = _steps.get(key)
     if step is None:
+        if key not in _seen:  # (a first call: op by op)
+            caches.add(_seen, key, True)
+            return None
         with prng.counts_as_constants():
             traced = jit(fn).trace(data, *args)
         closed = traced.jaxpr
