@@ -27,12 +27,22 @@ LOGITS5 = np.array([0.1, 2.0, -1.0, 0.5, 0.2], np.float32)
 P3 = np.array([0.1, 0.5, 0.9], np.float32)
 
 
-@pytest.fixture(params=list(EAGER_TIERS))
+@pytest.fixture
 def eager_tier(request):
-    """The test with eager steps on the NumPy tier alone, and built as native code before
-    their first call ("sync")."""
+    """The test with eager steps on the NumPy tier alone, or built as native code before
+    their first call ("sync"): the tier its `tier` parameter names (see `_on_tiers`)."""
     with flag_context("didax_native_tier", EAGER_TIERS[request.param]):
         yield request.param
+
+
+def _on_tiers(draws, native):
+    """Parameters (name, eager_tier) of every draw on the NumPy tier, and of those named in
+    `native` also on the native tier (each is a C build on a new machine; the two tiers'
+    equality is checked program by program under jit, in check mode)."""
+    assert set(native) <= set(draws)
+    return pytest.mark.parametrize(("name", "eager_tier"), [
+        pytest.param(n, t, id=f"{t}-{n}") for t in EAGER_TIERS for n in draws
+        if t == "numpy tier" or n in native], indirect=["eager_tier"])
 
 
 def _keys(seed, typed):
@@ -155,11 +165,12 @@ def _steps_made():
 # JAX's bits, eagerly
 
 
-@pytest.mark.parametrize("typed", [False, True], ids=["raw key", "typed key"])
-@pytest.mark.parametrize("name", list(EXACT))
-def test_eager_draws_are_jaxs_bits(name, typed, eager_tier):
+@_on_tiers(EXACT, ["bits", "uniform_float16", "normal_float16", "randint_int8", "split_3",
+                   "fold_in", "bernoulli_vector_p", "permutation_1438", "choice_p",
+                   "categorical"])
+def test_eager_draws_are_jaxs_bits(name, eager_tier):
     draw = EXACT[name]
-    for seed in (0, 1234):
+    for seed, typed in ((0, False), (1234, False), (0, True)):
         key, jax_key = _keys(seed, typed)
         want = draw(jax.random, jax_key)
         # (the first runs op by op, the second makes the step, the third finds it)
@@ -167,7 +178,8 @@ def test_eager_draws_are_jaxs_bits(name, typed, eager_tier):
             _same_bits(draw(R, key), want)
 
 
-@pytest.mark.parametrize("name", list(CLOSE))
+@_on_tiers(CLOSE, ["normal", "normal_complex", "truncated_normal_bounds",
+                   "uniform_vector_bounds"])
 def test_eager_draws_are_jits_bits_and_close_to_jax(name, eager_tier):
     draw = CLOSE[name]
     key, jax_key = _keys(7, False)
@@ -181,7 +193,7 @@ def test_eager_draws_are_jits_bits_and_close_to_jax(name, eager_tier):
         _close(got, draw(jax.random, jax_key))
 
 
-@pytest.mark.parametrize("name", list(EXACT_X64))
+@_on_tiers(EXACT_X64, ["uniform", "randint", "permutation"])
 def test_eager_draws_under_x64_are_jaxs_bits(name, eager_tier):
     with both_x64():
         key, jax_key = _keys(2 ** 40 + 7, False)
@@ -190,7 +202,7 @@ def test_eager_draws_under_x64_are_jaxs_bits(name, eager_tier):
             _same_bits(EXACT_X64[name](R, key), want)
 
 
-@pytest.mark.parametrize("name", list(CLOSE_X64))
+@_on_tiers(CLOSE_X64, ["normal"])
 def test_eager_draws_under_x64_are_close_to_jax(name, eager_tier):
     with both_x64():
         key, jax_key = _keys(3, False)
@@ -304,9 +316,11 @@ def test_shapes_dtypes_and_samplers_do_not_collide():
     for shape in [(2,), (3,), (2, 1), (1, 2), 2, ()]:
         for dtype in [None, np.float32, "float16", jjnp.bfloat16]:
             for sampler in ("uniform", "normal"):
-                got = getattr(R, sampler)(key, shape, dtype)
+                first = getattr(R, sampler)(key, shape, dtype)  # (op by op)
+                got = getattr(R, sampler)(key, shape, dtype)  # (its own step)
                 want = getattr(jax.random, sampler)(jax_key, shape, dtype)
                 assert (got.shape, got.dtype) == (want.shape, want.dtype)
+                _same_bits(got, first)
     for n in (2, 3):
         assert R.split(key, n).shape == (n, 2)
         assert R.permutation(key, n).shape == (n,)
