@@ -70,7 +70,7 @@ def _refuse(path: str, why: str):
     return None
 
 
-def _cpu_features() -> str:
+def cpu_features() -> str:
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -84,7 +84,7 @@ def _cpu_features() -> str:
 def entry_key(source: str, tc: tc_mod.Toolchain) -> str:
     h = hashlib.sha256()
     for part in (source, tc.identity(), sys.version, sysconfig.get_config_var("SOABI") or "",
-                 np.__version__, _cpu_features()):
+                 np.__version__, cpu_features()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

@@ -3,13 +3,15 @@
 The compiler is `$CC`, else `gcc`, else `cc`. Flags keep IEEE semantics (no fast-math, no
 FMA contraction, so results round as NumPy's do; no trapping math, which changes no value
 but lets gcc vectorize selects). A one-time probe builds and loads a tiny extension module
-with each candidate set of flags; if none works the tier is off, with one warning.
+with each candidate set of flags; if none works the tier is off, with one warning. A success
+is recorded in the cache directory, so later processes skip the probe.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.machinery
 import importlib.util
+import json
 import os
 import shlex
 import shutil
@@ -73,6 +75,60 @@ def _probe(setting) -> Toolchain | None:
     if cc is None:
         _warn(f"no C compiler found ({'CC=' + setting if setting else 'gcc, cc'})")
         return None
+    record = _record_path(cc)
+    tc = _read_record(record, cc)
+    if tc is None:
+        tc = _probe_compiler(cc)
+        if tc is not None and record is not None:
+            _write_record(record, tc)
+    return tc
+
+
+# A successful probe is recorded in the cache directory, keyed by the compiler's file and
+# everything the probe depends on: running the compiler three times costs a process start a
+# tenth of a second (on one core, before its first native module). A record that cannot be
+# read is ignored (the probe runs again); a compiler that fails is probed in every process.
+
+def _record_path(cc) -> str | None:
+    from didax._src.compiler.native import cache  # (it imports this module)
+
+    directory = cache.cache_dir()
+    if directory is None:
+        return None
+    try:
+        st = os.stat(cc[0])
+    except OSError:
+        return None
+    key = hashlib.sha256("\0".join([
+        *cc, str(st.st_mtime_ns), str(st.st_size), sys.version, np.__version__,
+        repr((BASE_FLAGS, CANDIDATES)), _PROBE_SOURCE, cache.cpu_features()]).encode())
+    return os.path.join(directory, f"toolchain-{key.hexdigest()[:24]}.json")
+
+
+def _read_record(path, cc) -> Toolchain | None:
+    if path is None:
+        return None
+    try:
+        with open(path) as f:
+            got = json.load(f)
+        return Toolchain(tuple(cc), str(got["version"]), tuple(map(str, got["flags"])))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_record(path, tc: Toolchain):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump({"version": tc.version, "flags": list(tc.flags)}, f)
+        os.replace(tmp, path)  # (readers see a whole record or none)
+    except OSError:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _probe_compiler(cc) -> Toolchain | None:
+    """Builds and runs a tiny module with each candidate set of flags, best first."""
     try:
         out = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=30)
         version = (out.stdout.splitlines() or [""])[0]

@@ -144,6 +144,33 @@ def test_missing_or_failing_compiler(cc, fresh_cache, monkeypatch):
         np.testing.assert_allclose(jf(X), np.sin(X) + 1, rtol=1e-6)
 
 
+def test_a_working_compiler_is_probed_once_per_cache(fresh_cache, monkeypatch):
+    """A successful probe is recorded: a later process (here, a cleared table) takes the
+    compiler from the record without running it; a record that cannot be read is probed
+    again."""
+    if not have_compiler():
+        pytest.skip("no C compiler: nothing to record")
+    monkeypatch.setattr(toolchain, "_probed", {})
+    probed = toolchain.toolchain()
+    records = list(pathlib.Path(os.environ["DIDAX_CACHE_DIR"]).glob("toolchain-*.json"))
+    assert probed is not None and len(records) == 1
+    monkeypatch.setattr(toolchain, "_probed", {})
+    real_run = subprocess.run
+
+    def no_compiler_run(*args, **kwargs):
+        raise AssertionError("the compiler ran although its probe was recorded")
+
+    monkeypatch.setattr(subprocess, "run", no_compiler_run)
+    assert toolchain.toolchain() == probed
+    records[0].write_text("{not json")
+    monkeypatch.setattr(toolchain, "_probed", {})
+    monkeypatch.setattr(subprocess, "run", real_run)
+    assert toolchain.toolchain() == probed  # (probed again, and recorded again)
+    monkeypatch.setattr(toolchain, "_probed", {})
+    monkeypatch.setattr(subprocess, "run", no_compiler_run)
+    assert toolchain.toolchain() == probed
+
+
 def test_plan_is_none_without_native_equations():
     jaxpr = didax.jit(lambda n: jnp.cumsum(n)).trace(np.arange(3)).lower().jaxpr
     assert emit.plan(jaxpr) is None
