@@ -21,6 +21,7 @@ import numpy as np
 
 from didax._src.compiler import numpy_tier as compiler
 from didax._src.compiler.native import cache, emit, toolchain
+from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
 from didax._src.errors import NativeTierWarning, TierMismatchError
 from didax._src.ir import Jaxpr, derived
@@ -146,7 +147,7 @@ def build(exe: compiler.Executable) -> bool:
     """Builds and swaps in `exe`'s native code; whether it did."""
     state = exe.native
     tc = toolchain.toolchain()
-    directory = cache.cache_dir() if tc is not None else None
+    directory = cache_dir() if tc is not None else None
     if tc is None or directory is None:
         state.status = "none"
         return False

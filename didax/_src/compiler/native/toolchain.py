@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from didax._src import caches
+from didax._src.compiler.native.directory import cache_dir, cpu_features
 from didax._src.errors import NativeTierWarning
 
 BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
@@ -90,9 +91,7 @@ def _probe(setting) -> Toolchain | None:
 # read is ignored (the probe runs again); a compiler that fails is probed in every process.
 
 def _record_path(cc) -> str | None:
-    from didax._src.compiler.native import cache  # (it imports this module)
-
-    directory = cache.cache_dir()
+    directory = cache_dir()
     if directory is None:
         return None
     try:
@@ -101,7 +100,7 @@ def _record_path(cc) -> str | None:
         return None
     key = hashlib.sha256("\0".join([
         *cc, str(st.st_mtime_ns), str(st.st_size), sys.version, np.__version__,
-        repr((BASE_FLAGS, CANDIDATES)), _PROBE_SOURCE, cache.cpu_features()]).encode())
+        repr((BASE_FLAGS, CANDIDATES)), _PROBE_SOURCE, cpu_features()]).encode())
     return os.path.join(directory, f"toolchain-{key.hexdigest()[:24]}.json")
 
 
