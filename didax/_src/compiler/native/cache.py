@@ -3,9 +3,10 @@
 The directory is `directory.cache_dir()` (private, refused if unsafe). An entry is
 `<key>.so` with a sidecar `<key>.sha256` of its bytes, both written to a temporary file first
 and moved in place with `os.replace`, so readers see a whole file or none and two processes
-building one entry both end with a correct module. An entry whose bytes do not match its sidecar is rebuilt. The key hashes
-everything the machine code depends on: the C source, the compiler and flags, Python's
-ABI, NumPy's version (whose loops it calls) and the CPU's features.
+building one entry both end with a correct module. An entry whose bytes do not match its
+sidecar is rebuilt. The key hashes everything the machine code depends on: the C source,
+the compiler and flags, Python's ABI, NumPy's version (whose loops it calls) and the CPU's
+features.
 """
 from __future__ import annotations
 
