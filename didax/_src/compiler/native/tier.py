@@ -173,6 +173,8 @@ _warned_failure = [False]
 
 
 def _warn_failure(e: Exception):
+    if toolchain.stopping:  # (the process is exiting: its compilers were stopped)
+        return
     if not _warned_failure[0]:
         _warned_failure[0] = True
         warnings.warn(f"didax: building native code failed ({type(e).__name__}: "

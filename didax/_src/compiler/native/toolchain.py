@@ -8,6 +8,7 @@ is recorded in the cache directory, so later processes skip the probe.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -15,6 +16,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -177,11 +179,61 @@ def build(tc: Toolchain, source: str, workdir: str, name: str,
         f.write(source)
     cmd = [*tc.cc, *tc.flags, *includes, f"-DDIDAX_MODULE={name}", name + ".c", "-o",
            name + ".so", "-lm"]
-    out = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True,
-                         timeout=BUILD_TIMEOUT)
-    if out.returncode != 0 or not os.path.exists(so_path):
-        raise RuntimeError(f"{tc.cc[0]} failed:\n{out.stderr[-2000:]}")
+    returncode, stderr = run_compiler(cmd, workdir)
+    if returncode != 0 or not os.path.exists(so_path):
+        raise RuntimeError(f"{tc.cc[0]} failed:\n{stderr[-2000:]}")
     return so_path
+
+
+# The compiler processes this process's builds are running. At exit they are stopped: a
+# background build the process did not wait for can no longer store its module (that is
+# Python's work, after the compiler's), so a compiler left running would only take a core
+# from whatever runs next.
+_running: set = set()
+_running_lock = threading.Lock()
+stopping = False  # set at exit: a build failing from then on is not reported
+
+
+def run_compiler(cmd, cwd) -> tuple[int, str]:
+    """Runs the compiler command `cmd` in `cwd`; its exit status and error output."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=_POSIX)  # (its own group: the
+    # compiler's own children, cc1 and as, are stopped with it)
+    with _running_lock:
+        _running.add(proc)
+    try:
+        _, stderr = proc.communicate(timeout=BUILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        proc.communicate()
+        raise
+    finally:
+        with _running_lock:
+            _running.discard(proc)
+    return proc.returncode, stderr
+
+
+@atexit.register
+def _stop_compilers():
+    global stopping
+    stopping = True
+    with _running_lock:
+        running = list(_running)
+    for proc in running:
+        _kill(proc)
+
+
+_POSIX = os.name == "posix"
+
+
+def _kill(proc):
+    try:
+        if _POSIX:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except OSError:  # (it ended meanwhile)
+        pass
 
 
 PRELUDE_HEADER = "didax_prelude.h"
@@ -202,10 +254,10 @@ def precompiled_prelude(tc: Toolchain, directory: str) -> str | None:
         with open(os.path.join(work, PRELUDE_HEADER), "w") as f:
             f.write(text)
         flags = [f for f in tc.flags if f != "-shared"]
-        out = subprocess.run([*tc.cc, *flags, *(f"-I{d}" for d in include_dirs()),
-                              "-x", "c-header", PRELUDE_HEADER, "-o", PRELUDE_HEADER + ".gch"],
-                             cwd=work, capture_output=True, timeout=BUILD_TIMEOUT)
-        if out.returncode != 0:
+        returncode, _ = run_compiler(
+            [*tc.cc, *flags, *(f"-I{d}" for d in include_dirs()), "-x", "c-header",
+             PRELUDE_HEADER, "-o", PRELUDE_HEADER + ".gch"], work)
+        if returncode != 0:
             return None
         os.rename(work, path)  # (atomic; if another process made it first, that one stays)
         return path

@@ -8,6 +8,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 
 import numpy as np
@@ -155,20 +156,84 @@ def test_a_working_compiler_is_probed_once_per_cache(fresh_cache, monkeypatch):
     records = list(pathlib.Path(os.environ["DIDAX_CACHE_DIR"]).glob("toolchain-*.json"))
     assert probed is not None and len(records) == 1
     monkeypatch.setattr(toolchain, "_probed", {})
-    real_run = subprocess.run
+    real = subprocess.run, toolchain.run_compiler
 
     def no_compiler_run(*args, **kwargs):
         raise AssertionError("the compiler ran although its probe was recorded")
 
-    monkeypatch.setattr(subprocess, "run", no_compiler_run)
+    def compilers(run, run_compiler):
+        monkeypatch.setattr(subprocess, "run", run)  # (its --version)
+        monkeypatch.setattr(toolchain, "run_compiler", run_compiler)  # (its builds)
+
+    compilers(no_compiler_run, no_compiler_run)
     assert toolchain.toolchain() == probed
     records[0].write_text("{not json")
     monkeypatch.setattr(toolchain, "_probed", {})
-    monkeypatch.setattr(subprocess, "run", real_run)
+    compilers(*real)
     assert toolchain.toolchain() == probed  # (probed again, and recorded again)
     monkeypatch.setattr(toolchain, "_probed", {})
-    monkeypatch.setattr(subprocess, "run", no_compiler_run)
+    compilers(no_compiler_run, no_compiler_run)
     assert toolchain.toolchain() == probed
+
+
+_EXIT_DURING_A_BUILD = textwrap.dedent("""
+    import time
+    import numpy as np, didax, didax.numpy as jnp
+    from didax._src.compiler.native import tier, toolchain
+    f = didax.jit(lambda x: jnp.tanh(x) * 2.0 + jnp.sin(x))
+    x = np.ones(8, np.float32)
+    for _ in range(tier.CALLS_BEFORE_BUILD + 1):
+        f(x)
+    deadline = time.monotonic() + 60
+    while not toolchain._running and time.monotonic() < deadline:
+        time.sleep(0.001)
+    print("COMPILING", len(toolchain._running))
+""")
+
+# A compiler that never finishes in time: it answers --version, then sleeps (a child of its
+# own, as gcc's cc1 is), for a time that names it among the machine's processes.
+_SLOW_CC = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "slow-cc 1.0"; exit 0; fi
+sleep {seconds}
+"""
+
+
+def _processes_running(*argv: str) -> list[str]:
+    """The processes whose command line is `argv`."""
+    want = "\0".join(argv).encode() + b"\0"
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read() == want:
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def test_compilers_of_unfinished_builds_stop_with_the_process(tmp_path):
+    """A process that exits during a background build stops its compiler and the compiler's
+    children (which could no longer store a module), rather than leave them on a core."""
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc to find the compiler's processes by")
+    seconds = "97.25"  # (a duration no other process sleeps)
+    cc = tmp_path / "slow-cc"
+    cc.write_text(_SLOW_CC.format(seconds=seconds))
+    cc.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIDAX_")}
+    env.update(CC=str(cc), DIDAX_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([ROOT, env.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", _EXIT_DURING_A_BUILD], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "COMPILING 1" in out.stdout, out.stdout  # (it exited while the compiler ran)
+    assert not out.stderr.strip(), out.stderr  # (and said nothing of it)
+    for _ in range(50):  # (killed at exit: gone a moment later)
+        if not _processes_running("sleep", seconds):
+            break
+        time.sleep(0.02)
+    assert not _processes_running("sleep", seconds)
 
 
 def test_plan_is_none_without_native_equations():
