@@ -223,7 +223,7 @@ def _stop_compilers():
         _kill(proc)
 
 
-_POSIX = os.name == "posix"
+_POSIX = hasattr(os, "killpg")  # (process groups)
 
 
 def _kill(proc):
