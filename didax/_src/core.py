@@ -396,6 +396,7 @@ class EvalInterpreter(Interpreter):
         # result's kind and dtype are checked again.)
         if not params:
             n = len(args)
+            out_aval = None
             if n == 2:
                 x, y = args
                 if type(x) is Array and type(y) is Array:
@@ -404,24 +405,19 @@ class EvalInterpreter(Interpreter):
                                 else _aval_cache.get((prim, a, y.aval)))
                     if type(out_aval) is ShapedArray:
                         out = prim.impl(x._value, y._value)
-                        if type(out) is _ndarray and out.dtype is out_aval.dtype:
-                            a = _new_object(Array)
-                            a._value = out
-                            a.aval = out_aval
-                            return a
-                        return Array.from_numpy(out, out_aval)
             elif n == 1:
                 x = args[0]
                 if type(x) is Array:
                     out_aval = prim.types_of_one.get(x.aval)
                     if type(out_aval) is ShapedArray:
                         out = prim.impl(x._value)
-                        if type(out) is _ndarray and out.dtype is out_aval.dtype:
-                            a = _new_object(Array)
-                            a._value = out
-                            a.aval = out_aval
-                            return a
-                        return Array.from_numpy(out, out_aval)
+            if type(out_aval) is ShapedArray:  # (the impl ran)
+                if type(out) is _ndarray and out.dtype is out_aval.dtype:
+                    a = _new_object(Array)
+                    a._value = out
+                    a.aval = out_aval
+                    return a
+                return Array.from_numpy(out, out_aval)
         out_aval, out = _evaluate(prim, args, params)
         if prim.multiple_results:
             return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]

@@ -170,17 +170,23 @@ def _infer_shape(newshape, total, original, error=TypeError):
     return tuple(newshape)
 
 
+def _reshaped_by_plan(name, a, static, general, *args):
+    """A reshape-like operation `name` of the concrete Array `a` (evaluated now) with the
+    static argument `static`: its plan's result if it has one, else `general(a, *args)`,
+    whose type becomes the plan (if `static` can be part of a key)."""
+    key = (name, a.aval, _int_key(static))
+    out = _plans.get(key)
+    if out is not None:
+        return _reshaped(a, out)
+    if key[2] is not None:
+        return _remember_type(key, general(a, *args))
+    return general(a, *args)
+
+
 def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
     """A new shape for the same elements; one dimension may be -1 (inferred)."""
     if type(a) is _Array and order == "C" and _ctx.interp is _EVAL:
-        key = ("reshape", a.aval, _int_key(shape))
-        out = _plans.get(key)
-        if out is not None:
-            if out is a.aval:
-                return a
-            return _from_numpy(a._value.reshape(out.shape), out)
-        if key[2] is not None:
-            return _remember_type(key, _reshape(a, shape, order))
+        return _reshaped_by_plan("reshape", a, shape, _reshape, shape, order)
     return _reshape(a, shape, order)
 
 
@@ -345,14 +351,7 @@ def squeeze(a, axis=None):
 
 def expand_dims(a, axis):
     if type(a) is _Array and _ctx.interp is _EVAL:
-        key = ("expand_dims", a.aval, _int_key(axis))
-        out = _plans.get(key)
-        if out is not None:
-            if out is a.aval:
-                return a
-            return _from_numpy(a._value.reshape(out.shape), out)
-        if key[2] is not None:
-            return _remember_type(key, _expand_dims(a, axis))
+        return _reshaped_by_plan("expand_dims", a, axis, _expand_dims, axis)
     return _expand_dims(a, axis)
 
 
