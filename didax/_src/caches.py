@@ -67,6 +67,14 @@ def tables() -> dict[str, Table]:
         return dict(_tables)
 
 
+def clear(prefix: str) -> None:
+    """Empties the tables whose names start with `prefix` (the values derived from what
+    just changed)."""
+    for name, entry in tables().items():
+        if name.startswith(prefix):
+            entry.table.clear()
+
+
 def clear_all() -> None:
     """Empties every memo table but the interning ones (the others are caches: their values
     are made again on demand)."""

@@ -234,9 +234,11 @@ class Primitive:
         self.traits = Traits()  # what passes read instead of its name (see def_traits)
         # Result types of its applications without parameters to one operand, and to two
         # of one type (most eager operations), keyed by that operand type: read without
-        # building a key (see `abstract_eval`, which fills them).
-        self.types_of_one = caches.memo(f"core.result_avals.{name}.one", limit=1024)
-        self.types_of_pair = caches.memo(f"core.result_avals.{name}.pair", limit=1024)
+        # building a key (see `abstract_eval`, which fills them). Registered per primitive
+        # object (two may share a name: a library's and ours).
+        table = f"core.result_avals.{name}@{id(self):x}"
+        self.types_of_one = caches.memo(f"{table}.one", limit=1024)
+        self.types_of_pair = caches.memo(f"{table}.pair", limit=1024)
 
     def __repr__(self):
         return self.name
@@ -459,10 +461,7 @@ _aval_cache = caches.memo("core.result_avals", limit=8192)
 
 @config.on_change
 def _clear_aval_cache(name, value):
-    _aval_cache.clear()
-    for p in all_primitives.values():
-        p.types_of_one.clear()
-        p.types_of_pair.clear()
+    caches.clear("core.result_avals")  # (the shared table and every primitive's own)
 
 
 def abstract_eval(prim: Primitive, avals, params):
@@ -471,21 +470,17 @@ def abstract_eval(prim: Primitive, avals, params):
     if not (prim.traits.effectful or prim.traits.axis_name_param
             or prim.types_depend_on_context):
         n = len(avals)
-        if params or n > 2 or n == 2 and avals[0] is not avals[1]:
+        if not params and (n == 1 or n == 2 and avals[0] is avals[1]):
+            table = prim.types_of_one if n == 1 else prim.types_of_pair
+            key = avals[0]
+            out = table.get(key)
+        else:
             table = _aval_cache
             try:
                 key = (prim, *avals, *params.items()) if params else (prim, *avals)
                 out = table.get(key)  # (TypeError: a parameter is not hashable)
             except TypeError:
                 key = out = None
-        elif n:
-            table = prim.types_of_one if n == 1 else prim.types_of_pair
-            key = avals[0]
-            out = table.get(key)
-        else:
-            table = _aval_cache
-            key = (prim,)
-            out = table.get(key)
         if out is not None:
             return out
     try:

@@ -41,6 +41,14 @@ def test_interning_tables_are_never_emptied():
     assert caches.tables()["core.avals"].interns
 
 
+def test_clear_empties_the_tables_of_a_prefix_only():
+    a, b, other = (caches.memo(n) for n in ("test.prefix.a", "test.prefix.b", "test.other"))
+    for t in (a, b, other):
+        caches.add(t, "k", 1)
+    caches.clear("test.prefix.")
+    assert not a and not b and other == {"k": 1}
+
+
 def test_every_table_is_registered():
     names = set(caches.tables())
     assert {"core.avals", "core.result_avals", "ir.derived", "eager.steps",

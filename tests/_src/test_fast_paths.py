@@ -178,6 +178,38 @@ def test_result_type_cache_repeats_errors_and_follows_x64():
         assert not lax_ew.add_p.types_of_pair and not core._aval_cache
 
 
+def test_unregistered_primitives_result_types_follow_x64():
+    """A primitive outside the registry (a library's, declared with jax.extend) keeps its
+    result types in its own tables too: a flag's change empties them as well."""
+    from didax._src import dtypes
+
+    p = core.Primitive("test_default_float_type")  # unregistered, as a library's is
+    p.def_impl(lambda x: x.astype(dtypes.canonicalize_dtype(np.float64)))
+    p.def_abstract_eval(lambda x: core.ShapedArray(
+        x.shape, dtypes.canonicalize_dtype(np.float64)))
+    x = jnp.ones(3, np.float32)
+    assert p.bind(x).dtype == np.float32
+    with enable_x64():
+        assert p.bind(x).dtype == np.float64
+    assert p.bind(x).dtype == np.float32
+
+
+def test_a_primitive_named_as_another_leaves_its_tables_registered():
+    """Tables are registered per primitive object: a second primitive of the same name (a
+    library's "sin") does not take the first one's place, which clear_caches still empties."""
+    from didax._src import caches
+
+    x = jnp.ones(3, np.float32)
+    jnp.sin(x)
+    assert lax_ew.sin_p.types_of_one
+    namesake = core.Primitive("sin")
+    namesake.def_abstract_eval(lambda x: x)
+    jax.clear_caches()
+    assert not lax_ew.sin_p.types_of_one
+    registered = {id(t.table) for t in caches.tables().values()}
+    assert {id(lax_ew.sin_p.types_of_one), id(namesake.types_of_one)} <= registered
+
+
 def test_unhashable_parameters_are_not_cached():
     def weird_aval(x, *, p):
         return x
