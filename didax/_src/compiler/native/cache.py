@@ -22,7 +22,7 @@ import numpy as np
 
 from didax._src import caches
 from didax._src.compiler.native import toolchain as tc_mod
-from didax._src.compiler.native.directory import cpu_features
+from didax._src.compiler.native.directory import cpu_features, write_atomic
 
 _lock = threading.Lock()
 # key -> module, loaded once per process (an extension module is never unloaded)
@@ -57,18 +57,6 @@ def _read(path: str) -> str | None:
             return f.read().strip()
     except OSError:
         return None
-
-
-def _write_atomic(directory: str, final: str, data: bytes):
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, final)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
@@ -109,8 +97,8 @@ def _build_and_store(source, tc, directory, name, so_path, sum_path):
         with open(built, "rb") as f:
             data = f.read()
         digest = hashlib.sha256(data).hexdigest()
-        _write_atomic(directory, so_path, data)
-        _write_atomic(directory, sum_path, (digest + "\n").encode())
+        write_atomic(directory, so_path, data)
+        write_atomic(directory, sum_path, (digest + "\n").encode())
         # Load what this process built if the stored entry is still it; another process may
         # have replaced it since (with an equally correct build).
         return tc_mod.load(name, so_path if _digest(so_path) == digest else built)

@@ -1,5 +1,5 @@
 """Where the native tier keeps its files (built modules, the precompiled prelude, the
-toolchain's probe record), and what of the machine they depend on.
+toolchain's probe record), how they are written, and what of the machine they depend on.
 
 The directory is `$DIDAX_CACHE_DIR`, else `$XDG_CACHE_HOME/didax`, else `~/.cache/didax`,
 created private (0o700) and refused if another user owns it or may write to it (a planted
@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import stat
+import tempfile
 import threading
 import warnings
 
@@ -64,3 +65,17 @@ def cpu_features() -> str:
     except OSError:
         pass
     return f"{platform.machine()} {platform.processor()}"
+
+
+def write_atomic(directory: str, final: str, data: bytes):
+    """Writes `data` to `final` through a temporary file in `directory` moved in place, so
+    readers see the whole file or none."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, final)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

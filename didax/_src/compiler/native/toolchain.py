@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from didax._src import caches
-from didax._src.compiler.native.directory import cache_dir, cpu_features
+from didax._src.compiler.native.directory import cache_dir, cpu_features, write_atomic
 from didax._src.errors import NativeTierWarning
 
 BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
@@ -118,14 +118,11 @@ def _read_record(path, cc) -> Toolchain | None:
 
 
 def _write_record(path, tc: Toolchain):
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    record = json.dumps({"version": tc.version, "flags": list(tc.flags)}).encode()
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump({"version": tc.version, "flags": list(tc.flags)}, f)
-        os.replace(tmp, path)  # (readers see a whole record or none)
-    except OSError:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        write_atomic(os.path.dirname(path), path, record)
+    except OSError:  # (unrecorded: the next process probes again)
+        pass
 
 
 def _probe_compiler(cc) -> Toolchain | None:
@@ -192,6 +189,7 @@ def build(tc: Toolchain, source: str, workdir: str, name: str,
 _running: set = set()
 _running_lock = threading.Lock()
 stopping = False  # set at exit: a build failing from then on is not reported
+_POSIX = hasattr(os, "killpg")  # (process groups)
 
 
 def run_compiler(cmd, cwd) -> tuple[int, str]:
@@ -221,9 +219,6 @@ def _stop_compilers():
         running = list(_running)
     for proc in running:
         _kill(proc)
-
-
-_POSIX = hasattr(os, "killpg")  # (process groups)
 
 
 def _kill(proc):
