@@ -33,19 +33,23 @@ SMALL_BROADCAST = 4096  # outputs up to this size are filled: np.broadcast_to co
 
 
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
+    expanded = [1] * len(shape)
+    for d, size in zip(broadcast_dimensions, x.shape):
+        expanded[d] = size
+    return broadcast_value(x, expanded, shape)
+
+
+def broadcast_value(x, expanded, shape):
+    """The NumPy value of broadcast_in_dim: `x`, its dimensions placed by reshaping it to
+    `expanded` (of the result's rank), broadcast to `shape`; small results filled, others a
+    broadcast view."""
     if math.prod(shape) <= SMALL_BROADCAST:  # (assignment and `fill` cost less than np.copyto)
         out = np.empty(shape, x.dtype)
         if x.ndim == 0:
             out.fill(x)
         else:
-            expanded = [1] * len(shape)
-            for d, size in zip(broadcast_dimensions, x.shape):
-                expanded[d] = size
             out[...] = x.reshape(expanded)
         return out
-    expanded = [1] * len(shape)
-    for d, size in zip(broadcast_dimensions, x.shape):
-        expanded[d] = size
     return np.broadcast_to(x.reshape(expanded), shape)
 
 

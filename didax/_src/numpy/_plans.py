@@ -11,13 +11,9 @@ path runs every time, binding the same primitives as before.
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from didax._src import caches, core
+from didax._src.base_prims import broadcast_value
 from didax._src.config import config
-from didax._src.lax import shape as lax_shape
 
 __all__ = ["ctx", "EVAL", "Array", "from_numpy", "plans", "int_key", "remember",
            "remember_type", "broadcast_plan", "broadcast"]
@@ -58,23 +54,14 @@ def remember_type(key, out):
 
 def broadcast_plan(operand, out):
     """The plan of broadcasting an operand of type `operand` to type `out` (NumPy's
-    broadcasting: leading dimensions added, size-1 ones stretched): the result type, the
-    operand's shape at the result's rank (the operand reshaped so, as broadcast_in_dim's
-    impl reshapes it), and whether that impl fills a new array (small results) or returns
-    a broadcast view."""
-    expanded = (1,) * (len(out.shape) - len(operand.shape)) + operand.shape
-    return out, expanded, math.prod(out.shape) <= lax_shape.SMALL_BROADCAST
+    broadcasting: leading dimensions added, size-1 ones stretched): the result type, and the
+    operand's shape at the result's rank (broadcast_in_dim's `expanded`)."""
+    return out, (1,) * (len(out.shape) - len(operand.shape)) + operand.shape
 
 
 def broadcast(a, plan):
-    """A broadcast plan applied to the Array `a`: broadcast_in_dim's impl, its NumPy calls."""
-    out, expanded, filled = plan
+    """A broadcast plan applied to the Array `a`: broadcast_in_dim's NumPy value."""
+    out, expanded = plan
     if out is None:
         return a
-    x = a._value.reshape(expanded)
-    if filled:
-        value = np.empty(out.shape, out.dtype)
-        value[...] = x
-    else:
-        value = np.broadcast_to(x, out.shape)
-    return from_numpy(value, out)
+    return from_numpy(broadcast_value(a._value, expanded, out.shape), out)
