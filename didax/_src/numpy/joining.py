@@ -195,20 +195,10 @@ def _seq_apply(fn, arrs):
     return out if isinstance(out, list) else [out]
 
 
-def _at_rank(shape, rank):
-    """The shape atleast_{rank}d gives an operand of `shape`, or None if it keeps it."""
-    nd = len(shape)
-    if nd >= rank:
-        return None
-    if rank == 3:
-        return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[nd]
-    return (1,) * (rank - nd) + shape
-
-
-def _joined(name, rank, axis_of, general, tup, dtype):
-    """vstack, hstack or dstack (`general`): each operand at least `rank`-dimensional, joined
-    along `axis_of(the first one's rank)`; on concrete Arrays, a plan (see _plans.py) of
-    atleast_*d's reshapes and the concatenate, when no operand changes dtype."""
+def _joined(name, atleast, axis_of, general, tup, dtype):
+    """vstack, hstack or dstack (`general`): each operand made `atleast` (atleast_*d),
+    joined along `axis_of(the first one's rank then)`; on concrete Arrays, a plan (see
+    _plans.py) of atleast_*d's reshapes and the concatenate, when no operand changes dtype."""
     key = _eager_key(name, None, tup) if dtype is None else None
     if key is not None:
         plan = _plans.get(key)
@@ -223,8 +213,9 @@ def _joined(name, rank, axis_of, general, tup, dtype):
     if key is not None and type(result) is _Array:
         out, avals = result.aval, key[2:]
         if all(a.dtype == out.dtype and a.weak_type == out.weak_type for a in avals):
-            shapes = tuple(_at_rank(a.shape, rank) for a in avals)
-            _remember(key, (out, axis_of(len(shapes[0] or avals[0].shape)), shapes))
+            reshaped = [atleast(x).aval for x in tup]  # (plans of their own: lookups)
+            shapes = tuple(None if r is a else r.shape for r, a in zip(reshaped, avals))
+            _remember(key, (out, axis_of(len(reshaped[0].shape)), shapes))
     return result
 
 
@@ -246,15 +237,15 @@ def _dstack(tup, dtype):
 
 
 def vstack(tup, dtype=None):
-    return _joined("vstack", 2, lambda ndim: 0, _vstack, tup, dtype)
+    return _joined("vstack", atleast_2d, lambda ndim: 0, _vstack, tup, dtype)
 
 
 def hstack(tup, dtype=None):
-    return _joined("hstack", 1, _hstack_axis, _hstack, tup, dtype)
+    return _joined("hstack", atleast_1d, _hstack_axis, _hstack, tup, dtype)
 
 
 def dstack(tup, dtype=None):
-    return _joined("dstack", 3, lambda ndim: 2, _dstack, tup, dtype)
+    return _joined("dstack", atleast_3d, lambda ndim: 2, _dstack, tup, dtype)
 
 
 def column_stack(tup):
