@@ -597,7 +597,9 @@ defjvp(gather_p, lambda g, operand, indices, **params: gather_p.bind(
     g, indices, **{**params, "fill_value": _tangent_fill(params["mode"])}), None)
 
 
-def _default_fill_value(dtype):
+def default_fill_value(dtype):
+    """What a gather in "fill" mode reads out of bounds by default: NaN, the integer type's
+    extreme (its minimum if signed, maximum if unsigned), or True."""
     if dtypes.issubdtype(dtype, np.inexact):
         return np.nan
     if dtypes.issubdtype(dtype, np.signedinteger):
@@ -615,7 +617,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
               else GatherScatterMode.from_any(mode))
     if parsed is GatherScatterMode.FILL_OR_DROP:
         if fill_value is None:
-            fill_value = _default_fill_value(get_aval(operand).dtype)
+            fill_value = default_fill_value(get_aval(operand).dtype)
         elif hasattr(fill_value, "item"):  # a concrete array scalar: params are static
             fill_value = fill_value.item()
     else:

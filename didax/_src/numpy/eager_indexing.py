@@ -18,6 +18,7 @@ import numpy as np
 
 from didax._src import caches, core, dtypes
 from didax._src.core import Array
+from didax._src.lax.indexing import default_fill_value
 
 _ctx = core._ctx
 _eval = core.eval_interpreter
@@ -388,20 +389,6 @@ def update(x, idx, y, op: Op):
     return _result(out, aval)
 
 
-def _fill_value(dtype):
-    """What `take` reads out of bounds: NaN, or the integer type's extreme, or True."""
-    kind = dtypes.kind(dtype)
-    if kind in "fc":
-        fill = np.nan
-    elif kind == "i":
-        fill = _integer_bounds(dtype)[0]
-    elif kind == "u":
-        fill = _integer_bounds(dtype)[1]
-    else:
-        fill = True
-    return np.asarray(fill).astype(dtype)
-
-
 def take(a, indices, axis):
     """`jnp.take(a, indices, axis)` in its default mode ("fill") by NumPy, or None."""
     if _ctx.interp is not _eval or type(a) is not Array:
@@ -429,8 +416,6 @@ def take(a, indices, axis):
         out = value.take(iv, axis)
     except IndexError:
         out = _filled_take(value, iv.astype(index_dtype), axis % value.ndim)
-        if out is None:
-            return None
     except Exception:  # noqa: BLE001 - the general path raises JAX's error
         return None
     if type(out) is not _ndarray:
@@ -439,12 +424,13 @@ def take(a, indices, axis):
 
 
 def _filled_take(value, iv, axis):
-    """`value.take(iv, axis)` reading `_fill_value` where an index is out of bounds once
-    negative indices are wrapped, or None."""
+    """`value.take(iv, axis)` reading the gather's default fill value where an index is out
+    of bounds once negative indices are wrapped."""
     n = value.shape[axis]
     i = iv.astype(np.int64)
     i = np.where(i < 0, i + n, i)
     valid = (i >= 0) & (i < n)
     out = value.take(np.where(valid, i, 0), axis)
     mask = valid.reshape((1,) * axis + valid.shape + (1,) * (value.ndim - axis - 1))
-    return np.where(mask, out, _fill_value(value.dtype))
+    fill = np.asarray(default_fill_value(value.dtype)).astype(value.dtype)
+    return np.where(mask, out, fill)
