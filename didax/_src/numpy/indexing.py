@@ -621,10 +621,14 @@ class _IndexUpdateRef:
 
     def _update(self, values, op, indices_are_sorted, unique_indices, mode,
                 wrap_negative_indices, array=None, eager_op=None):
+        """The scatter `op` of `values` (NumPy's own update `eager_op`, if given, when it can
+        tell they agree); an `eager_op` that negates its values negates them for `op` too."""
         if eager_op is not None and wrap_negative_indices and _drops_out_of_bounds(mode):
             out = eager_indexing.update(self.array, self.index, values, eager_op)
             if out is not None:
                 return out
+        if eager_op is not None and eager_op.negate:
+            values = ufuncs.negative(values)
         return _scatter_update(self.array if array is None else array, self.index, values, op,
                                indices_are_sorted=indices_are_sorted,
                                unique_indices=unique_indices, mode=mode,
@@ -657,12 +661,8 @@ class _IndexUpdateRef:
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                  wrap_negative_indices=True):
         """`x[idx] -= values` (a scatter-add of the negated values)."""
-        if wrap_negative_indices and _drops_out_of_bounds(mode):
-            out = eager_indexing.update(self.array, self.index, values, eager_indexing.SUBTRACT)
-            if out is not None:
-                return out
-        return self._update(ufuncs.negative(values), lax_idx.scatter_add, indices_are_sorted,
-                            unique_indices, mode, wrap_negative_indices)
+        return self._update(values, lax_idx.scatter_add, indices_are_sorted, unique_indices,
+                            mode, wrap_negative_indices, eager_op=eager_indexing.SUBTRACT)
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                  wrap_negative_indices=True):
