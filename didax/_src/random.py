@@ -192,14 +192,22 @@ def _eager_draw(statics, fn, data, *args, spelled=None):
     return step(*[value for _, value in operands])
 
 
-def _spelled_step(name, shape, dtype, key):
-    """The draw of the step an earlier eager call made with these very spellings of the
-    static arguments (see _as_spelled), on `key`; None if there is none or the call is not
-    eager. (The fast path: nothing canonicalized, nothing checked again.)"""
-    if _CTX.interp is _EVAL and _plain_shape(shape):
-        step, value = _lookup((name, shape, type(dtype), dtype, _settings)), _key_value(key)
+def _kept_step(spelled, key, *vals):
+    """The draw, on `key` (and the NumPy operands `vals`), of the step an earlier eager call
+    kept under `spelled`, its caller's spelling of the static arguments; None if there is
+    none or the call is not eager. (The fast path: nothing canonicalized, nothing checked
+    again.)"""
+    if _CTX.interp is _EVAL:
+        step, value = _lookup(spelled), _key_value(key)
         if step is not None and value is not None:
-            return step.one(value)
+            return step.one(value, *vals)
+    return None
+
+
+def _spelled_step(name, shape, dtype, key):
+    """`_kept_step` of a sampler spelled by its shape and dtype (see _as_spelled)."""
+    if _plain_shape(shape):
+        return _kept_step((name, shape, type(dtype), dtype, _settings), key)
     return None
 
 
@@ -317,10 +325,10 @@ def _split(data, num: int = 2):
 
 def split(key, num=2):
     """New keys (shape `num`, an int or a tuple) derived from one key."""
-    if _CTX.interp is _EVAL and _plain_shape(num):
-        step, value = _lookup(("split", num, _settings)), _key_value(key)
-        if step is not None and value is not None:
-            return _rewrap(type(key) is PRNGKeyArray, step.one(value))
+    if _plain_shape(num):
+        out = _kept_step(("split", num, _settings), key)
+        if out is not None:
+            return _rewrap(type(key) is PRNGKeyArray, out)
     data, typed = _key_data_of("split", key)
     shape = tuple(num) if isinstance(num, Sequence) else (num,)
     shape = _canonical_shape(shape, "split", "random.")
@@ -333,10 +341,10 @@ def split(key, num=2):
 
 def fold_in(key, data):
     """A new key from a key and a 32-bit integer (e.g. a step number)."""
-    if _CTX.interp is _EVAL and type(data) is int and 0 <= data <= 0xFFFFFFFF:
-        step, value = _lookup(("fold_in", _settings)), _key_value(key)
-        if step is not None and value is not None:
-            return _rewrap(type(key) is PRNGKeyArray, step.one(value, np.array(data, np.uint32)))
+    if type(data) is int and 0 <= data <= 0xFFFFFFFF:
+        out = _kept_step(("fold_in", _settings), key, np.array(data, np.uint32))
+        if out is not None:
+            return _rewrap(type(key) is PRNGKeyArray, out)
     key_data_, typed = _key_data_of("fold_in", key)
     if np.ndim(data) if not isinstance(data, core.ArrayBase) else data.ndim:
         raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
@@ -647,10 +655,10 @@ def _canonical_axis(axis, ndim, name):
 
 def permutation(key, x, axis: int = 0, independent: bool = False):
     """A random permutation of `range(x)` (an integer `x`) or of `x` along `axis`."""
-    if _CTX.interp is _EVAL and type(x) is int and type(axis) is int and -1 <= axis <= 0:
-        step, value = _lookup(("permutation", x, _settings)), _key_value(key)
-        if step is not None and value is not None:
-            return step.one(value)
+    if type(x) is int and type(axis) is int and -1 <= axis <= 0:
+        out = _kept_step(("permutation", x, _settings), key)
+        if out is not None:
+            return out
     data, _ = _key_data_of("permutation", key)
     ndim = _np_ndim(x)
     axis = _canonical_axis(axis, ndim or 1, "permutation")
