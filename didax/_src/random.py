@@ -181,8 +181,7 @@ def _eager_draw(statics, fn, data, *args, spelled=None):
         if key not in _seen:  # (a first call: op by op)
             caches.add(_seen, key, True)
             return None
-        with prng.counts_as_constants():
-            traced = jit(fn).trace(data, *args)
+        traced = jit(fn).trace(data, *args)
         closed = traced.jaxpr
         step = _Step(tier.tiered_executable(closed, statics[0]), closed.out_avals,
                      traced.out_tree)
@@ -216,11 +215,6 @@ def _drawn(statics, fn, data, *args, spelled=None):
     by op, with jit disabled)."""
     out = _eager_draw(statics, fn, data, *args, spelled=spelled)
     return fn(data, *args) if out is None else out
-
-
-def _arange(n: int):
-    """`jnp.arange(n)` (constant in a step's trace, see prng.counting)."""
-    return prng.counting(dtypes.canonicalize_dtype(int), (n,))
 
 
 # --------------------------------------------------------------------------------------
@@ -666,7 +660,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
         if not dtypes.issubdtype(dtypes.dtype(x), np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
         n = int(concrete_or_error(x, "argument x of didax.random.permutation()"))
-        return _drawn(("permutation", n), lambda d: _shuffle(d, _arange(n), 0), data,
+        return _drawn(("permutation", n), lambda d: _shuffle(d, jnp.arange(n), 0), data,
                       spelled=("permutation", x, _settings) if type(x) is int else None)
     independent = bool(independent)
     return _drawn(("permutation", axis, independent),
@@ -677,7 +671,7 @@ def _permute(data, x, axis, independent):
     x = jnp.asarray(x)
     if independent or x.ndim == 1:
         return _shuffle(data, x, axis)
-    ind = _shuffle(data, _arange(x.shape[axis]), 0)
+    ind = _shuffle(data, jnp.arange(x.shape[axis]), 0)
     return jnp.take(x, ind, axis, unique_indices=True)
 
 

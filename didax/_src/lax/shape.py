@@ -26,7 +26,7 @@ from didax._src.base_prims import (  # declared below the interpreters; rules ad
     transpose_p,
 )
 from didax._src.compiler.codegen import codegen_rule, index_text, range_text
-from didax._src.compiler.native.rules import C_TYPES, ViewAt, c_constant, native_rule
+from didax._src.compiler.native.rules import C_TYPES, ViewAt, c_constant, native_rule, numeric
 from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import deflinear
@@ -765,6 +765,19 @@ def broadcasted_iota(dtype, shape, dimension, sharding=None):
 
 
 iota_p.mark_absent("batch", "iota has no operands, so it is never batched")
+
+
+@native_rule(iota_p, kind="block", when=numeric, counts=lambda eqn: (1, 0))
+def _iota_native(em, eqn):
+    """One loop writing each element's index along `dimension` (exact in every numeric
+    dtype the tier handles, as the counts fit)."""
+    v = eqn.outvars[0]
+    shape, dimension = v.aval.shape, eqn.params["dimension"]
+    s = em.slot(v)
+    em.new_array(s, v.aval, var=v)
+    inner = math.prod(shape[dimension + 1:])
+    em.body.append(f"        for (npy_intp k = 0; k < {math.prod(shape)}; k++) "
+                   f"q{s}[k] = ({C_TYPES[v.aval.dtype]})((k / {inner}) % {shape[dimension]});")
 
 
 def iota(dtype, size):

@@ -9,9 +9,7 @@ rounds in C, so jitted draws hash natively with the NumPy impl's bits.
 """
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
 
 import numpy as np
 
@@ -229,38 +227,12 @@ def _check_size(shape):
         raise NotImplementedError(f"random draws of 2**32 or more elements (shape {shape})")
 
 
-# Counters as constants: while a compiled step of an eager draw is traced, counts up to this
-# many elements are NumPy constants instead of `iota` equations (which the native tier runs
-# on the NumPy tier: a few microseconds, more than a small draw's whole hash costs).
-_CONSTANT_COUNTS_MAX = 1 << 13
-_tracing = threading.local()
-
-
-@contextlib.contextmanager
-def counts_as_constants():
-    """Within it (on this thread), `counting` gives NumPy constants for small shapes."""
-    before = getattr(_tracing, "constant_counts", False)
-    _tracing.constant_counts = True
-    try:
-        yield
-    finally:
-        _tracing.constant_counts = before
-
-
-def counting(dtype, shape):
-    """0, 1, 2... in row-major order over `shape`, of integer `dtype`: an iota, or a constant
-    (see counts_as_constants)."""
-    size = math.prod(shape)
-    if size <= _CONSTANT_COUNTS_MAX and getattr(_tracing, "constant_counts", False):
-        return np.arange(size, dtype=dtype).reshape(shape)
-    return lax_shape.reshape(lax_shape.iota(dtype, size), shape)
-
-
 def iota_2x32(shape):
     """The high and low uint32 words of the row-major flat index of each element of
     `shape` (the high words are zero: no array here has 2**32 elements)."""
     _check_size(shape)
-    lo = counting(_U32, shape) if shape else np.uint32(0)
+    size = math.prod(shape)
+    lo = lax_shape.reshape(lax_shape.iota(_U32, size), shape) if shape else np.uint32(0)
     return np.uint32(0), lo
 
 

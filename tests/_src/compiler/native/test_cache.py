@@ -17,7 +17,7 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax import lax
-from didax._src.compiler.native import cache, emit, toolchain
+from didax._src.compiler.native import cache, emit, tier, toolchain
 from didax._src.errors import NativeTierWarning
 
 from .conftest import assert_native, executable, have_compiler
@@ -28,6 +28,7 @@ ROOT = str(pathlib.Path(__file__).resolve().parents[4])  # the repository
 
 @pytest.fixture
 def fresh_cache(tmp_path, monkeypatch):
+    tier.wait_for_builds()  # (earlier tests' background builds store into the old directory)
     d = tmp_path / "cache"
     monkeypatch.setenv("DIDAX_CACHE_DIR", str(d))
     # nothing loaded in this process yet

@@ -40,6 +40,7 @@ UNARY_LIBM = {"exp": lax.exp, "log": lax.log, "log1p": lax.log1p, "expm1": lax.e
 BINARY_LIBM = {"pow": lax.pow}
 # Integer and block rules the random draws run natively (tests/_src/test_random_eager.py).
 RANDOM = {"shift_left", "shift_right_logical", "sort", "threefry2x32"}
+COUNTING = {"iota"}
 
 
 def test_primitives_with_native_rules():
@@ -47,7 +48,7 @@ def test_primitives_with_native_rules():
     from .test_loops import CONTROL, LAYOUT
     from .test_products_reductions_views import PRODUCTS_REDUCTIONS_VIEWS
     assert have == (set(UNARY_EXACT) | set(BINARY_EXACT) | set(UNARY_LIBM) | set(BINARY_LIBM)
-                    | PRODUCTS_REDUCTIONS_VIEWS | CONTROL | LAYOUT | RANDOM)
+                    | PRODUCTS_REDUCTIONS_VIEWS | CONTROL | LAYOUT | RANDOM | COUNTING)
 
 
 def _unary(x):
@@ -150,3 +151,20 @@ def test_logistic_tail_in_some_blocks(dtype):
         assert np.all(native[200:210][x[200:210] > tiny + 1] > 0)  # (exp(x), not 0)
         assert np.any(x[200:210] > tiny + 1)
         assert_native(tiers.native, x)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.uint32, np.float32])
+@pytest.mark.parametrize("shape, dimension", [((5,), 0), ((3, 4), 0), ((3, 4), 1),
+                                              ((2, 3, 4), 1), ((300,), 0)])
+def test_iota(dtype, shape, dimension):
+    """Each element's index along `dimension`, written by one native loop."""
+    tiers = Tiers(lambda x: lax.broadcasted_iota(dtype, shape, dimension) + x)
+    one = np.asarray(1, dtype)
+    native, numpy_, eager = tiers(one)
+    want = np.arange(shape[dimension], dtype=dtype).reshape(
+        [-1 if i == dimension else 1 for i in range(len(shape))]) + one
+    assert_same(native, np.broadcast_to(want, shape))
+    assert_same(native, numpy_)
+    assert_same(native, eager)
+    assert_native(tiers.native, one)
+
