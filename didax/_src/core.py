@@ -321,6 +321,12 @@ class Interpreter:
     def origin(self) -> str:
         return format_source_info(self.origin_info) if self.origin_info else ""
 
+    @property
+    def main(self) -> Interpreter:
+        """What tells this transformation apart from every other (JAX's trace tag): libraries
+        test `tracer._trace.main is main`."""
+        return self
+
     def process_primitive(self, prim: Primitive, args, params):
         raise NotImplementedError
 
@@ -708,6 +714,11 @@ class Tracer(ArrayBase):
     @property
     def aval(self) -> ShapedArray:
         raise NotImplementedError
+
+    @property
+    def _trace(self) -> Interpreter:
+        """The interpreter owning this value, by JAX's name for it (libraries read it)."""
+        return self._interp
 
     abstract_kind = "staged"  # why a value of this kind is unknown: a key of the messages
     # in errors.py ("batched" for vmap)

@@ -5,6 +5,7 @@ from didax._src.compat.foreign_rules import primitive_jvps, primitive_transposes
 from didax._src.core import Zero
 from didax._src.interpreters.jvp import JVPTracer, defjvp, deflinear  # noqa: F401
 from didax._src.interpreters.transpose import UndefinedPrimal, is_undefined  # noqa: F401
+from didax._src.lax.elementwise import stop_gradient_p  # noqa: F401
 
 SymbolicZero = Zero
 is_undefined_primal = is_undefined

@@ -138,13 +138,16 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
 
 
 class ShapeDtypeStruct:
-    """A shape and dtype standing in for an array (as in `jax.ShapeDtypeStruct`)."""
-    __slots__ = ("shape", "dtype", "weak_type")
+    """A shape and dtype standing in for an array (as in `jax.ShapeDtypeStruct`). `sharding`
+    is kept as given (libraries copy an array's onto its stand-in); `eval_shape`'s carry
+    None, as JAX's do on one device."""
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = weak_type
+        self.sharding = sharding
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -153,16 +156,28 @@ class ShapeDtypeStruct:
     def aval(self):
         return ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
 
+    def update(self, **changes):
+        """A copy with the given fields replaced (`shape`, `dtype`, `weak_type`, `sharding`)."""
+        fields = {k: getattr(self, k) for k in self.__slots__}
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"ShapeDtypeStruct.update: unknown fields {sorted(unknown)}")
+        fields.update(changes)
+        return ShapeDtypeStruct(fields["shape"], fields["dtype"], fields["weak_type"],
+                                sharding=fields["sharding"])
+
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        sharding = f", sharding={self.sharding}" if self.sharding is not None else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
 
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self.sharding == other.sharding)
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self.sharding))
 
 
 def _abstractify(x):
@@ -217,12 +232,18 @@ def eval_shape(fun, *args, **kwargs):
     flat, in_tree = tree_flatten((args, kwargs))
     avals = [_abstractify(x) for x in flat]
 
-    def f(*a, **k):
-        return fun(*a, **k)
+    given = {}  # output leaves that are already ShapeDtypeStructs pass through, as in JAX
 
-    flat_fun = _FlatFun(lambda a, k: f(*a, **k), in_tree)
+    def f(a, k):
+        flat_out, tree = tree_flatten(fun(*a, **k))
+        given.clear()
+        given.update((i, x) for i, x in enumerate(flat_out) if isinstance(x, ShapeDtypeStruct))
+        return tree_unflatten(tree, [0 if i in given else x for i, x in enumerate(flat_out)])
+
+    flat_fun = _FlatFun(f, in_tree)
     closed, _ = trace_to_jaxpr(flat_fun, avals)
-    shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.jaxpr.out_avals]
+    shapes = [given.get(i) or ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+              for i, a in enumerate(closed.jaxpr.out_avals)]
     return tree_unflatten(flat_fun.out_tree, shapes)
 
 
