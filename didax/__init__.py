@@ -5,6 +5,7 @@
 """
 from didax import (
     ad_checkpoint,  # noqa: F401
+    api_util,  # noqa: F401
     core,  # noqa: F401
     custom_derivatives,  # noqa: F401
     datasets,  # noqa: F401
@@ -13,7 +14,9 @@ from didax import (
     dtypes,  # noqa: F401
     errors,  # noqa: F401
     experimental,  # noqa: F401  (and so every primitive is declared)
+    extend,  # noqa: F401
     image,  # noqa: F401
+    interpreters,  # noqa: F401
     lax,  # noqa: F401
     nn,  # noqa: F401
     numpy,  # noqa: F401
@@ -26,6 +29,7 @@ from didax import (
     tree,  # noqa: F401
     tree_util,  # noqa: F401
     typing,  # noqa: F401
+    version,  # noqa: F401
 )
 from didax._src.compat.jax_alias import install_as_jax, uninstall_as_jax  # noqa: F401
 from didax._src.config import config, enable_x64, numpy_dtype_promotion  # noqa: F401
@@ -51,6 +55,7 @@ from didax._src.parallel.environment import (  # noqa: F401
     named_scope,
     print_environment_info,
 )
+from didax._src.parallel.mesh_context import set_mesh  # noqa: F401
 from didax._src.parallel.pmap import pmap  # noqa: F401
 from didax._src.parallel.shard_map import shard_map  # noqa: F401
 from didax._src.parallel.sharding import Mesh, NamedSharding, make_mesh  # noqa: F401
@@ -81,4 +86,4 @@ from didax._src.transforms.visualize import visualize  # noqa: F401
 __version__ = "0.1.0"
 # The version of JAX's API didax speaks: libraries written for JAX read it (as
 # `jax.__version_info__`) to choose between code paths of different JAX releases.
-__version_info__ = (0, 10, 2)
+__version_info__ = version.__version_info__

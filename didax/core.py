@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from didax._src.core import Interpreter as Trace  # noqa: F401
-from didax._src.core import ShapedArray, Tracer, eval_interpreter, interpreter_context
+from didax._src.core import (
+    ShapedArray,
+    Tracer,
+    current_interpreter,
+    eval_interpreter,
+    interpreter_context,
+)
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
 from didax._src.ir import Literal, Var, eval_jaxpr  # noqa: F401
 
@@ -21,8 +27,43 @@ Value = Any
 ParamDict = dict[str, Any]
 
 __all__ = ["AbstractValue", "Atom", "ParamDict", "ShapedArray", "Trace", "Tracer", "Value",
-           "ensure_compile_time_eval", "eval_context", "eval_jaxpr", "mapped_aval", "max_dim",
-           "min_dim", "unmapped_aval"]
+           "ensure_compile_time_eval", "eval_context", "eval_jaxpr", "find_top_trace",
+           "get_opaque_trace_state", "mapped_aval", "max_dim", "min_dim", "trace_state_clean",
+           "unmapped_aval"]
+
+
+def find_top_trace(xs=None):
+    """The innermost transformation running now (evaluation outside any): as in JAX, the
+    arguments are not consulted. Its `.main` identifies it; a tracer's `._trace` is its own."""
+    del xs
+    return current_interpreter()
+
+
+def trace_state_clean() -> bool:
+    """Whether no transformation is running (code at the top level, outside jit, grad...)."""
+    return current_interpreter() is eval_interpreter
+
+
+class OpaqueTraceState:
+    """Which transformation was current when it was taken; equal to another taken under the
+    same one. Libraries (flax) keep one to tell whether they are still at the level where a
+    module was made."""
+
+    __slots__ = ("_interp",)
+
+    def __init__(self, interp):
+        self._interp = interp
+
+    def __eq__(self, other):
+        return isinstance(other, OpaqueTraceState) and self._interp is other._interp
+
+    def __hash__(self):
+        return id(self._interp)
+
+
+def get_opaque_trace_state(convention=None):
+    del convention
+    return OpaqueTraceState(current_interpreter())
 
 
 def eval_context():

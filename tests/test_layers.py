@@ -57,11 +57,13 @@ LARGEST_CYCLE = 1  # no two modules import each other, directly or through other
 # What the libraries import from the layers that run programs (interpreters, eager): the
 # registry with which they declare which of their functions are steps of eager reverse mode,
 # by name. They never name an interpreter. The modules that mirror JAX's own interpreter API
-# (`jax.interpreters.ad` and `batching`, `jax.core.ensure_compile_time_eval`, and the rule
-# tables behind them) re-export it; they are the other exception, as whole modules.
+# (`jax.interpreters.ad`, `batching` and `partial_eval`, `jax.core.ensure_compile_time_eval`,
+# and the rule tables and tracing entry points behind them) re-export it; they are the other
+# exception, as whole modules.
 STEP_REGISTRY_API = {"didax._src.eager.registry": {"step"}}
 JAX_INTERPRETER_API = {"didax", "didax.core", "didax.interpreters.ad",
-                       "didax.interpreters.batching", "didax._src.compat.foreign_rules"}
+                       "didax.interpreters.batching", "didax.interpreters.partial_eval",
+                       "didax._src.compat.foreign_rules", "didax._src.compat.partial_eval"}
 
 
 def _module_name(path: pathlib.Path) -> str:

@@ -159,6 +159,22 @@ config.define(
 )
 
 
+
+def _dtype_promotion(mode):
+    """'standard' (JAX's lattice with weak types) is what didax implements; 'strict' (no
+    implicit promotion at all) is not."""
+    if mode == "strict":
+        raise NotImplementedError("jax_numpy_dtype_promotion='strict' is not implemented: "
+                                  "didax always promotes by the standard lattice")
+    if mode != "standard":
+        raise ValueError("jax_numpy_dtype_promotion must be 'standard' or 'strict', got "
+                         f"{mode!r}")
+    return mode
+
+
+config.define("jax_numpy_dtype_promotion", "standard", _dtype_promotion)
+
+
 @contextlib.contextmanager
 def flag_context(name: str, value: Any):
     """Temporarily set flag ``name`` to ``value``, restoring the previous value on exit."""
@@ -175,15 +191,7 @@ def enable_x64(new_val: bool = True):
     return flag_context("jax_enable_x64", new_val)
 
 
-@contextlib.contextmanager
 def numpy_dtype_promotion(mode: str):
-    """Context manager choosing the type promotion of `didax.numpy` operations: 'standard'
-    (JAX's lattice with weak types, what didax implements) is accepted; 'strict' (no implicit
-    promotion) is not implemented."""
-    if mode == "strict":
-        raise NotImplementedError("numpy_dtype_promotion('strict') is not implemented: didax "
-                                  "always promotes by the standard lattice")
-    if mode != "standard":
-        raise ValueError(f"numpy_dtype_promotion: mode must be 'standard' or 'strict', got "
-                         f"{mode!r}")
-    yield
+    """Context manager choosing the type promotion of `didax.numpy` operations (the flag
+    `jax_numpy_dtype_promotion`)."""
+    return flag_context("jax_numpy_dtype_promotion", mode)

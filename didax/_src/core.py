@@ -56,7 +56,9 @@ class ShapedArray:
     # in host memory, so code reading `typeof(x).sharding` to pass it on gets None.
     sharding = None
 
-    def __new__(cls, shape, dtype, weak_type: bool = False):
+    def __new__(cls, shape, dtype, weak_type: bool = False, sharding=None, **_):
+        # (a `sharding=` given, as code building JAX's types passes one, is not kept: see
+        # above; nor are JAX's other type fields, `vma` and `manual_type`)
         shape = tuple(shape)
         dtype = np.dtype(dtype)
         weak_type = bool(weak_type)
@@ -594,8 +596,17 @@ class _ArrayMeta(type):
     jit, vmap and grad (libraries such as equinox test it); `type(x) is Array` still tells
     a concrete array apart, and `issubclass(Tracer, Array)` stays False, as in JAX."""
 
+    virtual: tuple = ()  # other array types (typed PRNG key arrays), as `register` adds them
+
     def __instancecheck__(cls, x):
-        return cls is Array and isinstance(x, ArrayBase) or type.__instancecheck__(cls, x)
+        return (cls is Array and isinstance(x, (ArrayBase, *_ArrayMeta.virtual))
+                or type.__instancecheck__(cls, x))
+
+    @staticmethod
+    def register(array_type: type) -> None:
+        """`isinstance(x, Array)` holds for instances of `array_type` (a key array is a
+        `jax.Array` too: flax tests it)."""
+        _ArrayMeta.virtual += (array_type,)
 
 
 class Array(ArrayBase, metaclass=_ArrayMeta):

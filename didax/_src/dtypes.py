@@ -12,6 +12,7 @@ themselves) take the dtype of whatever they are combined with when possible, so 
 
 from __future__ import annotations
 
+import abc
 import functools
 import warnings
 from typing import Any
@@ -468,6 +469,34 @@ class extended(np.generic):
 
 class prng_key(extended):
     """The scalar type of typed PRNG key dtypes (`key<fry>`), as `jax.dtypes.prng_key`."""
+
+
+class ExtendedDType(abc.ABC):
+    """The base of dtypes NumPy does not have: an instance has a scalar `type` (a subclass of
+    `extended`), a `name`, and `_rules` saying how values of it are handled. Typed PRNG keys'
+    dtype is one; libraries declare others (flax's fp8 metadata), which didax's primitives
+    do not compute with."""
+
+    @property
+    @abc.abstractmethod
+    def type(self) -> type: ...
+
+    @property
+    @abc.abstractmethod
+    def _rules(self) -> type: ...
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+
+DType = np.dtype  # (JAX's alias for a NumPy dtype, in annotations)
+
+
+def supports_inf(dtype) -> bool:
+    """Whether `dtype` has infinities (some float8 types do not)."""
+    dtype = np.dtype(dtype)
+    return kind(dtype) in "fc" and bool(np.isinf(np.array(np.inf, dtype)))
 
 
 class TypePromotionError(ValueError):

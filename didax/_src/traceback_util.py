@@ -6,6 +6,7 @@ import os
 
 # didax's own files are never the user's code
 excluded_paths: list[str] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+_exclude_paths = excluded_paths  # (JAX's name: flax adds and removes entries in place)
 
 
 def register_exclusion(path: str) -> None:

@@ -71,19 +71,32 @@ def test_library_primitive_rules_reach_didax_interpreters():
         ad.primitive_jvps["not a primitive"] = _cube_jvp
 
 
-def test_axis_batch_rules_get_the_axis():
+def _axis_probe(table, rule_of):
+    """vmaps a primitive whose batch rule, set in `table`, records what it was given."""
     seen = []
-    p = Primitive("library_axis_probe")
+    p = Primitive(f"library_axis_probe_{len(table)}")
     p.def_impl(lambda x: x + 1)
     p.def_abstract_eval(lambda a: a)
-
-    def rule(axis_data, vals, dims):
-        seen.append((axis_data.size, axis_data.name))
-        return p.bind(vals[0]), dims[0]
-    batching.axis_primitive_batchers[p] = rule
+    table[p] = rule_of(p, seen)
     out = didax.vmap(p.bind, axis_name="i")(jnp.zeros(4))
     np.testing.assert_array_equal(out, np.ones(4))
-    assert seen == [(4, "i")]
+    return seen
+
+
+def test_axis_batch_rules_get_the_axis_as_jax_gives_it():
+    def fancy(p, seen):
+        def rule(axis_data, vals, dims):
+            seen.append((axis_data.size, axis_data.name))
+            return p.bind(vals[0]), dims[0]
+        return rule
+
+    def older(p, seen):  # equinox's primitives: (size, name, trace type, values, dims)
+        def rule(axis_size, axis_name, trace_type, vals, dims):
+            seen.append((axis_size, axis_name, trace_type))
+            return p.bind(vals[0]), dims[0]
+        return rule
+    assert _axis_probe(batching.fancy_primitive_batchers, fancy) == [(4, "i")]
+    assert _axis_probe(batching.axis_primitive_batchers, older) == [(4, "i", None)]
 
 
 # -- checkify ---------------------------------------------------------------------------------
@@ -236,3 +249,159 @@ def test_small_names_libraries_use():
     assert didax.core.mapped_aval(3, 1, didax.core.ShapedArray((2, 3), np.float32)).shape == (2,)
     assert didax.core.unmapped_aval(3, 0, didax.core.ShapedArray((2,), np.float32)).shape == \
         (3, 2)
+
+
+# -- what lineax, optimistix, diffrax and blackjax rely on ------------------------------------
+
+def test_trace_api_tells_transformations_apart():
+    from didax.extend.core import find_top_trace, get_opaque_trace_state, trace_state_clean
+    assert trace_state_clean() and find_top_trace(()) is find_top_trace([1.0])
+    top = get_opaque_trace_state()
+    mains = []
+
+    def f(x):
+        main = find_top_trace([x]).main
+        mains.append(main)
+        assert x._trace.main is main and not trace_state_clean()
+        assert get_opaque_trace_state() != top and get_opaque_trace_state() == \
+            get_opaque_trace_state()
+        return x * 2
+
+    didax.jvp(f, (1.0,), (1.0,))
+    didax.jvp(f, (1.0,), (1.0,))
+    assert mains[0] is not mains[1]  # each transformation its own
+    assert get_opaque_trace_state() == top
+
+
+class _Omega:
+    """An operand arrays do not know, with reflected operators (as lineax's `ω`)."""
+
+    def __rpow__(self, other):
+        return ("rpow", other.shape)
+
+    def __radd__(self, other):
+        return "radd"
+
+    def __rmatmul__(self, other):
+        return "rmatmul"
+
+
+@pytest.mark.parametrize("mod", ["didax", "jax"])
+def test_array_operators_defer_to_unknown_operands(mod):
+    np_mod = jnp if mod == "didax" else jjnp
+    x = np_mod.ones(3)
+    assert x ** _Omega() == ("rpow", (3,))
+    assert x + _Omega() == "radd" and x @ _Omega() == "rmatmul"
+    assert (x == None) is False and (x != "text") is True  # noqa: E711
+    with pytest.raises(TypeError):
+        assert x == [1.0, 1.0, 1.0]
+    with pytest.raises(TypeError):
+        x + (1.0,)
+
+    class Wrapped:
+        def __jax_array__(self):
+            return np_mod.full(3, 2.0)
+    np.testing.assert_array_equal(x * Wrapped(), np.full(3, 2.0))
+    np.testing.assert_array_equal(x - 1, np.zeros(3))  # (the fast path stays)
+    np.testing.assert_array_equal(2.0 ** x, np.full(3, 2.0))
+
+
+@pytest.mark.parametrize("mod", ["didax", "jax"])
+def test_shape_dtype_struct_keeps_a_sharding_and_eval_shape_passes_structs(mod):
+    j = didax if mod == "didax" else jax
+    np_mod = jnp if mod == "didax" else jjnp
+    x = np_mod.ones(3)
+    s = j.ShapeDtypeStruct((3,), np.float32, sharding=x.sharding)
+    assert s.sharding == x.sharding and "sharding=" in repr(s)
+    assert j.ShapeDtypeStruct((3,), np.float32).sharding is None
+    out = j.eval_shape(lambda: (s, 1.0, np_mod.ones(2, np.int32)))
+    assert out[0] == j.ShapeDtypeStruct((3,), np.float32)  # (no sharding)
+    assert (out[1].shape, out[1].dtype, out[1].weak_type) == ((), np.float32, True)
+    assert (out[2].shape, out[2].dtype) == ((2,), np.int32)
+    assert j.eval_shape(lambda v: v * 2, x).sharding is None
+    assert np_mod.iscomplexobj(j.ShapeDtypeStruct((), np.complex64))
+    assert not np_mod.iscomplexobj(s) and not np_mod.isrealobj(
+        j.ShapeDtypeStruct((), np.complex64))
+    assert j.config.jax_numpy_dtype_promotion == "standard"
+
+
+def _newton_root(j, lax_mod):
+    """x ** 2 = a, by the older form of `lax.cond` (pred, true operand, true function, false
+    operand, false function) inside a loop, linearized with auxiliary output."""
+    def f(a):
+        def step(x, _):
+            x = lax_mod.cond(x > 0, x, lambda v: 0.5 * (v + a / v), 1.0, lambda v: v)
+            return x, x
+        x, xs = lax_mod.scan(step, 1.0, None, length=6)
+        return x, {"last": xs[-1]}
+    out, f_jvp, aux = j.linearize(f, 2.0, has_aux=True)
+    return float(out), float(f_jvp(1.0)), float(aux["last"])
+
+
+def test_old_cond_form_and_linearize_with_aux_as_jax():
+    ours, ref = _newton_root(didax, didax.lax), _newton_root(jax, jax.lax)
+    np.testing.assert_allclose(ours, ref, rtol=1e-6)
+    np.testing.assert_allclose(ours[0], np.sqrt(2.0), rtol=1e-6)
+
+
+def test_custom_jvp_call_in_a_linear_function_transposes():
+    @didax.custom_jvp
+    def scale(x):
+        return 3.0 * x
+    scale.defjvp(lambda p, t: (scale(p[0]), scale(t[0])))
+
+    def linear(t):
+        return didax.jit(scale)(t) + t  # staged: a custom_jvp_call equation
+
+    (ct,) = didax.linear_transpose(linear, 1.0)(2.0)
+    assert float(ct) == 8.0
+    assert float(didax.grad(lambda x: didax.jvp(linear, (x,), (x,))[1])(1.0)) == 4.0
+
+
+def test_custom_vjp_symbolic_zeros_and_python_residuals_under_jit():
+    """equinox's pattern: fwd passes its `perturbed` flags (Python bools) to bwd as residuals,
+    and asserts an input is unperturbed; staged by jit, differentiated outside."""
+    seen = []
+
+    @didax.custom_vjp
+    def f(x, y):
+        return x * y
+
+    def fwd(x, y):
+        assert y.perturbed is False
+        flags = (x.perturbed, y.perturbed)
+        return x.value * y.value, (y.value, flags)
+
+    def bwd(res, ct):
+        y, flags = res
+        seen.append(flags)
+        assert all(type(b) is bool for b in flags)
+        return ct * y, None
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    g = didax.grad(didax.jit(lambda x: f(x, 3.0)))(2.0)
+    assert float(g) == 3.0 and seen == [(True, False)]
+    gs = didax.vmap(didax.grad(lambda x: f(x, 3.0)))(jnp.arange(3.0))
+    np.testing.assert_array_equal(gs, np.full(3, 3.0))
+
+
+def test_integer_outputs_of_a_jitted_call_get_symbolic_zero_cotangents():
+    got = []
+    p = Primitive("library_int_identity")
+    p.def_impl(lambda x: x)
+    p.def_abstract_eval(lambda a: a)
+    ad.primitive_jvps[p] = lambda primals, tangents: (p.bind(*primals), tangents[0])
+
+    def transpose(ct, x):
+        got.append(type(ct).__name__)
+        return [ct]
+    ad.primitive_transposes[p] = transpose
+
+    @didax.jit
+    def inner(x):
+        return x * 2.0, (x > 0).astype(jnp.int32)
+
+    def f(x):
+        y, n = inner(x)
+        return y + p.bind(n).astype(jnp.float32)
+    assert float(didax.grad(f)(1.5)) == 2.0
+    assert got in ([], ["Zero"])  # never a float0 array

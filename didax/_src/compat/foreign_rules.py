@@ -17,7 +17,8 @@ from didax._src.core import Array, Primitive, eval_interpreter, interpreter_cont
 from didax._src.interpreters.batching import rule_axis_name
 
 __all__ = ["LibraryPrimitive", "RuleTable", "primitive_jvps", "primitive_transposes",
-           "primitive_batchers", "axis_primitive_batchers", "AxisData",
+           "primitive_batchers", "axis_primitive_batchers", "fancy_primitive_batchers",
+           "AxisData",
            "register_lowering", "lower_fun", "lowerings"]
 
 
@@ -123,10 +124,18 @@ class AxisData:
         self.explicit_mesh_axis = explicit_mesh_axis
 
 
-def _axis_batch_rule(fn):
+def _fancy_batch_rule(fn):
     """Rules that also want the mapped axis: `rule(axis_data, values, batch_dims)`."""
     def rule(axis_size, vals, dims, **params):
         return fn(AxisData(rule_axis_name(), axis_size), vals, dims, **params)
+    return rule
+
+
+def _axis_batch_rule(fn):
+    """The older form of rules wanting the axis, which JAX still calls (equinox's):
+    `rule(axis_size, axis_name, trace_type, values, batch_dims)`, the trace type None."""
+    def rule(axis_size, vals, dims, **params):
+        return fn(axis_size, rule_axis_name(), None, vals, dims, **params)
     return rule
 
 
@@ -134,6 +143,7 @@ primitive_jvps = RuleTable("jvp", describe="JVP")
 primitive_transposes = RuleTable("transpose")
 primitive_batchers = RuleTable("batch", _batch_rule, "batching")
 axis_primitive_batchers = RuleTable("batch", _axis_batch_rule, "batching")
+fancy_primitive_batchers = RuleTable("batch", _fancy_batch_rule, "batching")
 
 # Lowerings compile to XLA in JAX; didax's jit runs a primitive's impl (or codegen rule), so a
 # lowering is recorded and, for a primitive with no impl yet, a `lower_fun` lowering gives it

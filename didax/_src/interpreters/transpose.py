@@ -19,6 +19,7 @@ from didax._src.base_prims import (
     reshape,
 )
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.dtypes import float0
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, literal_value
@@ -194,6 +195,10 @@ def transpose_jaxpr(closed: ClosedJaxpr, linear: list[bool]) -> ClosedJaxpr:
 
     def transposed(*args):
         nonlin, cts = args[:len(nonlin_vars)], args[len(nonlin_vars):]
+        # (an integer output's cotangent, float0, carries nothing: a symbolic zero inside,
+        # as rules expect; a library's rule may test for one)
+        cts = [Zero(v.aval) if v.aval.dtype == float0 else c
+               for c, v in zip(cts, jaxpr.outvars)]
         cts_in = backward_pass(as_linear, list(closed.consts) + list(nonlin), list(cts))
         return [instantiate(c) for c in cts_in]
 

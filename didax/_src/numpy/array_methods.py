@@ -11,10 +11,43 @@ from didax._src import core
 from didax._src.core import ArrayBase, get_aval
 from didax._src.numpy.eager_indexing import getitem as eager_getitem
 from didax._src.numpy.indexing import IndexUpdateHelper, rewriting_take
+from didax._src.numpy.util import operand_or_none
+
+
+def _operator(fn):
+    """`fn` as an array's operator: NotImplemented for operand types arrays do not know, so
+    the other operand's reflected operator runs (lineax's `x ** ω`)."""
+    op = getattr(fn, "operator", None)
+    if op is not None:
+        return op
+
+    def op(x1, x2):
+        y1, y2 = operand_or_none(x1), operand_or_none(x2)
+        if y1 is None or y2 is None:
+            return NotImplemented
+        return fn(y1, y2)
+
+    return op
 
 
 def _reflected(fn):
-    return lambda self, other: fn(other, self)
+    op = _operator(fn)
+    return lambda self, other: op(other, self)
+
+
+def _comparison(fn):
+    """`==` and `!=` refuse containers (which Python would otherwise compare by identity,
+    answering a silent False) and defer to other unknown types."""
+    op = _operator(fn)
+
+    def compare(self, other):
+        if type(other) in (dict, list, set, tuple):
+            raise TypeError(f"unsupported operand type(s) for {fn.__name__}: "
+                            f"{type(self).__name__!r} and {type(other).__name__!r}; use "
+                            "jnp.asarray(other) to compare with a container's values")
+        return op(self, other)
+
+    return compare
 
 
 def _reshape(self, *args, order="C"):
@@ -79,23 +112,23 @@ def install(jnp) -> None:
 
     jnp = _Namespace()
     ops = {
-        "__add__": jnp.add, "__radd__": _reflected(jnp.add),
-        "__sub__": jnp.subtract, "__rsub__": _reflected(jnp.subtract),
-        "__mul__": jnp.multiply, "__rmul__": _reflected(jnp.multiply),
-        "__truediv__": jnp.true_divide, "__rtruediv__": _reflected(jnp.true_divide),
-        "__floordiv__": jnp.floor_divide, "__rfloordiv__": _reflected(jnp.floor_divide),
-        "__mod__": jnp.remainder, "__rmod__": _reflected(jnp.remainder),
-        "__divmod__": jnp.divmod, "__rdivmod__": _reflected(jnp.divmod),
-        "__pow__": jnp.power, "__rpow__": _reflected(jnp.power),
-        "__matmul__": jnp.matmul, "__rmatmul__": _reflected(jnp.matmul),
-        "__and__": jnp.bitwise_and, "__rand__": _reflected(jnp.bitwise_and),
-        "__or__": jnp.bitwise_or, "__ror__": _reflected(jnp.bitwise_or),
-        "__xor__": jnp.bitwise_xor, "__rxor__": _reflected(jnp.bitwise_xor),
-        "__lshift__": jnp.left_shift, "__rlshift__": _reflected(jnp.left_shift),
-        "__rshift__": jnp.right_shift, "__rrshift__": _reflected(jnp.right_shift),
-        "__eq__": jnp.equal, "__ne__": jnp.not_equal,
-        "__lt__": jnp.less, "__le__": jnp.less_equal,
-        "__gt__": jnp.greater, "__ge__": jnp.greater_equal,
+        "__add__": _operator(jnp.add), "__radd__": _reflected(jnp.add),
+        "__sub__": _operator(jnp.subtract), "__rsub__": _reflected(jnp.subtract),
+        "__mul__": _operator(jnp.multiply), "__rmul__": _reflected(jnp.multiply),
+        "__truediv__": _operator(jnp.true_divide), "__rtruediv__": _reflected(jnp.true_divide),
+        "__floordiv__": _operator(jnp.floor_divide), "__rfloordiv__": _reflected(jnp.floor_divide),
+        "__mod__": _operator(jnp.remainder), "__rmod__": _reflected(jnp.remainder),
+        "__divmod__": _operator(jnp.divmod), "__rdivmod__": _reflected(jnp.divmod),
+        "__pow__": _operator(jnp.power), "__rpow__": _reflected(jnp.power),
+        "__matmul__": _operator(jnp.matmul), "__rmatmul__": _reflected(jnp.matmul),
+        "__and__": _operator(jnp.bitwise_and), "__rand__": _reflected(jnp.bitwise_and),
+        "__or__": _operator(jnp.bitwise_or), "__ror__": _reflected(jnp.bitwise_or),
+        "__xor__": _operator(jnp.bitwise_xor), "__rxor__": _reflected(jnp.bitwise_xor),
+        "__lshift__": _operator(jnp.left_shift), "__rlshift__": _reflected(jnp.left_shift),
+        "__rshift__": _operator(jnp.right_shift), "__rrshift__": _reflected(jnp.right_shift),
+        "__eq__": _comparison(jnp.equal), "__ne__": _comparison(jnp.not_equal),
+        "__lt__": _operator(jnp.less), "__le__": _operator(jnp.less_equal),
+        "__gt__": _operator(jnp.greater), "__ge__": _operator(jnp.greater_equal),
         "__neg__": jnp.negative, "__pos__": jnp.positive, "__abs__": jnp.absolute,
         "__invert__": jnp.invert,
         "__round__": lambda self, ndigits=None: jnp.round(self, ndigits or 0),

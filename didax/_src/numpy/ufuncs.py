@@ -22,6 +22,7 @@ from didax._src.numpy.util import (
     asarray,
     broadcast_arrays,
     check_arraylike,
+    operand_or_none,
     promote_args,
     promote_args_inexact,
     promote_args_numeric,
@@ -54,28 +55,43 @@ def _binary(name, lax_fn, prim=None, promote=promote_args, kinds="iufc", special
 
     general.__name__ = general.__qualname__ = name
     general = step(general)
+
+    def as_operator(x1, x2, /):
+        """The fallback of the `__op__`/`__rop__` form: unknown operand types get
+        NotImplemented (Python then asks the other operand)."""
+        y1, y2 = operand_or_none(x1), operand_or_none(x2)
+        if y1 is None or y2 is None:
+            return NotImplemented
+        return general(y1, y2)
+
     if prim is None:
+        general.operator = as_operator
         return general
 
-    def fn(x1, x2, /):
-        a = x1.aval if type(x1) is Array or isinstance(x1, ArrayBase) else None  # (types)
-        b = x2.aval if type(x2) is Array or isinstance(x2, ArrayBase) else None
-        if a is not None:
-            if b is a:
-                if a.dtype.kind in kinds:
-                    return _ctx.interp.process_primitive(prim, (x1, x2), {})  # (its bind)
-            elif (b is None and type(x2) in _PY_NUMBERS and not a.weak_type
-                  and a.dtype.kind in _FLOAT_KINDS):
+    def specialised(fallback):
+        def fn(x1, x2, /):
+            a = x1.aval if type(x1) is Array or isinstance(x1, ArrayBase) else None  # (types)
+            b = x2.aval if type(x2) is Array or isinstance(x2, ArrayBase) else None
+            if a is not None:
+                if b is a:
+                    if a.dtype.kind in kinds:
+                        return _ctx.interp.process_primitive(prim, (x1, x2), {})  # (its bind)
+                elif (b is None and type(x2) in _PY_NUMBERS and not a.weak_type
+                      and a.dtype.kind in _FLOAT_KINDS):
+                    return _ctx.interp.process_primitive(
+                        prim, (x1, scalar_array(x2, a.dtype, False)), {})
+            elif (b is not None and type(x1) in _PY_NUMBERS and not b.weak_type
+                  and b.dtype.kind in _FLOAT_KINDS):
                 return _ctx.interp.process_primitive(
-                    prim, (x1, scalar_array(x2, a.dtype, False)), {})
-        elif (b is not None and type(x1) in _PY_NUMBERS and not b.weak_type
-              and b.dtype.kind in _FLOAT_KINDS):
-            return _ctx.interp.process_primitive(
-                prim, (scalar_array(x1, b.dtype, False), x2), {})
-        return general(x1, x2)
+                    prim, (scalar_array(x1, b.dtype, False), x2), {})
+            return fallback(x1, x2)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = f"Elementwise {name} with NumPy broadcasting and JAX type promotion."
+        return fn
+
+    fn = specialised(general)
+    fn.operator = specialised(as_operator)  # (the same fast path: arrays' operators are hot)
     return fn
 
 
@@ -803,12 +819,19 @@ def isreal(x):
     return lax.eq(imag(x), const_like(imag(x), 0))
 
 
+def _dtype_of_obj(x):
+    """The dtype of anything with one (arrays, ShapeDtypeStructs, NumPy dtypes' holders),
+    else of `x` as an array."""
+    dtype = getattr(x, "dtype", None)
+    return np.dtype(dtype) if dtype is not None else get_aval(asarray(x)).dtype
+
+
 def isrealobj(x):
-    return dtypes.kind(get_aval(asarray(x)).dtype) != "c"
+    return x is None or dtypes.kind(_dtype_of_obj(x)) != "c"
 
 
 def iscomplexobj(x):
-    return dtypes.kind(get_aval(asarray(x)).dtype) == "c"
+    return x is not None and dtypes.kind(_dtype_of_obj(x)) == "c"
 
 
 # --------------------------------------------------------------------------------------

@@ -25,6 +25,16 @@ def is_arraylike(x) -> bool:
     return isinstance(x, _ARRAYLIKE) or hasattr(x, "__jax_array__")
 
 
+def operand_or_none(x):
+    """`x` as an operand of an array's operator (`__jax_array__` objects converted), or None
+    for a type arrays do not know: the operator then returns NotImplemented, so that type's
+    reflected operator runs (as in JAX)."""
+    if isinstance(x, _ARRAYLIKE):
+        return x
+    convert = getattr(x, "__jax_array__", None)
+    return None if convert is None else convert()
+
+
 def check_arraylike(fun_name: str, *args):
     """JAX rejects lists and tuples where an array is expected (they are pytrees)."""
     for i, a in enumerate(args):

@@ -1,11 +1,13 @@
-"""Meshes of devices and the shardings that name them: `Mesh`, `PartitionSpec`,
-`NamedSharding`, `SingleDeviceSharding`, and `make_mesh`.
+"""Meshes of devices and the shardings that name them: `Mesh`, `AbstractMesh` (a mesh's axes
+without devices), `AxisType`, `PartitionSpec`, `NamedSharding`, `SingleDeviceSharding`, and
+`make_mesh`.
 
 Every device shares the host's memory, so a sharding only describes how `shard_map` splits
 and joins arrays (and what `device_put` records); nothing is moved.
 """
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
@@ -50,6 +52,64 @@ P = PartitionSpec
 _EMPTY_SPEC = PartitionSpec()  # NamedSharding's default spec (immutable): nothing split
 
 
+class AxisType(enum.Enum):
+    """How a mesh axis is sharded: by the compiler (Auto), as types say (Explicit), or by
+    the program (Manual, inside shard_map). didax records it; every device shares memory."""
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+
+class AbstractMesh:
+    """A mesh's axis names and sizes without its devices: what tracing needs to know."""
+
+    def __init__(self, axis_sizes, axis_names, axis_types=None):
+        if isinstance(axis_names, str):
+            axis_names = (axis_names,)
+        self.axis_sizes = tuple(int(s) for s in axis_sizes)
+        self.axis_names = tuple(axis_names)
+        if len(self.axis_sizes) != len(self.axis_names):
+            raise ValueError(f"AbstractMesh: {len(self.axis_sizes)} axis sizes "
+                             f"{self.axis_sizes} for {len(self.axis_names)} axis names "
+                             f"{self.axis_names}")
+        if axis_types is None:
+            axis_types = (AxisType.Auto,) * len(self.axis_names)
+        elif isinstance(axis_types, AxisType):
+            axis_types = (axis_types,) * len(self.axis_names)
+        self.axis_types = tuple(axis_types)
+
+    @property
+    def shape(self) -> dict:
+        return dict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.axis_sizes)
+
+    @property
+    def empty(self) -> bool:
+        return not self.axis_names
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        return self
+
+    def __eq__(self, other):
+        return (isinstance(other, AbstractMesh) and self.axis_sizes == other.axis_sizes
+                and self.axis_names == other.axis_names
+                and self.axis_types == other.axis_types)
+
+    def __hash__(self):
+        return hash((self.axis_sizes, self.axis_names, self.axis_types))
+
+    def __repr__(self):
+        axes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
+        return f"AbstractMesh({axes}{', ' if axes else ''}axis_types={self.axis_types})"
+
+
 class Mesh:
     """Devices laid out in an array whose axes have names."""
 
@@ -81,6 +141,16 @@ class Mesh:
     @property
     def size(self) -> int:
         return int(self.devices.size)
+
+    @property
+    def empty(self) -> bool:
+        return self.devices.size == 0 or not self.axis_names
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        types = self.axis_types
+        return AbstractMesh(self.devices.shape, self.axis_names,
+                            types if types is not None else AxisType.Explicit)
 
     @property
     def device_set(self) -> set:
@@ -126,6 +196,16 @@ class SingleDeviceSharding(Sharding):
         self.memory_kind = memory_kind
 
     @property
+    def empty(self) -> bool:
+        return self.devices.size == 0 or not self.axis_names
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        types = self.axis_types
+        return AbstractMesh(self.devices.shape, self.axis_names,
+                            types if types is not None else AxisType.Explicit)
+
+    @property
     def device_set(self) -> set:
         return {self._device}
 
@@ -158,6 +238,16 @@ class NamedSharding(Sharding):
         self.mesh = mesh
         self.spec = spec
         self.memory_kind = memory_kind
+
+    @property
+    def empty(self) -> bool:
+        return self.devices.size == 0 or not self.axis_names
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        types = self.axis_types
+        return AbstractMesh(self.devices.shape, self.axis_names,
+                            types if types is not None else AxisType.Explicit)
 
     @property
     def device_set(self) -> set:

@@ -28,8 +28,9 @@ from didax._src.interpreters.batching import BatchInterpreter, moveaxis
 from didax._src.interpreters.jvp import JVPInterpreter
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
-from didax._src.interpreters.transpose import linear_transpose_flat
-from didax._src.ir import eval_jaxpr, hoist_consts
+from didax._src.interpreters.transpose import is_undefined, linear_transpose_flat, transpose_jaxpr
+from didax._src.ir import derived, eval_jaxpr, hoist_consts
+from didax._src.primitives.jit_call import bind_call, call_cotangents
 from didax._src.tree_util import (
     first_difference,
     tree_flatten,
@@ -138,10 +139,11 @@ def _is_symbolic_zero(x) -> bool:
 class FlatCustomJVP:
     """A custom_jvp call on flat arguments: `call(*args)` and `jvp(primals, tangents)`."""
 
-    def __init__(self, name, call, jvp):
+    def __init__(self, name, call, jvp, symbolic_zeros=False):
         self.name = name
         self.call = call
         self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
 
 
 class custom_jvp:
@@ -307,15 +309,32 @@ def _call_from_jaxpr(params):
 
 custom_jvp_call_p = _CallPrimitive(
     "custom_jvp_call", "process_custom_jvp",
-    lambda params: FlatCustomJVP(params["name"], _call_from_jaxpr(params), params["jvp"]))
+    lambda params: FlatCustomJVP(params["name"], _call_from_jaxpr(params), params["jvp"],
+                                 params["symbolic_zeros"]))
 custom_jvp_call_p.def_abstract_eval(_abstract_call)
 custom_jvp_call_p.pp_hidden = {"num_consts": 0}
 custom_jvp_call_p.def_traits(call_jaxpr_param="call_jaxpr")
 
 
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, name, num_consts, **params):
+    """A custom_jvp call inside a linear function (lineax stages one) is linear in its
+    undefined operands: its transpose is that of the function it calls; the JVP rule, a
+    rule for differentiating, has no part in it."""
+    linear = tuple(is_undefined(x) for x in args)
+    new = derived(call_jaxpr, ("transpose", linear),
+                  lambda: transpose_jaxpr(call_jaxpr, list(linear)))
+    cts = [instantiate(c) for c in cts]
+    outs = bind_call([x for x in args if not is_undefined(x)] + cts, jaxpr=new,
+                     name=f"transpose({name})")
+    return call_cotangents(outs, args, linear)
+
+
+custom_jvp_call_p.def_transpose(_custom_jvp_call_transpose)
+
+
 def _staging_custom_jvp(self: StagingInterpreter, fn, args):
     return _stage_call(self, custom_jvp_call_p, fn, args,
-                       dict(jvp=fn.jvp, symbolic_zeros=False))
+                       dict(jvp=fn.jvp, symbolic_zeros=fn.symbolic_zeros))
 
 
 def _pe_custom(method, staging_method):
@@ -337,11 +356,12 @@ class FlatCustomVJP:
     """A custom_vjp call on flat arguments: `call`, `fwd -> (outs, residuals)`, and
     `bwd(residuals, cotangents) -> input cotangents`."""
 
-    def __init__(self, name, call, fwd, bwd):
+    def __init__(self, name, call, fwd, bwd, symbolic_zeros=False):
         self.name = name
         self.call = call
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = symbolic_zeros
 
 
 class custom_vjp:
@@ -441,16 +461,33 @@ def _jvp_custom_vjp(self: JVPInterpreter, fn, args):
             outs, res = fn.fwd(*primals)
         in_avals = [get_aval(p).to_tangent_aval() for p in primals]
         out_avals = [get_aval(o).to_tangent_aval() for o in outs]
+        res, bwd = _python_residuals_kept(res, fn.bwd)
         t_out = custom_lin_p.bind(*res, *[instantiate(t) for t in tangents],
-                                  num_res=len(res), bwd=fn.bwd, in_avals=tuple(in_avals),
+                                  num_res=len(res), bwd=bwd, in_avals=tuple(in_avals),
                                   out_avals=tuple(out_avals))
     return [self.pack(p, t) for p, t in zip(outs, t_out)]
+
+
+def _python_residuals_kept(res, bwd):
+    """Residuals that are Python scalars (flags a fwd rule passes to its bwd: equinox's
+    `perturbed`) reach bwd as the very objects fwd made, as constants do in JAX, not as
+    arrays: only the others are operands of the linear map."""
+    kept = {i: r for i, r in enumerate(res) if type(r) in (bool, int, float, complex)}
+    if not kept:
+        return res, bwd
+    n = len(res)
+
+    def bwd_with_kept(dynamic, cts):
+        it = iter(dynamic)
+        return bwd([kept[i] if i in kept else next(it) for i in range(n)], cts)
+
+    return [r for i, r in enumerate(res) if i not in kept], _Named(bwd_with_kept, str(bwd))
 
 
 custom_vjp_call_p = _CallPrimitive(
     "custom_vjp_call", "process_custom_vjp",
     lambda params: FlatCustomVJP(params["name"], _call_from_jaxpr(params), params["fwd"],
-                                 params["bwd"]))
+                                 params["bwd"], params["symbolic_zeros"]))
 custom_vjp_call_p.def_abstract_eval(_abstract_call)
 custom_vjp_call_p.pp_hidden = {"num_consts": 0, "fwd": core.PP_ALWAYS_HIDE}
 custom_vjp_call_p.def_traits(call_jaxpr_param="call_jaxpr")
@@ -458,7 +495,7 @@ custom_vjp_call_p.def_traits(call_jaxpr_param="call_jaxpr")
 
 def _staging_custom_vjp(self: StagingInterpreter, fn, args):
     return _stage_call(self, custom_vjp_call_p, fn, args,
-                       dict(fwd=fn.fwd, bwd=fn.bwd, symbolic_zeros=False))
+                       dict(fwd=fn.fwd, bwd=fn.bwd, symbolic_zeros=fn.symbolic_zeros))
 
 
 # custom_lin: the linear map t -> J t of a custom_vjp function, known through bwd = J^T.
@@ -566,11 +603,12 @@ def _batch_custom_vjp(self: BatchInterpreter, fn, args):
     def call(*xs):
         return batching.vmap_flat(fn.call, xs, dims, size, name)
 
-    def fwd(*xs):
+    def fwd(*xs, perturbed=None):
         n_out = []
+        which = {} if perturbed is None else {"perturbed": perturbed}  # (symbolic zeros')
 
         def both(*a):
-            outs, res = fn.fwd(*a)
+            outs, res = fn.fwd(*a, **which)
             n_out[:] = [len(outs)]
             return list(outs) + list(res)
 
@@ -585,7 +623,8 @@ def _batch_custom_vjp(self: BatchInterpreter, fn, args):
         return [reduce_sum(c, (0,)) if d is None else moveaxis(c, 0, d)
                 for c, d in zip(cts_in, dims)]
 
-    batched = FlatCustomVJP(fn.name, call, fwd, _Named(bwd, str(fn.bwd)))
+    batched = FlatCustomVJP(fn.name, call, fwd, _Named(bwd, str(fn.bwd)),
+                            getattr(fn, "symbolic_zeros", False))
     outs = self.run_in_parent("process_custom_vjp", batched, list(vals))
     return [self.pack(o, 0) for o in outs]
 

@@ -14,6 +14,7 @@ from didax._src import core
 from didax._src.base_prims import instantiate
 from didax._src.compiler.native.tier import tiered_executable
 from didax._src.core import Zero
+from didax._src.dtypes import float0
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
@@ -95,9 +96,16 @@ def _call_transpose(cts, *args, jaxpr, name, donated_invars):
     linear = tuple(is_undefined(x) for x in args)
     new = derived(jaxpr, ("transpose", linear), lambda: transpose_jaxpr(jaxpr, list(linear)))
     cts = [instantiate(c) for c in cts]
-    outs = iter(bind_call([x for x in args if not is_undefined(x)] + cts, jaxpr=new,
-                          name=name))
-    return [next(outs) if lin else None for lin in linear]
+    outs = bind_call([x for x in args if not is_undefined(x)] + cts, jaxpr=new, name=name)
+    return call_cotangents(outs, args, linear)
+
+
+def call_cotangents(outs, args, linear):
+    """The cotangents a call's transpose gives its operands, one per linear operand in
+    `outs`; an integer operand's (float0) is a symbolic zero again, as rules expect."""
+    outs = iter(outs)
+    return [(None if x.aval.dtype == float0 else ct) if lin else None
+            for x, lin in zip(args, linear) for ct in [next(outs) if lin else None]]
 
 
 jit_p.def_transpose(_call_transpose)

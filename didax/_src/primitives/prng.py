@@ -360,12 +360,13 @@ def _combine_words(xp, w1, w2, bit_width):
 # Typed keys
 
 
-class KeyDtype:
+class KeyDtype(dtypes.ExtendedDType):
     """The dtype of typed threefry keys, printed as JAX prints it (`key<fry>`)."""
 
     name = "key<fry>"
     impl = "threefry2x32"
     type = dtypes.prng_key  # what `issubdtype(key.dtype, dtypes.prng_key)` checks
+    _rules = None  # (keys' arithmetic is random.py's, not rules a library reads)
 
     def __repr__(self):
         return self.name
@@ -452,6 +453,8 @@ class PRNGKeyArray:
         return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._base_array}"
 
     __str__ = __repr__
+
+core.Array.__class__.register(PRNGKeyArray)  # (a key array is an Array to isinstance)
 
 
 def _broadcast_to(x, shape):

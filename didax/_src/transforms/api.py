@@ -232,7 +232,8 @@ def eval_shape(fun, *args, **kwargs):
     flat, in_tree = tree_flatten((args, kwargs))
     avals = [_abstractify(x) for x in flat]
 
-    given = {}  # output leaves that are already ShapeDtypeStructs pass through, as in JAX
+    given = {}  # output leaves that are already ShapeDtypeStructs give their shape and dtype,
+    # as in JAX (not their sharding: what eval_shape gives carries none)
 
     def f(a, k):
         flat_out, tree = tree_flatten(fun(*a, **k))
@@ -242,8 +243,8 @@ def eval_shape(fun, *args, **kwargs):
 
     flat_fun = _FlatFun(f, in_tree)
     closed, _ = trace_to_jaxpr(flat_fun, avals)
-    shapes = [given.get(i) or ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-              for i, a in enumerate(closed.jaxpr.out_avals)]
+    shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+              for a in (given.get(i, a) for i, a in enumerate(closed.jaxpr.out_avals))]
     return tree_unflatten(flat_fun.out_tree, shapes)
 
 
@@ -358,12 +359,13 @@ def vjp(fun, *primals, has_aux: bool = False):
     return primals_out, vjp_fun
 
 
-def linearize(fun, *primals):
+def linearize(fun, *primals, has_aux: bool = False):
     """`(fun(*primals), f_jvp)`: `f_jvp(*tangents)` evaluates the JVP at `primals` without
-    re-running the primal computation (it replays the staged linear jaxpr)."""
+    re-running the primal computation (it replays the staged linear jaxpr). With `has_aux`,
+    `fun` returns `(out, aux)` and linearize `(out, f_jvp, aux)`."""
     flat_p, in_tree = tree_flatten(primals)
     differentiable = [_is_differentiable(x) for x in flat_p]
-    flat_fun = _FlatFun(fun, in_tree)
+    flat_fun = _FlatFun(fun, in_tree, has_aux)
     lin = linearize_flat(lambda *a: flat_fun(*a), flat_p, differentiable)
     out_tree = flat_fun.out_tree
     primals_out = tree_unflatten(out_tree, [asarray_value(p) for p in lin.primals_out])
@@ -382,6 +384,8 @@ def linearize(fun, *primals):
                     for z, a in zip(lin.zero_outputs, lin.out_avals)]
         return tree_unflatten(out_tree, flat_out)
 
+    if has_aux:
+        return primals_out, f_jvp, flat_fun.aux
     return primals_out, f_jvp
 
 

@@ -343,7 +343,14 @@ def switch(index, branches, *operands, _clamp=True, _names=None):
 
 def cond(pred, true_fun, false_fun, *operands, operand=None):
     """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, as one primitive (both
-    branches are traced; only one runs)."""
+    branches are traced; only one runs). The older form
+    `cond(pred, true_operand, true_fun, false_operand, false_fun)` is accepted too."""
+    if (len(operands) == 2 and not callable(true_fun) and callable(false_fun)
+            and callable(operands[1])):
+        (true_operand, true_fun), (false_operand, false_fun) = ((true_fun, false_fun),
+                                                                 operands)
+        return cond(pred, lambda ops: true_fun(ops[0]), lambda ops: false_fun(ops[1]),
+                    (true_operand, false_operand))
     if operand is not None:
         operands = (operand,)
     aval = get_aval(pred)
