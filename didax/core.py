@@ -16,7 +16,9 @@ from didax._src.core import (
     Tracer,
     current_interpreter,
     eval_interpreter,
+    get_aval,
     interpreter_context,
+    pytype_aval_mappings,
 )
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
 from didax._src.ir import Literal, Var, eval_jaxpr  # noqa: F401
@@ -28,8 +30,18 @@ ParamDict = dict[str, Any]
 
 __all__ = ["AbstractValue", "Atom", "ParamDict", "ShapedArray", "Trace", "Tracer", "Value",
            "ensure_compile_time_eval", "eval_context", "eval_jaxpr", "find_top_trace",
-           "get_opaque_trace_state", "mapped_aval", "max_dim", "min_dim", "trace_state_clean",
-           "unmapped_aval"]
+           "get_opaque_trace_state", "mapped_aval", "max_dim", "min_dim",
+           "pytype_aval_mappings", "trace_state_clean", "unmapped_aval", "valid_jaxtype"]
+
+
+def valid_jaxtype(x) -> bool:
+    """Whether `x` is a value transformations take (an array, a NumPy array or scalar, a
+    Python number), not some other object."""
+    try:
+        get_aval(x)
+    except TypeError:
+        return False
+    return True
 
 
 def find_top_trace(xs=None):

@@ -116,6 +116,18 @@ def _shaped(shape: tuple, dtype: np.dtype, weak: bool) -> ShapedArray:
 _PY_SCALARS = (bool, int, float, complex)
 
 
+def _ndarray_aval(x) -> ShapedArray:
+    return _shaped(np.shape(x), dtypes.canonicalize_dtype(np.asarray(x).dtype), False)
+
+
+# The types of values get_aval knows, each with its function (JAX's `pytype_aval_mappings`):
+# libraries add theirs, often copying the entry of `np.ndarray` for a subclass of their own.
+pytype_aval_mappings: dict = {np.ndarray: _ndarray_aval}
+pytype_aval_mappings.update((t, _ndarray_aval) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64, np.complex64, np.complex128))
+
+
 def get_aval(x) -> ShapedArray:
     """The abstract value of any didax value, tracer, NumPy array or Python scalar."""
     if type(x) is Array:
@@ -129,6 +141,9 @@ def get_aval(x) -> ShapedArray:
         return _shaped(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
     if isinstance(x, _PY_SCALARS):
         return _shaped((), dtypes.python_scalar_dtype(x), type(x) is not bool)
+    mapping = pytype_aval_mappings.get(type(x))
+    if mapping is not None:  # a type a library registered (as JAX's table lets it)
+        return mapping(x)
     raise TypeError(
         f"Value {x!r} of type {type(x).__name__} is not a valid array: expected a didax Array, "
         "a NumPy array, or a Python scalar (bool, int, float, complex)."

@@ -7,6 +7,7 @@ from didax.core import (  # noqa: F401
     find_top_trace,
     get_opaque_trace_state,
     trace_state_clean,
+    valid_jaxtype,
 )
 
 

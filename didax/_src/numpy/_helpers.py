@@ -83,7 +83,7 @@ def _canonical_shape(shape, fun_name="shape", prefix="jnp."):
 
 
 def _axis_tuple(axis):
-    if isinstance(axis, (tuple, list)):
+    if isinstance(axis, (tuple, list, range)):
         return tuple(operator.index(a) for a in axis)
     return (operator.index(axis),)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import core, dtypes
+from didax._src.compat.dtype_handlers import canonicalize_dtype_handlers
 from didax._src.core import Array, ArrayBase, get_aval
 from didax._src.errors import concretization_error, user_error
 from didax._src.lax import elementwise as lax_ew
@@ -80,6 +81,9 @@ def _stack_nested(obj, dtype):
     return asarray(obj, dtype)
 
 
+_KNOWN_TYPES = frozenset((np.ndarray, list, tuple) + _SCALARS)
+
+
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Converts `a` to a didax array (tracers pass through, converted only if `dtype` asks)."""
     if order not in (None, "K", "A", "C"):
@@ -91,6 +95,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         return a
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
+    if type(a) not in _KNOWN_TYPES and type(a) in canonicalize_dtype_handlers:
+        a = canonicalize_dtype_handlers[type(a)](a)  # (a type a library registered)
     if isinstance(a, _SCALARS) or type(a) in _SCALARS:
         aval = get_aval(a)
         if dtype is None:
