@@ -4,8 +4,6 @@ abstract `extended`/`prng_key` types of typed keys."""
 from ml_dtypes import bfloat16  # noqa: F401
 
 from didax._src.dtypes import (  # noqa: F401
-    DType,
-    ExtendedDType,
     TypePromotionError,
     canonicalize_dtype,
     extended,
@@ -17,5 +15,4 @@ from didax._src.dtypes import (  # noqa: F401
     prng_key,
     result_type,
     scalar_type_of,
-    supports_inf,
 )

@@ -653,6 +653,16 @@ record("remat_jvp", lambda v, t: jax.jvp(jax.checkpoint(_remat_body), (v,), (t,)
                                (np.cos(np.sin(v)) * np.cos(v) * v + np.sin(np.sin(v))) * t))
 record("jit", lambda a, b: _inner_jit(_inner_jit(a, b), b), [x(), x()],
        reference=lambda a, b: (lambda c: c * b + np.cos(c))(a * b + np.cos(a)))
+
+
+def _closed_call(a, b):
+    """`closed_call_p` applying the closed jaxpr of `c * b + cos(c)` (as libraries bind it)."""
+    from didax.extend.core.primitives import closed_call_p
+    closed = jax.make_jaxpr(lambda c, d: c * d + jnp.cos(c))(a, b)
+    return closed_call_p.bind(a, b, call_jaxpr=closed)[0]
+
+
+record("closed_call", _closed_call, [x(), x()], reference=lambda a, b: a * b + np.cos(a))
 record("name", lambda v: checkpoint_name(v * 2.0, "doubled"), [x()],
        reference=lambda v: v * 2.0)
 

@@ -236,6 +236,9 @@ class Primitive:
     primitives. `absent` records rules deliberately left out, with the reason.
     """
 
+    call_primitive = False  # whether it applies a function given as a parameter (JAX's flag:
+    # libraries walking jaxprs read it)
+
     def __init__(self, name: str, *, multiple_results: bool = False, linear: bool = False):
         self.name = name
         self.multiple_results = multiple_results

@@ -120,6 +120,7 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+    literals = property(lambda self: self.consts)  # (JAX's other name for them)
 
     def __str__(self):
         return str(self.jaxpr)

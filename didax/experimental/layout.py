@@ -33,6 +33,9 @@ class Format:
     """A layout and a sharding (either may be None: left to the system)."""
 
     def __init__(self, layout=None, sharding=None):
+        if isinstance(layout, Layout) and sharding is None:
+            raise ValueError("Format: a concrete Layout needs a concrete sharding (a "
+                             "NamedSharding or SingleDeviceSharding), got sharding=None")
         self.layout = layout
         self.sharding = sharding
 

@@ -16,7 +16,8 @@ from jax.interpreters import ad, batching  # noqa: E402
 
 assert jax is didax and jnp is didax.numpy and lax is didax.lax and random is didax.random
 assert sys.modules["jax.numpy"] is didax.numpy and jax.numpy is didax.numpy
-assert src_core is didax.core and util is didax.numpy
+assert src_core is sys.modules["didax._src.compat.jax_core"] and util is didax.numpy
+assert src_core.ShapedArray is didax.core.ShapedArray and src_core.trace_state_clean()
 assert ad is didax.interpreters.ad and batching is didax.interpreters.batching
 assert didax.numpy.__name__ == "didax.numpy" and didax.numpy.__spec__.name == "didax.numpy"
 assert importlib.import_module("jax.example_libraries.stax") is didax.example_libraries.stax

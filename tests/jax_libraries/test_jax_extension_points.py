@@ -254,7 +254,8 @@ def test_small_names_libraries_use():
 # -- what lineax, optimistix, diffrax and blackjax rely on ------------------------------------
 
 def test_trace_api_tells_transformations_apart():
-    from didax.extend.core import find_top_trace, get_opaque_trace_state, trace_state_clean
+    from didax._src.compat.jax_core import trace_state_clean  # (numpyro's: jax._src.core)
+    from didax.extend.core import find_top_trace, get_opaque_trace_state
     assert trace_state_clean() and find_top_trace(()) is find_top_trace([1.0])
     top = get_opaque_trace_state()
     mains = []
@@ -405,3 +406,121 @@ def test_integer_outputs_of_a_jitted_call_get_symbolic_zero_cotangents():
         return y + p.bind(n).astype(jnp.float32)
     assert float(didax.grad(f)(1.5)) == 2.0
     assert got in ([], ["Zero"])  # never a float0 array
+
+
+# -- what flax, numpyro, distrax and TFP's substrate rely on ----------------------------------
+
+def _partial_eval_program(j, lu, api_util, pe, core_mod):
+    """flax's check of its scan's broadcast variables: which outputs are known when the
+    inputs are unknown types (and what they are)."""
+    def body(carry, x):
+        return {"known": np.float32(3.0), "from_input": carry * x}, carry + 1
+    args = (j.numpy.ones(2), j.numpy.ones(2))
+    flat, in_tree = j.tree_util.tree_flatten(args)
+    info = api_util.debug_info("test scan", body, args, {})
+    f_flat, out_tree = api_util.flatten_fun_nokwargs(lu.wrap_init(body, debug_info=info),
+                                                     in_tree)
+    pvals = [pe.PartialVal.unknown(core_mod.ShapedArray(x.shape, x.dtype)) for x in flat]
+    _, out_pvals, _ = pe.trace_to_jaxpr_nounits(f_flat, pvals)
+    known = [pv is None for pv, _ in out_pvals]
+    consts = [float(c) for pv, c in out_pvals if pv is None]
+    return known, consts, str(out_tree())
+
+
+def test_linear_util_api_util_and_partial_eval_as_jax():
+    import jax.api_util
+    import jax.extend.linear_util
+    import jax.interpreters.partial_eval
+    ours = _partial_eval_program(didax, didax.extend.linear_util, didax.api_util,
+                                 didax.interpreters.partial_eval, didax.core)
+    ref = _partial_eval_program(jax, jax.extend.linear_util, jax.api_util,
+                                jax.interpreters.partial_eval, jax.core)
+    assert ours[:2] == ref[:2] == ([False, True, False], [3.0])
+    assert ours[2].count("*") == ref[2].count("*")  # the same output structure
+    info = didax.api_util.debug_info("jit", lambda a, b: a, (1.0, (2.0, 3.0)), {})
+    assert info.arg_names == ("a", "b", "b") and info.traced_for == "jit"
+    assert didax.api_util.safe_map(lambda a, b: a + b, [1, 2], [3, 4]) == [4, 6]
+    with pytest.raises(ValueError, match="length"):
+        didax.api_util.safe_zip([1], [1, 2])
+
+
+def test_call_primitives_and_the_primitives_table():
+    from didax.extend.core import CallPrimitive
+    from didax.extend.core.primitives import add_p, call_p, closed_call_p, jit_p, while_p
+    assert add_p is didax._src.core.all_primitives["add"] and while_p.name == "while"
+    assert closed_call_p.call_primitive and call_p.call_primitive
+    assert isinstance(call_p, CallPrimitive) and not add_p.call_primitive
+    closed = didax.make_jaxpr(lambda a, b: a * b + jnp.sin(a))(1.0, 2.0)
+    assert closed.literals is closed.consts
+
+    def f(a):
+        return closed_call_p.bind(a, 2.0, call_jaxpr=closed)[0]
+    np.testing.assert_allclose(f(1.0), 2.0 + np.sin(1.0), rtol=1e-6)
+    with didax.enable_x64():
+        closed64 = didax.make_jaxpr(lambda a, b: a * b + jnp.sin(a))(1.0, 2.0)
+        check_grads(lambda a: closed_call_p.bind(a, 2.0, call_jaxpr=closed64)[0],
+                    (np.float64(0.7),), order=2, modes=("fwd", "rev"))
+    np.testing.assert_allclose(didax.jit(f)(0.7), f(0.7), rtol=1e-6)
+    np.testing.assert_allclose(didax.vmap(f)(jnp.arange(3.0)),
+                               [f(float(v)) for v in range(3)], rtol=1e-6)
+    staged = didax.make_jaxpr(f)(1.0)
+    assert [e.primitive for e in staged.eqns] == [closed_call_p]
+    assert call_p.bind(lambda x: [x * 2], 3.0) == [6.0]
+    assert didax.make_jaxpr(didax.jit(f))(1.0).eqns[0].primitive is jit_p
+
+
+class _Tagged(np.ndarray):
+    """An array subclass a library registers (as TFP registers its variables)."""
+
+
+def test_value_type_tables_and_valid_jaxtype():
+    from didax.extend.core import valid_jaxtype
+    from didax.interpreters import xla
+    assert valid_jaxtype(1.0) and valid_jaxtype(np.ones(2)) and valid_jaxtype(jnp.ones(2))
+    assert not valid_jaxtype("text") and not valid_jaxtype(object())
+
+    class Opaque:
+        def __init__(self, n):
+            self.n = n
+    assert not valid_jaxtype(Opaque(3))
+    didax.core.pytype_aval_mappings[Opaque] = lambda o: didax.core.ShapedArray((o.n,),
+                                                                               np.float32)
+    xla.canonicalize_dtype_handlers[Opaque] = lambda o: np.zeros(o.n, np.float32)
+    try:
+        assert valid_jaxtype(Opaque(3))
+        assert didax._src.core.get_aval(Opaque(3)).shape == (3,)
+        np.testing.assert_array_equal(jnp.asarray(Opaque(2)), np.zeros(2))
+    finally:
+        del didax.core.pytype_aval_mappings[Opaque], xla.canonicalize_dtype_handlers[Opaque]
+    xla.canonicalize_dtype_handlers[_Tagged] = xla.canonicalize_dtype_handlers[np.ndarray]
+    out = jnp.asarray(np.arange(3.0).view(_Tagged))
+    assert out.dtype == np.float32  # (canonical: float64 narrowed with x64 off)
+
+
+def test_meshes_layouts_versions_and_extended_dtypes_as_jax():
+    for j in (didax, jax):
+        s = j.sharding
+        assert s.get_abstract_mesh().empty and s.get_abstract_mesh().axis_names == ()
+        mesh = j.make_mesh((1,), ("x",))
+        with j.set_mesh(mesh):
+            assert s.get_abstract_mesh().shape == {"x": 1}
+            assert s.get_abstract_mesh().axis_types == (s.AxisType.Explicit,)
+        assert s.get_abstract_mesh().empty
+        abstract = s.AbstractMesh((2, 3), ("a", "b"))
+        assert abstract.shape == {"a": 2, "b": 3} and abstract.axis_types == (
+            s.AxisType.Auto,) * 2
+        from importlib import import_module
+        layout = import_module(f"{j.__name__}.experimental.layout")
+        one = j.numpy.ones(2).sharding
+        fmt = layout.Format(layout.Layout((1, 0)), one)
+        assert fmt.layout.major_to_minor == (1, 0) and fmt.sharding == one
+        assert layout.Format().layout is None
+        with pytest.raises(ValueError, match="sharding"):
+            layout.Format(layout.Layout((0,)))
+        assert j.version.__version_info__ >= (0, 10, 2)
+        assert isinstance(j.random.key(0), j.Array)
+        dtypes_src = import_module(f"{j.__name__}._src.dtypes")  # (what flax imports)
+        assert isinstance(j.random.key(0).dtype, dtypes_src.ExtendedDType)
+        assert not dtypes_src.supports_inf(j.numpy.float8_e4m3fn)
+        assert not hasattr(j.dtypes, "ExtendedDType")
+    assert didax.version.__version__ == jax.__version__

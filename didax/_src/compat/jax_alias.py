@@ -22,10 +22,10 @@ __all__ = ["install_as_jax", "uninstall_as_jax", "INTERNAL"]
 # the same names. Anything else under `jax._src` is not found.
 INTERNAL = {
     "jax._src": None,  # a namespace of the paths below only
-    "jax._src.core": "didax.core",
+    "jax._src.core": "didax._src.compat.jax_core",
     "jax._src.api": "didax",
     "jax._src.tree_util": "didax.tree_util",
-    "jax._src.dtypes": "didax.dtypes",
+    "jax._src.dtypes": "didax._src.dtypes",  # (with ExtendedDType, DType, supports_inf)
     "jax._src.typing": "didax.typing",
     "jax._src.numpy": "didax.numpy",
     "jax._src.numpy.util": "didax.numpy",

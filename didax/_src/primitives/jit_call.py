@@ -20,7 +20,7 @@ from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
-from didax._src.ir import derived
+from didax._src.ir import derived, eval_jaxpr
 
 jit_p = core.primitive("jit", multiple_results=True)
 jit_p.pp_hidden = {"donated_invars": lambda d: not any(d)}
@@ -122,3 +122,27 @@ def _call_batch(size, vals, dims, *, jaxpr, name, donated_invars):
 
 jit_p.def_batch(_call_batch)
 
+
+
+# closed_call: a closed jaxpr applied to operands, evaluated rather than compiled on its own
+# (JAX's `core.closed_call_p`; libraries bind it and walk jaxprs holding it). Its derivative,
+# transpose and batched form are those of the same jaxpr called by jit.
+closed_call_p = core.primitive("closed_call", multiple_results=True)
+closed_call_p.call_primitive = True
+closed_call_p.def_traits(call_jaxpr_param="call_jaxpr")
+
+
+def _as_jit_rule(rule):
+    def adapted(*args, call_jaxpr, **params):
+        return rule(*args, jaxpr=call_jaxpr, name="closed_call",
+                    donated_invars=(False,) * len(call_jaxpr.in_avals))
+    return adapted
+
+
+closed_call_p.def_impl(lambda *vals, call_jaxpr: [
+    core.concrete_value(x) for x in eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts,
+                                               *map(core.Array, vals))])
+closed_call_p.def_abstract_eval(lambda *avals, call_jaxpr: list(call_jaxpr.out_avals))
+closed_call_p.def_jvp(_as_jit_rule(_call_jvp))
+closed_call_p.def_transpose(_as_jit_rule(_call_transpose))
+closed_call_p.def_batch(_as_jit_rule(_call_batch))

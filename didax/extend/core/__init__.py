@@ -1,14 +1,13 @@
 """Mirrors `jax.extend.core`: `Primitive` for libraries (its impl written with `jax.numpy`),
-and the jaxpr types."""
+`CallPrimitive`, the jaxpr types, the trace API, and every primitive (`primitives`)."""
+from didax._src.compat.api_util import DebugInfo  # noqa: F401
+from didax._src.compat.call_primitive import CallPrimitive  # noqa: F401
 from didax._src.compat.foreign_rules import LibraryPrimitive as Primitive  # noqa: F401
+from didax._src.compat.jax_core import valid_jaxtype  # noqa: F401
+from didax._src.compat.trace_state import find_top_trace, get_opaque_trace_state  # noqa: F401
 from didax._src.core import ShapedArray  # noqa: F401
 from didax._src.ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr  # noqa: F401
-from didax.core import (  # noqa: F401
-    find_top_trace,
-    get_opaque_trace_state,
-    trace_state_clean,
-    valid_jaxtype,
-)
+from didax.extend.core import primitives  # noqa: F401
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr):
