@@ -568,6 +568,57 @@ def _qr_reference(v):
 record("qr", _qr, [x(3, 2, lo=-1.0, hi=1.0)], reference=_qr_reference, tol=_LINALG_TOL)
 
 
+# QR in LAPACK's packed form, against LAPACK itself (SciPy's wrappers). JAX defines no
+# derivatives for these primitives (its jvp raises "Differentiation rule ... not
+# implemented"), so neither does didax: their records are not differentiable.
+
+
+def _lapack(name, *args):
+    return sla.lapack.get_lapack_funcs(name, args[:1])
+
+
+def _geqrf_reference(v):
+    packed, taus, _, _ = _lapack("geqrf", v)(v)
+    return packed, taus
+
+
+def _householder_reference(a, taus):
+    name = "ungqr" if a.dtype.kind == "c" else "orgqr"
+    return _lapack(name, a)(a, taus)[0]
+
+
+def _ormqr_reference(left, transpose):
+    def reference(a, taus, c):
+        k = taus.shape[-1]
+        name = "unmqr" if a.dtype.kind == "c" else "ormqr"
+        trans = ("C" if a.dtype.kind == "c" else "T") if transpose else "N"
+        return _lapack(name, a)("L" if left else "R", trans, a[:, :k], taus, c,
+                                lwork=64 * max(c.shape))[0]
+    return reference
+
+
+def _geqp3_reference(v, jpvt):  # (SciPy's wrapper takes no jpvt: all columns free)
+    packed, jpvt_out, taus, _, _ = _lapack("geqp3", v)(v)
+    return packed, jpvt_out.astype(np.int32), taus
+
+
+record("geqrf", lax.linalg.geqrf, [x(4, 3, lo=-1.0, hi=1.0)], reference=_geqrf_reference,
+       tol=_LINALG_TOL, diff=())  # not differentiable, as in JAX
+record("geqp3", lax.linalg.geqp3, [x(4, 3, lo=-1.0, hi=1.0), const([0, 0, 0], I32)],
+       reference=_geqp3_reference, tol=_LINALG_TOL, diff=())  # not differentiable, as in JAX
+record("householder_product", lax.linalg.householder_product,
+       [x(4, 3, lo=-1.0, hi=1.0), x(2, lo=0.5, hi=1.5)],  # (any reflectors and scalars)
+       reference=_householder_reference, tol=_LINALG_TOL, diff=())  # not differentiable, as
+# in JAX (not even in taus, of which it is a polynomial)
+record("ormqr", lax.linalg.ormqr, [x(4, 3, lo=-1.0, hi=1.0), x(3, lo=0.5, hi=1.5), x(4, 2)],
+       reference=_ormqr_reference(True, False), tol=_LINALG_TOL,
+       diff=())  # not differentiable, as in JAX (not even in c, in which it is linear)
+record("ormqr", lambda a, taus, c: lax.linalg.ormqr(a, taus, c, left=False, transpose=True),
+       [x(4, 3, lo=-1.0, hi=1.0), x(2, lo=0.5, hi=1.5), x(2, 4)],
+       reference=_ormqr_reference(False, True), tol=_LINALG_TOL, label="right_transposed",
+       diff=())  # not differentiable, as in JAX
+
+
 def _svd(v):
     u, s, vt = lax.linalg.svd(v, full_matrices=False)
     return jnp.abs(u), s, jnp.abs(vt)

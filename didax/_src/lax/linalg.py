@@ -6,7 +6,8 @@ in JAX: the NumPy impls are natively batched (NumPy's LAPACK wrappers loop over 
 dimensions), so a batching rule only has to move the vmapped dimension to the front.
 Failed factorizations give NaNs, not exceptions, because JAX's do. The JVP rules are
 JAX's, written with the primitives of this module; `triangular_solve` is linear in its
-right-hand side and has a transpose rule for it.
+right-hand side and has a transpose rule for it. The primitives of QR in LAPACK's packed
+form (geqrf, geqp3, householder_product, ormqr) have no derivatives, as in JAX.
 """
 from __future__ import annotations
 
@@ -611,6 +612,309 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
 
 
 # --------------------------------------------------------------------------------------
+# geqrf, geqp3, householder_product, ormqr: QR in LAPACK's packed form. R is the upper
+# triangle of the factored matrix; below the diagonal, column i holds the reflector v_i
+# (its entry i is an implied 1, the entries above it zeros), and with the scalars tau,
+# Q = H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^H. JAX defines no derivatives for
+# these primitives, not even ormqr's in c, in which it is linear; neither does didax.
+
+
+def _no_derivatives(prim):
+    reason = (f"JAX defines no derivative for {prim.name} (its jvp raises 'Differentiation "
+              f"rule for {prim.name!r} not implemented'); differentiate lax.linalg.qr (or "
+              f"jnp.linalg.qr in mode 'reduced' or 'complete') instead")
+    prim.mark_absent("jvp", reason)
+    prim.mark_absent("transpose", reason)
+
+
+def _check_packed_operands(name, avals, ranks, float_operands):
+    """JAX's checks of the operands of the packed-QR primitives: ranks, dtypes (the float
+    operands sharing one) and equal batch dimensions."""
+    for i, (aval, rank) in enumerate(zip(avals, ranks)):
+        if aval.ndim < rank:
+            raise TypeError(f"Input {i} to {name} must have rank at least {rank}, but got "
+                            f"shape={aval.shape}")
+        check_dtype(name, aval, inexact if i in float_operands else sint,
+                    f" at position {i}")
+    floats = [avals[i] for i in float_operands]
+    if any(a.dtype != floats[0].dtype for a in floats[1:]):
+        raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                        f"{', '.join(a.dtype.name for a in floats)}.")
+    batch_ranks = [a.ndim - r for a, r in zip(avals, ranks)]
+    if len(set(batch_ranks)) > 1:
+        raise TypeError(f"All inputs to {name} must have the same number of batch "
+                        f"dimensions, but got {batch_ranks} batch dimensions for the inputs.")
+    batches = [a.shape[:b] for a, b in zip(avals, batch_ranks)]
+    if any(b != batches[0] for b in batches[1:]):
+        raise ValueError(f"All inputs to {name} must have the same batch dimensions, but "
+                         f"got shapes {', '.join(str(a.shape) for a in avals)}.")
+
+
+def _reflector(a, i):
+    """v_i from packed reflectors `a` (..., m, n): a[..., i:, i] with its first entry 1."""
+    v = a[..., i:, i].copy()
+    v[..., 0] = 1
+    return v
+
+
+def _reflect_rows(c, v, tau):
+    """c <- (I - tau v v^H) c in place, batched: c (..., r, p), v (..., r), tau (...)."""
+    w = np.matmul(v.conj()[..., None, :], c)
+    c -= v[..., :, None] * (tau[..., None, None] * w)  # (LAPACK's order: v_i (tau w_j))
+
+
+def _reflect_columns(c, v, tau):
+    """c <- c (I - tau v v^H) in place, batched: c (..., p, r), v (..., r), tau (...)."""
+    w = np.matmul(c, v[..., :, None])
+    c -= (tau[..., None, None] * w) * v.conj()[..., None, :]
+
+
+geqrf_p = core.primitive("geqrf", multiple_results=True)
+
+
+def _geqrf_impl(a):
+    """LAPACK's geqrf through NumPy, which returns its result column-major: transposed.
+    (NumPy runs the 32-bit types' in double precision and rounds the result, where JAX runs
+    sgeqrf/cgeqrf: the two agree to float32 rounding, not to the bit.)"""
+    _check_lapack_dtype("geqrf", a.dtype)
+    h, taus = np.linalg.qr(a, mode="raw")
+    return [np.ascontiguousarray(np.swapaxes(h, -1, -2)), np.asarray(taus, a.dtype)]
+
+
+def _geqrf_aval(a):
+    _check_operand("geqrf", a)
+    *batch, m, n = a.shape
+    return [a, a.update(shape=(*batch, min(m, n)))]
+
+
+geqrf_p.def_impl(_geqrf_impl)
+geqrf_p.def_abstract_eval(_geqrf_aval)
+_no_derivatives(geqrf_p)
+_batch_at_front(geqrf_p)
+
+
+def geqrf(a):
+    """Householder QR in LAPACK's packed form: (a_out, taus), R in the upper triangle of
+    a_out and Q as the reflectors below its diagonal with the scalars taus (..., min(m, n)).
+    JAX keeps it in jax._src.lax.linalg; `jnp.linalg.qr(a, mode="raw")` is its public form
+    (with a_out transposed)."""
+    a_out, taus = geqrf_p.bind(a)
+    return a_out, taus
+
+
+geqp3_p = core.primitive("geqp3", multiple_results=True)
+
+
+def _lapy(*xs):
+    """sqrt(sum of squares) as LAPACK's lapy2/lapy3 compute it (scaled by the largest)."""
+    xs = [np.abs(x) for x in xs]
+    w = xs[0]
+    for x in xs[1:]:
+        w = np.maximum(w, x)
+    safe = np.where(w == 0, 1, w)
+    return np.where(w == 0, 0, w * np.sqrt(sum((x / safe) ** 2 for x in xs)))
+
+
+def _larfg(alpha, x):
+    """LAPACK's larfg, batched: (beta, tau, v) with (I - tau w w^H)^H [alpha; x] = [beta; 0]
+    for w = [1; v], beta real; tau = 0 (H = I) where x is zero and alpha real."""
+    xnorm = np.linalg.norm(x, axis=-1)
+    if np.iscomplexobj(alpha):
+        re, im = alpha.real, alpha.imag
+        trivial = (xnorm == 0) & (im == 0)
+        beta = -np.copysign(_lapy(re, im, xnorm), re)
+        safe = np.where(trivial, 1, beta)
+        tau = np.where(trivial, 0, (beta - re) / safe - 1j * (im / safe))
+    else:
+        trivial = xnorm == 0
+        beta = -np.copysign(_lapy(alpha, xnorm), alpha)
+        tau = np.where(trivial, 0, (beta - alpha) / np.where(trivial, 1, beta))
+    scale = 1 / np.where(trivial, 1, alpha - beta)
+    v = x * scale[..., None]
+    return np.where(trivial, alpha, beta).astype(alpha.dtype), tau.astype(alpha.dtype), v
+
+
+def _geqp3_impl(a, jpvt, *, use_magma):
+    """Householder QR with column pivoting, as LAPACK's geqp3: the columns with a nonzero
+    `jpvt` entry are swapped to the front in turn and factored first, unpivoted; then each
+    step takes the remaining column of largest norm (the first such), the norms being
+    downdated after each step and recomputed when cancellation makes that inaccurate.
+    `jpvt` comes out 1-based: column j of the factored matrix is column jpvt[j] - 1 of `a`."""
+    _check_lapack_dtype("geqp3", a.dtype)
+    *batch, m, n = a.shape
+    k = min(m, n)
+    count = math.prod(batch)
+    rows = np.arange(count)
+    fixed = jpvt.reshape(count, n) != 0
+    perm = np.broadcast_to(np.arange(n), (count, n)).copy()
+    n_fixed = np.zeros(count, np.intp)
+    for j in range(n):  # LAPACK's order: each fixed column swapped with the first free one
+        r, f = rows[fixed[:, j]], n_fixed[fixed[:, j]]
+        perm[r, j], perm[r, f] = perm[r, f], perm[r, j]
+        n_fixed += fixed[:, j]
+    x = np.take_along_axis(a.reshape(count, m, n), perm[:, None, :], axis=2)
+    taus = np.zeros((count, k), a.dtype)
+    real = np.finfo(a.dtype).dtype
+    norms = np.zeros((count, n), real)  # LAPACK's vn1: the free columns' norms below row i
+    exact = np.zeros((count, n), real)  # vn2: each norm when last computed exactly
+    tol = np.sqrt(np.finfo(real).eps / 2)  # LAPACK's sqrt(dlamch('Epsilon'))
+    for i in range(k):
+        starting = n_fixed == i  # the free columns' norms, once the fixed ones are done
+        if starting.any():
+            norms[starting, i:] = exact[starting, i:] = np.linalg.norm(x[starting, i:, i:],
+                                                                       axis=1)
+        p = np.where(i >= n_fixed, i + np.argmax(norms[:, i:], axis=1), i)
+        x[rows, :, i], x[rows, :, p] = x[rows, :, p], x[rows, :, i]
+        perm[rows, i], perm[rows, p] = perm[rows, p], perm[rows, i]
+        norms[rows, p], exact[rows, p] = norms[rows, i], exact[rows, i]
+        beta, tau, v = _larfg(x[:, i, i], x[:, i + 1:, i])
+        x[:, i, i], x[:, i + 1:, i], taus[:, i] = beta, v, tau
+        if i + 1 == n:
+            continue
+        _reflect_rows(x[:, i:, i + 1:], _reflector(x, i), np.conj(tau))
+        # Downdate the norms: |column j below row i|^2 = |below row i - 1|^2 - |x[i, j]|^2.
+        vn1, vn2 = norms[:, i + 1:], exact[:, i + 1:]
+        live = vn1 != 0
+        safe1, safe2 = np.where(live, vn1, 1), np.where(live, vn2, 1)
+        left = np.maximum(1 - (np.abs(x[:, i, i + 1:]) / safe1) ** 2, 0)
+        again = live & (left * (safe1 / safe2) ** 2 <= tol)
+        below = np.linalg.norm(x[:, i + 1:, i + 1:], axis=1)
+        vn1[...] = np.where(again, below, np.where(live, vn1 * np.sqrt(left), vn1))
+        vn2[...] = np.where(again, below, vn2)
+    return [x.reshape(a.shape), (perm + 1).astype(jpvt.dtype).reshape(jpvt.shape),
+            taus.reshape(*batch, k)]
+
+
+def _geqp3_aval(a, jpvt, *, use_magma):
+    _check_packed_operands("geqp3", (a, jpvt), (2, 1), (0,))
+    *batch, m, n = a.shape
+    if jpvt.shape[-1] != n:
+        raise ValueError(f"geqp3 expects jpvt to have one entry per column of a: got a "
+                         f"shape {a.shape} and jpvt shape {jpvt.shape}.")
+    return [a, jpvt, a.update(shape=(*batch, min(m, n)))]
+
+
+geqp3_p.def_impl(_geqp3_impl)
+geqp3_p.def_abstract_eval(_geqp3_aval)
+_no_derivatives(geqp3_p)
+_batch_at_front(geqp3_p)
+
+
+def geqp3(a, jpvt, *, use_magma=None):
+    """Householder QR with column pivoting in LAPACK's packed form: (a_out, jpvt_out, taus)
+    with a[..., jpvt_out - 1] = Q R, R in the upper triangle of a_out, Q as the reflectors
+    below it with the scalars taus. `jpvt` is LAPACK's: its nonzero entries mark columns
+    moved to the front and factored first, and jpvt_out is 1-based, as in JAX (which keeps
+    geqp3 in jax._src.lax.linalg)."""
+    a_out, jpvt_out, taus = geqp3_p.bind(a, jpvt, use_magma=use_magma)
+    return a_out, jpvt_out, taus
+
+
+householder_product_p = core.primitive("householder_product")
+
+
+def _householder_product_impl(a, taus):
+    """The first n columns of H_0 ... H_{k-1}, applied to those of the identity from the
+    last reflector: before H_i is applied, the columns up to i are still the identity's,
+    which H_i leaves alone."""
+    n = a.shape[-1]
+    q = np.zeros(a.shape, a.dtype)
+    q[..., range(n), range(n)] = 1
+    for i in reversed(range(taus.shape[-1])):
+        _reflect_rows(q[..., i:, i:], _reflector(a, i), taus[..., i])
+    return q
+
+
+def _householder_product_aval(a, taus):
+    _check_packed_operands("householder_product", (a, taus), (2, 1), (0, 1))
+    m, n = a.shape[-2:]
+    if m < n:
+        raise ValueError(f"The first argument to householder_product must have at least as "
+                         f"many rows as columns, got shape {a.shape}")
+    if taus.shape[-1] > min(m, n):
+        raise ValueError("The second argument to householder_product must not have more "
+                         "rows than the minimum of the first argument's rows and columns.")
+    return a
+
+
+householder_product_p.def_impl(_householder_product_impl)
+householder_product_p.def_abstract_eval(_householder_product_aval)
+_no_derivatives(householder_product_p)
+_batch_at_front(householder_product_p)
+
+
+def householder_product(a, taus):
+    """The (..., m, n) matrices of orthonormal columns that the Householder reflectors
+    packed below the diagonal of `a` (m >= n) and their scalars `taus` (..., k), k <= n,
+    make: the first n columns of H_0 ... H_{k-1} (LAPACK's orgqr/ungqr)."""
+    return householder_product_p.bind(a, taus)
+
+
+ormqr_p = core.primitive("ormqr")
+
+
+def _ormqr_impl(a, taus, c, *, left, transpose):
+    """Q c, Q^H c, c Q or c Q^H, one reflector at a time: Q^H c and c Q take H_0 first."""
+    out = np.array(c, copy=True)
+    tau = np.conj(taus) if transpose else taus  # H_i^H = I - conj(tau_i) v_i v_i^H
+    k = taus.shape[-1]
+    for i in (range(k) if left == transpose else reversed(range(k))):
+        if left:
+            _reflect_rows(out[..., i:, :], _reflector(a, i), tau[..., i])
+        else:
+            _reflect_columns(out[..., :, i:], _reflector(a, i), tau[..., i])
+    return out
+
+
+def _ormqr_aval(a, taus, c, *, left, transpose):
+    _check_packed_operands("ormqr", (a, taus, c), (2, 1, 2), (0, 1, 2))
+    m, n = a.shape[-2:]
+    if left and c.shape[-2] != m:
+        raise ValueError(f"ormqr with left=True expects c to have the same number of rows as "
+                         f"the Householder matrix a. Got a shape {a.shape} and c shape "
+                         f"{c.shape}.")
+    if not left and c.shape[-1] != m:
+        raise ValueError(f"ormqr with left=False expects c to have the same number of "
+                         f"columns as the Householder matrix a has rows. Got a shape "
+                         f"{a.shape} and c shape {c.shape}.")
+    if taus.shape[-1] > min(m, n):
+        raise ValueError(f"ormqr: taus has {taus.shape[-1]} scalar factors, but a of shape "
+                         f"{a.shape} holds at most {min(m, n)} Householder reflectors.")
+    return c
+
+
+def _ormqr_batch(size, vals, dims, *, left, transpose):
+    """With only c batched, its examples are more columns (left) or rows (right) of one c."""
+    a, taus, c = vals
+    a_dim, taus_dim, c_dim = dims
+    if a_dim is None and taus_dim is None:
+        nd = get_aval(c).ndim  # (with the batch dimension)
+        *batch, rows, cols = [s for i, s in enumerate(get_aval(c).shape) if i != c_dim]
+        if left:  # (..., m, cols, B) -> (..., m, cols * B)
+            folded = lax_shape.reshape(moveaxis(c, c_dim, nd - 1), (*batch, rows, cols * size))
+            out = ormqr_p.bind(a, taus, folded, left=left, transpose=transpose)
+            return lax_shape.reshape(out, (*batch, rows, cols, size)), nd - 1
+        folded = lax_shape.reshape(moveaxis(c, c_dim, nd - 3), (*batch, size * rows, cols))
+        out = ormqr_p.bind(a, taus, folded, left=left, transpose=transpose)
+        return lax_shape.reshape(out, (*batch, size, rows, cols)), nd - 3
+    args = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    return ormqr_p.bind(*args, left=left, transpose=transpose), 0
+
+
+ormqr_p.def_impl(_ormqr_impl)
+ormqr_p.def_abstract_eval(_ormqr_aval)
+_no_derivatives(ormqr_p)
+ormqr_p.def_batch(_ormqr_batch)
+
+
+def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
+    """Q c (`left`) or c Q, with Q^H for Q if `transpose`, Q being the product of the
+    Householder reflectors packed below the diagonal of `a` (..., m, n) with the scalars
+    `taus` (..., k), as geqrf returns them (LAPACK's ormqr/unmqr): Q is never formed."""
+    return ormqr_p.bind(a, taus, c, left=bool(left), transpose=bool(transpose))
+
+
+# --------------------------------------------------------------------------------------
 # eigh: eigenvectors and ascending eigenvalues of Hermitian matrices
 
 
@@ -888,6 +1192,8 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 
 
 __all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "EighImplementation",
-           "lu", "lu_p",
-           "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd",
+           "geqp3", "geqp3_p", "geqrf", "geqrf_p", "householder_product",
+           "householder_product_p", "lu", "lu_p",
+           "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "ormqr", "ormqr_p", "qr",
+           "qr_p", "svd",
            "svd_p", "SvdAlgorithm", "triangular_solve", "triangular_solve_p"]

@@ -302,11 +302,13 @@ def cholesky(a, *, upper=False, symmetrize_input=True):
 
 def qr(a, mode="reduced"):
     """Q R = a with orthonormal Q: 'reduced' (k = min(m, n) columns), 'complete' (square Q)
-    or 'r' (R alone)."""
+    or 'r' (R alone); 'raw' gives LAPACK's geqrf result as NumPy does, (h, tau) with h
+    (..., n, m) the transpose of `lax.linalg.geqrf`'s packed matrix (in a QRResult, as JAX
+    returns it)."""
     a = _inexact_matrices("jnp.linalg.qr", a)
     if mode == "raw":
-        raise NotImplementedError("qr(mode='raw') (Householder reflectors and scalars, LAPACK's "
-                                  "geqrf) is not implemented in didax; use mode='reduced'")
+        h, tau = lax_linalg.geqrf(a)
+        return QRResult(matrix_transpose(h), tau)
     if mode in ("reduced", "r", "full"):
         full_matrices = False
     elif mode == "complete":
