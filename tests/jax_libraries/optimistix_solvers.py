@@ -49,7 +49,7 @@ for name, run in {
 
 
 def root_sum(a):
-    return optx.root_find(roots, optx.Newton(rtol=1e-8, atol=1e-8), jnp.array([0.5, 0.5]),
+    return optx.root_find(roots, optx.Newton(rtol=1e-6, atol=1e-6), jnp.array([0.5, 0.5]),
                           args=a, max_steps=100).value.sum()
 
 

@@ -109,6 +109,26 @@ def _close(ours, ref, keys, rtol=1e-5, atol=1e-5):
         np.testing.assert_allclose(ours[k], ref[k], rtol=rtol, atol=atol, err_msg=k)
 
 
+def test_lineax_solves_and_differentiates_as_on_jax():
+    ours, ref = _both("lineax", "lineax_solvers.py")
+    assert set(ours) == set(ref)
+    _close(ours, ref, ref)
+    x = np.linalg.solve(np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]]),
+                        [1.0, 2.0, 3.0])
+    for solver in ("lu", "qr", "cholesky", "cg"):
+        np.testing.assert_allclose(ours[solver], x, rtol=1e-5)
+
+
+def test_optimistix_solvers_as_on_jax():
+    ours, ref = _both("optimistix", "optimistix_solvers.py")
+    assert set(ours) == set(ref)
+    steps = [k for k in ref if k.endswith("_steps")]
+    assert {k: ours[k] for k in steps} == {k: ref[k] for k in steps}  # the same iterations
+    _close(ours, ref, [k for k in ref if k not in steps])
+    for k in ("bfgs", "lm", "gauss_newton"):
+        np.testing.assert_allclose(ours[k], [1.0, 1.0], rtol=1e-4)
+
+
 def test_diffrax_solves_and_differentiates_as_on_jax():
     ours, ref = _both("diffrax", "diffrax_odes.py")
     assert set(ours) == set(ref)

@@ -23,8 +23,8 @@ import didax
 import didax.numpy as jnp
 from didax import lax
 from didax._src.config import enable_x64, flag_context
+from didax._src.lax import linalg  # noqa: E402  (geqrf and geqp3 are internal, as in JAX)
 
-linalg = lax.linalg
 ROOT = pathlib.Path(__file__).parents[3]
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 SHAPES = [(4, 3), (3, 4), (3, 3), (1, 1), (5, 1), (2, 4, 3), (2, 3, 2, 4), (0, 3), (3, 0),

@@ -29,6 +29,8 @@ from didax import lax
 from didax._src import core
 from didax._src.config import enable_x64
 from didax._src.ir import ClosedJaxpr, Jaxpr
+from didax._src.lax import linalg as linalg_internal
+from didax._src.primitives.jit_call import closed_call_p
 from didax.ad_checkpoint import checkpoint_name
 
 pytestmark = pytest.mark.usefixtures("jit_tier")  # both tiers (tests/conftest.py)
@@ -918,6 +920,14 @@ def _(data):
     return jax.grad(lambda x: jnp.sum(jnp.sin(x) * x)), float_arrays(data, 1)
 
 
+@case("closed_call")
+def _(data):
+    def f(x, y):
+        closed = jax.make_jaxpr(lambda a, b: (a * b + 1, jnp.cos(a)))(x, y)
+        return closed_call_p.bind(x, y, call_jaxpr=closed)
+    return f, float_arrays(data, 2)
+
+
 
 
 # --------------------------------------------------------------------------------------
@@ -970,6 +980,32 @@ def _(data):
     x = draw_matrices(data, INEXACT, square=False)
     full = data.draw(st.booleans(), label="full_matrices")
     return (lambda x: lax.linalg.qr(x, full_matrices=full)), (x,)
+
+
+@case("geqrf", covers=("geqrf", "householder_product", "ormqr"))
+def _(data):
+    x = draw_matrices(data, INEXACT, square=False)
+    *batch, m, n = x.shape
+    left, transpose = data.draw(st.booleans(), label="left"), data.draw(st.booleans(),
+                                                                        label="transpose")
+    k = data.draw(st.integers(0, 3), label="k")
+    c = draw_array(data, x.dtype, (*batch, m, k) if left else (*batch, k, m), label="c")
+
+    def f(x, c):
+        a, taus = linalg_internal.geqrf(x)
+        out = [a, taus, lax.linalg.ormqr(a, taus, c, left=left, transpose=transpose)]
+        if m >= n:
+            out.append(lax.linalg.householder_product(a, taus))
+        return out
+
+    return f, (x, c)
+
+
+@case("geqp3")
+def _(data):
+    x = draw_matrices(data, INEXACT, square=False)
+    jpvt = draw_array(data, I32, x.shape[:-2] + x.shape[-1:], lo=0, hi=1, label="jpvt")
+    return linalg_internal.geqp3, (x, jpvt)
 
 
 @case("eigh")
