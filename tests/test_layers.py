@@ -64,7 +64,7 @@ STEP_REGISTRY_API = {"didax._src.eager.registry": {"step"}}
 JAX_INTERPRETER_API = {"didax", "didax.core", "didax.interpreters.ad",
                        "didax.interpreters.batching", "didax.interpreters.partial_eval",
                        "didax._src.compat.foreign_rules", "didax._src.compat.partial_eval",
-                       "didax._src.compat.jax_core"}
+                       "didax._src.compat.jax_core", "didax._src.compat.hijax"}
 
 
 def _module_name(path: pathlib.Path) -> str:

@@ -7,7 +7,8 @@ them), written with lax operations and `didax.numpy`, so samplers work under `ji
 and `grad`. Called eagerly, the common samplers run a compiled step: the draw as jit
 compiles it, kept per signature (see "Eager draws as compiled steps"). Keys are raw
 uint32[2] arrays (`PRNGKey`) or typed keys (`key`); `split` and `fold_in` return keys of
-the kind they were given.
+the kind they were given. The samplers' `out_sharding=` is accepted and has no effect: every
+device shares the host's memory, so a sharding changes no number.
 """
 from __future__ import annotations
 
@@ -427,7 +428,7 @@ def _to_dtype(x, dtype):
 # Bits and uniforms
 
 
-def bits(key, shape=(), dtype=None):
+def bits(key, shape=(), dtype=None, *, out_sharding=None):
     """Uniform random bits as unsigned integers (uint32, or uint64 under x64)."""
     out = _spelled_step("bits", shape, dtype, key)
     if out is not None:
@@ -526,7 +527,7 @@ def _unit_scalars(minval, maxval) -> bool:
             and type(maxval) in (float, int) and maxval == 1)
 
 
-def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None):
     """Uniform floats in [minval, maxval)."""
     if _unit_scalars(minval, maxval):
         out = _spelled_step("uniform", shape, dtype, key)
@@ -563,7 +564,7 @@ def _clip_to(x, dtype):
     return lax.convert_element_type(lax.clamp(_const(lo, src), x, _const(hi, src)), dtype)
 
 
-def randint(key, shape, minval, maxval, dtype=None):
+def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     """Integers in [minval, maxval), by JAX's scheme: two draws of the dtype's width combined
     modulo the span (slightly biased unless the span is a power of two)."""
     data, _ = _key_data_of("randint", key)
@@ -647,7 +648,7 @@ def _canonical_axis(axis, ndim, name):
     return axis % ndim
 
 
-def permutation(key, x, axis: int = 0, independent: bool = False):
+def permutation(key, x, axis: int = 0, independent: bool = False, *, out_sharding=None):
     """A random permutation of `range(x)` (an integer `x`) or of `x` along `axis`."""
     if type(x) is int and type(axis) is int and -1 <= axis <= 0:
         out = _kept_step(("permutation", x, _settings), key)
@@ -830,7 +831,7 @@ def _normal(data, shape, dtype):
     return _normal_real(data, shape, dtype)
 
 
-def normal(key, shape=(), dtype=None):
+def normal(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard normal samples: sqrt(2) * erf_inv(u) with u uniform in (-1, 1); complex
     dtypes draw the real and imaginary parts from split keys, scaled by 1/sqrt(2)."""
     out = _spelled_step("normal", shape, dtype, key)
@@ -847,7 +848,7 @@ def normal(key, shape=(), dtype=None):
                   spelled=_as_spelled("normal", shape, dtype, dtype_))
 
 
-def truncated_normal(key, lower, upper, shape=None, dtype=None):
+def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
     """Normal samples restricted to the open interval (lower, upper), by inverting the CDF."""
     data, _ = _key_data_of("truncated_normal", key)
     dtype = _float_dtype("truncated_normal", dtype)
@@ -871,7 +872,8 @@ def _truncated_normal(data, lower, upper, shape, dtype):
                     lax.nextafter(lax.stop_gradient(upper), _const(-np.inf, dtype)))
 
 
-def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "cholesky"):
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "cholesky",
+                        *, out_sharding=None):
     """Samples of N(mean, cov): mean + factor @ z, where factor factor^T = cov comes from a
     Cholesky, SVD or eigendecomposition of `cov` (per `method`)."""
     data, _ = _key_data_of("multivariate_normal", key)
@@ -920,7 +922,7 @@ def _covariance_factor(cov, method):
 _F32_ONE = np.float32(1)  # lognormal's default sigma (a NumPy scalar, immutable)
 
 
-def lognormal(key, sigma=_F32_ONE, shape=None, dtype=None):
+def lognormal(key, sigma=_F32_ONE, shape=None, dtype=None, *, out_sharding=None):
     """exp(sigma * z) with z standard normal."""
     data, _ = _key_data_of("lognormal", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(float if dtype is None else dtype,
@@ -941,7 +943,7 @@ def _mul_bcast(x, y):
 # Discrete samplers
 
 
-def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
+def bernoulli(key, p=0.5, shape=None, mode: str = "low", *, out_sharding=None):
     """Booleans that are True with probability p: uniform(...) < p ('high' mode adds a second
     draw below the first's resolution, for tiny p)."""
     data, _ = _key_data_of("bernoulli", key)
@@ -966,7 +968,7 @@ def _bernoulli(data, p, shape, mode):
     return lax.lt(_uniform(data, 0.0, 1.0, shape, dtype), p)
 
 
-def rademacher(key, shape=(), dtype=None):
+def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
     """-1 or +1 with equal probability."""
     data, _ = _key_data_of("rademacher", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype,
@@ -980,7 +982,7 @@ def _rademacher(data, shape, dtype):
     return lax.sub(lax.mul(_const(2, dtype), b), _const(1, dtype))
 
 
-def geometric(key, p, shape=None, dtype=None):
+def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
     """Number of Bernoulli(p) trials up to the first success: floor(log u / log1p(-p)) + 1."""
     data, _ = _key_data_of("geometric", key)
     dtype = _int_dtype("geometric", dtype)
@@ -993,7 +995,7 @@ def geometric(key, p, shape=None, dtype=None):
     return lax.convert_element_type(g, dtype)
 
 
-def gumbel(key, shape=(), dtype=None, mode=None):
+def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
     """Gumbel samples -log(-log(u)); mode 'high' builds u from two draws so that it reaches
     further into the tails."""
     data, _ = _key_data_of("gumbel", key)
@@ -1019,7 +1021,8 @@ def _gumbel(data, shape, dtype, mode):
     return lax.neg(lax.log(lax.neg(lax.log(u))))
 
 
-def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, mode=None):
+def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, mode=None,
+                *, out_sharding=None):
     """Category indices with probabilities softmax(logits): the Gumbel-max trick (Gumbel
     top-k without replacement)."""
     data, _ = _key_data_of("categorical", key)
@@ -1062,7 +1065,7 @@ def _categorical(data, logits, axis, shape, replace, mode):
 # Continuous samplers by inverse CDF
 
 
-def exponential(key, shape=(), dtype=None):
+def exponential(key, shape=(), dtype=None, *, out_sharding=None):
     """Exponential(1) samples: -log1p(-u)."""
     data, _ = _key_data_of("exponential", key)
     dtype = _float_dtype("exponential", dtype)
@@ -1075,7 +1078,7 @@ def _exponential(data, shape, dtype):
     return lax.neg(lax.log1p(lax.neg(u)))
 
 
-def laplace(key, shape=(), dtype=None):
+def laplace(key, shape=(), dtype=None, *, out_sharding=None):
     """Laplace(0, 1) samples: sign(u) * log1p(-|u|), u uniform in (-1, 1)."""
     data, _ = _key_data_of("laplace", key)
     dtype = _float_dtype("laplace", dtype)
@@ -1088,7 +1091,7 @@ def _laplace(data, shape, dtype):
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
-def logistic(key, shape=(), dtype=None):
+def logistic(key, shape=(), dtype=None, *, out_sharding=None):
     """Logistic samples: log(u) - log1p(-u)."""
     data, _ = _key_data_of("logistic", key)
     dtype = _float_dtype("logistic", dtype)
@@ -1101,7 +1104,7 @@ def _logistic(data, shape, dtype):
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
-def cauchy(key, shape=(), dtype=None):
+def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
     """Cauchy samples: tan(pi * (u - 1/2))."""
     data, _ = _key_data_of("cauchy", key)
     dtype = _float_dtype("cauchy", dtype)
@@ -1114,7 +1117,7 @@ def _cauchy(data, shape, dtype):
     return lax.tan(lax.mul(_const(np.pi, dtype), lax.sub(u, _const(0.5, dtype))))
 
 
-def pareto(key, b, shape=None, dtype=None):
+def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
     """Pareto(b) samples: exp(e / b) with e exponential."""
     data, _ = _key_data_of("pareto", key)
     dtype = _float_dtype("pareto", dtype)
@@ -1130,7 +1133,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
     return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
 
 
-def rayleigh(key, scale, shape=None, dtype=None):
+def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
     """Rayleigh samples: scale * sqrt(-2 log u)."""
     data, _ = _key_data_of("rayleigh", key)
     dtype = _float_dtype("rayleigh", dtype)
@@ -1140,7 +1143,7 @@ def rayleigh(key, scale, shape=None, dtype=None):
     return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), _const(-2, dtype))))
 
 
-def triangular(key, left, mode, right, shape=None, dtype=None):
+def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
     """Triangular(left, mode, right) samples by inverting the piecewise-quadratic CDF."""
     data, _ = _key_data_of("triangular", key)
     dtype = _float_dtype("triangular", dtype)
@@ -1154,7 +1157,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
     return lax.select_n(lax.lt(u, fc), out2, out1)
 
 
-def wald(key, mean, shape=None, dtype=None):
+def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
     """Wald (inverse Gaussian) samples by Michael, Schucany and Haas's transformation."""
     data, _ = _key_data_of("wald", key)
     dtype = _float_dtype("wald", dtype)
@@ -1171,7 +1174,7 @@ def wald(key, mean, shape=None, dtype=None):
     return lax.select_n(lax.le(z, mean / (mean + x)), mean_sq / x, x)
 
 
-def maxwell(key, shape=(), dtype=None):
+def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
     """Maxwell samples: the norm of three standard normals."""
     data, _ = _key_data_of("maxwell", key)
     dtype = _float_dtype("maxwell", dtype)
@@ -1325,7 +1328,7 @@ def _gamma(data, a, shape, dtype, log_space=False):
     return (_log_gamma_samples if log_space else _gamma_samples)(data, a)
 
 
-def gamma(key, a, shape=None, dtype=None):
+def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """Gamma(a, 1) samples (divide by a rate or multiply by a scale for other scales)."""
     data, _ = _key_data_of("gamma", key)
     dtype = _float_dtype("gamma", dtype)
@@ -1333,7 +1336,7 @@ def gamma(key, a, shape=None, dtype=None):
     return _gamma(data, a, shape, dtype)
 
 
-def loggamma(key, a, shape=None, dtype=None):
+def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """log of Gamma(a, 1) samples, computed in log space (accurate for small a, whose
     samples underflow)."""
     data, _ = _key_data_of("loggamma", key)
@@ -1342,7 +1345,7 @@ def loggamma(key, a, shape=None, dtype=None):
     return _gamma(data, a, shape, dtype, log_space=True)
 
 
-def beta(key, a, b, shape=None, dtype=None):
+def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
     """Beta(a, b) samples: Ga / (Ga + Gb), from log-gamma samples without underflow."""
     data, _ = _key_data_of("beta", key)
     dtype = _float_dtype("beta", dtype)
@@ -1358,7 +1361,7 @@ def beta(key, a, b, shape=None, dtype=None):
     return gamma_a_scaled / (gamma_a_scaled + gamma_b_scaled)
 
 
-def dirichlet(key, alpha, shape=None, dtype=None):
+def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
     """Dirichlet(alpha) samples over the last axis: the softmax of log-gamma samples."""
     data, _ = _key_data_of("dirichlet", key)
     dtype = _float_dtype("dirichlet", dtype)
@@ -1377,7 +1380,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     return unnormalized / jnp.sum(unnormalized, -1, keepdims=True)
 
 
-def chisquare(key, df, shape=None, dtype=None):
+def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Chi-square(df) samples: 2 * Gamma(df / 2)."""
     data, _ = _key_data_of("chisquare", key)
     dtype = _float_dtype("chisquare", dtype)
@@ -1391,7 +1394,7 @@ def _chisquare(data, df, shape, dtype):
     return lax.mul(jnp.exp(_gamma(data, half_df, shape, dtype, log_space=True)), two)
 
 
-def t(key, df, shape=None, dtype=None):
+def t(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Student's t(df) samples: z * sqrt((df / 2) / Gamma(df / 2))."""
     data, _ = _key_data_of("t", key)
     dtype = _float_dtype("t", dtype)
@@ -1403,7 +1406,7 @@ def t(key, df, shape=None, dtype=None):
     return n * jnp.sqrt(half_df / g)
 
 
-def f(key, dfnum, dfden, shape=None, dtype=None):
+def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
     """F(dfnum, dfden) samples: the ratio of two scaled chi-square samples."""
     data, _ = _key_data_of("f", key)
     dtype = _float_dtype("f", dtype)
@@ -1416,7 +1419,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
     return jnp.divide(num, den)
 
 
-def generalized_normal(key, p, shape=(), dtype=None):
+def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
     """Generalized normal samples, density proportional to exp(-|x|**p): a random sign
     times Gamma(1/p)**(1/p)."""
     data, _ = _key_data_of("generalized_normal", key)
@@ -1431,7 +1434,7 @@ def _generalized_normal(data, p, shape, dtype):
     return r * g ** (1 / p)
 
 
-def orthogonal(key, n: int, shape=(), dtype=None, m=None):
+def orthogonal(key, n: int, shape=(), dtype=None, m=None, *, out_sharding=None):
     """Matrices with orthonormal columns (or rows), uniform (Haar) on the orthogonal group:
     the Q of a QR factorisation of a normal matrix, signs fixed by R's diagonal (Mezzadri)."""
     data, _ = _key_data_of("orthogonal", key)
@@ -1447,7 +1450,7 @@ def orthogonal(key, n: int, shape=(), dtype=None, m=None):
     return jnp.swapaxes(x, -1, -2) if n < m else x
 
 
-def ball(key, d: int, p=2, shape=(), dtype=None):
+def ball(key, d: int, p=2, shape=(), dtype=None, *, out_sharding=None):
     """Points uniform in the unit Lp ball of dimension d (Barthe, Guedon, Mendelson and
     Naor's construction)."""
     data, _ = _key_data_of("ball", key)
@@ -1511,7 +1514,7 @@ def _poisson_rejection(data, lam, shape, dtype, max_iters):
     return while_loop(running, body, init)[1].astype(dtype)
 
 
-def poisson(key, lam, shape=None, dtype=None):
+def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
     """Poisson(lam) counts: Knuth's method below lam = 10, transformed rejection above
     (as TensorFlow, NumPy and JAX do)."""
     data, _ = _key_data_of("poisson", key)

@@ -524,3 +524,50 @@ def test_meshes_layouts_versions_and_extended_dtypes_as_jax():
         assert not dtypes_src.supports_inf(j.numpy.float8_e4m3fn)
         assert not hasattr(j.dtypes, "ExtendedDType")
     assert didax.version.__version__ == jax.__version__
+
+
+def test_hijax_declarations_work_and_using_them_raises():
+    """flax's nnx declares hijax types and primitives at import (and uses them only with
+    `flax_hijax_variable` on): declaring works; binding, or tracing such a value, says what
+    is missing."""
+    from didax.experimental import hijax
+    from didax.extend.core import Effect
+
+    class VarEffect(Effect):
+        pass
+    hijax.control_flow_allowed_effects.add_type(VarEffect)
+    assert hijax.control_flow_allowed_effects.contains(VarEffect())
+
+    class NewThing(hijax.HiPrimitive):
+        def impl(self, x):
+            return x
+    new_thing_p = NewThing("new_thing")
+
+    class Thing:
+        def __init__(self, x):
+            self.x = x
+
+        @hijax.aval_method
+        def doubled(self):
+            return 2 * self.x
+
+        size = hijax.aval_property(fget=lambda self: 1)
+
+    class AbstractThing(hijax.MutableHiType):
+        pass
+    hijax.register_hitype(Thing, lambda t: AbstractThing())
+    assert Thing(3).doubled() == 6 and Thing(3).size == 1 and AbstractThing.mutable
+    with pytest.raises(NotImplementedError, match="new_thing"):
+        new_thing_p.bind(1.0)
+    with pytest.raises(NotImplementedError, match="Thing"):
+        didax.jit(lambda t: t)(Thing(1.0))
+
+
+def test_samplers_take_an_out_sharding_as_jax_does():
+    key = didax.random.key(0)
+    for name in ("normal", "uniform", "bits"):
+        plain = getattr(didax.random, name)(key, (3,))
+        np.testing.assert_array_equal(
+            getattr(didax.random, name)(key, (3,), out_sharding=didax.P()), plain)
+    mask = didax.random.bernoulli(key, 0.5, (4,), out_sharding=jnp.ones(4).sharding)
+    np.testing.assert_array_equal(mask, didax.random.bernoulli(key, 0.5, (4,)))

@@ -49,6 +49,7 @@ INTERNAL = {
     "jax._src.nn.initializers": "didax.nn.initializers",
     "jax._src.traceback_util": "didax._src.traceback_util",
     "jax._src.dispatch": "didax._src.compat.dispatch",
+    "jax._src.checkify": "didax._src.primitives.checkify",
     "jax._src.compiler": "didax._src.compiler.numpy_tier",
 }
 

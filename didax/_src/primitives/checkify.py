@@ -16,6 +16,7 @@ Only user checks exist: the automatic NaN, division and index checks are not imp
 from __future__ import annotations
 
 import threading
+import typing
 
 import numpy as np
 
@@ -51,6 +52,8 @@ class OOBError(ErrorCategory):
 
 
 FailedCheckError = UserCheckError
+JaxException = ErrorCategory  # (JAX's name for the base of the error categories)
+Out = typing.TypeVar("Out")  # (what a checkified function returns, in annotations)
 user_checks = frozenset({UserCheckError})
 nan_checks = frozenset({NaNError})
 div_checks = frozenset({DivisionByZeroError})

@@ -2,6 +2,7 @@
 `CallPrimitive`, the jaxpr types, the trace API, and every primitive (`primitives`)."""
 from didax._src.compat.api_util import DebugInfo  # noqa: F401
 from didax._src.compat.call_primitive import CallPrimitive  # noqa: F401
+from didax._src.compat.effects import Effect  # noqa: F401
 from didax._src.compat.foreign_rules import LibraryPrimitive as Primitive  # noqa: F401
 from didax._src.compat.jax_core import valid_jaxtype  # noqa: F401
 from didax._src.compat.trace_state import find_top_trace, get_opaque_trace_state  # noqa: F401

@@ -47,7 +47,7 @@ def test_traits_the_passes_read():
                                                  "check"}
     assert with_trait("call_jaxpr_param") == {
         "jit": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
-        "custom_vjp_call": "call_jaxpr"}
+        "custom_vjp_call": "call_jaxpr", "closed_call": "call_jaxpr"}
     assert set(with_trait("returns_operand")) == {
         "broadcast_in_dim", "convert_element_type", "reshape", "squeeze", "stop_gradient",
         "transpose", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "name"}
