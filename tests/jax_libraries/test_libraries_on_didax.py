@@ -1,7 +1,7 @@
 """Libraries written for JAX run unchanged on didax (`didax.install_as_jax()`): optax, chex,
-equinox, lineax, optimistix, diffrax, blackjax, flax and distrax. Each script runs in its own
-subprocess under real JAX and under didax (the aliasing stays out of this process, which
-imports the real JAX), and the numbers agree to float32 tolerance (samplers' statistics
+equinox, lineax, optimistix, diffrax, blackjax, flax, distrax and numpyro. Each script runs in
+its own subprocess under real JAX and under didax (the aliasing stays out of this process,
+which imports the real JAX), and the numbers agree to float32 tolerance (samplers' statistics
 within Monte Carlo error)."""
 import importlib.util
 import json
@@ -43,6 +43,7 @@ NEEDS = {
     "blackjax": [],
     "flax": [],
     "distrax": [],
+    "numpyro": [],
 }
 
 
@@ -172,3 +173,25 @@ def test_distrax_distributions_and_bijectors_as_on_jax():
     assert ours["cat_sample"] == ref["cat_sample"]  # the same keys draw the same categories
     # (float32 log-gamma and log-beta differ between the two in the last bits)
     _close(ours, ref, [k for k in ref if k != "cat_sample"], rtol=1e-4)
+
+
+def test_numpyro_nuts_and_svi_as_on_jax():
+    ours, ref = _both("numpyro", "numpyro_models.py")
+    # SVI: the same keys and arithmetic, so the same losses and parameters
+    np.testing.assert_allclose(ours["svi_losses"], ref["svi_losses"], rtol=1e-4, atol=1e-4)
+    for k in ref["svi_params"]:
+        np.testing.assert_allclose(ours["svi_params"][k], ref["svi_params"][k], rtol=1e-4,
+                                   atol=1e-5, err_msg=k)
+    # NUTS adapts its step size to acceptance rates, so the last bits of each step's
+    # arithmetic change the run: the posteriors agree in distribution. Means within four
+    # Monte Carlo standard errors (from each run's effective sample size) of each other;
+    # standard deviations (of a heavy-tailed tau too) within 25 %.
+    assert ours["divergences"] < 20 and ref["divergences"] < 20
+    for name in ("mu", "tau", "theta"):
+        m1, m2 = np.array(ours[name + "_mean"]), np.array(ref[name + "_mean"])
+        s1, s2 = np.array(ours[name + "_std"]), np.array(ref[name + "_std"])
+        e1, e2 = np.array(ours[name + "_ess"]), np.array(ref[name + "_ess"])
+        assert np.all(e1 > 100), (name, e1)
+        se = np.sqrt(s1 ** 2 / e1 + s2 ** 2 / e2)
+        assert np.all(np.abs(m1 - m2) < 4 * se), (name, m1, m2, se)
+        np.testing.assert_allclose(s1, s2, rtol=0.25, err_msg=name)

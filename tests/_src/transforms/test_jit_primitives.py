@@ -1125,6 +1125,12 @@ EXEMPT.update({name: "staged only by an eager vjp, never by jit: tested in "
                      "tests/_src/eager/test_vjp.py"
                for name in ("linearized", "linearized_n")})
 
+# The sparse primitives: jit against eager on every layout in their own tests.
+EXEMPT.update({name: "sparse (BCOO) primitive: jit against eager on every layout in "
+                     "tests/_src/sparse/test_sparse_primitives.py"
+               for name in ("bcoo_todense", "bcoo_extract", "bcoo_fromdense", "bcoo_dot_general",
+                            "bcoo_dot_general_transpose_data")})
+
 # Primitives whose results are effects, not values: compared by their own tests below.
 # Covered by their own jit tests (tests/_src/transforms/test_jit.py,
 # tests/_src/primitives/test_callback.py, tests/jax_libraries/test_jax_extension_points.py;
