@@ -32,6 +32,10 @@ settings.load_profile("explore" if os.environ.get("DIDAX_HYPOTHESIS_EXPLORE") el
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "long_random_programs: the 10,000-program run, deselected unless -m names it")
+    config.addinivalue_line(
+        "markers", "whole_programs: runs whole programs in subprocesses (libraries written for "
+        "JAX under both frameworks, the examples as scripts); CI's second pass, on NumPy's "
+        "AVX2 paths, leaves them out (.ci/run)")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,6 +3,7 @@ import pathlib
 import sys
 
 import numpy as np
+import pytest
 from process_testing import mpi_launcher, run_or_fail
 
 from didax._src.config import config
@@ -36,6 +37,7 @@ def run(command):
     return run_or_fail(command, cwd=ROOT, env=env).strip().splitlines()
 
 
+@pytest.mark.whole_programs
 def test_one_process_and_two_mpi_processes_print_the_same_result():
     local = run([sys.executable, str(EXAMPLE)])
     assert "over 2 device(s) in 1 process(es)" in local[0]

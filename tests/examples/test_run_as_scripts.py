@@ -12,6 +12,8 @@ import sys
 import pytest
 from process_testing import ROOT, run_or_fail
 
+pytestmark = pytest.mark.whole_programs
+
 NUMBER = r"([-+0-9.e]+)"
 
 

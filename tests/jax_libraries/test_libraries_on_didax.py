@@ -16,6 +16,8 @@ import pytest
 import didax
 import didax.numpy
 
+pytestmark = pytest.mark.whole_programs
+
 HERE = pathlib.Path(__file__).parent
 ROOT = HERE.parents[1]
 
