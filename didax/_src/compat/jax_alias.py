@@ -50,6 +50,8 @@ INTERNAL = {
     "jax._src.traceback_util": "didax._src.traceback_util",
     "jax._src.dispatch": "didax._src.compat.dispatch",
     "jax._src.compiler": "didax._src.compiler.numpy_tier",
+    "jax._src.state": None,  # (a namespace: flax imports AbstractRef from its types module)
+    "jax._src.state.types": "didax._src.state.types",
 }
 
 
