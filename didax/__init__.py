@@ -22,6 +22,7 @@ from didax import (
     numpy,  # noqa: F401
     optim,  # noqa: F401
     random,  # noqa: F401
+    ref,  # noqa: F401
     scipy,  # noqa: F401
     sharding,  # noqa: F401
     stages,  # noqa: F401
@@ -64,6 +65,8 @@ from didax._src.primitives.callback import pure_callback  # noqa: F401
 from didax._src.primitives.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from didax._src.primitives.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from didax._src.primitives.custom_extras import closure_convert, custom_gradient  # noqa: F401
+from didax._src.state.primitives import freeze, new_ref  # noqa: F401
+from didax._src.state.types import Ref  # noqa: F401
 from didax._src.transforms.api import (  # noqa: F401
     ShapeDtypeStruct,
     eval_shape,

@@ -715,6 +715,55 @@ def _closed_call(a, b):
 
 
 record("closed_call", _closed_call, [x(), x()], reference=lambda a, b: a * b + np.cos(a))
+
+# Mutable array references (didax/_src/state): each function makes its reference, so eager
+# evaluation, jit (which discharges it), derivatives and vmap all see one.
+
+
+def _ref_new(v):
+    r = jax.new_ref(v)
+    r[...] = jnp.sin(r[...])
+    return jax.freeze(r)
+
+
+def _ref_get(v):
+    r = jax.new_ref(v)
+    return r[1:, ::2], r[0, 1], r[..., 2], r[-1]
+
+
+def _ref_swap(v, w):  # (w of shape (2,): a column; then a strided write)
+    r = jax.new_ref(v)
+    old = jax.ref.swap(r, (slice(None), 1), w)
+    r[:, ::2] = r[:, ::2] * v[:, 1:]
+    return old, jax.freeze(r)
+
+
+def _ref_swap_reference(v, w):
+    new = v.copy()
+    new[:, 1] = w
+    new[:, ::2] = new[:, ::2] * v[:, 1:]
+    return v[:, 1], new
+
+
+def _ref_addupdate(v, w):  # (w of shape (3,): a row)
+    r = jax.new_ref(v * 2.0)
+    r.addupdate(w, (0,))
+    r[1] += w * v[1]
+    return jax.freeze(r)
+
+
+def _ref_addupdate_reference(v, w):
+    new = v * 2.0
+    new[0] += w
+    new[1] += w * v[1]
+    return new
+
+
+record("new_ref", _ref_new, [x()], reference=np.sin)
+record("get", _ref_get, [x()], reference=lambda v: (v[1:, ::2], v[0, 1], v[..., 2], v[-1]))
+record("swap", _ref_swap, [x(), x(2)], reference=_ref_swap_reference)
+record("addupdate", _ref_addupdate, [x(), x(3)], reference=_ref_addupdate_reference)
+record("freeze", lambda v: jax.freeze(jax.new_ref(v)) * v, [x()], reference=lambda v: v * v)
 record("name", lambda v: checkpoint_name(v * 2.0, "doubled"), [x()],
        reference=lambda v: v * 2.0)
 

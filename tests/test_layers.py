@@ -13,7 +13,8 @@ a folder of `didax/_src` (the core is the modules at its top, and `numerics/`):
   compiler      jaxpr passes, the NumPy tier's code generation, the native tier (`compiler/`)
   eager         eager reverse mode's compiled steps (`eager/`)
   primitives    lax families and control flow (`lax/`); custom rules, checkpoint, effects,
-                PRNG, the jit call primitive (`primitives/`)
+                PRNG, the jit call primitive (`primitives/`); mutable array references
+                (`state/`)
   api           the user-facing transformations: grad, vmap, jit, ... (`transforms/`)
   parallel      devices, shardings, pmap, shard_map, processes (`parallel/`)
   libraries     numpy, nn, scipy, random, optim, image, experimental, compat, and the public
@@ -41,7 +42,7 @@ LAYERS = {
     "interpreters": ["interpreters"],
     "compiler": ["compiler"],
     "eager": ["eager"],
-    "primitives": ["lax", "primitives"],
+    "primitives": ["lax", "primitives", "state"],
     "api": ["transforms"],
     "parallel": ["parallel"],
     "libraries": ["numpy", "nn", "scipy", "random", "optim", "image", "experimental",

@@ -194,6 +194,10 @@ class Traits:
 
     # Effects and structure
     effectful: bool = False  # has effects: never removed, merged or evaluated at compile time
+    refs: bool = False  # makes, reads or writes mutable array references (state/): no other
+    # primitive but a call takes one as an operand, and differentiation and vmap run its rules
+    # even for operands without tangents or batch dimensions (a new reference gets a tangent,
+    # and a value per example, that later writes update)
     call_jaxpr_param: str | None = None  # a call's param holding the jaxpr it applies to its
     # operands (after that jaxpr's own constants): jit inlines the call
     axis_name_param: str | None = None  # a collective's param naming the vmap axes (a name
@@ -448,7 +452,10 @@ class EvalInterpreter(Interpreter):
                 return Array.from_numpy(out, out_aval)
         out_aval, out = _evaluate(prim, args, params)
         if prim.multiple_results:
-            return [Array.from_numpy(o, a) for o, a in zip(out, out_aval)]
+            return [Array.from_numpy(o, a) if type(a) is ShapedArray else a.value_from_impl(o)
+                    for o, a in zip(out, out_aval)]
+        if type(out_aval) is not ShapedArray:  # a mutable array reference: its type makes
+            return out_aval.value_from_impl(out)  # the box holding the impl's buffer
         return Array.from_numpy(out, out_aval)
 
 
@@ -471,7 +478,8 @@ def _operands(args):
             raise escaped_tracer_error(x)
         aval = get_aval(x)
         avals.append(aval)
-        vals.append(np.asarray(x, aval.dtype))
+        # (a mutable array reference, the one value of another type, goes to impls as it is)
+        vals.append(np.asarray(x, aval.dtype) if type(aval) is ShapedArray else x)
     return avals, vals
 
 
@@ -510,6 +518,14 @@ def abstract_eval(prim: Primitive, avals, params):
         if out is not None:
             return out
     try:
+        if not (prim.traits.refs or prim.traits.call_jaxpr_param):
+            for a in avals:
+                if type(a) is not ShapedArray:
+                    raise TypeError(
+                        f"'{prim.name}' does not take a mutable array reference "
+                        f"({a.str_short()}) as an operand (a loop or branch takes one when its "
+                        "body reads or writes a reference made outside it); read its value "
+                        "first (ref[...]), pass that, and write the result back")
         out = prim.abstract_eval(*avals, **params)
     except (TypeError, ValueError) as e:
         if getattr(e, "_didax_located", False):
@@ -602,6 +618,9 @@ class ArrayBase:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __setitem__(self, idx, value):
+        aval = self.aval
+        if type(aval) is not ShapedArray:  # a traced mutable array reference (state/types.py)
+            return aval._setitem(self, idx, value)
         raise user_error(TypeError,
             f"{type(self).__name__} objects are immutable: `x[idx] = v` is not supported.\n"
             "What to do: use `x = x.at[idx].set(v)` (or .add/.multiply/.min/.max), which "

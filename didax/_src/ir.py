@@ -202,7 +202,8 @@ class JaxprTypeError(TypeError):
 
 def _types_match(expected: ShapedArray, actual: ShapedArray) -> bool:
     # Weak types are an inference hint for promotion, not part of a jaxpr's typing.
-    return expected.shape == actual.shape and expected.dtype == actual.dtype
+    return (expected.shape == actual.shape and expected.dtype == actual.dtype
+            and type(expected) is type(actual))
 
 
 def check_jaxpr(jaxpr: Jaxpr) -> None:
@@ -307,6 +308,8 @@ def _literal_str(val) -> str:
 
 
 def pp_aval(aval) -> str:
+    if type(aval) is not ShapedArray:  # a mutable array reference's type: Ref{f32[3]}
+        return aval.str_short()
     return f"{dtypes.short_name(aval.dtype)}[{','.join(map(str, aval.shape))}]"
 
 
@@ -367,6 +370,9 @@ def _same(a, b) -> bool:
 
 
 def _pp_eqn(eqn, names) -> Doc:
+    rule = getattr(eqn.primitive, "pp_rule", None)  # a primitive's own text (JAX's
+    if rule is not None:  # `pp_eqn_rules`): rule(eqn, names) -> str
+        return Text(rule(eqn, names))
     same = eqn.primitive.pp_same_names
     if same is not None:
         inner = eqn.params[same]

@@ -51,6 +51,8 @@ INTERNAL = {
     "jax._src.dispatch": "didax._src.compat.dispatch",
     "jax._src.checkify": "didax._src.primitives.checkify",
     "jax._src.compiler": "didax._src.compiler.numpy_tier",
+    "jax._src.state": None,  # (a namespace: flax imports AbstractRef from its types module)
+    "jax._src.state.types": "didax._src.state.types",
 }
 
 

@@ -45,6 +45,8 @@ class BatchTracer(Tracer):
         if self.bdim is None:
             return aval
         shape = aval.shape[:self.bdim] + aval.shape[self.bdim + 1:]
+        if type(aval) is not core.ShapedArray:  # a mutable array reference's type
+            return aval.update(shape=shape)
         return core.ShapedArray(shape, aval.dtype, aval.weak_type)
 
     def to_concrete_value(self):
@@ -81,8 +83,8 @@ class BatchInterpreter(core.Interpreter):
         prev = ctx.interp
         ctx.interp = self.parent
         try:
-            if not batched and (self.axis_name is None
-                                or not uses_axis_name(prim, params, self.axis_name)):
+            if not batched and not prim.traits.refs and (
+                    self.axis_name is None or not uses_axis_name(prim, params, self.axis_name)):
                 return prim.bind(*vals, **params)
             rule = prim.get_rule("batch")
             named = _rule_axis.name

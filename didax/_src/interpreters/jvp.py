@@ -66,7 +66,7 @@ class JVPInterpreter(core.Interpreter):
         prev = ctx.interp
         parent = ctx.interp = self.parent
         try:
-            if not any_tangent:  # what `prim.bind` would do, without re-packing
+            if not any_tangent and not prim.traits.refs:  # what `prim.bind` would do
                 return parent.process_primitive(prim, primals, params)
             if any_const:
                 tangents = [zero_tangent(get_aval(p)) if t is None else t

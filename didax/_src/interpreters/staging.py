@@ -66,7 +66,7 @@ class StagingInterpreter(core.Interpreter):
             self.check_foreign(x)
         else:
             aval = get_aval(x)
-            if aval.shape == ():
+            if aval.shape == () and type(aval) is ShapedArray:  # (never a reference)
                 value = x._value if type(x) is core.Array else core.concrete_value(x)
                 return Literal(np.asarray(value, aval.dtype)[()], aval)
         var = self._const_ids.get(id(x))
@@ -75,7 +75,7 @@ class StagingInterpreter(core.Interpreter):
             var = Var(aval)
             self._const_ids[id(x)] = var
             self.constvars.append(var)
-            if not isinstance(x, (core.Array, Tracer)):
+            if not isinstance(x, (core.Array, Tracer)) and type(aval) is ShapedArray:
                 x = core.Array(np.asarray(x, aval.dtype), aval.weak_type)
             self.consts.append(x)
         return var

@@ -74,7 +74,11 @@ def _at(self):
 
 def _getitem(self, idx):
     """NumPy's own indexing of a concrete array outside transformations, else the primitives
-    (`eager_indexing.getitem` declines with None where it cannot tell they agree)."""
+    (`eager_indexing.getitem` declines with None where it cannot tell they agree); a traced
+    mutable array reference reads through its type (state/types.py)."""
+    aval = self.aval
+    if type(aval) is not core.ShapedArray:
+        return aval._getitem(self, idx)
     out = eager_getitem(self, idx)
     return rewriting_take(self, idx) if out is None else out
 

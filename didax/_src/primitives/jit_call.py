@@ -21,6 +21,7 @@ from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import derived, eval_jaxpr
+from didax._src.state import discharge as state_discharge
 
 jit_p = core.primitive("jit", multiple_results=True)
 jit_p.pp_hidden = {"donated_invars": lambda d: not any(d)}
@@ -40,6 +41,9 @@ def bind_call(args, *, jaxpr, name, donated_invars=None, stage_in=None):
 
 
 def _call_impl(*vals, jaxpr, name, donated_invars):
+    d = state_discharge.discharge(jaxpr)  # (references: read before, written after)
+    if d is not None:
+        return state_discharge.run(d, vals, tiered_executable(d.jaxpr, name))
     return tiered_executable(jaxpr, name)(*vals)
 
 

@@ -23,6 +23,7 @@ from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import backward_pass, linear_transpose_flat
 from didax._src.ir import eval_jaxpr
 from didax._src.lax.shape import slice_in_dim
+from didax._src.state.types import Ref
 from didax._src.tree_util import (
     broadcast_prefix,
     first_difference,
@@ -35,9 +36,13 @@ from didax._src.tree_util import (
 )
 
 
-def _check_valid_leaf(x, what: str):
+def _check_valid_leaf(x, what: str, refs: bool = False):
+    """Raises unless `x` is an array or a number (or, with `refs`, a mutable array reference:
+    make_jaxpr and vmap take those)."""
     if isinstance(x, core.ArrayBase) or isinstance(x, (np.ndarray, np.generic, bool, int, float,
                                                        complex)):
+        return
+    if refs and type(x) is Ref:
         return
     raise user_error(TypeError, (
         f"{what}: argument of type {type(x).__name__} is not a valid didax type "
@@ -183,7 +188,7 @@ class ShapeDtypeStruct:
 def _abstractify(x):
     if isinstance(x, ShapeDtypeStruct):
         return x.aval
-    _check_valid_leaf(x, "make_jaxpr")
+    _check_valid_leaf(x, "make_jaxpr", refs=True)
     return get_aval(x)
 
 
@@ -444,6 +449,12 @@ def _check_grad_inputs(name, args, holomorphic, allow_int, nums=None):
                 "not a valid didax type: only arrays and Python numbers (and pytrees of them) "
                 "can be differentiated.\nWhat to do: pass it through a closure "
                 "(`grad(lambda x: f(x, other))`) or leave it out of argnums.")) from None
+        if type(x) is Ref:
+            raise user_error(TypeError, (
+                f"{name}:{where or ' an argument'} is a mutable array reference "
+                f"({x.aval!r}), and differentiating with respect to one is not supported.\n"
+                "What to do: differentiate with respect to its value (pass ref[...]), or leave "
+                "the reference out of argnums."))
         if holomorphic and dtypes.kind(dt) != "c":
             raise user_error(TypeError, f"{name} with holomorphic=True requires inputs with "
                              f"complex dtype, but got {dt.name}.")
@@ -629,7 +640,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         sizes = {}
         canon = []
         for x, ax, nm in zip(flat, axes, names):
-            _check_valid_leaf(x, "vmap")
+            _check_valid_leaf(x, "vmap", refs=True)
             if ax is None:
                 canon.append(None)
                 continue

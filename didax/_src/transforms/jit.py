@@ -32,9 +32,11 @@ from didax._src.config import config, flag_context
 from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
-from didax._src.interpreters.staging import trace_to_jaxpr
+from didax._src.interpreters.staging import StagingInterpreter, trace_to_jaxpr
 from didax._src.ir import hoist_consts
 from didax._src.primitives.jit_call import bind_call
+from didax._src.state import discharge as state_discharge
+from didax._src.state.types import AbstractRef, Ref
 from didax._src.transforms.api import ShapeDtypeStruct
 from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
@@ -82,12 +84,15 @@ class CacheInfo(NamedTuple):
 
 
 class _Entry:
-    __slots__ = ("donated", "executable", "hoisted", "in_tree", "jaxpr", "matchers",
-                 "out_avals", "out_tree", "static")
+    __slots__ = ("discharged", "donated", "executable", "hoisted", "in_tree", "jaxpr",
+                 "matchers", "out_avals", "out_tree", "static")
 
     def __init__(self, jaxpr, in_tree, static, out_tree, hoisted, donated):
         self.donated = (False,) * len(hoisted) + donated
         self.jaxpr = jaxpr
+        # Mutable array references (state/): the jaxpr with their values passed in and out,
+        # which runs (the references read before and written after), or None
+        self.discharged = state_discharge.discharge(jaxpr)
         self.in_tree = in_tree  # of (dynamic positional args, dynamic keyword args)
         self.static = static  # ((position or name, value), ...) of the static arguments
         self.out_tree = out_tree
@@ -276,7 +281,9 @@ class JitWrapped:
         return head + keystr(tuple(rest))
 
     def _key(self, static, in_tree, avals):
-        return (in_tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), static,
+        return (in_tree, tuple((a.shape, a.dtype, a.weak_type) if type(a) is ShapedArray
+                               else (a.shape, a.dtype, a.weak_type, "Ref") for a in avals),
+                static,
                 *_settings, tuple(batching.axis_frames()))  # collectives read the named axes
 
     # tracing ------------------------------------------------------------------------
@@ -315,6 +322,12 @@ class JitWrapped:
             out = fun(*full, **kw)
             leaves, out_tree = tree_flatten(out)
             for x in leaves:
+                if type(x) is Ref or isinstance(x, Tracer) and type(x.aval) is AbstractRef:
+                    raise user_error(ValueError, (
+                        f"function {function_site(fun)} traced for jit returned a mutable "
+                        f"array reference of type {x.aval!r}, but mutable array references "
+                        "cannot be returned.\nWhat to do: return its value (ref[...] or "
+                        "jax.freeze(ref)); the references passed in are updated in place."))
                 if not isinstance(x, (core.ArrayBase, np.ndarray, np.generic, bool, int, float,
                                       complex)):
                     raise TypeError(
@@ -359,7 +372,8 @@ class JitWrapped:
             return f"the argument structure changed from {o_tree} to {n_tree}"
         for i, (a, b) in enumerate(zip(o_types, n_types)):
             if a != b:
-                what = ("shape" if a[0] != b[0] else "dtype" if a[1] != b[1] else "weak type")
+                what = ("shape" if a[0] != b[0] else "dtype" if a[1] != b[1] else
+                        "weak type" if a[2] != b[2] else "kind (an array or a Ref)")
                 return (f"argument {self._path(n_tree, i)} changed {what}: "
                         f"{_type_str(a)} -> {_type_str(b)}")
         return "a new signature"
@@ -385,9 +399,18 @@ class JitWrapped:
             return self._fun(*args, **kwargs)
         eager = core._ctx.interp is core.eval_interpreter
         entry, flat = self._trace(args, kwargs)
-        if eager and not entry.hoisted:
+        discharged = entry.discharged
+        if discharged is not None and discharged.ref_inputs:
+            self._check_aliases(entry, flat)
+        if discharged is not None and not (eager and not entry.hoisted):
+            outs = _call_with_refs(entry, [*entry.hoisted, *flat], self._name)
+        elif eager and not entry.hoisted:
             if entry.executable is None:
-                entry.executable = tier.tiered_executable(entry.jaxpr, self._name)
+                entry.executable = tier.tiered_executable(
+                    entry.jaxpr if discharged is None else discharged.jaxpr, self._name)
+            if discharged is not None and not discharged.same_signature:
+                return tree_unflatten(entry.out_tree, _run_with_refs(
+                    entry.executable, discharged, flat, entry.out_avals))
             vals = []
             for x in flat:
                 if type(x) is core.Array:
@@ -403,6 +426,26 @@ class JitWrapped:
             outs = bind_call([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,
                              donated_invars=entry.donated)
         return tree_unflatten(entry.out_tree, outs)
+
+    def _check_aliases(self, entry, flat):
+        """A reference passed twice, or passed and closed over, would be two references to
+        one array in the discharged function: refused, as in JAX."""
+        d, n = entry.discharged, len(entry.hoisted)
+        seen = {id(b): None for b in d.ref_consts}
+        for i in d.ref_inputs:
+            if i < n:
+                continue
+            x = flat[i - n]
+            where = self._path(entry.in_tree, i - n)
+            if id(x) in seen:
+                first = seen[id(x)]
+                raise user_error(ValueError, (
+                    f"only one reference to a mutable array may be passed to a function, but "
+                    f"when calling {function_site(self._fun)} for jit the mutable array "
+                    f"reference of type {get_aval(x)!r} "
+                    + (f"appeared at both {first} and {where}." if first is not None else
+                       f"was both closed over and passed as the argument {where}.")))
+            seen[id(x)] = where
 
     def _remember(self, entry, leaves):
         """Makes `entry`'s matcher for the types of these argument leaves the one `__call__`
@@ -422,7 +465,7 @@ class JitWrapped:
 
     def trace(self, *args, **kwargs) -> Traced:
         entry, _ = self._trace(args, kwargs)
-        return Traced(entry.jaxpr, self._name, entry.out_tree)
+        return Traced(entry.jaxpr, self._name, entry.out_tree, entry.discharged)
 
     def lower(self, *args, **kwargs) -> Lowered:
         return self.trace(*args, **kwargs).lower()
@@ -604,6 +647,36 @@ def _run(executable, out_avals, vals):
     return [from_numpy(o, a) for o, a in zip(executable.run(*vals), out_avals)]
 
 
+def _run_with_refs(executable, discharged, flat, out_avals):
+    """Runs the code of a discharged jaxpr: the references among the arguments (and those
+    the function closes over) read before, written after (in place, as in JAX)."""
+    operands = []
+    for x, a in zip(flat, discharged.jaxpr.in_avals[len(discharged.ref_consts):]):
+        if type(x) is core.Array or type(x) is Ref:
+            operands.append(x)
+        elif isinstance(x, Tracer):
+            raise core.escaped_tracer_error(x)
+        else:
+            operands.append(np.asarray(x, a.dtype))
+    outs = state_discharge.run(
+        discharged, [x._value if type(x) is core.Array else x for x in operands],
+        executable.run)
+    from_numpy = core.Array.from_numpy
+    return [from_numpy(o, a) for o, a in zip(outs, out_avals)]
+
+
+def _call_with_refs(entry, operands, name):
+    """A call, under a transformation, of a jitted function that reads or writes references.
+    Staged to a jaxpr (make_jaxpr, an enclosing jit), the call takes the references, as in
+    JAX; under any other transformation (grad, vmap...), it is the discharged call between
+    reads and writes of the references, which that transformation sees."""
+    if type(core._ctx.interp) is StagingInterpreter:
+        return bind_call(operands, jaxpr=entry.jaxpr, name=name, donated_invars=entry.donated)
+    d = entry.discharged
+    return state_discharge.call_under_transformation(
+        d, operands, lambda *vals: bind_call(vals, jaxpr=d.jaxpr, name=name))
+
+
 class _Absent:
     def __repr__(self):
         return "<absent>"
@@ -613,8 +686,9 @@ _ABSENT = _Absent()
 
 
 def _type_str(t):
-    shape, dtype, weak = t
-    return ShapedArray(shape, dtype, weak).str_short() + (" (weak)" if weak else "")
+    shape, dtype, weak, *ref = t
+    text = ShapedArray(shape, dtype, weak).str_short() + (" (weak)" if weak else "")
+    return f"Ref{{{text}}}" if ref else text
 
 
 def _hashable_static(x, name):
@@ -637,23 +711,28 @@ def _hashable_static(x, name):
 class Traced:
     """A traced jitted function: its jaxpr before optimisation."""
 
-    def __init__(self, jaxpr, name, out_tree):
+    def __init__(self, jaxpr, name, out_tree, discharged=None):
         self.jaxpr = jaxpr
         self.name = name
         self.out_tree = out_tree
+        self.discharged = discharged
 
     def lower(self) -> Lowered:
-        return Lowered(optimize(self.jaxpr), self.name, self.out_tree, self.jaxpr.out_avals)
+        """Optimised (with references discharged: the jaxpr that runs)."""
+        d = self.discharged
+        return Lowered(optimize(self.jaxpr if d is None else d.jaxpr), self.name,
+                       self.out_tree, self.jaxpr.out_avals, d)
 
 
 class Lowered:
     """The optimised jaxpr of a jitted function; `compile()` generates its Python code."""
 
-    def __init__(self, jaxpr, name, out_tree, out_avals):
+    def __init__(self, jaxpr, name, out_tree, out_avals, discharged=None):
         self.jaxpr = jaxpr
         self.name = name
         self.out_tree = out_tree
         self.out_avals = out_avals
+        self.discharged = discharged
 
     def as_text(self) -> str:
         return str(self.jaxpr)
@@ -665,7 +744,7 @@ class Lowered:
         exe = compile_jaxpr(self.jaxpr, self.name, debug_nans, optimized=True)
         if config.read("didax_native_tier") != "off" and not debug_nans:
             tier.attach(exe, "sync")
-        return Compiled(exe, self.out_tree, self.out_avals)
+        return Compiled(exe, self.out_tree, self.out_avals, self.discharged)
 
 
 class Compiled:
@@ -673,10 +752,11 @@ class Compiled:
     dynamic arguments, in the signature it was lowered for); and the native tier's C
     source when it has one."""
 
-    def __init__(self, executable, out_tree, out_avals):
+    def __init__(self, executable, out_tree, out_avals, discharged=None):
         self.executable = executable
         self.out_tree = out_tree
         self.out_avals = out_avals
+        self.discharged = discharged
 
     def as_text(self) -> str:
         native = self.executable.native
@@ -686,6 +766,9 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         flat, _ = tree_flatten((args, kwargs))
+        if self.discharged is not None and not self.discharged.same_signature:
+            return tree_unflatten(self.out_tree, _run_with_refs(
+                self.executable, self.discharged, flat, self.out_avals))
         vals = [x._value if type(x) is core.Array else np.asarray(x, a.dtype)
                 for x, a in zip(flat, self.executable.jaxpr.in_avals)]
         return tree_unflatten(self.out_tree, _run(self.executable, self.out_avals, vals))

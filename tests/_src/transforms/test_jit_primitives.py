@@ -928,6 +928,26 @@ def _(data):
     return f, float_arrays(data, 2)
 
 
+@case("refs", covers=("new_ref", "get", "swap", "addupdate", "freeze"))
+def _(data):
+    """A reference made, read and written (a dynamic index, strided slices, addupdate):
+    jit discharges it into array code."""
+    dtype = draw_dtype(data, FLOAT + (I32,))
+    shape = draw_shape(data, min_dims=1, min_side=1)
+    x = draw_array(data, dtype, shape)
+    i = data.draw(st.integers(-shape[0], shape[0] - 1), label="index")
+
+    def f(x, i):
+        r = jax.new_ref(x)
+        first = r[i]
+        r[i] = first * 2
+        r[..., ::2] += r[..., ::2] * x[..., ::2]
+        r.addupdate(x)
+        old = jax.ref.swap(r, (slice(None, None, 2),), x[::2])
+        return first, old, jax.freeze(r)
+    return f, (x, np.int32(i))
+
+
 
 
 # --------------------------------------------------------------------------------------
