@@ -107,15 +107,20 @@ class Jaxpr:
         return pp_jaxpr_str(self, width)
 
 
+UNKNOWN = object()  # (a memo slot not filled in yet)
+
+
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts", "__weakref__")
+    __slots__ = ("jaxpr", "consts", "discharged", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts):
         assert len(consts) == len(jaxpr.constvars)
         self.jaxpr = jaxpr
         self.consts = list(consts)
+        self.discharged = UNKNOWN  # its form with mutable references discharged, or None
+        # when it has none (state/discharge.py fills it in: read on every jit call's eval)
 
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)

@@ -76,11 +76,13 @@ def _getitem(self, idx):
     """NumPy's own indexing of a concrete array outside transformations, else the primitives
     (`eager_indexing.getitem` declines with None where it cannot tell they agree); a traced
     mutable array reference reads through its type (state/types.py)."""
+    out = eager_getitem(self, idx)  # (declines for any tracer: a reference's is one)
+    if out is not None:
+        return out
     aval = self.aval
     if type(aval) is not core.ShapedArray:
         return aval._getitem(self, idx)
-    out = eager_getitem(self, idx)
-    return rewriting_take(self, idx) if out is None else out
+    return rewriting_take(self, idx)
 
 
 def _itemsize(self):

@@ -21,7 +21,7 @@ import numpy as np
 from didax._src import core
 from didax._src.core import Tracer
 from didax._src.interpreters.staging import trace_to_jaxpr
-from didax._src.ir import ClosedJaxpr, Jaxpr, Literal, derived, literal_value
+from didax._src.ir import UNKNOWN, ClosedJaxpr, Jaxpr, Literal, derived, literal_value
 from didax._src.lax.elementwise import add
 from didax._src.state import indexing
 from didax._src.state.primitives import (
@@ -80,9 +80,11 @@ def _has_state(jaxpr: Jaxpr) -> bool:
 
 def discharge(closed: ClosedJaxpr) -> Discharged | None:
     """The discharged form of `closed`, or None if it has no state (made once per jaxpr)."""
-    if not has_state(closed):
-        return None
-    return derived(closed, "state.discharged", lambda: _discharge(closed))
+    d = closed.discharged
+    if d is UNKNOWN:
+        d = closed.discharged = (derived(closed, "state.discharged", lambda: _discharge(closed))
+                                 if has_state(closed) else None)
+    return d
 
 
 class _Cell:
