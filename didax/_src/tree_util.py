@@ -39,6 +39,7 @@ class _Node(NamedTuple):
 
 
 _nodes: dict[type, _Node] = {}
+_registry = _nodes  # (JAX's name for its table of node types: flax tests `type(x) in` it)
 
 
 def _is_namedtuple(x) -> bool:

@@ -571,3 +571,15 @@ def test_samplers_take_an_out_sharding_as_jax_does():
             getattr(didax.random, name)(key, (3,), out_sharding=didax.P()), plain)
     mask = didax.random.bernoulli(key, 0.5, (4,), out_sharding=jnp.ones(4).sharding)
     np.testing.assert_array_equal(mask, didax.random.bernoulli(key, 0.5, (4,)))
+
+
+def test_key_types_and_the_node_table_as_jax():
+    for j in (didax, jax):
+        key = j.random.key(0)
+        t = j.typeof(key)
+        assert t.shape == () and t.dtype == key.dtype and str(t.dtype) == "key<fry>"
+        assert j.typeof(j.random.split(key, 3)).shape == (3,)
+    from didax._src.tree_util import _registry
+    assert tuple in _registry and dict in _registry and int not in _registry
+    with pytest.raises(NotImplementedError, match="key_data"):
+        didax.new_ref(didax.random.key(0))

@@ -197,3 +197,9 @@ def test_numpyro_nuts_and_svi_as_on_jax():
         se = np.sqrt(s1 ** 2 / e1 + s2 ** 2 / e2)
         assert np.all(np.abs(m1 - m2) < 4 * se), (name, m1, m2, se)
         np.testing.assert_allclose(s1, s2, rtol=0.25, err_msg=name)
+
+
+def test_flax_nnx_mlp_trains_as_on_jax():
+    ours, ref = _both("flax", "flax_nnx_mlp.py")
+    assert ref["losses"][-1] < ref["losses"][0]
+    _close(ours, ref, ["losses", "eval", "bn_mean", "bn_var"])

@@ -24,7 +24,7 @@ INTERNAL = {
     "jax._src": None,  # a namespace of the paths below only
     "jax._src.core": "didax._src.compat.jax_core",
     "jax._src.api": "didax",
-    "jax._src.tree_util": "didax.tree_util",
+    "jax._src.tree_util": "didax._src.tree_util",
     "jax._src.dtypes": "didax._src.dtypes",  # (with ExtendedDType, DType, supports_inf)
     "jax._src.typing": "didax.typing",
     "jax._src.numpy": "didax.numpy",

@@ -383,6 +383,35 @@ class KeyDtype(dtypes.ExtendedDType):
 key_dtype = KeyDtype()
 
 
+class KeyArrayType:
+    """The type of a typed key array (what `typeof` gives for one, as JAX's
+    `ShapedArray((), key<fry>)`): its shape and the key dtype. Transformations never see it
+    (they see the uint32 key data); code asking for a value's type does."""
+
+    __slots__ = ("shape",)
+    dtype = key_dtype
+    weak_type = False
+    sharding = None
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+
+    def str_short(self) -> str:
+        return f"{key_dtype.name}[{','.join(map(str, self.shape))}]"
+
+    def __eq__(self, other):
+        return isinstance(other, KeyArrayType) and self.shape == other.shape
+
+    def __hash__(self):
+        return hash(("key", self.shape))
+
+    def __repr__(self):
+        return f"ShapedArray({self.str_short()})"
+
+
 @tree_util.register_pytree_node_class
 class PRNGKeyArray:
     """An array of typed keys (what `didax.random.key` returns): shape `data.shape[:-1]`,
@@ -411,6 +440,7 @@ class PRNGKeyArray:
     dtype = key_dtype
     itemsize = 8
     shape = property(lambda self: tuple(self._base_array.shape[:-1]))
+    aval = property(lambda self: KeyArrayType(self.shape))
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
 

@@ -35,6 +35,7 @@ from didax._src.interpreters import batching
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer
 from didax._src.ir import DropVar, pp_aval
 from didax._src.lax.elementwise import add
+from didax._src.primitives.prng import KeyArrayType
 from didax._src.state import indexing
 from didax._src.state.indexing import Indexer, check, check_value, numpy_index, parse_index
 from didax._src.state.types import AbstractRef, Ref, ref_buffer
@@ -448,6 +449,12 @@ def new_ref(init_val, *, memory_space=None, kind=None):
             "Error interpreting argument to new_ref as a JAX value: the value is of type "
             f"{type(init_val).__name__}; pass an array (jnp.asarray(...)) or a Python "
             "number")) from None
+    if type(aval) is KeyArrayType:
+        raise user_error(NotImplementedError, (
+            f"new_ref of a typed key array ({aval.str_short()}) is not supported: didax's key "
+            "arrays are pytrees over uint32 key data, which references do not hold yet.\n"
+            "What to do: hold `jax.random.key_data(key)` in the reference and wrap what you "
+            "read with `jax.random.wrap_key_data`."))
     if type(aval) is not ShapedArray:
         raise user_error(TypeError, f"new_ref: a reference holds an array, got a reference "
                          f"({aval.str_short()})")
