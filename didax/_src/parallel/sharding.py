@@ -196,16 +196,6 @@ class SingleDeviceSharding(Sharding):
         self.memory_kind = memory_kind
 
     @property
-    def empty(self) -> bool:
-        return self.devices.size == 0 or not self.axis_names
-
-    @property
-    def abstract_mesh(self) -> AbstractMesh:
-        types = self.axis_types
-        return AbstractMesh(self.devices.shape, self.axis_names,
-                            types if types is not None else AxisType.Explicit)
-
-    @property
     def device_set(self) -> set:
         return {self._device}
 
@@ -238,16 +228,6 @@ class NamedSharding(Sharding):
         self.mesh = mesh
         self.spec = spec
         self.memory_kind = memory_kind
-
-    @property
-    def empty(self) -> bool:
-        return self.devices.size == 0 or not self.axis_names
-
-    @property
-    def abstract_mesh(self) -> AbstractMesh:
-        types = self.axis_types
-        return AbstractMesh(self.devices.shape, self.axis_names,
-                            types if types is not None else AxisType.Explicit)
 
     @property
     def device_set(self) -> set:
