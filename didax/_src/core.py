@@ -204,6 +204,8 @@ class Traits:
     # or a tuple of names) it acts over: vmap batches it even when unbatched
     stacked_loop: StackedLoop | None = None  # a loop over stacked operands, and its params:
     # jit moves work out of its body (compiler/loop_passes.py)
+    loop: bool = False  # runs a body many times (while, scan): one call of a function holding
+    # one may be long, so jit's native tier loads its cached code before the first call
     # Algebra
     returns_operand: Callable | None = None  # eqn -> index of the operand it returns
     # unchanged when that operand has the result's type, or None: jit forwards it
@@ -650,7 +652,8 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
     """An immutable concrete array: a NumPy buffer and its type (which holds the weak-type
     flag NumPy has no place for)."""
 
-    __slots__ = ("_value", "aval", "_placement")  # (placement: see device.py)
+    __slots__ = ("_value", "aval", "_placement", "__weakref__")  # (placement: see device.py;
+    # weak references: libraries cache by array, as TFP's bijectors do)
 
     def __init__(self, value, weak_type: bool = False):
         value = np.asarray(value)
@@ -757,7 +760,7 @@ _new_object = object.__new__
 class Tracer(ArrayBase):
     """A value owned by one interpreter while a transformation runs."""
 
-    __slots__ = ("_interp",)
+    __slots__ = ("_interp", "__weakref__")  # (weak references: as an Array's)
 
     @property
     def aval(self) -> ShapedArray:

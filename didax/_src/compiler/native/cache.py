@@ -59,6 +59,20 @@ def _read(path: str) -> str | None:
         return None
 
 
+def load_cached(source: str, tc: tc_mod.Toolchain, directory: str):
+    """The extension module built from `source` if this process or the cache has it whole,
+    else None (nothing is built)."""
+    key = entry_key(source, tc)
+    module = _loaded.get(key)
+    if module is not None:
+        return module
+    so_path = os.path.join(directory, key + ".so")
+    expected = _read(os.path.join(directory, key + ".sha256"))
+    if expected is None or _digest(so_path) != expected:
+        return None
+    return caches.add(_loaded, key, tc_mod.load(module_name(key), so_path))
+
+
 def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
     """The extension module built from `source`: loaded from the cache if its entry is
     whole, else built, stored and loaded."""

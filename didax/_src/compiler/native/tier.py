@@ -5,7 +5,9 @@ mode that builds before the first call and runs both tiers on every call, raisin
 TierMismatchError unless their results are the same bits).
 
 In the background mode only functions called a second time are built (most functions
-jit traces, such as derivatives of one call, run once). The swap is one assignment of the
+jit traces, such as derivatives of one call, run once), except that a function holding a
+loop, whose one call may be long, gets its native code before its first call when the cache
+has it. The swap is one assignment of the
 executable's `run`, so a call sees either tier whole, and both compute the same bits (see
 compiler/native/emit.py): when the swap happens never changes a result. Nothing here ever fails a
 call: a build that cannot be done leaves the NumPy tier.
@@ -15,12 +17,13 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 import warnings
 
 import numpy as np
 
 from didax._src.compiler import numpy_tier as compiler
-from didax._src.compiler.native import cache, emit, toolchain
+from didax._src.compiler.native import cache, detached, emit, toolchain
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
 from didax._src.errors import NativeTierWarning, TierMismatchError
@@ -89,18 +92,50 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
             if on_ready is not None:
                 on_ready()
         return
+    loop = _has_loop(exe.jaxpr.jaxpr)
+    if loop:
+        # One call may run long (a sampler's chain, a solver): native code already in the
+        # cache is loaded before it. (A build started now would take the core the call runs
+        # on, on a one-core machine: one not cached waits for a second call, as others do,
+        # and a first call that ran long has it built for the next run; see detached.py.)
+        exe.native = Native("queued", on_ready)
+        if build(exe, cached_only=True) or exe.native.status != "queued":
+            return  # (loaded, or not buildable at all)
+        source = exe.native.plan.source
     exe.native = Native("waiting", on_ready)
     plain = exe.run
     count = itertools.count(1)  # (next() is atomic: one call of all threads' sees `calls`)
 
     def counting(*vals):
-        if next(count) == calls and exe.native.status == "waiting":
+        n = next(count)
+        if n == calls and exe.native.status == "waiting":
             exe.run = plain
             exe.native.status = "queued"
             _submit(exe)
-        return plain(*vals)
+        if n != 1 or not loop:
+            return plain(*vals)
+        start = time.perf_counter()
+        out = plain(*vals)
+        if time.perf_counter() - start >= detached.LONG_CALL and exe.native.status == "waiting":
+            directory = cache_dir()
+            if directory is not None:
+                detached.build_later(source, directory)
+        return out
 
     exe.run = counting
+
+
+def _has_loop(jaxpr) -> bool:
+    """Whether `jaxpr` (or one inside it) runs a loop."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.traits.loop:
+            return True
+        for p in eqn.params.values():
+            for q in p if isinstance(p, (tuple, list)) else (p,):
+                inner = getattr(q, "jaxpr", q)
+                if isinstance(inner, Jaxpr) and _has_loop(inner):
+                    return True
+    return False
 
 
 def _effectful(jaxpr) -> bool:
@@ -143,8 +178,9 @@ def _mismatch(exe, k, e, g) -> str:
     return "\n".join(lines)
 
 
-def build(exe: compiler.Executable) -> bool:
-    """Builds and swaps in `exe`'s native code; whether it did."""
+def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
+    """Builds and swaps in `exe`'s native code (with `cached_only`, only if it is cached);
+    whether it did."""
     state = exe.native
     tc = toolchain.toolchain()
     directory = cache_dir() if tc is not None else None
@@ -156,7 +192,13 @@ def build(exe: compiler.Executable) -> bool:
         if plan is None:
             state.status = "none"
             return False
-        module = cache.load_or_build(plan.source, tc, directory)
+        if cached_only:
+            module = cache.load_cached(plan.source, tc, directory)
+            if module is None:
+                state.plan = plan  # (its source, for a build after a long first call)
+                return False
+        else:
+            module = cache.load_or_build(plan.source, tc, directory)
         run = module.make((plan.python_segments, plan.consts, plan.loops))
     except Exception as e:  # a bug in code generation: the NumPy tier stays
         state.status = "failed"

@@ -34,7 +34,7 @@ from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, t
 
 scan_p = core.primitive("scan", multiple_results=True)
 # jit moves work out of its loop (compiler/loop_passes.py), knowing it by these params
-scan_p.def_traits(stacked_loop=core.StackedLoop(
+scan_p.def_traits(loop=True, stacked_loop=core.StackedLoop(
     body="jaxpr", length="length", reverse="reverse", num_consts="num_consts",
     num_carry="num_carry"))
 scan_p.def_rule("rewrite", rewrite_stacked_loop)

@@ -69,6 +69,7 @@ def _while_aval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
 
 while_p.def_impl(_while_impl)
+while_p.def_traits(loop=True)
 while_p.def_abstract_eval(_while_aval)
 
 

@@ -18,6 +18,7 @@ import didax
 import didax.numpy as jnp
 from didax import lax
 from didax._src.compiler.native import cache, emit, tier, toolchain
+from didax._src.config import flag_context
 from didax._src.errors import NativeTierWarning
 
 from .conftest import assert_native, executable, have_compiler
@@ -275,3 +276,35 @@ def test_two_processes_building_one_module(fresh_cache):
         assert len(so) == 1
         assert cache._digest(str(fresh_cache / so[0])) == cache._read(
             str(fresh_cache / so[0])[:-3] + ".sha256")
+
+
+def _loop_sum(x):
+    return lax.fori_loop(0, 3, lambda i, c: c + jnp.sin(c) * 0.5, x)
+
+
+def test_a_long_first_call_of_a_loop_gets_native_code_for_the_next_run(fresh_cache,
+                                                                        monkeypatch):
+    """A function holding a loop whose first call ran long is built by a detached process
+    (the program may end before a second call would build it); the next run, a new jit of the
+    same program, loads it before its first call. Same bits on either tier. Without a
+    compiler, nothing is built and both runs stay on the NumPy tier."""
+    from didax._src.compiler.native import detached
+    monkeypatch.setattr(detached, "LONG_CALL", 0.0)  # (every first call counts as long)
+    with flag_context("didax_native_tier", "background"):
+        first = didax.jit(_loop_sum)
+        want = np.asarray(first(X))
+        if not have_compiler():
+            assert executable(first, X).native.status == "none"
+            return
+        assert executable(first, X).native.status == "waiting"  # (not cached, called once)
+        deadline = time.time() + 120
+        while time.time() < deadline and (not _entry_files(fresh_cache) or any(
+                p.startswith(".pending-") for p in os.listdir(fresh_cache))):
+            time.sleep(0.2)
+        assert _entry_files(fresh_cache), "the detached build stored nothing"
+        didax.clear_caches()
+        monkeypatch.setattr(cache, "_loaded", {})
+        again = didax.jit(_loop_sum)
+        got = np.asarray(again(X))
+        assert executable(again, X).native.status == "ready"  # (before its second call)
+    assert got.tobytes() == want.tobytes()
