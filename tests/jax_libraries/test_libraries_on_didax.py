@@ -203,3 +203,14 @@ def test_flax_nnx_mlp_trains_as_on_jax():
     ours, ref = _both("flax", "flax_nnx_mlp.py")
     assert ref["losses"][-1] < ref["losses"][0]
     _close(ours, ref, ["losses", "eval", "bn_mean", "bn_var"])
+
+
+def test_the_libraries_own_readme_examples_run_as_on_jax():
+    """Every example of the libraries' READMEs that runs on JAX runs on didax; the others
+    are fragments (shell lines, names the README never defines) and fail alike."""
+    for library in ("blackjax", "diffrax", "distrax", "equinox", "flax", "lineax", "numpyro",
+                    "optax", "optimistix"):
+        pytest.importorskip(library)
+    ours, ref = _run("readme_examples.py", "--didax"), _run("readme_examples.py")
+    assert ours == ref
+    assert sum(outcome == "ran" for outcome in ref.values()) >= 20
