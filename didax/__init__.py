@@ -18,6 +18,7 @@ from didax import (
     image,  # noqa: F401
     interpreters,  # noqa: F401
     lax,  # noqa: F401
+    monitoring,  # noqa: F401
     nn,  # noqa: F401
     numpy,  # noqa: F401
     optim,  # noqa: F401

@@ -583,3 +583,33 @@ def test_key_types_and_the_node_table_as_jax():
     assert tuple in _registry and dict in _registry and int not in _registry
     with pytest.raises(NotImplementedError, match="key_data"):
         didax.new_ref(didax.random.key(0))
+
+
+def test_monitoring_events_and_mesh_utils_as_jax():
+    for j in (didax, jax):
+        seen = []
+
+        def listener(event, duration, seen=seen, **kwargs):
+            seen.append((event, duration >= 0, kwargs.get("fun_name")))
+
+        def on_event(event, seen=seen, **kwargs):
+            seen.append((event, kwargs))
+        j.monitoring.register_event_duration_secs_listener(listener)
+        j.monitoring.register_event_listener(on_event)
+        try:
+            j.jit(lambda x: x * 3)(2.0)
+            j.monitoring.record_event("/user/event", step=1)
+        finally:
+            j.monitoring.unregister_event_duration_listener(listener)
+            j.monitoring.unregister_event_listener(on_event)
+        assert ("/jax/core/compile/jaxpr_trace_duration", True, "<lambda>") in seen
+        assert ("/jax/core/compile/backend_compile_duration", True, "jit(<lambda>)") in seen
+        assert ("/user/event", {"step": 1}) in seen
+        with pytest.raises(AssertionError):
+            j.monitoring.unregister_event_listener(on_event)
+        from importlib import import_module
+        mesh_utils = import_module(f"{j.__name__}.experimental.mesh_utils")
+        mesh = mesh_utils.create_device_mesh((1,))
+        assert isinstance(mesh, np.ndarray) and mesh.shape == (1,)
+        with pytest.raises(ValueError):
+            mesh_utils.create_device_mesh((len(j.devices()) + 1,))

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import keyword
 import math
+import time
 
 import numpy as np
 
-from didax._src import core, dtypes
+from didax._src import core, dtypes, monitoring
 from didax._src.compiler.codegen import as_dtype, emit_impl_call
 from didax._src.compiler.passes import optimize
 from didax._src.config import config
@@ -49,7 +50,18 @@ def numpy_executable(closed: ClosedJaxpr, name: str = "f") -> Executable:
     setting); never given native code (native.tier.tiered_executable is)."""
     debug_nans = bool(config.jax_debug_nans)
     return derived(closed, ("compiled", debug_nans),
-                   lambda: compile_jaxpr(closed, name, debug_nans=debug_nans))
+                   lambda: _timed(compile_jaxpr, closed, name, debug_nans=debug_nans))
+
+
+def _timed(compile_fn, closed, name, **kwargs):
+    """`compile_fn(...)`, its duration recorded for monitoring's listeners if there are any."""
+    if not monitoring.listening():
+        return compile_fn(closed, name, **kwargs)
+    start = time.perf_counter()
+    exe = compile_fn(closed, name, **kwargs)
+    monitoring.record_event_duration_secs(monitoring.COMPILE_DURATION,
+                                          time.perf_counter() - start, fun_name=f"jit({name})")
+    return exe
 
 
 def compile_jaxpr(closed: ClosedJaxpr, name: str = "f", debug_nans: bool = False,

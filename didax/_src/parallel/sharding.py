@@ -256,17 +256,23 @@ class NamedSharding(Sharding):
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
 
 
-def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
-    """A mesh of `axis_shapes` over `devices` (all devices by default), in id order."""
+def device_mesh(mesh_shape, devices=None, what: str = "make_mesh") -> np.ndarray:
+    """`devices` (all by default, in id order) as an array of `mesh_shape`: every device
+    shares the host's memory, so no order is closer than another."""
     devs = list(device.devices() if devices is None else devices)
-    axis_shapes = tuple(int(s) for s in axis_shapes)
-    if math.prod(axis_shapes) != len(devs):
-        raise ValueError(f"make_mesh: the mesh shape {axis_shapes} needs "
-                         f"{math.prod(axis_shapes)} devices, but {len(devs)} are available "
+    mesh_shape = tuple(int(s) for s in mesh_shape)
+    if math.prod(mesh_shape) != len(devs):
+        raise ValueError(f"{what}: the mesh shape {mesh_shape} needs "
+                         f"{math.prod(mesh_shape)} devices, but {len(devs)} are available "
                          f"({devs}); set DIDAX_NUM_CPU_DEVICES for more")
     arr = np.empty(len(devs), dtype=object)
     arr[:] = devs
-    return Mesh(arr.reshape(axis_shapes), axis_names, axis_types)
+    return arr.reshape(mesh_shape)
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
+    """A mesh of `axis_shapes` over `devices` (all devices by default), in id order."""
+    return Mesh(device_mesh(axis_shapes, devices), axis_names, axis_types)
 
 
 def _sharding(self):

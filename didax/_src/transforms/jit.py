@@ -18,13 +18,14 @@ import functools
 import inspect
 import logging
 import threading
+import time
 import weakref
 from types import NoneType
 from typing import NamedTuple
 
 import numpy as np
 
-from didax._src import caches, core
+from didax._src import caches, core, monitoring
 from didax._src.compiler.native import tier
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.passes import optimize
@@ -337,7 +338,12 @@ class JitWrapped:
             out_box.append(out_tree)
             return leaves
 
+        start = time.perf_counter() if monitoring.listening() else None
         closed, _ = trace_to_jaxpr(flat_fun, avals)
+        if start is not None:
+            monitoring.record_event_duration_secs(monitoring.TRACE_DURATION,
+                                                  time.perf_counter() - start,
+                                                  fun_name=self._name)
         hoisted = []
         if any(isinstance(c, Tracer) for c in closed.consts):
             closed, hoisted = hoist_consts(closed)  # they change with every enclosing trace

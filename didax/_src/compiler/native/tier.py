@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from didax._src import monitoring
 from didax._src.compiler import numpy_tier as compiler
 from didax._src.compiler.native import cache, detached, emit, toolchain
 from didax._src.compiler.native.directory import cache_dir
@@ -198,7 +199,11 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
                 state.plan = plan  # (its source, for a build after a long first call)
                 return False
         else:
+            start = time.perf_counter()
             module = cache.load_or_build(plan.source, tc, directory)
+            if monitoring.listening():
+                monitoring.record_event_duration_secs(monitoring.NATIVE_BUILD_DURATION,
+                                                      time.perf_counter() - start)
         run = module.make((plan.python_segments, plan.consts, plan.loops))
     except Exception as e:  # a bug in code generation: the NumPy tier stays
         state.status = "failed"
