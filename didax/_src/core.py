@@ -56,9 +56,10 @@ class ShapedArray:
     # in host memory, so code reading `typeof(x).sharding` to pass it on gets None.
     sharding = None
 
-    def __new__(cls, shape, dtype, weak_type: bool = False, sharding=None, **_):
-        # (a `sharding=` given, as code building JAX's types passes one, is not kept: see
-        # above; nor are JAX's other type fields, `vma` and `manual_type`)
+    def __new__(cls, shape, dtype, weak_type: bool = False, *, sharding=None,
+                manual_axis_type=None, memory_space=None):
+        # (JAX's other type fields, which code building JAX's types may pass, are not kept:
+        # one memory, no device axes; see `sharding` above)
         shape = tuple(shape)
         dtype = np.dtype(dtype)
         weak_type = bool(weak_type)
@@ -648,6 +649,16 @@ class _ArrayMeta(type):
         _ArrayMeta.virtual += (array_type,)
 
 
+def value_repr(kind: str, v: np.ndarray, weak_type: bool) -> str:
+    """`kind(values, dtype=...)`, as an Array (or a box holding one) prints."""
+    if v.size == 0:
+        body = f"[], shape={v.shape}"
+    else:
+        body = np.array2string(v, separator=", ", prefix="Array(", threshold=1000)
+    weak = ", weak_type=True" if weak_type else ""
+    return f"{kind}({body}, dtype={v.dtype.name}{weak})"
+
+
 class Array(ArrayBase, metaclass=_ArrayMeta):
     """An immutable concrete array: a NumPy buffer and its type (which holds the weak-type
     flag NumPy has no place for)."""
@@ -708,13 +719,7 @@ class Array(ArrayBase, metaclass=_ArrayMeta):
         return int(self._value)
 
     def __repr__(self):
-        v = self._value
-        if v.size == 0:
-            body = f"[], shape={v.shape}"
-        else:
-            body = np.array2string(v, separator=", ", prefix="Array(", threshold=1000)
-        weak = ", weak_type=True" if self.aval.weak_type else ""
-        return f"Array({body}, dtype={v.dtype.name}{weak})"
+        return value_repr("Array", self._value, self.aval.weak_type)
 
     def __str__(self):
         return str(self._value)

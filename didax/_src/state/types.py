@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import caches
-from didax._src.core import ShapedArray
+from didax._src.core import ShapedArray, value_repr
 
 _interned = caches.memo("state.ref_avals", interns=True)  # inner aval -> its AbstractRef
 
@@ -120,13 +120,7 @@ class Ref:
         return np.array(self._buf, dtype)  # (a copy: the reference may change later)
 
     def __repr__(self):
-        v = self._buf
-        if v.size == 0:
-            body = f"[], shape={v.shape}"
-        else:
-            body = np.array2string(v, separator=", ", prefix="Array(", threshold=1000)
-        weak = ", weak_type=True" if self._aval.weak_type else ""
-        return f"Ref({body}, dtype={v.dtype.name}{weak})"
+        return value_repr("Ref", self._buf, self._aval.weak_type)
 
     __str__ = __repr__
 

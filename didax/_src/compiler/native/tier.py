@@ -28,7 +28,7 @@ from didax._src.compiler.native import cache, detached, emit, toolchain
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
 from didax._src.errors import NativeTierWarning, TierMismatchError
-from didax._src.ir import Jaxpr, derived
+from didax._src.ir import derived, subjaxprs
 
 CALLS_BEFORE_BUILD = 2  # background mode: built when called this many times
 
@@ -102,8 +102,9 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
         exe.native = Native("queued", on_ready)
         if build(exe, cached_only=True) or exe.native.status != "queued":
             return  # (loaded, or not buildable at all)
-        source = exe.native.plan.source
-    exe.native = Native("waiting", on_ready)
+        exe.native.status = "waiting"  # (its plan kept: a build later uses it)
+    else:
+        exe.native = Native("waiting", on_ready)
     plain = exe.run
     count = itertools.count(1)  # (next() is atomic: one call of all threads' sees `calls`)
 
@@ -120,7 +121,7 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
         if time.perf_counter() - start >= detached.LONG_CALL and exe.native.status == "waiting":
             directory = cache_dir()
             if directory is not None:
-                detached.build_later(source, directory)
+                detached.build_later(exe.native.plan.source, directory)
         return out
 
     exe.run = counting
@@ -128,29 +129,20 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
 
 def _has_loop(jaxpr) -> bool:
     """Whether `jaxpr` (or one inside it) runs a loop."""
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.traits.loop:
-            return True
-        for p in eqn.params.values():
-            for q in p if isinstance(p, (tuple, list)) else (p,):
-                inner = getattr(q, "jaxpr", q)
-                if isinstance(inner, Jaxpr) and _has_loop(inner):
-                    return True
-    return False
+    return _any_equation(jaxpr, lambda traits: traits.loop)
 
 
 def _effectful(jaxpr) -> bool:
     """Whether `jaxpr` (or one inside it) has effects: the check mode runs it on the native
     tier alone (its effects once)."""
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.traits.effectful:
-            return True
-        for p in eqn.params.values():
-            for q in p if isinstance(p, (tuple, list)) else (p,):
-                inner = getattr(q, "jaxpr", q)
-                if isinstance(inner, Jaxpr) and _effectful(inner):
-                    return True
-    return False
+    return _any_equation(jaxpr, lambda traits: traits.effectful)
+
+
+def _any_equation(jaxpr, test) -> bool:
+    """Whether `test(traits)` holds for an equation of `jaxpr` or of one inside it."""
+    return any(test(eqn.primitive.traits) or any(_any_equation(sub, test)
+                                                 for sub in subjaxprs(eqn.params))
+               for eqn in jaxpr.eqns)
 
 
 def _checking(numpy_run, native_run, exe):
@@ -189,14 +181,14 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
         state.status = "none"
         return False
     try:
-        plan = emit.plan(exe.jaxpr)
+        plan = state.plan or emit.plan(exe.jaxpr)  # (one made for a cache lookup, reused)
         if plan is None:
             state.status = "none"
             return False
         if cached_only:
             module = cache.load_cached(plan.source, tc, directory)
             if module is None:
-                state.plan = plan  # (its source, for a build after a long first call)
+                state.plan = plan  # (for the build, when one comes)
                 return False
         else:
             start = time.perf_counter()
