@@ -19,10 +19,13 @@ results are the same bits. `DIDAX_NATIVE_TIER=check python -m pytest` checks the
 every function the whole suite compiles (a few minutes more)."""
 import os
 
+import jax_absent
 import pytest
 from hypothesis import settings
 
 from didax._src.config import flag_context
+
+jax_absent.install()  # where JAX is not installed (Python 3.10), its tests skip, saying why
 
 settings.register_profile("repeatable", derandomize=True, database=None, deadline=None)
 settings.register_profile("explore", deadline=None)
@@ -34,8 +37,8 @@ def pytest_configure(config):
         "markers", "long_random_programs: the 10,000-program run, deselected unless -m names it")
     config.addinivalue_line(
         "markers", "whole_programs: runs whole programs in subprocesses (libraries written for "
-        "JAX under both frameworks, the examples as scripts); CI's second pass, on NumPy's "
-        "AVX2 paths, leaves them out (.ci/run)")
+        "JAX under both frameworks, the examples as scripts), a third of the suite's time; "
+        "-m 'not whole_programs' leaves them out of a quick run")
 
 
 def pytest_collection_modifyitems(config, items):

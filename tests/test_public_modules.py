@@ -7,6 +7,7 @@ import io
 import jax
 import numpy as np
 import pytest
+from jax_absent import needs_jax
 
 import didax
 import didax.numpy as jnp
@@ -96,6 +97,7 @@ def test_typed_key_dtypes_are_prng_keys():
 
 # -- didax.errors ---------------------------------------------------------------------------
 
+@needs_jax
 def test_error_hierarchy_matches_jax():
     e, je = didax.errors, jax.errors
     for name in ("ConcretizationTypeError", "TracerArrayConversionError", "KeyReuseError",

@@ -43,7 +43,9 @@ ML_FLOAT_NAMES = (
     "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn",
     "float6_e3m2fn", "float4_e2m1fn",
 )
-ML_INT_NAMES = ("int1", "int2", "int4", "uint1", "uint2", "uint4")
+# (int1 and uint1 came with ml_dtypes 0.6: with 0.5, as in JAX, they are not there)
+ML_INT_NAMES = tuple(n for n in ("int1", "int2", "int4", "uint1", "uint2", "uint4")
+                     if hasattr(ml_dtypes, n))
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 _ML_KIND = {
     **{np.dtype(getattr(ml_dtypes, n)): "f" for n in ML_FLOAT_NAMES},

@@ -9,6 +9,7 @@ import importlib
 import numpy as np
 import pytest
 from error_testing import catalogue, check_didax_message, check_jax_raises
+from jax_absent import needs_jax
 
 CASES, case = catalogue()
 
@@ -527,6 +528,7 @@ def test_didax_message(c):
     check_didax_message(c)
 
 
+@needs_jax
 @pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
 def test_jax_raises_the_same_type(c):
     check_jax_raises(c)

@@ -7,6 +7,7 @@ import jax.numpy as jnp_jax
 import ml_dtypes
 import numpy as np
 import pytest
+from jax_absent import needs_jax
 from jax_testing import both_x64
 
 import didax
@@ -68,6 +69,7 @@ def test_result_dtypes_of_mixed_operations(make):
                                   np.asarray(theirs).astype(np.complex128))
 
 
+@needs_jax
 def test_dtype_predicates_match_jax():
     kinds = [jnp_jax.floating, jnp_jax.inexact, jnp_jax.integer, jnp_jax.signedinteger,
              jnp_jax.unsignedinteger, jnp_jax.number, jnp_jax.generic, jnp_jax.complexfloating,
@@ -81,6 +83,7 @@ def test_dtype_predicates_match_jax():
             assert jnp.isdtype(name, kind) == jnp_jax.isdtype(np.dtype(name), kind), (name, kind)
 
 
+@needs_jax
 def test_names_and_jaxpr_short_names():
     assert didax.dtypes.bfloat16 is jax.dtypes.bfloat16
     for name in FLOATS + INTS:

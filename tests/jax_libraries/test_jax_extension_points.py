@@ -12,6 +12,7 @@ import jax.numpy as jjnp
 import numpy as np
 import pytest
 from jax.experimental import checkify as jcheckify
+from jax_absent import needs_jax
 
 import didax
 import didax.numpy as jnp
@@ -24,6 +25,7 @@ from didax.test_util import check_grads
 ROOT = pathlib.Path(__file__).parents[2]
 
 
+@needs_jax
 def test_install_as_jax_aliases_modules_in_a_fresh_process():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, str(pathlib.Path(__file__).parent /

@@ -12,11 +12,12 @@ import sys
 
 import numpy as np
 import pytest
+from jax_absent import needs_jax
 
 import didax
 import didax.numpy
 
-pytestmark = pytest.mark.whole_programs
+pytestmark = [pytest.mark.whole_programs, needs_jax]
 
 HERE = pathlib.Path(__file__).parent
 ROOT = HERE.parents[1]

@@ -32,6 +32,8 @@ class FftType(enum.IntEnum):
     RFFT = 2  # real to the half spectrum
     IRFFT = 3  # half spectrum to real, inverse (scaled by 1/N)
 
+    __str__ = int.__repr__  # the value, as Python 3.11's IntEnum prints (3.10's: the name)
+
 
 def _fft_type(fft_type) -> FftType:
     if isinstance(fft_type, FftType):

@@ -372,8 +372,8 @@ def _use_scipy():
 
 def _scipy_gamma(fn, upper):
     def core(a, x):
-        y = fn(a, x)
-        return np.where((a == 0) & (x == 0), np.nan, y)
+        y = fn(a, x)  # (SciPy 1.15 gives 0 or 1 for some NaN arguments: JAX's NaN here)
+        return np.where(((a == 0) & (x == 0)) | np.isnan(a) | np.isnan(x), np.nan, y)
     return _elementwise(core)
 
 

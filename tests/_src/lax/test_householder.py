@@ -16,6 +16,7 @@ import jax._src.lax.linalg as jax_linalg
 import jax.numpy as jax_jnp
 import numpy as np
 import pytest
+from jax_absent import needs_jax
 from jax_testing import both_x64
 from vmap_testing import loop
 
@@ -537,6 +538,7 @@ LINEAX_SCRIPT = textwrap.dedent("""
 """)
 
 
+@needs_jax
 def test_lineax_qr_solver_runs_on_didax():
     """Least squares (tall), least norm (wide) and square solves, eager and jitted, as on JAX
     and as NumPy's lstsq."""

@@ -6,6 +6,7 @@ import operator
 import jax.numpy as jnp_jax
 import numpy as np
 import pytest
+from jax_absent import needs_jax
 from jax_testing import both_x64
 
 import didax
@@ -70,6 +71,7 @@ def test_ufunc_attributes_errors_and_derivatives():
                                .reduce(x.astype(np.float32)), rtol=1e-6)
 
 
+@needs_jax
 def test_save_load_savez_and_buffers():
     buf = io.BytesIO()
     jnp.save(buf, jnp.arange(3.0))

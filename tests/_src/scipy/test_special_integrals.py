@@ -38,6 +38,7 @@ def test_float64_as_scipy(name):
         got = getattr(special, name)(GRID)
     want = getattr(sps, name)(GRID)
     if name == "expi":
+        want = np.where(GRID == np.inf, np.inf, want)  # Ei(inf) = inf (SciPy 1.15: nan)
         far_from_zero = np.abs(GRID - 0.3725074107813666) > 1e-3
         _assert_close(np.asarray(got)[far_from_zero], want[far_from_zero])
         _assert_close(got, want, atol=1e-15)

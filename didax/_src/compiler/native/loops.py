@@ -13,14 +13,21 @@ Everything is computed as the NumPy tier computes it, bit for bit:
   (blocks of 8 accumulators on leaves of at most 128 elements, halves at multiples of 8
   above), each such row added in turn to the output, which starts at +0. The row is walked
   leaf by leaf (a stack of the pairwise tree's pending halves), so the summed expression is
-  never written out. Integer sums (exact), max and min accumulate in order.
+  never written out. NumPy before 2.3 sums a row in pieces of 8192 elements (its
+  iterator's buffer), each pairwise, added in turn: then so do these loops (`ROW_PIECE`).
+  Integer sums (exact), max and min accumulate in order.
 """
 from __future__ import annotations
 
 import math
 import re
 
+import numpy as np
+
 BLOCK = 128  # elements per block: a pairwise leaf is at most this long too
+# NumPy < 2.3 reduces a contiguous row through its iterator's buffers, 8192 elements each
+# (np.getbufsize()'s default), summing each pairwise; 2.3 passes the whole row at once.
+ROW_PIECE = 8192 if tuple(map(int, np.__version__.split(".")[:2])) < (2, 3) else None
 _LOCAL = re.compile(r"\bt(\d+)\b")
 
 
@@ -305,7 +312,15 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         label = f"summed_{pairwise[0].slot}"
         b.append(f"{ind}npy_intp ws[64], wn[64]; int wd[64], top = 0;  /* the pairwise walk */")
         b.extend(f"{ind}{r.ctype} wl{r.slot}[64], v{r.slot};" for r in pairwise)
-        b.append(f"{ind}ws[0] = 0; wn[0] = {inner.extent}; wd[0] = 0;")
+        if ROW_PIECE is not None and inner.extent > ROW_PIECE:  # the row piece by piece
+            b.append(f"{ind}for (npy_intp c0 = 0; c0 < {inner.extent}; c0 += {ROW_PIECE}) {{")
+            ind += "    "
+            b.append(f"{ind}top = 0; ws[0] = c0; wd[0] = 0; wn[0] = {inner.extent} - c0 < "
+                     f"{ROW_PIECE} ? {inner.extent} - c0 : {ROW_PIECE};")
+            pieces = True
+        else:
+            b.append(f"{ind}ws[0] = 0; wn[0] = {inner.extent}; wd[0] = 0;")
+            pieces = False
         b.append(f"{ind}for (;;) {{")
         ind2 = ind + "    "
         b.append(f"{ind2}while (wn[top] > {BLOCK}) {{  /* down to the next leaf */")
@@ -386,6 +401,8 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
     for r in pairwise:
         q = f"q{r.slot}[{at(r.strides)}]"
         b.append(f"{ind}{q} = {q} + v{r.slot};")
+    if pieces:
+        b.append(f"{ind[:-4]}}}")
 
 
 LEAF_SUMS = r"""/* A pairwise sum's leaf (at most 128 values), as NumPy sums it. */
