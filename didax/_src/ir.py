@@ -17,6 +17,7 @@ from didax._src.core import PP_ALWAYS_HIDE, Array, ShapedArray
 from didax._src.pretty import Brk, Concat, Doc, Group, Nest, Text, encode_name, format_doc, join
 
 _var_ids = itertools.count()
+next_var_id = _var_ids.__next__  # a new variable's id (eager/vjp builds variables inline)
 
 
 class Var:
@@ -26,7 +27,7 @@ class Var:
 
     def __init__(self, aval: ShapedArray):
         self.aval = aval
-        self.id = next(_var_ids)
+        self.id = next_var_id()
 
     def __repr__(self):
         return f"Var({self.id}:{self.aval.str_short()})"

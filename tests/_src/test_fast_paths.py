@@ -341,3 +341,33 @@ def test_debug_nans_checks_every_eager_result_the_fast_paths_compute():
 
 def _jitted_reduction(red, axis, keepdims):
     return jax.jit(lambda v: red(v, axis=axis, keepdims=keepdims))
+
+
+@pytest.mark.parametrize("shapes", [((4, 3), (3,)), ((3,), (2, 4, 3)), ((4, 1), (1, 3)),
+                                    ((2, 1, 3), (5, 1)), ((), (4, 3)), ((4, 3), (4, 3))])
+@pytest.mark.parametrize("fn", [jnp.add, jnp.multiply, jnp.maximum, jnp.less, jnp.divide,
+                                lambda a, b: a - b])
+def test_broadcasting_arrays_of_one_type_bind_as_promotion_does(shapes, fn):
+    """Two strong arrays of one dtype and shapes that broadcast take a shortcut past
+    promotion: the same bits, types and jaxpr as promotion and lax give them."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    got = fn(jnp.asarray(a), jnp.asarray(b))
+
+    def general(x, y):  # rank promotion and the primitive, spelled out
+        x, y = promote_shapes("fn", x, y)
+        return fn(x, y)
+
+    want = general(jnp.asarray(a), jnp.asarray(b))
+    assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert str(jax.make_jaxpr(fn)(a, b)) == str(jax.make_jaxpr(general)(a, b))
+
+
+def test_broadcasting_shortcut_leaves_errors_and_mixed_types_to_promotion():
+    with pytest.raises(ValueError, match="add: incompatible shapes for broadcasting"):
+        jnp.add(jnp.ones((4, 3)), jnp.ones((2,)))
+    mixed = jnp.add(jnp.ones((4, 3), np.float32), jnp.ones(3, np.int32))
+    assert (mixed.dtype, mixed.shape) == (np.float32, (4, 3))
+    weak = jnp.add(jnp.ones((4, 3), np.float32), jnp.asarray(jnp.ones(3)) * 1.0)
+    assert weak.dtype == np.float32

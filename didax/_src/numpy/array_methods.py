@@ -22,6 +22,8 @@ def _operator(fn):
         return op
 
     def op(x1, x2):
+        if isinstance(x1, ArrayBase) and isinstance(x2, ArrayBase):  # (the common case)
+            return fn(x1, x2)
         y1, y2 = operand_or_none(x1), operand_or_none(x2)
         if y1 is None or y2 is None:
             return NotImplemented

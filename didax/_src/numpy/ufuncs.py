@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from didax._src import core, dtypes
-from didax._src.base_prims import scalar_array
+from didax._src.base_prims import broadcast_in_dim_p, scalar_array
 from didax._src.core import Array, ArrayBase, _ctx, get_aval
 from didax._src.eager.registry import step
 from didax._src.lax import elementwise as lax
@@ -50,6 +50,10 @@ def _binary(name, lax_fn, prim=None, promote=promote_args, kinds="iufc", special
             out = special(x1, x2)
             if out is not None:
                 return out
+        if prim is not None:
+            out = _broadcast_and_bind(prim, kinds, x1, x2)
+            if out is not None:
+                return out
         x1, x2 = promote(name, x1, x2)
         return lax_fn(x1, x2)
 
@@ -84,6 +88,8 @@ def _binary(name, lax_fn, prim=None, promote=promote_args, kinds="iufc", special
                   and b.dtype.kind in _FLOAT_KINDS):
                 return _ctx.interp.process_primitive(
                     prim, (scalar_array(x1, b.dtype, False), x2), {})
+            if a is not None and b is not None:  # (two arrays: an operator's too)
+                return general(x1, x2)
             return fallback(x1, x2)
 
         fn.__name__ = fn.__qualname__ = name
@@ -93,6 +99,34 @@ def _binary(name, lax_fn, prim=None, promote=promote_args, kinds="iufc", special
     fn = specialised(general)
     fn.operator = specialised(as_operator)  # (the same fast path: arrays' operators are hot)
     return fn
+
+
+def _broadcast_and_bind(prim, kinds, x1, x2):
+    """Two strong arrays of one dtype (of `kinds`) whose shapes broadcast: the lower-rank one
+    given leading size-1 dimensions, then `prim` bound, as promotion and `lax_fn` would bind
+    them (a bias added to a batch: a quarter of the time). Else None."""
+    if not (isinstance(x1, ArrayBase) and isinstance(x2, ArrayBase)):
+        return None
+    a, b = x1.aval, x2.aval
+    if a.dtype != b.dtype or a.weak_type or b.weak_type or a.dtype.kind not in kinds:
+        return None
+    s1, s2 = a.shape, b.shape
+    if any(m != n and m != 1 and n != 1 for m, n in zip(reversed(s1), reversed(s2))):
+        return None  # (promotion raises its error)
+    interp = _ctx.interp
+    if s1 and s2 and len(s1) != len(s2):  # (lax_shape.broadcast_to_rank's equation)
+        if len(s1) < len(s2):
+            x1 = interp.process_primitive(broadcast_in_dim_p, (x1,), _to_rank(s1, len(s2)))
+        else:
+            x2 = interp.process_primitive(broadcast_in_dim_p, (x2,), _to_rank(s2, len(s1)))
+    return interp.process_primitive(prim, (x1, x2), {})  # (its bind)
+
+
+def _to_rank(shape, rank):
+    """broadcast_in_dim's parameters giving `shape` leading size-1 dimensions up to `rank`."""
+    pad = rank - len(shape)
+    return {"shape": (1,) * pad + shape, "broadcast_dimensions": tuple(range(pad, rank)),
+            "sharding": None}
 
 
 def _unary(name, lax_fn):

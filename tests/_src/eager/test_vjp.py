@@ -432,3 +432,48 @@ def test_a_pullback_differentiated_again_binds_the_transposed_equations():
     _assert_close(results["first"], results["off"], 2e-6)
     np.testing.assert_allclose(np.asarray(results["first"][0][1][0]),
                                np.asarray(pull(dct)[0]), rtol=2e-6)  # (the map is linear)
+
+
+def test_step_outputs_are_what_constructors_make():
+    """A step's output objects, built without their constructors (eager/vjp.py's
+    `_single_output`), have every field the constructors give, with the same values."""
+    from didax._src.core import Array
+    from didax._src.interpreters.jvp import JVPTracer
+    from didax._src.interpreters.staging import StagingTracer
+    from didax._src.ir import JaxprEqn, Var
+
+    seen = []
+    original = eager_vjp._single_output
+
+    def spy(interp, step, outs, tans):
+        out = original(interp, step, outs, tans)
+        seen.append(out)
+        return out
+
+    eager_vjp._single_output = spy
+    try:
+        jax.grad(lambda x: jnp.sum(jnp.tanh(x) * x))(jnp.arange(3.0))
+    finally:
+        eager_vjp._single_output = original
+    assert seen
+
+    def fields(obj):
+        slots = [s for c in type(obj).__mro__ for s in getattr(c, "__slots__", ())]
+        names = slots + list(getattr(obj, "__dict__", {}))
+        return {n: getattr(obj, n) for n in names if n != "__weakref__" and hasattr(obj, n)}
+
+    for out in seen:
+        primal, tangent = out.primal, out.tangent
+        made = JVPTracer(out._interp, Array.from_numpy(primal._value, primal.aval), tangent)
+        assert fields(made).keys() == fields(out).keys()
+        assert made.aval == out.aval and made._interp is out._interp
+        assert fields(Array.from_numpy(primal._value, primal.aval)).keys() == fields(primal).keys()
+        var = Var(tangent.aval)
+        assert fields(var).keys() == fields(tangent._var).keys()
+        assert tangent._var.id < var.id  # (ids from the one counter)
+        staged = StagingTracer(tangent._interp, tangent.aval, var)
+        assert fields(staged).keys() == fields(tangent).keys()
+        eqn = next(e for e in tangent._interp.eqns if tangent._var in e.outvars)
+        made_eqn = JaxprEqn(eqn.primitive, eqn.invars, eqn.outvars, eqn.params,
+                            eqn.source_info, eqn.phase)
+        assert fields(made_eqn).keys() == fields(eqn).keys()
