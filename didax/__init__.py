@@ -22,6 +22,7 @@ from didax import (
     nn,  # noqa: F401
     numpy,  # noqa: F401
     optim,  # noqa: F401
+    profiler,  # noqa: F401
     random,  # noqa: F401
     ref,  # noqa: F401
     scipy,  # noqa: F401

@@ -38,7 +38,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "didax"
 
 LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
-             "base_prims", "axis_env", "traceback_util", "caches", "numerics", "monitoring"],
+             "base_prims", "axis_env", "traceback_util", "caches", "numerics", "monitoring",
+             "profiler"],
     "interpreters": ["interpreters"],
     "compiler": ["compiler"],
     "eager": ["eager"],
