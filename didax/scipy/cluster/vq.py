@@ -1,0 +1,2 @@
+"""Mirrors `jax.scipy.cluster.vq`."""
+from didax._src.scipy.cluster import vq  # noqa: F401

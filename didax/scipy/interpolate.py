@@ -1,0 +1,2 @@
+"""Mirrors `jax.scipy.interpolate`."""
+from didax._src.scipy.interpolate import RegularGridInterpolator  # noqa: F401

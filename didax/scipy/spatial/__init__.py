@@ -1,0 +1,2 @@
+"""Mirrors `jax.scipy.spatial`."""
+from didax.scipy.spatial import transform  # noqa: F401
