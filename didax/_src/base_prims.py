@@ -106,7 +106,15 @@ def broadcast_to_rank(x, rank):
     aval = get_aval(x)
     if aval.ndim == rank:
         return x
-    return broadcast(x, (1,) * (rank - aval.ndim))
+    return broadcast_in_dim_p.bind(x, **to_rank_params(aval.shape, rank))
+
+
+def to_rank_params(shape, rank) -> dict:
+    """broadcast_in_dim's parameters giving `shape` leading size-1 dimensions up to `rank`
+    (rank promotion's equation; jnp's ufuncs bind it directly on their hot path)."""
+    pad = rank - len(shape)
+    return {"shape": (1,) * pad + tuple(shape), "broadcast_dimensions": tuple(range(pad, rank)),
+            "sharding": None}
 
 
 def full(shape, fill_value, dtype=None, sharding=None):

@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from didax._src import core, dtypes
-from didax._src.base_prims import broadcast_in_dim_p, scalar_array
+from didax._src.base_prims import broadcast_in_dim_p, scalar_array, to_rank_params
 from didax._src.core import Array, ArrayBase, _ctx, get_aval
 from didax._src.eager.registry import step
 from didax._src.lax import elementwise as lax
@@ -114,19 +114,12 @@ def _broadcast_and_bind(prim, kinds, x1, x2):
     if any(m != n and m != 1 and n != 1 for m, n in zip(reversed(s1), reversed(s2))):
         return None  # (promotion raises its error)
     interp = _ctx.interp
-    if s1 and s2 and len(s1) != len(s2):  # (lax_shape.broadcast_to_rank's equation)
+    if s1 and s2 and len(s1) != len(s2):  # (broadcast_to_rank's equation, bound at once)
         if len(s1) < len(s2):
-            x1 = interp.process_primitive(broadcast_in_dim_p, (x1,), _to_rank(s1, len(s2)))
+            x1 = interp.process_primitive(broadcast_in_dim_p, (x1,), to_rank_params(s1, len(s2)))
         else:
-            x2 = interp.process_primitive(broadcast_in_dim_p, (x2,), _to_rank(s2, len(s1)))
+            x2 = interp.process_primitive(broadcast_in_dim_p, (x2,), to_rank_params(s2, len(s1)))
     return interp.process_primitive(prim, (x1, x2), {})  # (its bind)
-
-
-def _to_rank(shape, rank):
-    """broadcast_in_dim's parameters giving `shape` leading size-1 dimensions up to `rank`."""
-    pad = rank - len(shape)
-    return {"shape": (1,) * pad + shape, "broadcast_dimensions": tuple(range(pad, rank)),
-            "sharding": None}
 
 
 def _unary(name, lax_fn):
