@@ -64,7 +64,8 @@ from didax._src.parallel.shard_map import shard_map  # noqa: F401
 from didax._src.parallel.sharding import Mesh, NamedSharding, make_mesh  # noqa: F401
 from didax._src.parallel.sharding import PartitionSpec as P  # noqa: F401
 from didax._src.primitives.callback import pure_callback  # noqa: F401
-from didax._src.primitives.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
+from didax._src.primitives.checkpoint import checkpoint, remat  # noqa: F401
+from didax._src.primitives.checkpoint_policies import checkpoint_policies  # noqa: F401
 from didax._src.primitives.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from didax._src.primitives.custom_extras import closure_convert, custom_gradient  # noqa: F401
 from didax._src.state.primitives import freeze, new_ref  # noqa: F401

@@ -408,6 +408,8 @@ class _Context(threading.local):
         # equations record it, so a picture of a gradient tells its two passes apart
         self.compile_time_eval = False  # ensure_compile_time_eval: staging evaluates
         # operations on concrete values now (per thread, as the interpreter is)
+        self.source_info = None  # the user's line of the equations being re-bound, where
+        # it is not the innermost user frame (a checkpointed function's forward pass)
 
 
 class EvalInterpreter(Interpreter):

@@ -96,7 +96,7 @@ class StagingInterpreter(core.Interpreter):
             in_atoms.append(v)
             in_avals.append(v.aval)
         out_aval = core.abstract_eval(prim, in_avals, params)
-        src = user_source_info(2) if self.record_source else None
+        src = (_ctx.source_info or user_source_info(2)) if self.record_source else None
         if prim.multiple_results:
             outvars = [Var(a) for a in out_aval]
             self.eqns.append(JaxprEqn.owning(prim, in_atoms, outvars, params, src,

@@ -5,7 +5,9 @@ JVP, a checkpointed function computes its outputs now but emits its tangent as o
 `remat_jvp` equation whose only known operands are the function's *inputs*. Transposing
 it re-runs the function's JVP at those inputs, recomputing the intermediates it needs
 during the backward pass. So a checkpointed block stores its inputs instead of its
-intermediates (`saved_residuals` shows the difference).
+intermediates (`saved_residuals` shows the difference). A policy saves some intermediates
+too (checkpoint_policies.py), and the backward pass computes only the others again
+(checkpoint_split.py).
 """
 from __future__ import annotations
 
@@ -13,55 +15,21 @@ import functools
 
 import numpy as np
 
-from didax._src import core, dtypes
+from didax._src import core
 from didax._src.base_prims import instantiate
-from didax._src.core import Zero, asarray_value, get_aval
+from didax._src.core import Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.jvp import JVPInterpreter
-from didax._src.interpreters.partial_eval import PartialEvalInterpreter, linearize_flat
+from didax._src.interpreters.partial_eval import PartialEvalInterpreter
 from didax._src.interpreters.staging import StagingInterpreter, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, linear_transpose_flat
-from didax._src.ir import eval_jaxpr, hoist_consts
+from didax._src.ir import Literal, eval_jaxpr, hoist_consts, literal_value
+from didax._src.primitives.checkpoint_policies import checkpoint_policies
+from didax._src.primitives.checkpoint_split import split_by_policy
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
-
-class checkpoint_policies:
-    """Which intermediates a checkpointed function may save (as `jax.checkpoint_policies`)."""
-
-    @staticmethod
-    def everything_saveable(*_, **__):
-        return True
-
-    @staticmethod
-    def nothing_saveable(*_, **__):
-        return False
-
-    @staticmethod
-    def save_only_these_names(*names):
-        return _NamePolicy("save_only_these_names", names)
-
-    @staticmethod
-    def save_any_names_but_these(*names):
-        return _NamePolicy("save_any_names_but_these", names)
-
-    @staticmethod
-    def save_and_offload_only_these_names(*, names_which_can_be_saved=(),
-                                          names_which_can_be_offloaded=(), **_):
-        return _NamePolicy("save_and_offload_only_these_names",
-                           tuple(names_which_can_be_saved) + tuple(names_which_can_be_offloaded))
-
-
-class _NamePolicy:
-    """A policy deciding by `checkpoint_name` labels. checkpoint saves all of a block's
-    intermediates or none, so it refuses these (NotImplementedError) rather than ignore them."""
-
-    def __init__(self, kind, names):
-        self.__name__ = kind
-        self.names = tuple(names)
-
-
-_POLICIES = (None, checkpoint_policies.everything_saveable, checkpoint_policies.nothing_saveable)
+_ALL_OR_NOTHING = (None, checkpoint_policies.nothing_saveable)
 
 
 class FlatCheckpoint:
@@ -72,21 +40,15 @@ class FlatCheckpoint:
 
 
 def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
-    """Marks `fun` for recomputation in reverse mode (`policy` None or nothing_saveable:
-    save only its inputs; everything_saveable: differentiate it normally)."""
+    """Marks `fun` for recomputation in reverse mode: reverse mode keeps its inputs and the
+    values `policy` saves (None: none), and computes the rest again in the backward pass."""
     if fun is None:
         return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
                                  static_argnums=static_argnums)
-    if isinstance(policy, _NamePolicy):
-        raise NotImplementedError(
-            f"checkpoint: the name-based policy {policy.__name__}{policy.names} is not "
-            "implemented: didax's checkpoint saves all of a block's intermediates or none. Use "
-            "policy=None (recompute all but the inputs) or split the block with nested "
-            "checkpoints around the values you would name.")
-    if policy not in _POLICIES:
-        raise NotImplementedError(
-            f"checkpoint: policy {getattr(policy, '__name__', policy)!r} is not supported; use "
-            "None, checkpoint_policies.nothing_saveable or checkpoint_policies.everything_saveable")
+    if policy is not None and not callable(policy):
+        raise TypeError(
+            f"checkpoint: policy must be None or a function (prim, *avals, **params) -> bool, "
+            f"as those of jax.checkpoint_policies; got {policy!r}")
     static = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
     name = getattr(fun, "__name__", "checkpointed")
 
@@ -134,7 +96,7 @@ def _closure_converted(call, flat):
         full = list(consts)
         for i, v in zip(traced, args):
             full[i] = v
-        return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *full, *args[len(traced):])
+        return eval_at_sources(jaxpr, [*full, *args[len(traced):]])
 
     return converted, [consts[i] for i in traced]
 
@@ -155,83 +117,136 @@ def _jvp_checkpoint(self: JVPInterpreter, fn, args):
         tangents.append(t)
     if all(type(t) is Zero for t in tangents):
         return self.run_in_parent("process_checkpoint", fn, primals)
+    nonzero = [t for t in tangents if type(t) is not Zero]  # (the others stay symbolic)
+    if fn.policy in _ALL_OR_NOTHING:
+        with core.interpreter_context(self.parent):
+            outs = fn.call(*primals)
+            residuals, lin = primals, _RecomputeAll(fn.call, tangents)
+    else:
+        split = _split(fn, primals, tangents)
+        with core.interpreter_context(self.parent):
+            known = eval_at_sources(split.known, primals)
+            n = len(known) - len(split.residual_eqns)
+            outs, residuals = known[:n], known[n:]
+            lin = _EvalJaxpr(split.unknown)
     with core.interpreter_context(self.parent):
-        outs = fn.call(*primals)
         out_avals = tuple(get_aval(o).to_tangent_aval() for o in outs)
-        t_out = remat_jvp_p.bind(*primals, *[instantiate(t) for t in tangents],
-                                 call=fn.call, name=fn.name, num_primals=len(primals),
-                                 out_avals=out_avals)
+        t_out = remat_jvp_p.bind(*residuals, *nonzero, lin=lin, name=fn.name,
+                                 num_res=len(residuals), out_avals=out_avals)
     return [self.pack(p, t) for p, t in zip(outs, t_out)]
+
+
+def _split(fn, primals, tangents):
+    """The function's JVP, staged and split by its policy: primals known, the tangents that
+    are not symbolic zeros unknown."""
+    n = len(primals)
+    present = [i for i, t in enumerate(tangents) if type(t) is not Zero]
+
+    def jvp_of_call(*xs):
+        ts = list(tangents)
+        for i, t in zip(present, xs[n:]):
+            ts[i] = t
+        outs, t_outs = jvp_interp.jvp_flat(fn.call, list(xs[:n]), ts)
+        return [*outs, *[instantiate(t) for t in t_outs]]
+
+    in_avals = [get_aval(x) for x in primals] + [get_aval(tangents[i]) for i in present]
+    closed, outs = trace_to_jaxpr(jvp_of_call, in_avals)
+    return split_by_policy(closed, [False] * n + [True] * len(present), len(outs) // 2,
+                           fn.policy)
+
+
+def eval_at_sources(closed, args):
+    """Evaluates `closed` under the current interpreter; a staging one records each equation
+    at the user's line the jaxpr recorded, not at the line evaluating it."""
+    ctx = core._ctx
+    prev = ctx.source_info
+    env = dict(zip(closed.jaxpr.constvars, closed.consts))
+    env.update(zip(closed.jaxpr.invars, args))
+    read = lambda a: literal_value(a) if type(a) is Literal else env[a]  # noqa: E731
+    try:
+        for eqn in closed.jaxpr.eqns:
+            ctx.source_info = eqn.source_info
+            outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
+            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)))
+    finally:
+        ctx.source_info = prev
+    return [read(a) for a in closed.jaxpr.outvars]
 
 
 JVPInterpreter.process_checkpoint = _jvp_checkpoint
 
-# remat_jvp: the tangent map of a checkpointed function, linear in its tangent operands.
+# remat_jvp: the tangent map of a checkpointed function, `lin(*residuals, *tangents)`, linear
+# in its tangent operands. Transposing it computes again, from the residuals, the values the
+# backward pass needs.
 
 remat_jvp_p = core.primitive("remat_jvp", multiple_results=True, linear=True)
-remat_jvp_p.pp_hidden = {"call": core.PP_ALWAYS_HIDE, "out_avals": core.PP_ALWAYS_HIDE}
+remat_jvp_p.pp_hidden = {"lin": core.PP_ALWAYS_HIDE, "out_avals": core.PP_ALWAYS_HIDE}
 
 
-def _remat_impl(*vals, call, name, num_primals, out_avals):
-    arrays = [core.Array(v) for v in vals]
-    outs = _tangent_of(call, arrays[:num_primals], arrays[num_primals:])
-    return [np.asarray(o) for o in outs]
+class _RecomputeAll:
+    """The tangent map of `call` with its inputs as the only residuals, taking the tangents
+    that were not symbolic zeros."""
+
+    def __init__(self, call, tangents):
+        self.call = call
+        self.tangents = [t if type(t) is Zero else None for t in tangents]
+
+    def __call__(self, *args):
+        n = len(self.tangents)
+        given = iter(args[n:])
+        tangents = [next(given) if t is None else t for t in self.tangents]
+        return _tangent_of(self.call, args[:n], tangents)
 
 
-def _remat_jvp(primals, tangents, *, call, name, num_primals, out_avals):
-    return jvp_interp.jvp_flat(
-        lambda *a: _tangent_of(call, a[:num_primals], a[num_primals:]), primals, tangents)
+class _EvalJaxpr:
+    """The tangent map of a policy's split: its backward part, a jaxpr."""
+
+    def __init__(self, closed):
+        self.closed = closed
+
+    def __call__(self, *args):
+        return eval_jaxpr(self.closed.jaxpr, self.closed.consts, *args)
 
 
-def _remat_transpose(cts, *args, call, name, num_primals, out_avals):
-    primals = list(args[:num_primals])
-    tangents = list(args[num_primals:])
+def _remat_impl(*vals, lin, name, num_res, out_avals):
+    outs = lin(*[core.Array(v) for v in vals])
+    return [np.asarray(instantiate(o)) for o in outs]
+
+
+def _remat_jvp(primals, tangents, *, lin, name, num_res, out_avals):
+    return jvp_interp.jvp_flat(lambda *a: [instantiate(o) for o in lin(*a)], primals, tangents)
+
+
+def _remat_transpose(cts, *args, lin, name, num_res, out_avals):
+    residuals = list(args[:num_res])
+    tangents = list(args[num_res:])
     undefined = [i for i, t in enumerate(tangents) if is_undefined(t)]
-    if any(is_undefined(p) for p in primals):
-        raise NotImplementedError("transpose of 'remat_jvp': primal inputs must be known")
+    if any(is_undefined(r) for r in residuals):
+        raise NotImplementedError("transpose of 'remat_jvp': its residuals must be known")
 
-    def tangent_map(*ts):  # linear in the undefined tangents; re-runs the forward pass
+    def tangent_map(*ts):  # linear in the undefined tangents; computes residuals' uses again
         full = list(tangents)
         for i, t in zip(undefined, ts):
             full[i] = t
-        return _tangent_of(call, primals, full)
+        return [instantiate(o) for o in lin(*residuals, *full)]
 
     _, transposed = linear_transpose_flat(
         tangent_map, [tangents[i].aval.strip_weak_type() for i in undefined])
     cts_in = transposed([instantiate(c) for c in cts])
     out = [None] * len(args)
     for i, ct in zip(undefined, cts_in):
-        out[num_primals + i] = ct
+        out[num_res + i] = ct
     return out
 
 
 remat_jvp_p.def_impl(_remat_impl)
-remat_jvp_p.def_abstract_eval(lambda *avals, call, name, num_primals, out_avals: list(out_avals))
+remat_jvp_p.def_abstract_eval(lambda *avals, lin, name, num_res, out_avals: list(out_avals))
 remat_jvp_p.def_jvp(_remat_jvp)
 remat_jvp_p.def_transpose(_remat_transpose)
 
 
-def saved_residuals(fun, *args, **kwargs) -> list[tuple[core.ShapedArray, str]]:
-    """What reverse mode stores for `fun(*args)`: each residual's type and origin."""
-    flat, in_tree = tree_flatten((args, kwargs))
-    flat = [asarray_value(x) for x in flat]  # residuals are recognised by identity
-    differentiable = [dtypes.kind(get_aval(x).dtype) in "fc" for x in flat]
-
-    def flat_fun(*xs):
-        a, k = tree_unflatten(in_tree, xs)
-        return tree_flatten(fun(*a, **k))[0]
-
-    lin = linearize_flat(flat_fun, flat, differentiable)
-    ids = {id(x): i for i, x in enumerate(flat)}
-    out = []
-    for c in lin.jaxpr.consts:
-        where = f"argument {ids[id(c)]}" if id(c) in ids else "an intermediate value"
-        out.append((get_aval(c), where))
-    return out
-
-
-def _remat_batch(size, vals, dims, *, call, name, num_primals, out_avals):
-    outs = batching.vmap_flat(lambda *a: _tangent_of(call, a[:num_primals], a[num_primals:]),
+def _remat_batch(size, vals, dims, *, lin, name, num_res, out_avals):
+    outs = batching.vmap_flat(lambda *a: [instantiate(o) for o in lin(*a)],
                               vals, dims, size, batching.rule_axis_name())
     return outs, [0] * len(outs)
 
@@ -247,8 +262,7 @@ remat_jvp_p.def_batch(_remat_batch)
 
 class _CheckpointPrimitive(core.Primitive):
     def bind(self, *args, jaxpr, policy, prevent_cse):
-        fn = FlatCheckpoint("checkpoint",
-                            lambda *a: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a), policy)
+        fn = FlatCheckpoint("checkpoint", lambda *a: eval_at_sources(jaxpr, a), policy)
         return core.current_interpreter().process_checkpoint(fn, list(args))
 
 

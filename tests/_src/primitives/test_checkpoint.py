@@ -41,7 +41,7 @@ def test_checkpoint_stores_fewer_residuals():
     plain, remat = saved_residuals(loss, X), saved_residuals(loss_remat, X)
     assert len(plain) >= 20
     assert len(remat) == 2
-    assert (remat[0][0].shape, remat[0][1]) == ((7,), "argument 0")
+    assert (remat[0][0].shape, remat[0][1]) == ((7,), "from the argument x")
 
 
 def test_checkpoint_gives_the_same_gradients():
@@ -63,8 +63,8 @@ def test_policies():
         len(saved_residuals(loss, X))
     nothing = jax.checkpoint(block, policy=checkpoint_policies.nothing_saveable)
     assert len(saved_residuals(lambda x: jnp.sum(nothing(x) ** 2), X)) == 2
-    with pytest.raises(NotImplementedError, match="policy"):
-        jax.checkpoint(block, policy=lambda *a, **k: True)
+    with pytest.raises(TypeError, match="policy must be None or a function"):
+        jax.checkpoint(block, policy="dots")
 
 
 def test_checkpoint_static_argnums_and_forward_mode():
@@ -118,6 +118,3 @@ def test_checkpoint_name_prints_and_differentiates_as_jax():
     assert set(tree) == {"a", "b"}
     with both_x64():
         check_grads(f(jnp, checkpoint_name), (0.3,), order=2, modes=("fwd", "rev"))
-    policy = jax.checkpoint_policies.save_only_these_names("hidden")
-    with pytest.raises(NotImplementedError, match="save_only_these_names"):
-        jax.checkpoint(f(jnp, checkpoint_name), policy=policy)
