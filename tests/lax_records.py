@@ -802,6 +802,8 @@ EXEMPT.update({
                      "vmap_method): tests/_src/primitives/test_callback.py",
     "check": "checkify's effect: raises (or is functionalized into an error value), has no "
              "value: tests/jax_libraries/test_jax_extension_points.py",
+    "while_transpose": "the backward loop of a while_loop differentiated inside jit (JAX "
+                       "refuses): tests/_src/lax/control_flow/test_while_reverse.py",
 })
 EXEMPT.update({name: "a sparse primitive (its integer indices must describe a valid layout): "
                "tests/_src/sparse/test_sparse_primitives.py" for name in (

@@ -2,6 +2,7 @@
 from didax._src import dtypes as _dtypes
 from didax._src.lax.bessel import bessel_i0e, bessel_i1e  # noqa: F401
 from didax._src.lax.bitcast import bitcast_convert_type  # noqa: F401
+from didax._src.lax.control_flow import while_reverse  # noqa: F401 (its reverse mode)
 from didax._src.lax.control_flow.cond import cond, switch  # noqa: F401
 from didax._src.lax.control_flow.general_reduce import reduce  # noqa: F401,A004
 from didax._src.lax.control_flow.loops import associative_scan, fori_loop, map  # noqa: F401,A004

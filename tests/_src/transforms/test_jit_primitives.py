@@ -846,6 +846,22 @@ def _(data):
     return f, (n, x)
 
 
+@case("while_transpose")
+def _(data):
+    # reverse mode through a loop whose trip count jit cannot know (eager records it)
+    dtype = draw_dtype(data, FLOAT)
+    n = np.int32(data.draw(st.integers(-1, 4), label="trip count"))
+    x = draw_array(data, dtype, draw_shape(data, max_dims=2))
+
+    def f(n, x):
+        def loss(x):
+            out = lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, jnp.sin(c[1]) * 2),
+                                 (jnp.int32(0), x))
+            return jnp.sum(out[1])
+        return jax.grad(loss)(x)
+    return f, (n, x)
+
+
 @case("while:fori_loop")
 def _(data):
     lo = np.int32(data.draw(st.integers(-2, 2), label="lower"))

@@ -1,41 +1,31 @@
 """`lax.while_loop`: repeat a body while a predicate holds, as a primitive.
 
 The JVP is a while loop carrying tangents too. Under vmap, a batched predicate runs the
-loop until every lane is done, updating only the lanes still running. Reverse mode goes
-past JAX: when the trip count is computable at linearization time (eager differentiation),
-the primal loop runs now and records its iterates; the tangent recurrence over those
-iterates is then a `scan`, which transposes like any scan.
-
-Memory: the recorded iterates cost one copy of the carry per iteration, and the scan's
-linearization stores the body's residuals per iteration on top. Wrapping the body in
-`checkpoint` drops the latter (they are recomputed from the recorded carry in the backward
-pass), which bounds the cost at the carries.
+loop until every lane is done, updating only the lanes still running. Reverse mode (past
+JAX, which refuses it) is in while_reverse.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from didax._src import core
-from didax._src.base_prims import instantiate, zeros_like_aval
+from didax._src.base_prims import instantiate
 from didax._src.compiler.codegen import codegen_rule, tuple_text
 from didax._src.compiler.native import control
 from didax._src.compiler.native.rules import native_rule
-from didax._src.core import Zero, asarray_value, get_aval
+from didax._src.core import Zero, get_aval
 from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
-from didax._src.interpreters.partial_eval import partial_eval_jaxpr
-from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
+from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
 from didax._src.lax.control_flow.carry_types import (
     carry_structure_error,
     carry_type_error,
     promote_weak_carry,
 )
-from didax._src.lax.control_flow.scan import scan
 from didax._src.lax.elementwise import select_n
 from didax._src.lax.reduction import reduce_or
-from didax._src.lax.shape import concatenate, expand_dims
 from didax._src.tree_util import tree_flatten, tree_unflatten
 
 while_p = core.primitive("while", multiple_results=True)
@@ -47,14 +37,14 @@ def _split(args, cond_nconsts, body_nconsts):
             args[cond_nconsts + body_nconsts:])
 
 
-def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, snapshots=None):
     cc, bc, carry = _split([core.Array(a) for a in args], cond_nconsts, body_nconsts)
     while bool(eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)[0]):
         carry = eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *bc, *carry)
     return [np.asarray(c) for c in carry]
 
 
-def _while_aval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+def _while_aval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, snapshots=None):
     _, _, carry = _split(avals, cond_nconsts, body_nconsts)
     (pred,) = cond_jaxpr.out_avals
     if pred.shape != () or pred.dtype != np.bool_:
@@ -73,15 +63,23 @@ while_p.def_traits(loop=True)
 while_p.def_abstract_eval(_while_aval)
 
 
-def _bind_while(cond_closed, body_closed, cond_consts, body_consts, carry):
+def bind_while(cond_closed, body_closed, cond_consts, body_consts, carry, snapshots=None):
     cond_j, cc = hoist_consts(cond_closed)
     body_j, bc = hoist_consts(body_closed)
     cond_consts, body_consts = list(cc) + list(cond_consts), list(bc) + list(body_consts)
     return while_p.bind(*cond_consts, *body_consts, *carry, cond_jaxpr=cond_j, body_jaxpr=body_j,
-                        cond_nconsts=len(cond_consts), body_nconsts=len(body_consts))
+                        cond_nconsts=len(cond_consts), body_nconsts=len(body_consts),
+                        **snapshots_param(snapshots))
 
 
-def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+def snapshots_param(snapshots):
+    """The `snapshots` parameter (didax's own): on an equation only where it is set, so a
+    loop's equation has JAX's parameters."""
+    return {} if snapshots is None else {"snapshots": snapshots}
+
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
+               snapshots=None):
     cc, bc, carry = _split(primals, cond_nconsts, body_nconsts)
     _, t_bc, t_carry = _split(tangents, cond_nconsts, body_nconsts)
     nz_bc = [type(t) is not Zero for t in t_bc]
@@ -105,16 +103,17 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     c_avals = cond_jaxpr.in_avals
     new_cond = trace_to_jaxpr(cond, list(c_avals) + [a.to_tangent_aval() for a in
                                                      body_jaxpr.out_avals])[0]
-    outs = _bind_while(new_cond, new_body, cc,
-                       list(bc) + [t for t in t_bc if type(t) is not Zero],
-                       list(carry) + [instantiate(t) for t in t_carry])
+    outs = bind_while(new_cond, new_body, cc,
+                      list(bc) + [t for t in t_bc if type(t) is not Zero],
+                      list(carry) + [instantiate(t) for t in t_carry], snapshots)
     return outs[:n_c], outs[n_c:]
 
 
 while_p.def_jvp(_while_jvp)
 
 
-def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
+                 snapshots=None):
     cc, bc, carry = _split(vals, cond_nconsts, body_nconsts)
     d_cc, d_bc, d_carry = _split(dims, cond_nconsts, body_nconsts)
     carry_b = [d is not None for d in d_carry]
@@ -133,7 +132,7 @@ def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
         b_cond, _ = batching.batch_jaxpr_outs(cond_jaxpr, size, c_dims)
         carry = [batching.bdim_at_front(c, d, size) if b else c
                  for c, d, b in zip(carry, d_carry, carry_b)]
-        outs = _bind_while(b_cond, b_body, cc, bc, carry)
+        outs = bind_while(b_cond, b_body, cc, bc, carry, snapshots)
         return outs, [0 if b else None for b in carry_b]
     carry = [batching.bdim_at_front(c, d, size) for c, d in zip(carry, d_carry)]
     b_body = batching.batch_jaxpr(body_jaxpr, size, list(d_bc) + [0] * len(carry))
@@ -159,73 +158,11 @@ def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     new_cond = trace_to_jaxpr(any_running, b_cond.in_avals)[0]
     new_body = trace_to_jaxpr(masked_body, list(b_cond.in_avals[:n_cc]) +
                               list(b_body.in_avals[:n_bc]) + carry_avals)[0]
-    outs = _bind_while(new_cond, new_body, cc, list(cc) + list(bc), carry)
+    outs = bind_while(new_cond, new_body, cc, list(cc) + list(bc), carry, snapshots)
     return outs, [0] * len(outs)
 
 
 while_p.def_batch(_while_batch)
-
-
-def _pe_while(self, args, params):
-    """Reverse mode of a while loop whose known part can run now: run it, record the
-    iterates, and express the unknown (tangent) recurrence as a scan over them."""
-    cond_j, body_j = params["cond_jaxpr"], params["body_jaxpr"]
-    cn, bn = params["cond_nconsts"], params["body_nconsts"]
-    own = [type(x) is StagingTracer and x._interp is self for x in args]
-    cc, bc, carry = _split(args, cn, bn)
-    u_cc, u_bc, u_carry = _split(own, cn, bn)
-    while True:  # a carry is unknown if it is unknown after any iteration
-        out_u = partial_eval_jaxpr(body_j, u_bc + u_carry)[2]
-        grown = [a or b for a, b in zip(u_carry, out_u)]
-        if grown == u_carry:
-            break
-        u_carry = grown
-    known_idx = [i for i, u in enumerate(u_carry) if not u]
-    if any(u_cc) or any(out_u[i] for i in known_idx):
-        raise NotImplementedError("reverse-mode differentiation of a while_loop whose trip "
-                                  "count depends on differentiated values")
-    if any(core.concrete_value(carry[i]) is None for i in known_idx) or any(
-            core.concrete_value(x) is None for x in cc):
-        raise NotImplementedError(
-            "reverse-mode differentiation of while_loop needs its trip count at "
-            "linearization time (eager differentiation); inside a staged function use "
-            "lax.scan or lax.fori_loop with static bounds")
-    unknown_idx = [i for i, u in enumerate(u_carry) if u]
-    zeros = {i: zeros_like_aval(get_aval(carry[i])) for i in unknown_idx}
-    ctx = core._ctx
-    prev, ctx.interp = ctx.interp, self.parent
-    try:  # the known loop, now, recording its iterates (unknown carries stand in as zeros)
-        iterates = []
-        state = [zeros.get(i, c) for i, c in enumerate(carry)]
-        known_bc = [zeros_like_aval(get_aval(x)) if u else x
-                    for x, u in zip(bc, u_bc)]
-        while bool(eval_jaxpr(cond_j.jaxpr, cond_j.consts, *cc, *state)[0]):
-            iterates.append([state[i] for i in known_idx])
-            state = eval_jaxpr(body_j.jaxpr, body_j.consts, *known_bc, *state)
-    finally:
-        ctx.interp = prev
-    if not iterates:
-        return list(carry)
-    stacked = [concatenate([expand_dims(asarray_value(it[k]), (0,)) for it in iterates], 0)
-               for k in range(len(known_idx))]
-
-    def step(unknown_state, known_state):
-        full = [None] * len(carry)
-        for i, v in zip(known_idx, known_state):
-            full[i] = v
-        for i, v in zip(unknown_idx, unknown_state):
-            full[i] = v
-        outs = eval_jaxpr(body_j.jaxpr, body_j.consts, *bc, *full)
-        return [outs[i] for i in unknown_idx], None
-
-    final_unknown, _ = scan(step, [carry[i] for i in unknown_idx], stacked)
-    result = list(state)
-    for i, v in zip(unknown_idx, final_unknown):
-        result[i] = v
-    return result
-
-
-while_p.def_rule("partial_eval", _pe_while)
 
 
 # --------------------------------------------------------------------------------------
@@ -286,8 +223,14 @@ def _while_native(em, eqn):
     em.line(f"if ({failed}) goto done;")
 
 
-def while_loop(cond_fun, body_fun, init_val):
-    """`while cond_fun(val): val = body_fun(val)`, as one primitive."""
+def while_loop(cond_fun, body_fun, init_val, *, snapshots: int | None = None):
+    """`while cond_fun(val): val = body_fun(val)`, as one primitive.
+
+    `snapshots` (didax's own) bounds the memory of reverse mode inside `jit`: the backward
+    pass keeps at most that many copies of the carry and computes the others again from them
+    (see while_reverse.py). None keeps one per iteration."""
+    if snapshots is not None and (not isinstance(snapshots, int) or snapshots < 2):
+        raise ValueError(f"while_loop: snapshots must be an int >= 2 or None, got {snapshots!r}")
     flat, tree = tree_flatten(init_val)
     avals = [get_aval(x) for x in flat]
 
@@ -317,5 +260,5 @@ def while_loop(cond_fun, body_fun, init_val):
     for i, (a, b) in enumerate(zip(avals, body_closed.out_avals)):
         if a.shape != b.shape or a.dtype != b.dtype:
             raise carry_type_error("while_loop", body_fun, tree, i, a, b)
-    outs = _bind_while(cond_closed, body_closed, [], [], flat)
+    outs = bind_while(cond_closed, body_closed, [], [], flat, snapshots)
     return tree_unflatten(tree, outs)
