@@ -13,3 +13,7 @@ from didax._src.primitives.custom_extras import (  # noqa: F401
     linear_call,
     zero_from_primal,
 )
+from didax._src.primitives.custom_vjp_extras import (  # noqa: F401
+    custom_vjp_primal_tree_values,
+    remat_opt_p,
+)

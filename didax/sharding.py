@@ -15,3 +15,11 @@ from didax._src.parallel.sharding import (  # noqa: F401
     Sharding,
     SingleDeviceSharding,
 )
+from didax._src.parallel.sharding_extras import (  # noqa: F401
+    AbstractDevice,
+    ManualAxisType,
+    auto_axes,
+    explicit_axes,
+    make_single_device_sharding,
+    reshard,
+)

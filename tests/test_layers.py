@@ -15,7 +15,8 @@ a folder of `didax/_src` (the core is the modules at its top, and `numerics/`):
   primitives    lax families and control flow (`lax/`); custom rules, checkpoint, effects,
                 PRNG, the jit call primitive (`primitives/`); mutable array references
                 (`state/`)
-  api           the user-facing transformations: grad, vmap, jit, ... (`transforms/`)
+  api           the user-facing transformations: grad, vmap, jit, ... (`transforms/`);
+                exporting jitted functions (`export/`)
   parallel      devices, shardings, pmap, shard_map, processes (`parallel/`)
   libraries     numpy, nn, scipy, random, optim, image, experimental, compat, and the public
                 `didax.*` modules; of the interpreters and eager layers they import only the
@@ -39,12 +40,12 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "didax"
 LAYERS = {
     "core": ["core", "ir", "dtypes", "pretty", "tree_util", "config", "errors", "typecheck",
              "base_prims", "axis_env", "traceback_util", "caches", "numerics", "monitoring",
-             "profiler"],
+             "profiler", "config_states", "jit_events", "user_context"],
     "interpreters": ["interpreters"],
     "compiler": ["compiler"],
     "eager": ["eager"],
     "primitives": ["lax", "primitives", "state"],
-    "api": ["transforms"],
+    "api": ["transforms", "export"],
     "parallel": ["parallel"],
     "libraries": ["numpy", "nn", "scipy", "random", "optim", "image", "experimental",
                   "compat"],

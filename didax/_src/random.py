@@ -22,6 +22,7 @@ from didax._src import caches, core, dtypes
 from didax._src.base_prims import broadcast, transpose
 from didax._src.compiler.native import tier
 from didax._src.config import config
+from didax._src.config_states import legacy_key_used
 from didax._src.core import Tracer, get_aval
 from didax._src.errors import user_error
 from didax._src.lax import elementwise as lax
@@ -236,6 +237,8 @@ def _key_data_of(name: str, key, allow_batched: bool = False):
     elif isinstance(key, (core.ArrayBase, np.ndarray)):
         data, typed = key, False
         prng.check_key_data(data, name)
+        if config.read("jax_legacy_prng_key") != "allow":
+            legacy_key_used()
     else:
         raise user_error(TypeError, (
             f"{name}: unexpected PRNG key type {type(key).__name__}; make keys "

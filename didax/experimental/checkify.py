@@ -20,3 +20,5 @@ from didax._src.primitives.checkify import (  # noqa: F401
     nan_checks,
     user_checks,
 )
+
+init_error = Error(None)  # "no error": what a checkified function starts from

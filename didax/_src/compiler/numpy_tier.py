@@ -22,9 +22,10 @@ import numpy as np
 from didax._src import core, dtypes, monitoring
 from didax._src.compiler.codegen import as_dtype, emit_impl_call
 from didax._src.compiler.passes import optimize
-from didax._src.config import config
+from didax._src.config_states import float_checks
 from didax._src.errors import format_source_info
 from didax._src.ir import ClosedJaxpr, DropVar, Literal, derived
+from didax._src.jit_events import compiling
 from didax._src.pretty import encode_name
 
 
@@ -46,15 +47,16 @@ class Executable:
 
 
 def numpy_executable(closed: ClosedJaxpr, name: str = "f") -> Executable:
-    """The NumPy tier's executable for `closed`, compiled once per jaxpr (and debug_nans
-    setting); never given native code (native.tier.tiered_executable is)."""
-    debug_nans = bool(config.jax_debug_nans)
-    return derived(closed, ("compiled", debug_nans),
-                   lambda: _timed(compile_jaxpr, closed, name, debug_nans=debug_nans))
+    """The NumPy tier's executable for `closed`, compiled once per jaxpr (and debug_nans,
+    debug_infs setting); never given native code (native.tier.tiered_executable is)."""
+    checks = float_checks()
+    return derived(closed, ("compiled", checks),
+                   lambda: _timed(compile_jaxpr, closed, name, debug_nans=checks))
 
 
 def _timed(compile_fn, closed, name, **kwargs):
     """`compile_fn(...)`, its duration recorded for monitoring's listeners if there are any."""
+    compiling(closed, name)  # (jax_log_compiles, jax_enable_checks)
     if not monitoring.listening():
         return compile_fn(closed, name, **kwargs)
     start = time.perf_counter()
@@ -94,11 +96,14 @@ def _identifier(name: str) -> str:
 class Module:
     """The source of one compilation: functions and the globals they read."""
 
-    def __init__(self, debug_nans: bool = False):
+    def __init__(self, debug_nans: bool | tuple[bool, bool] = False):
         self.globals: dict = {"np": np, "_as_dtype": as_dtype}
         self.blocks: list[str] = []
         self.used_names: set[str] = set(self.globals)
-        self.debug_nans = debug_nans
+        # (check for NaN, check for inf) after each equation; a bool: NaN only
+        self.float_checks = (debug_nans if type(debug_nans) is tuple
+                             else (bool(debug_nans), False))
+        self.debug_nans = any(self.float_checks)
 
     def global_name(self, value, hint: str) -> str:
         """Binds `value` as a global of the module under a fresh name made from `hint`."""
@@ -346,8 +351,9 @@ class FunctionBuilder:
         for v, n in zip(eqn.outvars, outs):
             if dtypes.kind(v.aval.dtype) in "fc":
                 where = format_source_info(eqn.source_info) if eqn.source_info else None
-                fn = self.module.global_name(_nan_checker(eqn.primitive.name, where),
-                                             "check_nan")
+                fn = self.module.global_name(
+                    _nan_checker(eqn.primitive.name, where, self.module.float_checks),
+                    "check_nan")
                 self.line(f"{fn}({n})")
 
     def call_sub(self, jaxpr, hint: str) -> str:
@@ -364,12 +370,16 @@ def _outputs_fresh(eqn) -> bool:
     return fresh is not None and fresh(eqn)
 
 
-def _nan_checker(prim_name: str, where):
+def _nan_checker(prim_name: str, where, checks=(True, False)):
+    tests = [(what, test) for what, test, on in (("nan", np.isnan, checks[0]),
+                                                 ("inf", np.isinf, checks[1])) if on]
+
     def check(x):
-        if np.isnan(x).any():
-            at = f" at {where}" if where else ""
-            raise FloatingPointError(
-                f"invalid value (nan) encountered in {prim_name}{at} (inside a jit-compiled "
-                "function; jax_debug_nans is on). Run without jit (didax.disable_jit()) to "
-                "debug it eagerly.")
+        for what, test in tests:
+            if test(x).any():
+                at = f" at {where}" if where else ""
+                raise FloatingPointError(
+                    f"invalid value ({what}) encountered in {prim_name}{at} (inside a "
+                    f"jit-compiled function; jax_debug_{what}s is on). Run without jit "
+                    "(didax.disable_jit()) to debug it eagerly.")
     return check

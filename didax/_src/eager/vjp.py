@@ -37,6 +37,7 @@ from didax._src.base_prims import instantiate
 from didax._src.compiler.native import tier
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.config import config
+from didax._src.config_states import float_checks
 from didax._src.core import Array, Zero, get_aval
 from didax._src.interpreters.jvp import JVPInterpreter, JVPTracer, deflinear, jvp_jaxpr
 from didax._src.interpreters.partial_eval import partial_eval_jaxpr
@@ -181,7 +182,7 @@ def _build(build, avals, mask):
     step.sources = (forward.source, backward.source)  # (to read what a step computes)
     zero_d = [n_out + i for i, a in enumerate(step.res_avals) if not a.shape]
     mode = config.read("didax_native_tier")
-    if mode != "off" and not config.read("jax_debug_nans"):
+    if mode != "off" and not any(float_checks()):
         # Several equations fuse into one native loop (a max's tie-splitting coefficient:
         # 8 us against 32 us), computing the NumPy tier's bits; in the background only for
         # steps a loop runs many times (a build takes a compiler the best part of a second,

@@ -14,6 +14,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import broadcast_in_dim_p, scalar_array, to_rank_params
+from didax._src.config import config
 from didax._src.core import Array, ArrayBase, _ctx, get_aval
 from didax._src.eager.registry import step
 from didax._src.lax import elementwise as lax
@@ -115,6 +116,8 @@ def _broadcast_and_bind(prim, kinds, x1, x2):
         return None  # (promotion raises its error)
     interp = _ctx.interp
     if s1 and s2 and len(s1) != len(s2):  # (broadcast_to_rank's equation, bound at once)
+        if config.read("jax_numpy_rank_promotion") != "allow":
+            return None  # (promotion warns or raises)
         if len(s1) < len(s2):
             x1 = interp.process_primitive(broadcast_in_dim_p, (x1,), to_rank_params(s1, len(s2)))
         else:

@@ -9,11 +9,13 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.compat.dtype_handlers import canonicalize_dtype_handlers
+from didax._src.config import config
 from didax._src.core import Array, ArrayBase, get_aval
 from didax._src.errors import concretization_error, user_error
 from didax._src.lax import elementwise as lax_ew
 from didax._src.lax import shape as lax_shape
 from didax._src.numpy import _plans
+from didax._src.numpy.rank_promotion import rank_promotion
 from didax._src.typecheck import static_shape
 
 _SCALARS = (bool, int, float, complex)
@@ -199,6 +201,8 @@ def promote_shapes(fun_name: str, *args):
         _check_broadcastable(fun_name, shapes, TypeError)
         return list(args)
     _check_broadcastable(fun_name, shapes)
+    if config.read("jax_numpy_rank_promotion") != "allow":
+        rank_promotion(fun_name, shapes)
     rank = max(nonscalar_ranks)
     return [a if not s or len(s) == rank else lax_shape.broadcast_to_rank(a, rank)
             for a, s in zip(args, shapes)]

@@ -124,8 +124,30 @@ def device_count(backend=None) -> int:
     return local_device_count() * _processes.count
 
 
+def _device_or_platform(value):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value != "cpu":
+            raise RuntimeError(f"Unknown backend {value!r}: didax has only the 'cpu' backend")
+        return value
+    if type(value) is CpuDevice:
+        if value not in devices():
+            raise ValueError(f"jax.default_device: {value!r} is not one of the devices "
+                             f"{devices()}")
+        return value
+    raise ValueError("jax.default_device must be passed either a Device object (e.g. "
+                     f"`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or "
+                     f"'gpu', got: {value!r}")
+
+
+# Set with `didax.default_device` (its context manager is in config_states.py).
+config.define("jax_default_device", None, _device_or_platform)
+
+
 def default_device() -> CpuDevice:
-    return local_devices()[0]
+    chosen = config.read("jax_default_device")  # (didax.default_device sets it)
+    return chosen if type(chosen) is CpuDevice else local_devices()[0]
 
 
 def _check_backend(backend):

@@ -11,6 +11,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.config import config
+from didax._src.config_states import float_checks
 from didax._src.errors import user_location
 from didax._src.interpreters import batching
 from didax._src.tree_util import tree_flatten, tree_unflatten
@@ -77,7 +78,8 @@ def debug_callback(callback, *args, ordered: bool = False, **kwargs) -> None:
 
 
 # --------------------------------------------------------------------------------------
-# jax_debug_nans: eager evaluation checks every floating-point result while it is on
+# jax_debug_nans, jax_debug_infs: eager evaluation checks every floating-point result while
+# either is on
 # (generated code checks after each equation: see compiler/numpy_tier.py).
 
 _plain_process = core.EvalInterpreter.process_primitive
@@ -85,23 +87,29 @@ _plain_process = core.EvalInterpreter.process_primitive
 
 def _checking_process(self, prim, args, params):
     out = _plain_process(self, prim, args, params)
+    nans, infs = float_checks()
     for o in (out if prim.multiple_results else (out,)):
         v = o._value
-        if dtypes.kind(v.dtype) in "fc" and np.isnan(v).any():
+        if dtypes.kind(v.dtype) not in "fc":
+            continue
+        for what, test, on in (("nan", np.isnan, nans), ("inf", np.isinf, infs)):
+            if not on or not test(v).any():
+                continue
             if any(type(a) is core.Array and dtypes.kind(a._value.dtype) in "fc"
-                   and np.isnan(a._value).any() for a in args):
+                   and test(a._value).any() for a in args):
                 continue  # NaN in, NaN out: the first NaN was reported where it appeared
             raise FloatingPointError(
-                f"invalid value (nan) encountered in {prim.name} at {user_location(3)} "
-                "(jax_debug_nans is on)")
+                f"invalid value ({what}) encountered in {prim.name} at {user_location(3)} "
+                f"(jax_debug_{what}s is on)")
     return out
 
 
 def _on_config_change(name, value):
-    if name == "jax_debug_nans":
-        core.EvalInterpreter.process_primitive = _checking_process if value else _plain_process
+    if name in ("jax_debug_nans", "jax_debug_infs"):
+        core.EvalInterpreter.process_primitive = (_checking_process if any(float_checks())
+                                                  else _plain_process)
 
 
 
 config.on_change(_on_config_change)
-_on_config_change("jax_debug_nans", config.jax_debug_nans)
+_on_config_change("jax_debug_nans", config.jax_debug_nans)  # (and jax_debug_infs)

@@ -13,6 +13,7 @@ import numpy as np
 from didax._src import caches, core, dtypes
 from didax._src.base_prims import convert_element_type, instantiate, reshape, zeros_like_aval
 from didax._src.config import config
+from didax._src.config_states import float_checks
 from didax._src.core import ShapedArray, Zero, asarray_value, get_aval
 from didax._src.eager.vjp import EagerVJPInterpreter, eager_backward_pass
 from didax._src.errors import function_site, user_error
@@ -297,7 +298,7 @@ def _linearize_for_vjp(flat_fun, flat_p, differentiable):
     """linearize_flat for reverse mode: (the result, the inputs, whether eager). With nothing
     staged around, each primitive signature's (or library function's) linearization is
     compiled once (eager/vjp.py); the differentiable inputs become Arrays."""
-    if (core._ctx.interp is core.eval_interpreter and not config.jax_debug_nans
+    if (core._ctx.interp is core.eval_interpreter and not any(float_checks())
             and config.didax_eager_vjp_steps != "off"):
         flat_p = [x if type(x) is core.Array or not d else asarray_value(x)
                   for x, d in zip(flat_p, differentiable)]

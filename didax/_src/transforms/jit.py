@@ -25,11 +25,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from didax._src import caches, core, monitoring
+from didax._src import caches, core, jit_events, monitoring
 from didax._src.compiler.native import tier
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.passes import optimize
 from didax._src.config import config, flag_context
+from didax._src.config_states import float_checks
 from didax._src.core import ShapedArray, Tracer, get_aval
 from didax._src.errors import function_site, user_error
 from didax._src.interpreters import batching
@@ -40,19 +41,21 @@ from didax._src.state import discharge as state_discharge
 from didax._src.state.types import AbstractRef, Ref
 from didax._src.transforms.api import ShapeDtypeStruct
 from didax._src.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from didax._src.user_context import on_new_context, user_context_values
 
 logger = logging.getLogger("didax")
 
 
 # The settings that change what tracing or compiling produces, kept current for cheap keys:
-# (x64, debug_nans, disable_jit). Interned: equal settings are one tuple, so a signature's
-# matcher (see `_matcher`) can compare them by identity after they change and change back.
+# (x64, (debug_nans, debug_infs), disable_jit, user contexts). Interned: equal settings are
+# one tuple, so a signature's matcher (see `_matcher`) can compare them by identity after
+# they change and change back.
 _all_settings = caches.memo("jit.settings", interns=True)
 
 
 def _current_settings():
-    now = (config.x64_enabled, bool(config.read("jax_debug_nans")),
-           bool(config.read("jax_disable_jit")))
+    now = (config.x64_enabled, float_checks(), bool(config.read("jax_disable_jit")),
+           user_context_values())
     return caches.add(_all_settings, now, now)
 
 
@@ -60,6 +63,7 @@ _settings = _current_settings()
 
 
 @config.on_change
+@on_new_context  # (a new user context joins the key)
 def _update_settings(name, value):
     global _settings
     _settings = _current_settings()
@@ -304,9 +308,11 @@ class JitWrapped:
                 logger.warning("didax.jit(%s): tracing again: %s", self._name, self._last_miss)
         else:
             self._last_miss = "first call"
+        jit_events.tracing(self._name, function_site(self._fun))
         self._last_key = key
         n_args = len(args)
         out_box = []
+        traced_in = []
         fun = self._fun
 
         def flat_fun(*flat_args):
@@ -314,6 +320,7 @@ class JitWrapped:
             interp.arg_name = functools.partial(self._path, in_tree)
             interp.traced_fun = function_site(fun)
             interp.traced_by = "jit"
+            traced_in.append(interp)
             dyn_args, dyn_kwargs = tree_unflatten(in_tree, flat_args)
             it = iter(dyn_args)
             statics = dict(static)
@@ -339,7 +346,9 @@ class JitWrapped:
             return leaves
 
         start = time.perf_counter() if monitoring.listening() else None
-        closed, _ = trace_to_jaxpr(flat_fun, avals)
+        closed, outs = trace_to_jaxpr(flat_fun, avals)
+        jit_events.check_leaks(traced_in[0], outs, self._name)
+        del outs
         if start is not None:
             monitoring.record_event_duration_secs(monitoring.TRACE_DURATION,
                                                   time.perf_counter() - start,
@@ -359,14 +368,16 @@ class JitWrapped:
         return entry, flat
 
     def _explain(self, old, new) -> str:
-        o_tree, o_types, o_static, o_x64, o_nans, _, o_axes = old
-        n_tree, n_types, n_static, n_x64, n_nans, _, n_axes = new
+        o_tree, o_types, o_static, o_x64, o_nans, _, o_user, o_axes = old
+        n_tree, n_types, n_static, n_x64, n_nans, _, n_user, n_axes = new
         if o_axes != n_axes:
             return f"the named vmap axes (name, size) changed from {o_axes} to {n_axes}"
         if o_x64 != n_x64:
             return f"jax_enable_x64 changed from {o_x64} to {n_x64}"
         if o_nans != n_nans:
-            return f"jax_debug_nans changed from {o_nans} to {n_nans}"
+            return (f"(jax_debug_nans, jax_debug_infs) changed from {o_nans} to {n_nans}")
+        if o_user != n_user:
+            return f"a user context (make_user_context) changed from {o_user} to {n_user}"
         if o_static != n_static:
             old_s, new_s = dict(o_static), dict(n_static)
             for k in new_s.keys() | old_s.keys():
@@ -746,9 +757,9 @@ class Lowered:
     def compile(self) -> Compiled:
         """Generates the NumPy-tier code and, unless the native tier is off, builds the
         native code before returning (ahead-of-time compilation waits for it)."""
-        debug_nans = bool(config.jax_debug_nans)
-        exe = compile_jaxpr(self.jaxpr, self.name, debug_nans, optimized=True)
-        if config.read("didax_native_tier") != "off" and not debug_nans:
+        checks = float_checks()
+        exe = compile_jaxpr(self.jaxpr, self.name, checks, optimized=True)
+        if config.read("didax_native_tier") != "off" and not any(checks):
             tier.attach(exe, "sync")
         return Compiled(exe, self.out_tree, self.out_avals, self.discharged)
 

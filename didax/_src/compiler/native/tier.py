@@ -27,6 +27,7 @@ from didax._src.compiler import numpy_tier as compiler
 from didax._src.compiler.native import cache, detached, emit, toolchain
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
+from didax._src.config_states import float_checks
 from didax._src.errors import NativeTierWarning, TierMismatchError
 from didax._src.ir import derived, subjaxprs
 
@@ -50,13 +51,14 @@ def tiered_executable(closed, name: str = "f") -> compiler.Executable:
     """jit's executable for `closed`: the NumPy tier's code, set up to swap in its native
     code as the `didax_native_tier` option says. It is its own object (its own cache key),
     so what runs numpy_executable's (pmap's shards) never runs native code."""
-    debug_nans = bool(config.read("jax_debug_nans"))
+    checks = float_checks()
+    debug_nans = any(checks)
 
     def make():
         plain = compiler.numpy_executable(closed, name)
         return compiler.Executable(plain.jaxpr, plain.source, plain.run)
 
-    exe = derived(closed, ("tiered", debug_nans), make)
+    exe = derived(closed, ("tiered", checks), make)
     if exe.native is None:
         mode = config.read("didax_native_tier")
         if mode != "off" and not debug_nans and _claim(exe):

@@ -1,0 +1,1 @@
+"""`didax.export`: exported programs, their encoding, and symbolic dimensions."""
