@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 import scipy.linalg as sla
 import scipy.special as sp
@@ -777,6 +778,67 @@ def _symmetric_solve(m, b):
 record("custom_linear_solve", _symmetric_solve, [x(3, 3, kind="spd"), x(3)],
        reference=lambda m, b: np.linalg.solve((m + m.T) / 2, b), tol=_LINALG_TOL)
 
+# The decompositions of lax/linalg_schur.py, linalg_tridiagonal.py, linalg_updates.py: LAPACK's
+# forms (SciPy's wrappers), and no derivatives where JAX defines none.
+
+
+def _schur_product(v):
+    t, z = lax.linalg.schur(v)
+    return z @ t @ z.T
+
+
+def _tridiagonal_matrix(dl, d, du):
+    return np.diag(d) + np.diag(dl[1:], -1) + np.diag(du[:-1], 1)
+
+
+record("hessenberg", lambda v: jnp.triu(lax.linalg.hessenberg(v)[0], -1), [x(4, 4)],
+       reference=sla.hessenberg, tol=_LINALG_TOL, diff=())
+record("schur", _schur_product, [x(4, 4)], reference=lambda v: v, tol=_LINALG_TOL, diff=())
+record("tridiagonal", lambda v: lax.linalg.tridiagonal(v)[1], [x(4, 4, kind="spd")],
+       reference=lambda v: (sla.lapack.ssytrd if v.dtype == F32 else sla.lapack.dsytrd)(
+           v, lower=1)[1], tol=_LINALG_TOL, diff=())
+record("tridiagonal_solve", lax.linalg.tridiagonal_solve,
+       [x(4, lo=-1.0, hi=1.0), x(4, lo=3.0, hi=4.0), x(4, lo=-1.0, hi=1.0), x(4, 2)],
+       reference=lambda dl, d, du, b: np.linalg.solve(_tridiagonal_matrix(dl, d, du), b),
+       tol=_LINALG_TOL)
+record("cholesky_update",
+       lambda a, w: lax.linalg.cholesky_update(jnp.swapaxes(lax.linalg.cholesky(a), 0, 1), w),
+       [x(3, 3, kind="spd"), x(3)],
+       reference=lambda a, w: np.linalg.cholesky(a + np.outer(w, w)).T, tol=_LINALG_TOL,
+       diff=(), vmap=False)  # (no batching rule, as in JAX)
+record("symmetric_product",
+       lambda a, c: lax.linalg.symmetric_product(a, c, alpha=2.0, beta=0.5), [x(3, 2), x(3, 3)],
+       reference=lambda a, c: 2.0 * a @ a.T + 0.5 * c, tol=_LINALG_TOL, diff=())
+
+# --------------------------------------------------------------------------------------
+# Primitives of JAX's lax names (barrier.py, array_copy.py, precision.py, rng.py, stacking.py,
+# approx_top_k.py, dimension_comparisons.py); their tests against JAX are beside them
+
+record("optimization_barrier", lax.optimization_barrier, [x()], reference=lambda v: v)
+record("copy", lax.copy_p.bind, [x()], reference=np.copy)
+record("reduce_precision", lambda v: lax.reduce_precision(v, 8, 7), [x()],
+       reference=lambda v: v.astype(ml_dtypes.bfloat16).astype(v.dtype),
+       diff=())  # a step function to finite differences (its derivative rounds the tangent)
+record("rng_bit_generator", lambda k: lax.rng_bit_generator(k, (2, 3)), [x(4, lo=0, hi=99,
+       kind="int")], dtypes=(U32,), diff=())  # (no reference: XLA's bits, JAX's in test_rng)
+record("tile", lambda v: lax.tile_p.bind(v, reps=(2, 1)), [x()],
+       reference=lambda v: np.tile(v, (2, 1)))
+record("stack", lambda a, b: lax.stack_p.bind(a, b, axis=1), [x(), x()],
+       reference=lambda a, b: np.stack([a, b], 1))
+record("unstack", lambda v: tuple(lax.unstack_p.bind(v, axis=1)), [x()],
+       reference=lambda v: tuple(np.moveaxis(v, 1, 0)))
+record("approx_top_k", lambda v: tuple(lax.approx_top_k_p.bind(
+    v, k=2, reduction_dimension=1, recall_target=0.95, is_max_k=True,
+    reduction_input_size_override=-1, aggregate_to_topk=True)), [x(2, 4)],
+       reference=lambda v: (-np.sort(-v, 1)[:, :2], np.argsort(-v, 1)[:, :2].astype(np.int32)),
+       grad_fn=lambda v: lax.approx_top_k_p.bind(
+           v, k=2, reduction_dimension=1, recall_target=0.95, is_max_k=True,
+           reduction_input_size_override=-1, aggregate_to_topk=True)[0])
+for _name, _ref in [("eq_to", np.equal), ("le_to", np.less_equal), ("lt_to", np.less)]:
+    record(_name, getattr(lax, f"{_name}_p").bind, [x(lo=0, hi=2, kind="int"),
+                                                    x(lo=0, hi=2, kind="int")],
+           dtypes=(F32, I32), reference=_ref, diff=())
+
 # --------------------------------------------------------------------------------------
 # Primitives no record can drive, and where they are tested
 
@@ -804,6 +866,10 @@ EXEMPT.update({
              "value: tests/jax_libraries/test_jax_extension_points.py",
     "while_transpose": "the backward loop of a while_loop differentiated inside jit (JAX "
                        "refuses): tests/_src/lax/control_flow/test_while_reverse.py",
+})
+EXEMPT.update({
+    "rng_uniform": "draws from a hidden state, so no two runs agree: tests/_src/lax/test_rng.py",
+    "dce_sink": "an effect with no value: tests/_src/lax/test_dce_sink.py",
 })
 EXEMPT.update({name: "a sparse primitive (its integer indices must describe a valid layout): "
                "tests/_src/sparse/test_sparse_primitives.py" for name in (

@@ -11,5 +11,7 @@ from didax._src.lax.lax import (  # noqa: F401
     slice,
     stop_gradient,
 )
+from didax._src.parallel.sharding_ops import with_sharding_constraint  # noqa: F401,E402
+from didax._src.transforms.composite import composite  # noqa: F401,E402
 from didax._src.transforms.implicit import custom_linear_solve, custom_root  # noqa: F401,E402
 from didax.lax import linalg  # noqa: F401,E402

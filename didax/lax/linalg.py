@@ -1,6 +1,7 @@
 """Mirrors `jax.lax.linalg`: matrix decompositions and triangular solves."""
 from didax._src.lax.linalg import (  # noqa: F401
     EighImplementation,
+    EigImplementation,
     SvdAlgorithm,
     cholesky,
     cholesky_p,
@@ -23,3 +24,17 @@ from didax._src.lax.linalg import (  # noqa: F401
     triangular_solve,
     triangular_solve_p,
 )
+from didax._src.lax.linalg_schur import hessenberg, hessenberg_p, schur, schur_p  # noqa: F401
+from didax._src.lax.linalg_tridiagonal import (  # noqa: F401
+    tridiagonal,
+    tridiagonal_p,
+    tridiagonal_solve,
+    tridiagonal_solve_p,
+)
+from didax._src.lax.linalg_updates import (  # noqa: F401
+    cholesky_update,
+    cholesky_update_p,
+    symmetric_product,
+    symmetric_product_p,
+)
+from didax._src.scipy.qdwh import qdwh  # noqa: F401,E402 (built on didax.numpy)

@@ -15,6 +15,7 @@ from didax._src.scipy.linalg import (  # noqa: F401
     solve_triangular,
     svd,
 )
+from didax._src.scipy.linalg_schur import funm, rsf2csf, schur  # noqa: F401
 from didax._src.scipy.matrix_functions import (  # noqa: F401
     eigh_tridiagonal,
     expm,
@@ -43,4 +44,3 @@ from didax._src.scipy.special_matrices import (  # noqa: F401
     pascal,
     toeplitz,
 )
-from didax._src.scipy.unimplemented import funm, rsf2csf, schur  # noqa: F401

@@ -1,4 +1,6 @@
 """Mirrors `jax.scipy.special`."""
+from didax._src.scipy.faddeeva import wofz  # noqa: F401
+from didax._src.scipy.hypergeometric import hyp1f1, hyp2f1  # noqa: F401
 from didax._src.scipy.special import (  # noqa: F401
     bernoulli,
     beta,
@@ -49,4 +51,3 @@ from didax._src.scipy.special_integrals import (  # noqa: F401
     spence,
 )
 from didax._src.scipy.special_owens import owens_t  # noqa: F401
-from didax._src.scipy.unimplemented import hyp1f1, hyp2f1, wofz  # noqa: F401

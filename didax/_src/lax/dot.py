@@ -25,6 +25,7 @@ from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters.jvp import defbilinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.ir import DropVar, JaxprEqn, Literal, Var
+from didax._src.lax.dot_algorithm import as_dot_algorithm
 from didax._src.lax.elementwise import add_p, convert_element_type, mul_p
 from didax._src.lax.shape import broadcast_in_dim_p, squeeze_p, transpose, transpose_p
 from didax._src.typecheck import any_, check_dtype
@@ -65,17 +66,17 @@ def canonicalize_precision(precision):
         return None if default is None else canonicalize_precision(default)
     if isinstance(precision, Precision):
         return precision, precision
+    if as_dot_algorithm(precision) is not None:  # a DotAlgorithm, a preset or a preset's name
+        return as_dot_algorithm(precision)
     if isinstance(precision, str):
         if precision in _PRECISION_STRINGS:
             return _PRECISION_STRINGS[precision], _PRECISION_STRINGS[precision]
-        if precision.isupper():  # the name of a DotAlgorithmPreset, like 'F32_F32_F32'
-            raise NotImplementedError(f"precision {precision!r}: dot algorithm presets are not "
-                                      "supported by didax; use a lax.Precision value")
     elif isinstance(precision, (list, tuple)) and len(precision) == 2 and all(
             isinstance(p, (Precision, str)) for p in precision):
         return tuple(canonicalize_precision(p)[0] for p in precision)
     raise ValueError(f"precision must be None, a string in {list(_PRECISION_STRINGS)}, a "
-                     f"lax.Precision value or a pair of those, got {precision!r}")
+                     "lax.Precision value, a pair of those, a lax.DotAlgorithm, a "
+                     f"lax.DotAlgorithmPreset or a preset's name, got {precision!r}")
 
 
 # --------------------------------------------------------------------------------------
@@ -269,7 +270,9 @@ def _swapped_dimension_numbers(dimension_numbers, lhs_ndim: int, rhs_ndim: int, 
 
 
 def _swapped_precision(precision):
-    return None if precision is None else (precision[1], precision[0])
+    if precision is None or as_dot_algorithm(precision) is not None:
+        return precision
+    return precision[1], precision[0]
 
 
 # For products contracting at least this many elements per result, a transposed copy of the

@@ -41,6 +41,7 @@ from didax._src.interpreters.jvp import defjvp, defjvp2, defjvp_zero, deflinear,
 from didax._src.interpreters.transpose import is_undefined, unbroadcast
 from didax._src.ir import JaxprEqn, Literal, Var
 from didax._src.lax.base import binop, unop
+from didax._src.lax.rounding_method import RoundingMethod
 from didax._src.numerics import special as special_algorithms
 from didax._src.typecheck import (
     any_,
@@ -167,7 +168,7 @@ defjvp_zero(round_p)
 
 def round(x, rounding_method=0):  # noqa: A001 - mirrors lax.round
     """Rounds to the nearest integer: 0 rounds halves away from zero, 1 to even."""
-    return round_p.bind(x, rounding_method=int(rounding_method))
+    return round_p.bind(x, rounding_method=int(RoundingMethod(rounding_method)))
 
 
 is_finite_p = unop("is_finite", float_, np.isfinite, out_dtype=lambda d: np.bool_)

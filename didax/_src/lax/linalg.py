@@ -1001,6 +1001,14 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
 # eig: eigenvalues and right eigenvectors of a general square matrix (LAPACK geev through
 # NumPy); complex results whatever the input, eigenvectors of unit norm
 
+class EigImplementation(enum.Enum):
+    """Eigensolvers JAX offers for general matrices; didax runs LAPACK's geev (NumPy's)."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
 eig_p = core.primitive("eig", multiple_results=True)
 
 
@@ -1029,7 +1037,7 @@ def _eig_aval(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
     if compute_left_eigenvectors:
         raise NotImplementedError("eig: left eigenvectors (compute_left_eigenvectors=True) are "
                                   "not implemented in didax; the eigenvectors of x^H are")
-    if implementation is not None:
+    if implementation not in (None, EigImplementation.LAPACK):
         raise NotImplementedError(f"eig: implementation {implementation} is not available in "
                                   "didax (it runs LAPACK's geev through NumPy)")
     *batch, n, _ = x.shape
@@ -1191,7 +1199,8 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
     return out[0]
 
 
-__all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "EighImplementation",
+__all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "EigImplementation", "eigh", "eigh_p",
+           "EighImplementation",
            "geqp3", "geqp3_p", "geqrf", "geqrf_p", "householder_product",
            "householder_product_p", "lu", "lu_p",
            "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "ormqr", "ormqr_p", "qr",

@@ -297,7 +297,7 @@ def _select_and_gather_add_transpose(ct, tangents, operand, *, select_prim,
     out = select_and_scatter_add_p.bind(
         ct, operand, select_prim=select_prim, window_dimensions=window_dimensions,
         window_strides=window_strides, padding=padding,
-        window_dilation=None if all(d == 1 for d in window_dilation) else window_dilation)
+        **({} if all(d == 1 for d in window_dilation) else {"window_dilation": window_dilation}))
     if dilated:
         out = lax_slice(out, (0,) * aval.ndim, get_aval(out).shape, base_dilation)
     return [out, None]
@@ -382,7 +382,7 @@ select_and_scatter_add_p = core.primitive("select_and_scatter_add", linear=True)
 select_and_scatter_add_p.def_impl(_select_and_scatter_add_impl)
 select_and_scatter_add_p.def_abstract_eval(_select_and_scatter_add_aval)
 # Window dilation is an addition to JAX's parameters (its transpose of a dilated gather
-# raises): printed only when used, so jaxprs read as JAX's.
+# raises): a param only when used, so equations carry JAX's params.
 select_and_scatter_add_p.pp_hidden = {
     "window_dilation": lambda d: d is None or all(v == 1 for v in d)}
 select_and_scatter_add_p.def_jvp(_linear_in_first_jvp(select_and_scatter_add_p))

@@ -45,7 +45,8 @@ def test_rules_whose_results_are_new_buffers():
 def test_traits_the_passes_read():
     assert set(with_trait("effectful")) == {"debug_print", "debug_callback", "io_callback",
                                                  "check", "new_ref", "get", "swap",
-                                                 "addupdate", "freeze"}
+                                                 "addupdate", "freeze", "dce_sink",
+                                                 "rng_uniform"}
     assert with_trait("call_jaxpr_param") == {
         "jit": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
         "custom_vjp_call": "call_jaxpr", "closed_call": "call_jaxpr"}

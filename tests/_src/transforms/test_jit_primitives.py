@@ -1051,6 +1051,50 @@ def _(data):
     return (lambda x: lax.linalg.eigh(x, lower=lower)), (x,)
 
 
+@case("hessenberg")
+def _(data):
+    return lax.linalg.hessenberg, (draw_matrices(data, INEXACT),)
+
+
+@case("schur")
+def _(data):
+    return lax.linalg.schur, (draw_matrices(data, FLOAT),)
+
+
+@case("tridiagonal")
+def _(data):
+    x = draw_matrices(data, INEXACT)
+    lower = data.draw(st.booleans(), label="lower")
+    return (lambda x: lax.linalg.tridiagonal(x, lower=lower)), (x,)
+
+
+@case("tridiagonal_solve")
+def _(data):
+    dtype = draw_dtype(data, FLOAT)
+    n = data.draw(st.integers(1, 4), label="n")
+    k = data.draw(st.integers(1, 3), label="columns")
+    dl, du = draw_array(data, dtype, (n,)), draw_array(data, dtype, (n,))
+    d = draw_array(data, dtype, (n,)) + dtype.type(4)
+    return lax.linalg.tridiagonal_solve, (dl, d, du, draw_array(data, dtype, (n, k)))
+
+
+@case("cholesky_update")
+def _(data):
+    dtype = draw_dtype(data, FLOAT)
+    n = data.draw(st.integers(1, 4), label="n")
+    m = draw_array(data, dtype, (n, n))
+    r = np.linalg.cholesky(m @ m.T + n * np.eye(n, dtype=dtype)).T.astype(dtype)
+    return lax.linalg.cholesky_update, (r, draw_array(data, dtype, (n,)))
+
+
+@case("symmetric_product")
+def _(data):
+    dtype = draw_dtype(data, FLOAT)
+    m, k = data.draw(st.integers(1, 4), label="m"), data.draw(st.integers(1, 4), label="k")
+    a, c = draw_array(data, dtype, (m, k)), draw_array(data, dtype, (m, m))
+    return (lambda a, c: lax.linalg.symmetric_product(a, c, alpha=1.5, beta=0.5)), (a, c)
+
+
 @case("svd")
 def _(data):
     x = draw_matrices(data, INEXACT, square=False)
@@ -1133,6 +1177,56 @@ def _(data):
 
 
 # --------------------------------------------------------------------------------------
+# Primitives of JAX's lax names (lax/barrier.py, array_copy.py, precision.py, rng.py,
+# stacking.py, approx_top_k.py, dimension_comparisons.py)
+
+unary("optimization_barrier", ANY, lax.optimization_barrier)
+unary("copy", ANY, lax.copy_p.bind)
+unary("reduce_precision", FLOAT, lambda x: lax.reduce_precision(x, 5, 2))
+for _name in ("eq_to", "le_to", "lt_to"):
+    binary(_name, REAL, getattr(lax, f"{_name}_p").bind)
+
+
+@case("rng_bit_generator")
+def _(data):
+    algorithm = data.draw(st.sampled_from(list(lax.RandomAlgorithm)), label="algorithm")
+    dtype = draw_dtype(data, (np.dtype("uint8"), np.dtype("uint16"), U32))
+    shape = draw_shape(data)
+    key = draw_array(data, U32, (4,), 0, 2**32 - 1)
+    return (lambda k: lax.rng_bit_generator(k, shape, dtype, algorithm)), (key,)
+
+
+@case("tile")
+def _(data):
+    s = draw_shape(data)
+    reps = tuple(data.draw(st.integers(0, 3), label="rep") for _ in s)
+    return (lambda x: lax.tile_p.bind(x, reps=reps)), (draw_array(data, draw_dtype(data, ANY),
+                                                                  s),)
+
+
+@case("stack", covers=("stack", "unstack"))
+def _(data):
+    s = draw_shape(data)
+    axis = data.draw(st.integers(0, len(s)), label="axis")
+    dtype = draw_dtype(data, ANY)
+    a, b = (draw_array(data, dtype, s, label=n) for n in "ab")
+    return (lambda a, b: lax.unstack_p.bind(lax.stack_p.bind(a, b, a, axis=axis), axis=axis)
+            + [lax.stack_p.bind(b, a, axis=axis)]), (a, b)
+
+
+@case("approx_top_k")
+def _(data):
+    s = draw_shape(data, min_dims=1, min_side=1)
+    dim = data.draw(st.integers(-len(s), len(s) - 1), label="dim")
+    k = data.draw(st.integers(1, s[dim]), label="k")
+    is_max = data.draw(st.booleans(), label="is_max")
+    x = draw_array(data, draw_dtype(data, FLOAT), s, specials=True)
+    return (lambda x: lax.approx_top_k_p.bind(
+        x, k=k, reduction_dimension=dim, recall_target=0.95, is_max_k=is_max,
+        reduction_input_size_override=-1, aggregate_to_topk=True)), (x,)
+
+
+# --------------------------------------------------------------------------------------
 # Every primitive has a case
 
 
@@ -1153,6 +1247,12 @@ EXEMPT.update({name: _COLLECTIVE_REASON for name in (
     "psum", "pmax", "pmin", "axis_index", "all_gather", "reduce_scatter", "ppermute",
     "all_to_all")})
 # --- end of collectives ---
+
+EXEMPT.update({
+    "rng_uniform": "draws from a hidden state, so jit and eager draw different values: "
+                   "tests/_src/lax/test_rng.py (types, range, two draws under jit)",
+    "dce_sink": "an effect with no value: tests/_src/lax/test_dce_sink.py (kept under jit)",
+})
 
 # The equations of an eager vjp's linear jaxpr, each a primitive's linearization built once
 # per signature (eager/vjp.py): jit never stages them, since they exist only while an eager

@@ -1,0 +1,57 @@
+"""`with_sharding_constraint`: where a value should live, inside a computation.
+
+didax's devices share the host's memory and jit computes on one of them, so the constraint
+changes nothing about the values: it checks the shardings as JAX does (a tree prefix of the
+value, each a Sharding, or a PartitionSpec under a mesh set with `set_mesh`, of no greater rank
+than its value) and returns the value. JAX records a `sharding_constraint` equation; didax's
+jaxprs show none.
+"""
+from __future__ import annotations
+
+from didax._src.core import asarray_value, get_aval
+from didax._src.parallel.mesh_context import get_abstract_mesh
+from didax._src.parallel.sharding import NamedSharding, PartitionSpec, Sharding
+from didax._src.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+
+
+def _is_sharding_leaf(x) -> bool:
+    return x is None or isinstance(x, (Sharding, PartitionSpec))
+
+
+def _check(sharding, aval):
+    if sharding is None:
+        raise ValueError("One of with_sharding_constraint arguments got sharding None which is "
+                         "not allowed. Please only pass `jax.sharding.Sharding` instances.")
+    if isinstance(sharding, PartitionSpec):
+        if not get_abstract_mesh().axis_names:
+            raise RuntimeError(
+                "with_sharding_constraint requires a non-empty mesh in context if you are "
+                "passing `PartitionSpec`s to shardings. You can define a context mesh via "
+                "`jax.set_mesh(mesh)`. Alternatively, provide `Sharding`s to shardings and "
+                "then the mesh context manager is not required.")
+        spec = sharding
+    elif isinstance(sharding, NamedSharding):
+        spec = sharding.spec
+    elif isinstance(sharding, Sharding):
+        return
+    else:
+        raise TypeError("shardings leaf specifications are expected to be PartitionSpec "
+                        f"instances or None, but got {sharding}")
+    if len(spec) > len(aval.shape):
+        raise ValueError(f"One of with_sharding_constraint arguments is incompatible with its "
+                         f"sharding annotation {sharding}: it is only valid for values of rank "
+                         f"at least {len(spec)}, but was applied to a value of rank "
+                         f"{len(aval.shape)} (shape {aval.shape}).")
+
+
+def with_sharding_constraint(x, shardings):
+    """`x` unchanged (as didax Arrays), once `shardings` is checked against it."""
+    leaves, tree = tree_flatten(x)
+    try:
+        per_leaf = broadcast_prefix(shardings, x, is_leaf=_is_sharding_leaf)
+    except ValueError as e:
+        raise ValueError("with_sharding_constraint shardings specification must be a tree "
+                         f"prefix of the corresponding value: {e}") from None
+    for leaf, sharding in zip(leaves, per_leaf):
+        _check(sharding, get_aval(leaf))
+    return tree_unflatten(tree, [asarray_value(leaf) for leaf in leaves])
