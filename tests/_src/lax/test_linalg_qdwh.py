@@ -6,17 +6,11 @@ import numpy as np
 import pytest
 from jax_absent import needs_jax
 from jax_testing import both_x64
+from linalg_testing import draw as _draw
 
 import didax
 from didax.lax import linalg
 from didax.test_util import check_grads
-
-
-def _draw(rng, shape, dtype):
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
 
 
 def _assert_like(got, want, tol=None):

@@ -8,30 +8,14 @@ import numpy as np
 import pytest
 from jax_absent import needs_jax
 from jax_testing import both_x64
+from linalg_testing import LAPACK_DTYPES as DTYPES
+from linalg_testing import close as _close
+from linalg_testing import draw as _draw
+from linalg_testing import tol as _tol
 
 import didax
 from didax.lax import linalg
 from didax.test_util import check_grads
-
-DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
-
-
-def _draw(rng, shape, dtype):
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def _tol(dtype):
-    return 1e-12 if np.finfo(dtype).bits == 64 else 3e-5
-
-
-def _close(got, want, tol):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape,
-                                                                 got.dtype, want.dtype)
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("lower", [True, False])

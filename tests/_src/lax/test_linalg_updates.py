@@ -5,16 +5,10 @@ import numpy as np
 import pytest
 from jax_absent import needs_jax
 from jax_testing import both_x64
+from linalg_testing import close as _close
 
 import didax
 from didax.lax import linalg
-
-
-def _close(got, want, tol):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape,
-                                                                 got.dtype, want.dtype)
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
 def _factor(rng, n, dtype, sign=1):

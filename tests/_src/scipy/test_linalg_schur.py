@@ -9,14 +9,11 @@ import pytest
 import scipy.linalg
 from jax_absent import needs_jax
 from jax_testing import both_x64
+from linalg_testing import tol as _tol
 
 import didax
 import didax.numpy as jnp
 from didax.scipy import linalg
-
-
-def _tol(dtype):
-    return 1e-12 if np.finfo(dtype).bits == 64 else 3e-5
 
 
 @pytest.mark.parametrize("output", ["real", "complex"])
