@@ -22,6 +22,7 @@ from didax._src.interpreters.batching import bdim_at_front, moveaxis
 from didax._src.interpreters.jvp import defjvp2, defjvp_zero
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax import elementwise as ew
+from didax._src.lax import linalg_kernels
 from didax._src.lax import shape as lax_shape
 from didax._src.lax.dot import Precision, dot_general
 from didax._src.lax.indexing import GatherDimensionNumbers, gather
@@ -117,6 +118,11 @@ def _permute_rows(x, perm):
 # --------------------------------------------------------------------------------------
 # Shared pieces of the primitives
 
+# Matrices up to this size are factored and solved by linalg_kernels' loops over the batch;
+# larger ones by LAPACK's blocked routines (Cholesky) and blocked substitution with matrix
+# products.
+_SMALL = 32
+
 
 def _check_operand(name, aval, i=0):
     if aval.ndim < 2:
@@ -195,6 +201,12 @@ def _cholesky_aval(x):
 
 
 def _cholesky_impl(x):
+    """Small real matrices: one C loop over the batch (`linalg_kernels`); larger or complex
+    ones: LAPACK's blocked potrf through NumPy. (The choice depends on the shape and dtype
+    only, so every call, on either tier, gives the same bits.)"""
+    *batch, n, _ = x.shape
+    if x.dtype in (np.float32, np.float64) and n <= _SMALL:
+        return linalg_kernels.potrf(x.reshape(math.prod(batch), n, n)).reshape(x.shape)
     return _lapack_call("cholesky", np.linalg.cholesky, x)
 
 
@@ -263,7 +275,13 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
         a, b, lower = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), not lower
     if not lower:  # reversing rows and columns makes an upper-triangular matrix lower
         a, b = a[..., ::-1, ::-1], b[..., ::-1, :]
-    x = _forward_substitution(a, b, unit_diagonal)
+    *batch, m, k = b.shape
+    if m <= _SMALL:  # (a C loop over the batch, or its NumPy twin: the same bits)
+        count = math.prod(batch)
+        x = linalg_kernels.lower_solve(a.reshape(count, m, m), b.reshape(count, m, k),
+                                       unit_diagonal).reshape(b.shape)
+    else:
+        x = _forward_substitution(a, b, unit_diagonal)
     if not lower:
         x = x[..., ::-1, :]
     if not left_side:
@@ -386,31 +404,16 @@ lu_p = core.primitive("lu", multiple_results=True)
 
 
 def _lu_impl(x):
-    """Right-looking elimination, one column at a time over the whole batch at once.
+    """Right-looking elimination, one column at a time (`linalg_kernels.getrf`: a C loop
+    over the batch, or its NumPy twin batched over it, with the same bits).
 
     The pivot is the first entry of largest magnitude (|re| + |im| for complex), as LAPACK
     chooses it; a zero pivot column is left unscaled, as in getrf.
     """
     *batch, m, n = x.shape
-    k = min(m, n)
-    count = math.prod(batch)
     _check_lapack_dtype("lu", x.dtype)
-    a = x.reshape(count, m, n).copy()
-    rows = np.arange(count)
-    perm = np.broadcast_to(np.arange(m, dtype=np.int32), (count, m)).copy()
-    pivots = np.zeros((count, k), np.int32)
-    for j in range(k):
-        col = a[:, j:, j]
-        size = np.abs(col.real) + np.abs(col.imag) if np.iscomplexobj(col) else np.abs(col)
-        p = j + np.argmax(size, axis=1)
-        pivots[:, j] = p
-        a[rows, j], a[rows, p] = a[rows, p], a[rows, j].copy()
-        perm[rows, j], perm[rows, p] = perm[rows, p], perm[rows, j].copy()
-        pivot = a[:, j, j]
-        nonzero = pivot != 0
-        a[:, j + 1:, j] /= np.where(nonzero, pivot, 1)[:, None]
-        a[:, j + 1:, j + 1:] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:]
-    return [a.reshape(x.shape), pivots.reshape(*batch, k), perm.reshape(*batch, m)]
+    lu, pivots, perm = linalg_kernels.getrf(x.reshape(math.prod(batch), m, n))
+    return [lu.reshape(x.shape), pivots.reshape(*batch, min(m, n)), perm.reshape(*batch, m)]
 
 
 def _lu_aval(x):

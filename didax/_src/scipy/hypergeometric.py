@@ -1,7 +1,8 @@
 """The confluent and Gauss hypergeometric functions 1F1(a; b; x) and 2F1(a, b; c; x) of real
 arguments.
 
-Both are sums of fixed length, evaluated for every element on arguments made safe for each
+Both are sums of fixed length (those whose terms cancel carried in double-double arithmetic,
+Dekker's pairs of floats), evaluated for every element on arguments made safe for each
 branch and then selected, so they jit, vmap and differentiate like any composition of lax
 operations. The derivative in x is the classical formula (d/dx 1F1 = a/b 1F1(a+1; b+1; x),
 d/dx 2F1 = ab/c 2F1(a+1, b+1; c+1; x)); derivatives in the parameters are those of the
@@ -58,6 +59,68 @@ def _off_poles(v):
 
 
 # --------------------------------------------------------------------------------------
+# Double-double arithmetic: a value carried as an unevaluated sum hi + lo of two floats
+# (Dekker's error-free transformations), for the sums whose terms cancel. A sum whose terms'
+# magnitudes add up to C times its value loses a factor C of its precision; carried in
+# double-double, C up to ~1e18 still leaves float64's rounding in the result.
+
+
+def _split(v):
+    """hi + lo = v, each with half the significand's bits (Veltkamp's splitting)."""
+    bits = np.finfo(get_aval(v).dtype).nmant + 1
+    scaled = float(2 ** ((bits + 1) // 2) + 1) * v
+    hi = scaled - (scaled - v)
+    return hi, v - hi
+
+
+def _two_sum(p, q):
+    s = p + q
+    q_part = s - p
+    return s, (p - (s - q_part)) + (q - q_part)
+
+
+def _fast_two_sum(p, q):
+    """For |p| >= |q| (or p = 0)."""
+    s = p + q
+    return s, q - (s - p)
+
+
+def _two_prod(p, q):
+    product = p * q
+    p_hi, p_lo = _split(p)
+    q_hi, q_lo = _split(q)
+    return product, ((p_hi * q_hi - product) + p_hi * q_lo + p_lo * q_hi) + p_lo * q_lo
+
+
+def _dd(v):
+    return v, jnp.zeros_like(v)
+
+
+def _dd_add(x, y):
+    """(Bailey's sloppy addition: its error is double-double's rounding of |x| + |y|, which
+    is what a sum whose terms cancel can use.)"""
+    s, e = _two_sum(x[0], y[0])
+    return _fast_two_sum(s, e + (x[1] + y[1]))
+
+
+def _dd_add_double(x, v):
+    s, e = _two_sum(x[0], v)
+    return _fast_two_sum(s, e + x[1])
+
+
+def _dd_mul(x, y):
+    p, e = _two_prod(x[0], y[0])
+    return _fast_two_sum(p, e + (x[0] * y[1] + x[1] * y[0]))
+
+
+def _dd_div(x, y):
+    q = x[0] / y[0]
+    p, e = _two_prod(q, y[0])
+    remainder = ((x[0] - p) - e + x[1]) - q * y[1]
+    return _fast_two_sum(q, remainder / y[0])
+
+
+# --------------------------------------------------------------------------------------
 # 1F1(a; b; x)
 
 _SERIES_TERMS_1F1 = 200  # the series converges within these for t below ~50 + 2 (|a| + |b|)
@@ -66,17 +129,24 @@ _ASYMPTOTIC_FROM = 25.0
 _SERIES_REACH_1F1 = 300.0  # (beyond, its terms could overflow)
 
 
-def _series_1f1(a, b, t):
-    """sum_k (a)_k / (b)_k t^k / k!, and whether its tail is below the rounding. (A pole
-    b + k = 0 met after a polynomial's end multiplies a zero term, and is stepped over.)"""
-    term = jnp.ones_like(t)
+def _series_1f1(alpha, b, t):
+    """sum_k (alpha)_k / (b)_k t^k / k! in double-double, alpha given as a double-double,
+    and whether its tail is below the rounding. (A pole b + k = 0 met after a polynomial's
+    end multiplies a zero term, and is stepped over.)"""
+    term = _dd(jnp.ones_like(t))
     total = term
     for k in range(_SERIES_TERMS_1F1):
-        den = b + k
-        term = term * ((a + k) / jnp.where(den == 0, 1.0, den)) * (t / (k + 1))
-        total = total + term
-    converged = jnp.abs(term) <= _eps(t) * jnp.abs(total)
-    return total, converged
+        numerator = _dd_mul(_dd_add_double(alpha, k), _dd(t))
+        den = _two_sum(b, jnp.full_like(t, k))
+        safe = den[0] == 0
+        den = (jnp.where(safe, 1.0, den[0]), jnp.where(safe, 0.0, den[1]))
+        den = _dd_mul(den, _dd(jnp.full_like(t, k + 1)))
+        term = _dd_div(_dd_mul(term, numerator), den)
+        total = _dd_add(total, term)
+    k = _SERIES_TERMS_1F1
+    falling = jnp.abs((alpha[0] + k) * t) < jnp.abs((b + k) * (k + 1))
+    converged = falling & (jnp.abs(term[0]) <= _eps(t) * jnp.abs(total[0]))
+    return total[0] + total[1], converged
 
 
 def _asymptotic_1f1_sum(a, b, t):
@@ -101,9 +171,11 @@ def _hyp1f1(a, b, x):
     argument t is nonnegative; large t uses the asymptotic expansion."""
     polynomial = _is_nonpositive_integer(a)
     kummer = (x < 0) & ~polynomial
-    alpha = jnp.where(kummer, b - a, a)
+    alpha_dd = _two_sum(b, -a)
+    alpha_dd = (jnp.where(kummer, alpha_dd[0], a), jnp.where(kummer, alpha_dd[1], 0.0))
+    alpha = alpha_dd[0]
     t = jnp.where(kummer, -x, x)
-    series, series_ok = _series_1f1(alpha, b, jnp.minimum(t, _SERIES_REACH_1F1))
+    series, series_ok = _series_1f1(alpha_dd, b, jnp.minimum(t, _SERIES_REACH_1F1))
     series_ok = series_ok & (t <= _SERIES_REACH_1F1)
     series = jnp.where(kummer, jnp.exp(jnp.minimum(x, 0.0)) * series, series)
     t_far = jnp.maximum(jnp.abs(t), 1.0)
@@ -115,7 +187,14 @@ def _hyp1f1(a, b, x):
                + jnp.where(kummer, 0.0, t_far))
     sign_far = gammasgn(b_safe) * gammasgn(alpha_safe)
     far = _signed_exp(log_far, sign_far) * sum_far
-    use_far = far_ok & ~_is_nonpositive_integer(alpha) & (~series_ok | (t >= 50))
+    # the expansion's second, algebraic part Gamma(b) / Gamma(b - alpha) t^-alpha (times
+    # e^-t after Kummer's) is left out: only where it is below the rounding
+    log_second = (lax.lgamma(alpha_safe) - lax.lgamma(_off_poles(b - alpha))
+                  + (b - 2 * alpha) * jnp.log(t_far) - t_far)
+    second_negligible = ((log_second < np.log(_eps(t)) - 3)
+                         | _is_nonpositive_integer(b - alpha))
+    use_far = (far_ok & second_negligible & ~_is_nonpositive_integer(alpha)
+               & (~series_ok | (t >= 50)))
     return jnp.where(use_far, far, series)
 
 
@@ -177,19 +256,21 @@ def hyp1f1(a, b, x):
     non-positive integer a > b whose polynomial ends the series first).
 
     x < 0 goes through Kummer's transformation e^x 1F1(b - a; b; -x), so that the series
-    (200 terms) runs on a nonnegative argument t with first parameter alpha (a, or b - a);
-    t >= 25 uses the asymptotic expansion Gamma(b) / Gamma(alpha) e^t t^(alpha - b)
-    sum_k (b - alpha)_k (1 - alpha)_k / k! t^-k where it converges to the rounding.
+    (200 terms, summed in double-double arithmetic so that the cancellation of alternating
+    terms costs no accuracy) runs on a nonnegative argument t with first parameter alpha
+    (a, or b - a, taken without rounding); t >= 25 uses the asymptotic expansion
+    Gamma(b) / Gamma(alpha) e^t t^(alpha - b) sum_k (b - alpha)_k (1 - alpha)_k / k! t^-k
+    where it converges to the rounding and its algebraic companion term is below it.
 
-    Accuracy in float64 against mpmath, for |a|, |b| <= 20 and |x| <= 200: 1e-13 relative
-    where alpha >= 0 or -alpha is small (|alpha| <~ 3), b of either sign. Where the sum
-    cannot avoid cancellation it is less: alpha a negative non-integer of larger magnitude
-    (x < 0 with a > b + 3, or a < -3 with x > 0) at moderate t (~5 to ~60), where the terms
-    alternate, ~1e-7; alpha a non-positive integer (a Laguerre polynomial) at large t,
-    ~1e-9; near a zero of 1F1 the error is absolute. For |a| or |b| above ~30 neither the
-    series nor the expansion reaches all t and the values are not to be trusted. float32
-    computes in float32: a few ulps where float64 is at 1e-14, with e^t's t ulps on top
-    (~1e-6 at t = 20), and the cancellation factor times more where the sums cancel.
+    Accuracy in float64 against mpmath, for |a|, |b| <= 20 and |x| <= 200: 1e-13 relative,
+    b of either sign, alpha of either sign (the Laguerre polynomials of a non-positive
+    integer a included); likewise with |a| or |b| up to ~30 for |x| <= 40 (b < 0 < x
+    with a < b not checked). Beyond, where
+    -alpha is large (~40 and more) at moderate t, the terms cancel by more than
+    double-double's 1e-32 can absorb, and the values lose accuracy (1e-5 at alpha = -95,
+    t = 150); near a zero of 1F1 the error is absolute. float32 computes in float32 (with
+    float32 pairs for the double-double sums): a few ulps where float64 is at 1e-14, with
+    e^t's t ulps on top (~1e-6 at t = 20).
 
     Unlike JAX (which is inaccurate for negative x of large magnitude and for large
     parameters, and returns 1 for a nan a), the values here are accurate there and nan
@@ -204,6 +285,7 @@ def hyp1f1(a, b, x):
 # 2F1(a, b; c; x)
 
 _SERIES_TERMS_2F1 = 150  # |z| <= 1/2: 2^-150 leaves room for the parameters' growth k^(a+b-c)
+_MAX_CANCELLATION = 1e13  # (leaves 1e-19 of double-double's precision)
 _FINITE_TERMS_2F1 = 40  # the finite sum of the degenerate case: c - a - b up to 40
 
 
@@ -222,6 +304,21 @@ def _series_2f1(a, b, c, z):
     falling = jnp.abs((a + k) * (b + k) * z) < jnp.abs((c + k) * (k + 1))
     converged = falling & (jnp.abs(term) <= _eps(z) * jnp.abs(total))
     return total, converged, magnitude
+
+
+def _series_2f1_exact(a, b, c, z):
+    """`_series_2f1`'s sum carried in double-double (a, b and z doubles or double-doubles),
+    for the form chosen where every form cancels."""
+    a, b, z = [v if isinstance(v, tuple) else _dd(v) for v in (a, b, z)]
+    term = _dd(jnp.ones_like(z[0]))
+    total = term
+    for k in range(_SERIES_TERMS_2F1):
+        kk = jnp.full_like(z[0], k)
+        numerator = _dd_mul(_dd_mul(_dd_add_double(a, k), _dd_add_double(b, k)), z)
+        den = _dd_mul(_two_sum(c, kk), _dd(kk + 1))
+        term = _dd_div(_dd_mul(term, numerator), den)
+        total = _dd_add(total, term)
+    return total[0] + total[1]
 
 
 def _cancellation(total, magnitude):
@@ -301,7 +398,9 @@ def _near_one(a, b, c, s):
     euler_value, _, euler_size = _series_2f1(c - a, c - b, c, jnp.where(euler, 1 - s, 0.0))
     use_euler = euler & (~own | (_cancellation(euler_value, euler_size)
                                  < _cancellation(own_value, own_size)))
-    polynomial = jnp.where(use_euler, s ** m * euler_value, own_value)
+    polynomial = _series_2f1_exact(jnp.where(use_euler, c - a, a), jnp.where(use_euler, c - b, b),
+                                   c, jnp.where(own | euler, 1 - s, 0.0))
+    polynomial = jnp.where(use_euler, s ** m, 1.0) * polynomial
     integer = m == jnp.round(m)
     generic = _near_one_generic(a, b, jnp.where(integer, c + 0.5, c),
                                 jnp.where(integer, 0.25, s))
@@ -324,26 +423,40 @@ def _small_argument(a, b, c, x):
     converges within them."""
     reach = 0.75
     w_raw = x / (x - 1)
-    z = jnp.clip(x, -0.5, reach)
+    z = jnp.clip(x, -reach, reach)
     w = jnp.clip(w_raw, 0.0, reach)
-    forms = [(a, b, x, z, 1.0),
-             (c - a, c - b, x, z, (1 - z) ** (c - a - b)),
-             (a, c - b, jnp.where(x < 0, w_raw, np.inf), w, (1 - x) ** -a),
-             (b, c - a, jnp.where(x < 0, w_raw, np.inf), w, (1 - x) ** -b)]
+    # the double-double sum takes its parameters and argument without their rounding
+    w_exact = _dd_div(_dd(x), _two_sum(x, -jnp.ones_like(x)))
+    w_exact = (jnp.where(w == w_raw, w_exact[0], w), jnp.where(w == w_raw, w_exact[1], 0.0))
+    c_a, c_b = _two_sum(c, -a), _two_sum(c, -b)
+    forms = [(_dd(a), _dd(b), x, _dd(z), 1.0),
+             (c_a, c_b, x, _dd(z), (1 - z) ** (c - a - b)),
+             (_dd(a), c_b, jnp.where(x < 0, w_raw, np.inf), w_exact, (1 - x) ** -a),
+             (_dd(b), c_a, jnp.where(x < 0, w_raw, np.inf), w_exact, (1 - x) ** -b)]
     best = best_cancellation = None
     for p, q, raw, arg, factor in forms:
-        total, converged, size = _series_2f1(p, q, c, arg)
-        value = factor * total
-        beyond = (p > 0) & (q > 0) & (c > 0) & converged & (raw > 0.5) & (raw <= reach)
+        total, converged, size = _series_2f1(p[0], q[0], c, arg[0])
+        cancellation = _cancellation(total, size)
+        positive = (p[0] > 0) & (q[0] > 0) & (c > 0)
+        # beyond 1/2: converged within the terms, and cancelling less than double-double's
+        # precision can take
+        beyond = (converged & (jnp.abs(raw) <= reach)
+                  & (positive | (cancellation < _MAX_CANCELLATION)))
         valid = (jnp.abs(raw) <= 0.5) | beyond
-        cancellation = jnp.where(valid, _cancellation(total, size), np.inf)
+        cancellation = jnp.where(valid, cancellation, np.inf)
+        chosen = (*p, *q, *arg, factor, total)
         if best is None:
-            best, best_cancellation = value, cancellation
+            best, best_cancellation = chosen, cancellation
         else:
             better = cancellation < best_cancellation
-            best = jnp.where(better, value, best)
+            best = tuple(jnp.where(better, new, old) for new, old in zip(chosen, best))
             best_cancellation = jnp.where(better, cancellation, best_cancellation)
-    return best, best_cancellation
+    p_hi, p_lo, q_hi, q_lo, arg_hi, arg_lo, factor, total = best
+    # where the chosen form's terms cancel, its sum again in double-double
+    cancels = best_cancellation > 10
+    exact = _series_2f1_exact((p_hi, p_lo), (q_hi, q_lo), c,
+                              (jnp.where(cancels, arg_hi, 0.0), jnp.where(cancels, arg_lo, 0.0)))
+    return factor * jnp.where(cancels, exact, total), best_cancellation
 
 
 def _hyp2f1(a, b, c, x):
@@ -394,15 +507,18 @@ def hyp2f1(a, b, c, x):
     limit is used (Abramowitz & Stegun 15.3.10-12, with logarithms and digammas), for
     integers up to 40. x = 1 gives Gauss's sum where c - a - b > 0.
 
-    Accuracy in float64 against mpmath: 1e-13 relative for parameters in [-8, 5] and any
-    x <= 1 (measured ~2e-14), apart from the cancellations the sums cannot avoid: a and b
-    both below ~-7, ~1e-11 for x in [-3, -1/2]; parameters up to ~10 with c well below a
-    and b, ~5e-12 around x = -1; within d of an
+    Where the chosen form's terms cancel, its sum is carried in double-double arithmetic
+    (with its parameters and argument unrounded), and that lets forms whose terms alternate
+    serve up to an argument of 3/4 too where they converge.
+
+    Accuracy in float64 against mpmath: 1e-13 relative for parameters in [-10, 10.5] and
+    x in [-1.5, 1) (a and b both near -10 included; measured ~2e-14), and for parameters in
+    [-8, 5] at any x <= 1; apart from: x below -3 through the connection formula with
+    parameters near 10, up to ~1e-12 (the Gamma functions' rounding); within d of an
     integer c - a - b (not on it) the connection formula's two terms of size 1/d cancel,
     losing ~1e-16 / d; polynomial cases (a non-positive integer parameter) whose every form
     alternates, ~1e-12; near zeros of 2F1 the error is absolute. float32 computes in
-    float32: a few ulps where float64 is at 1e-14, the cancellation factor times more
-    where the sums cancel.
+    float32: a few ulps where float64 is at 1e-14.
 
     As JAX: inf for x > 1 (where the function is complex), at x = 1 where it diverges, and
     where c is a non-positive integer. Unlike JAX (whose series is inaccurate below x = -1

@@ -6,6 +6,7 @@ import jax.numpy as jjnp
 import numpy as np
 import pytest
 from jax import lax as jlax
+from jax_absent import needs_jax
 
 import didax
 from didax import lax
@@ -31,6 +32,7 @@ def test_against_jax(name, kwargs):
     assert_same(getattr(lax, name)(X, **kwargs), getattr(jlax, name)(X, **kwargs))
 
 
+@needs_jax  # (NumPy probes JAX's bfloat16 as a dtype)
 def test_ties_nans_and_dtypes_against_jax():
     for x in [np.array([3., 1, 3, 2, 3], np.float32), np.array([3., 1, 3, 1, 3], np.float16),
               X.astype(jjnp.bfloat16)]:

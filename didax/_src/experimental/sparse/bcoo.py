@@ -16,7 +16,15 @@ import numpy as np
 
 from didax._src import tree_util
 from didax._src.core import Tracer, get_aval
-from didax._src.experimental.sparse import conversions, duplicates, products, structure
+from didax._src.experimental.sparse import (
+    conversions,
+    duplicates,
+    products,
+    reorder,
+    sparse_sparse,
+    spdot,
+    structure,
+)
 from didax._src.experimental.sparse.parts import Parts, canonical_axes, info, is_sparse
 from didax._src.numpy import namespace as jnp
 from didax._src.primitives.sparse.layout import layout_of
@@ -165,14 +173,14 @@ class BCOO(JAXSparse):
         elementwise function that is not linear needs."""
         if self.unique_indices:
             return self
-        return BCOO._new(duplicates.sum_duplicates(self, self.nse))
+        return BCOO._new(reorder.sum_duplicates(self, self.nse))
 
     # -- structure -----------------------------------------------------------------------
 
     def transpose(self, axes=None) -> BCOO:
         """The transpose (dimensions reversed unless `axes` is given)."""
         axes = tuple(range(self.ndim))[::-1] if axes is None else axes
-        return BCOO._new(structure.transpose(self, axes))
+        return BCOO._new(reorder.transpose(self, axes))
 
     def reshape(self, *args, **kwargs) -> BCOO:
         """A reshape of the sparse dimensions only (see structure.reshape)."""
@@ -202,13 +210,13 @@ class BCOO(JAXSparse):
 
     def sort_indices(self) -> BCOO:
         """The same array, its stored elements in row-major order of position."""
-        return BCOO._new(duplicates.sort_indices(self))
+        return BCOO._new(reorder.sort_indices(self))
 
     def sum_duplicates(self, nse=None, remove_zeros: bool = True) -> BCOO:
         """One stored element per position (sorted); zeros removed first unless told not
         to; `nse` (the number kept) is needed under jit."""
         mat = duplicates.eliminate_zeros(self) if remove_zeros else self
-        return BCOO._new(duplicates.sum_duplicates(mat, nse))
+        return BCOO._new(reorder.sum_duplicates(mat, nse))
 
     # -- arithmetic ----------------------------------------------------------------------
 
@@ -236,9 +244,7 @@ class BCOO(JAXSparse):
 
     def __mul__(self, other):
         if is_sparse(other):
-            raise NotImplementedError("the product of two sparse arrays (bcoo_multiply_sparse) "
-                                      "is not implemented in didax; convert one with "
-                                      ".todense()")
+            return BCOO._new(sparse_sparse.multiply_sparse(self, other))
         return self._with_data(products.multiply_dense(self, other))
 
     __rmul__ = __mul__
@@ -250,9 +256,7 @@ class BCOO(JAXSparse):
 
     def __matmul__(self, other):
         if is_sparse(other):
-            raise NotImplementedError("the product of two sparse arrays (bcoo_spdot_general) "
-                                      "is not implemented in didax; convert one with "
-                                      ".todense()")
+            return BCOO._new(spdot.matmul(self, other))
         return products.matmul(self, other)
 
     def __rmatmul__(self, other):

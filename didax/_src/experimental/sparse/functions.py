@@ -10,10 +10,17 @@ import numpy as np
 from didax._src import dtypes
 from didax._src import random as jrandom
 from didax._src.core import get_aval
-from didax._src.experimental.sparse import conversions, duplicates, products, structure
+from didax._src.experimental.sparse import (
+    conversions,
+    products,
+    reorder,
+    spdot,
+    structure,
+)
 from didax._src.experimental.sparse.bcoo import BCOO, JAXSparse
 from didax._src.experimental.sparse.parts import canonical_axes
 from didax._src.numpy import namespace as jnp
+from didax._src.primitives.sparse import generic
 from didax._src.transforms.api import vmap
 
 
@@ -46,23 +53,26 @@ def bcoo_dot_general(lhs, rhs, *, dimension_numbers, precision=None,
                      preferred_element_type=None, out_sharding=None):
     """`lax.dot_general` where either operand may be a BCOO (a dense result)."""
     del precision, out_sharding  # (one device; NumPy's precision)
+    if isinstance(lhs, BCOO) and isinstance(rhs, BCOO):
+        out = BCOO._new(spdot.spdot_general(lhs, rhs, dimension_numbers))
+        return out if preferred_element_type is None else out.astype(preferred_element_type)
     return products.dot_general(lhs, rhs, dimension_numbers=dimension_numbers,
                                 preferred_element_type=preferred_element_type)
 
 
 def bcoo_transpose(mat, *, permutation) -> BCOO:
     """The transpose of a BCOO; batch, sparse and dense dimensions each stay in their group."""
-    return BCOO._new(structure.transpose(_bcoo("bcoo_transpose", mat), permutation))
+    return BCOO._new(reorder.transpose(_bcoo("bcoo_transpose", mat), permutation))
 
 
 def bcoo_sum_duplicates(mat, nse=None) -> BCOO:
     """One stored element per position, sorted; `nse` must be given under jit."""
-    return BCOO._new(duplicates.sum_duplicates(_bcoo("bcoo_sum_duplicates", mat), nse))
+    return BCOO._new(reorder.sum_duplicates(_bcoo("bcoo_sum_duplicates", mat), nse))
 
 
 def bcoo_sort_indices(mat) -> BCOO:
     """The stored elements in row-major order of their positions."""
-    return BCOO._new(duplicates.sort_indices(_bcoo("bcoo_sort_indices", mat)))
+    return BCOO._new(reorder.sort_indices(_bcoo("bcoo_sort_indices", mat)))
 
 
 def bcoo_multiply_dense(sp_mat, v):
@@ -85,10 +95,11 @@ def bcoo_reshape(mat, *, new_sizes, dimensions=None, sharding=None) -> BCOO:
 
 
 def todense(arr):
-    """The dense form of a sparse array; a dense array is returned as it is."""
+    """The dense form of a sparse array; a dense array is returned as it is (through
+    `todense_p`, which marks the densification for `sparsify`)."""
     if isinstance(arr, JAXSparse):
         return arr.todense()
-    return jnp.asarray(arr)
+    return generic.todense_p.bind(jnp.asarray(arr))
 
 
 def empty(shape, dtype=None, index_dtype="int32", sparse_format="bcoo", **kwds) -> BCOO:

@@ -30,6 +30,7 @@ from didax._src.base_prims import add_tangents, convert_element_type, transpose
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters.batching import matchaxis, moveaxis
 from didax._src.interpreters.transpose import is_undefined
+from didax._src.primitives.sparse import kernels
 from didax._src.primitives.sparse.layout import (
     broadcast_batch,
     check_dimension_numbers,
@@ -86,12 +87,7 @@ def _plan(dimension_numbers, lhs_ndim, nb, ns, rhs_ndim) -> _Plan:
                  free(nb, nb + ns), free(nb + ns, lhs_ndim), rfree)
 
 
-def _compute_dtype(dtype) -> np.dtype:
-    """16-bit floats are multiplied and summed in float32 (as XLA's CPU products do)."""
-    dtype = np.dtype(dtype)
-    if dtypes.kind(dtype) == "f" and dtype.itemsize < 4:
-        return np.dtype(np.float32)
-    return dtype
+_compute_dtype = kernels.compute_dtype
 
 
 def _arange_at(size, k, ndim):
@@ -151,6 +147,11 @@ def _dot_impl(data, indices, rhs, *, dimension_numbers, lhs_spinfo, preferred_el
     if data.size == 0 or rhs.size == 0 or math.prod(out_shape) == 0 or 0 in lhs_shape:
         return np.zeros(out_shape, out_dtype)
     cdt = _compute_dtype(out_dtype)
+    if (nb == 0 and ns == 2 and data.ndim == 1 and rhs.ndim in (1, 2)
+            and dimension_numbers in ((((1,), (0,)), ((), ())), (((0,), (0,)), ((), ())))):
+        c = dimension_numbers[0][0][0]  # (1: matrix @ rhs; 0: its transpose @ rhs)
+        return kernels.coo_matmul(data, indices[:, 1 - c], indices[:, c], rhs,
+                                  lhs_shape[1 - c], out_dtype)
     data = broadcast_batch(data, lhs_shape[:nb])
     data_t = data.transpose(plan.grid + (nb,)
                             + tuple(_dense_axis(d, plan) for d in plan.Dc + plan.Df))

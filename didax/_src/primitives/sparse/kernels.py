@@ -1,0 +1,312 @@
+"""Sparse matrix products (a COO or CSR matrix times a dense vector or matrix) in C, built at
+run time by the native tier's compiler and cache, with a NumPy fallback of the same bits.
+
+What both compute, for real floats: each stored element's product `data[k] * rhs[col, j]`
+in the compute dtype (float32 or float64), then every output entry summed in float64 in the
+order of the stored elements, starting from 0.0, and rounded once to the compute dtype.
+The fallback is `np.bincount` with those products as weights (a sequential float64 sum in
+input order), so the C loop and NumPy agree to the bit whichever runs, on every call.
+Elements whose row or column is out of bounds are dropped. Other dtypes (integers, bool,
+complex) take a NumPy path (`segment_sum`).
+
+The C module is built once per machine (cached on disk) as `didax_native_tier` says:
+"background" (the default) builds it in a thread while NumPy serves the first calls, "sync"
+before the first call returns, "off" never; "check" (a test mode) runs both and compares
+their bits.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from didax._src import dtypes
+from didax._src.compiler.native import cache, toolchain
+from didax._src.compiler.native.directory import cache_dir
+from didax._src.config import config
+from didax._src.errors import TierMismatchError
+from didax._src.primitives.sparse.layout import segment_sum
+
+_BODY = r"""
+#define DIDAX_DEF(NAME, VAL, IDX)                                                           \
+static void NAME##_coo(const VAL *restrict data, const IDX *restrict rows, npy_intp sr,     \
+                       const IDX *restrict cols, npy_intp sc, npy_intp nse,                 \
+                       const VAL *restrict B, npy_intp nB, npy_intp K,                      \
+                       double *restrict acc, VAL *restrict out, npy_intp nR) {              \
+    if (K == 1) { /* a row's consecutive elements summed in a register, from its value */   \
+        npy_intp cur = -1;                                                                  \
+        double a = 0.0;                                                                     \
+        for (npy_intp k = 0; k < nse; k++) {                                                \
+            npy_intp r = (npy_intp)rows[k * sr], c = (npy_intp)cols[k * sc];                \
+            if ((npy_uintp)r >= (npy_uintp)nR || (npy_uintp)c >= (npy_uintp)nB)             \
+                continue;                                                                   \
+            if (r != cur) {                                                                 \
+                if (cur >= 0) acc[cur] = a;                                                 \
+                cur = r;                                                                    \
+                a = acc[r];                                                                 \
+            }                                                                               \
+            VAL p = data[k] * B[c];                                                         \
+            a += (double)p;                                                                 \
+        }                                                                                   \
+        if (cur >= 0) acc[cur] = a;                                                         \
+    } else {                                                                                \
+        for (npy_intp k = 0; k < nse; k++) {                                                \
+            npy_intp r = (npy_intp)rows[k * sr], c = (npy_intp)cols[k * sc];                \
+            if ((npy_uintp)r >= (npy_uintp)nR || (npy_uintp)c >= (npy_uintp)nB)             \
+                continue;                                                                   \
+            const VAL d = data[k];                                                          \
+            const VAL *restrict b = B + c * K;                                              \
+            double *restrict o = acc + r * K;                                               \
+            for (npy_intp j = 0; j < K; j++) { VAL p = d * b[j]; o[j] += (double)p; }       \
+        }                                                                                   \
+    }                                                                                       \
+    for (npy_intp i = 0; i < nR * K; i++) out[i] = (VAL)acc[i];                             \
+}                                                                                           \
+/* Row r holds the elements k with indptr[r] <= k < indptr[r + 1] (within [0, nse)); each  \
+   row is summed in `acc` (K entries) and written out. */                                   \
+static void NAME##_csr(const VAL *restrict data, const IDX *restrict cols, npy_intp sc,     \
+                       const IDX *restrict indptr, npy_intp sp, npy_intp nse,               \
+                       const VAL *restrict B, npy_intp nB, npy_intp K,                      \
+                       double *restrict acc, VAL *restrict out, npy_intp nR) {              \
+    for (npy_intp r = 0; r < nR; r++) {                                                     \
+        npy_intp lo = (npy_intp)indptr[r * sp], hi = (npy_intp)indptr[(r + 1) * sp];        \
+        if (lo < 0) lo = 0;                                                                 \
+        if (hi > nse) hi = nse;                                                             \
+        if (K == 1) {                                                                       \
+            double a = 0.0;                                                                 \
+            for (npy_intp k = lo; k < hi; k++) {                                            \
+                npy_intp c = (npy_intp)cols[k * sc];                                        \
+                if ((npy_uintp)c >= (npy_uintp)nB) continue;                                \
+                VAL p = data[k] * B[c];                                                     \
+                a += (double)p;                                                             \
+            }                                                                               \
+            out[r] = (VAL)a;                                                                \
+            continue;                                                                       \
+        }                                                                                   \
+        for (npy_intp j = 0; j < K; j++) acc[j] = 0.0;                                      \
+        for (npy_intp k = lo; k < hi; k++) {                                                \
+            npy_intp c = (npy_intp)cols[k * sc];                                            \
+            if ((npy_uintp)c >= (npy_uintp)nB) continue;                                    \
+            const VAL d = data[k];                                                          \
+            const VAL *restrict b = B + c * K;                                              \
+            for (npy_intp j = 0; j < K; j++) { VAL p = d * b[j]; acc[j] += (double)p; }     \
+        }                                                                                   \
+        for (npy_intp j = 0; j < K; j++) out[r * K + j] = (VAL)acc[j];                      \
+    }                                                                                       \
+}
+
+DIDAX_DEF(f32_i32, float, npy_int32)
+DIDAX_DEF(f32_i64, float, npy_int64)
+DIDAX_DEF(f64_i32, double, npy_int32)
+DIDAX_DEF(f64_i64, double, npy_int64)
+
+/* product(csr, data, a, b, x, out): `data` (nse,), `x` (nB, K) and `out` (nR, K) are
+   C-contiguous arrays of one float dtype; `a` and `b` 1-D arrays of one index dtype, of any
+   stride: the rows and columns of a COO matrix, or (csr) the column indices and indptr of
+   a CSR one. */
+static PyObject *product(PyObject *self, PyObject *args) {
+    int csr;
+    PyArrayObject *data, *ia, *ib, *xa, *oa;
+    if (!PyArg_ParseTuple(args, "pO!O!O!O!O!", &csr, &PyArray_Type, &data, &PyArray_Type,
+                          &ia, &PyArray_Type, &ib, &PyArray_Type, &xa, &PyArray_Type, &oa))
+        return NULL;
+    int vt = PyArray_TYPE(data), it = PyArray_TYPE(ia);
+    npy_intp nse = PyArray_DIM(data, 0), nB = PyArray_DIM(xa, 0), K = PyArray_DIM(xa, 1);
+    npy_intp nR = PyArray_DIM(oa, 0), isz = PyArray_ITEMSIZE(ia);
+    npy_intp sa = PyArray_STRIDE(ia, 0) / isz, sb = PyArray_STRIDE(ib, 0) / isz;
+    const void *d = PyArray_DATA(data), *a = PyArray_DATA(ia), *b = PyArray_DATA(ib);
+    const void *x = PyArray_DATA(xa);
+    void *o = PyArray_DATA(oa);
+    npy_intp n_acc = csr ? K : nR * K;  /* (a CSR product sums one row at a time) */
+    double *acc = (double *)calloc((size_t)(n_acc > 0 ? n_acc : 1), sizeof(double));
+    if (acc == NULL) return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+#define DIDAX_CALL(NAME, VAL, IDX)                                                          \
+    if (!csr) NAME##_coo((const VAL *)d, (const IDX *)a, sa, (const IDX *)b, sb, nse,       \
+                         (const VAL *)x, nB, K, acc, (VAL *)o, nR);                         \
+    else NAME##_csr((const VAL *)d, (const IDX *)a, sa, (const IDX *)b, sb, nse,            \
+                    (const VAL *)x, nB, K, acc, (VAL *)o, nR);
+    if (vt == NPY_FLOAT32 && it == NPY_INT32) { DIDAX_CALL(f32_i32, float, npy_int32) }
+    else if (vt == NPY_FLOAT32) { DIDAX_CALL(f32_i64, float, npy_int64) }
+    else if (it == NPY_INT32) { DIDAX_CALL(f64_i32, double, npy_int32) }
+    else { DIDAX_CALL(f64_i64, double, npy_int64) }
+    Py_END_ALLOW_THREADS
+    free(acc);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {{"product", product, METH_VARARGS, NULL},
+                                {NULL, NULL, 0, NULL}};
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, DIDAX_STR(DIDAX_MODULE), NULL, -1,
+                                  methods};
+PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {
+    import_array();
+    return PyModule_Create(&def);
+}
+"""
+
+_C_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+_lock = threading.Lock()
+_state = {"module": None, "status": "unbuilt"}  # unbuilt, building, ready, none
+
+
+def _source() -> str:
+    return toolchain.module_prelude() + _BODY
+
+
+def _build(cached_only: bool):
+    """Loads (or builds) the C module; records it, or that there is none."""
+    tc = toolchain.toolchain()
+    directory = cache_dir() if tc is not None else None
+    if tc is None or directory is None:
+        _state["status"] = "none"
+        return
+    try:
+        if cached_only:
+            module = cache.load_cached(_source(), tc, directory)
+            if module is None:
+                return
+        else:
+            module = cache.load_or_build(_source(), tc, directory)
+    except Exception:  # (a failed build: NumPy serves every call, with the same bits)
+        _state["status"] = "none"
+        return
+    _state["module"], _state["status"] = module, "ready"
+
+
+def native_module(wait: bool = False):
+    """The C kernels' module, or None while it is not (yet) there. `wait` builds it now
+    unless the native tier is off."""
+    if _state["status"] == "ready":
+        return _state["module"]
+    mode = config.read("didax_native_tier")
+    if mode == "off" or _state["status"] == "none":
+        return None
+    with _lock:
+        if _state["status"] == "unbuilt":
+            _build(cached_only=True)
+            if _state["status"] == "unbuilt":
+                if wait or mode in ("sync", "check"):
+                    _build(cached_only=False)
+                else:
+                    _state["status"] = "building"
+                    threading.Thread(target=_background, daemon=True).start()
+    if wait and _state["status"] == "building":
+        _built.wait()
+    return _state["module"]
+
+
+_built = threading.Event()
+
+
+def _background():
+    try:
+        with _lock:
+            _build(cached_only=False)
+            if _state["status"] == "building":
+                _state["status"] = "none"
+    finally:
+        _built.set()
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """16-bit floats are multiplied and summed in float32 (as XLA's CPU products do)."""
+    dtype = np.dtype(dtype)
+    if dtypes.kind(dtype) == "f" and dtype.itemsize < 4:
+        return np.dtype(np.float32)
+    return dtype
+
+
+# ------------------------------------------------------------------------------------------
+# The products
+
+
+def coo_matmul(data, rows, cols, B, n_rows: int, out_dtype) -> np.ndarray:
+    """The matrix of `n_rows` rows holding `data[k]` at (rows[k], cols[k]) (duplicates
+    added; out of bounds dropped) times `B` (a vector or a matrix), in `out_dtype`."""
+    return _product(False, data, rows, cols, B, n_rows, out_dtype)
+
+
+def csr_matmul(data, indices, indptr, B, out_dtype) -> np.ndarray:
+    """The CSR matrix (data, indices, indptr) (row r: the elements from indptr[r] to
+    indptr[r + 1]; columns out of bounds dropped) times `B`, in `out_dtype`."""
+    indptr = np.asarray(indptr)
+    return _product(True, data, indices, indptr, B, indptr.shape[0] - 1, out_dtype)
+
+
+def _product(csr: bool, data, a, b, B, n_rows: int, out_dtype) -> np.ndarray:
+    out_dtype = np.dtype(out_dtype)
+    cdt = compute_dtype(out_dtype)
+    B = np.asarray(B)
+    shape = (n_rows,) + B.shape[1:]
+    K = int(np.prod(B.shape[1:], dtype=np.int64))
+    data = np.ascontiguousarray(np.asarray(data).astype(cdt, copy=False))
+    x = np.ascontiguousarray(B.astype(cdt, copy=False).reshape(B.shape[0], K))
+    a, b = _index_arrays(a, b)
+    if cdt not in _C_DTYPES:
+        rows, k = _csr_elements(b, n_rows, data.shape[0]) if csr else (a, None)
+        cols = a[k] if csr else b
+        out = _other_dtypes(data if k is None else data[k], rows, cols, x, n_rows)
+    else:
+        out = _run(csr, data, a, b, x, n_rows)
+    return out.reshape(shape).astype(out_dtype, copy=False)
+
+
+def _index_arrays(a, b):
+    """Both index arrays 1-D, in one of the C kernels' index dtypes (views where they are)."""
+    a, b = np.asarray(a), np.asarray(b)
+    both = np.result_type(a.dtype, b.dtype)
+    dtype = np.dtype(np.int32) if both == np.int32 else np.dtype(np.int64)
+    return a.reshape(-1).astype(dtype, copy=False), b.reshape(-1).astype(dtype, copy=False)
+
+
+def _run(csr: bool, data, a, b, x, n_rows: int) -> np.ndarray:
+    """The product of real floats: in C if its module is there, else NumPy's twin; in the
+    "check" mode both, compared bit for bit."""
+    module = native_module() if n_rows * x.shape[1] else None
+    if module is None:
+        return _twin(csr, data, a, b, x, n_rows)
+    want = _twin(csr, data, a, b, x, n_rows) if config.read("didax_native_tier") == "check" \
+        else None
+    out = np.empty((n_rows, x.shape[1]), data.dtype)
+    module.product(csr, data, a, b, x, out)
+    if want is not None and want.tobytes() != out.tobytes():
+        raise TierMismatchError("sparse product: the C kernel and its NumPy twin differ")
+    return out
+
+
+def _csr_elements(indptr, n_rows: int, nse: int):
+    """(row, element) of each element a CSR matrix holds, row by row, in the C kernel's
+    order: row r holds the k with indptr[r] <= k < indptr[r + 1], within [0, nse)."""
+    lo = np.clip(indptr[:-1].astype(np.int64), 0, nse)
+    hi = np.clip(indptr[1:].astype(np.int64), 0, nse)
+    counts = np.maximum(hi - lo, 0)
+    rows = np.repeat(np.arange(n_rows, dtype=np.int64), counts)
+    starts = np.cumsum(counts) - counts
+    k = np.arange(rows.shape[0], dtype=np.int64) - np.repeat(starts - lo, counts)
+    return rows, k
+
+
+def _twin(csr: bool, data, a, b, x, n_rows: int) -> np.ndarray:
+    """The C kernel's result in NumPy: the products in their dtype, each output entry summed
+    in float64 in element order (`np.bincount`), rounded once."""
+    if csr:
+        rows, k = _csr_elements(b, n_rows, data.shape[0])
+        data, cols = data[k], a[k]
+    else:
+        rows, cols = a.astype(np.int64), b
+    n_b, K = x.shape
+    ok = (rows >= 0) & (rows < n_rows) & (cols >= 0) & (cols < n_b)
+    rows, cols, data = rows[ok], cols[ok], data[ok]
+    products = (data[:, None] * x[cols]).astype(np.float64)
+    flat = (rows[:, None] * K + np.arange(K, dtype=np.int64)).reshape(-1)
+    acc = np.bincount(flat, products.reshape(-1), minlength=n_rows * K)
+    return acc.astype(data.dtype).reshape(n_rows, K)
+
+
+def _other_dtypes(data, rows, cols, x, n_rows: int) -> np.ndarray:
+    """Integers, bool and complex: the products summed per row by `segment_sum`."""
+    rows = np.asarray(rows, np.int64)
+    ok = (rows >= 0) & (rows < n_rows) & (cols >= 0) & (cols < x.shape[0])
+    return segment_sum(rows[ok], data[ok][:, None] * x[cols[ok]], n_rows)

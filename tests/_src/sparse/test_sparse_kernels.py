@@ -1,0 +1,74 @@
+"""The sparse product kernels: the C module and the NumPy fallback give the same bits
+(float32 and float64, int32 and int64 indices, entries out of bounds, empty rows), on every
+call, and the right values; other dtypes take the NumPy path."""
+import numpy as np
+import pytest
+
+from didax._src.compiler.native import toolchain
+from didax._src.config import flag_context
+from didax._src.primitives.sparse import kernels
+
+
+def _coo(rng, n_rows, n_cols, nse, index_dtype):
+    rows = rng.integers(-1, n_rows + 1, nse).astype(index_dtype)  # (some out of bounds)
+    cols = rng.integers(-1, n_cols + 1, nse).astype(index_dtype)
+    rows[: nse // 3] = 2  # (a row of many entries, and rows 0..n with none)
+    return rows, cols
+
+
+def _reference(data, rows, cols, B, n_rows):
+    ok = (rows >= 0) & (rows < n_rows) & (cols >= 0) & (cols < B.shape[0])
+    dense = np.zeros((n_rows, B.shape[0]))
+    np.add.at(dense, (rows[ok], cols[ok]), data[ok].astype(np.float64))
+    return dense @ B.astype(np.float64)
+
+
+def _csr(data, rows, cols, n_rows):
+    ok = (rows >= 0) & (rows < n_rows)
+    order = np.argsort(np.where(ok, rows, n_rows), kind="stable")
+    indptr = np.searchsorted(rows[order][: ok.sum()], np.arange(n_rows + 1))
+    return data[order], cols[order], indptr.astype(rows.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_native_and_numpy_agree_bitwise(dtype, index_dtype):
+    if toolchain.toolchain() is None:
+        pytest.skip("no C compiler: the NumPy fallback serves every product")
+    assert kernels.native_module(wait=True) is not None
+    rng = np.random.default_rng(1)
+    n_rows, n_cols, nse = 40, 30, 500
+    rows, cols = _coo(rng, n_rows, n_cols, nse, index_dtype)
+    data = rng.standard_normal(nse).astype(dtype)
+    for B in (rng.standard_normal(n_cols).astype(dtype),
+              rng.standard_normal((n_cols, 5)).astype(dtype)):
+        with flag_context("didax_native_tier", "check"):  # (raises if the bits differ)
+            coo = kernels.coo_matmul(data, rows, cols, B, n_rows, dtype)
+            d, c, indptr = _csr(data, rows, cols, n_rows)
+            csr = kernels.csr_matmul(d, c, indptr, B, dtype)
+            csr_strided = kernels.csr_matmul(d, np.stack([c, c], 1)[:, 0], indptr, B, dtype)
+        want = _reference(data, rows, cols, B.reshape(n_cols, -1), n_rows).reshape(coo.shape)
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(coo, want, rtol=tol, atol=tol)
+        np.testing.assert_allclose(csr, want, rtol=tol, atol=tol)
+        np.testing.assert_array_equal(csr_strided, csr)
+        with flag_context("didax_native_tier", "sync"):
+            again = kernels.coo_matmul(data, rows, cols, B, n_rows, dtype)
+        assert again.tobytes() == coo.tobytes() and coo.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.complex64, np.bool_, np.float16])
+def test_other_dtypes(dtype):
+    rng = np.random.default_rng(2)
+    rows, cols = _coo(rng, 6, 5, 20, np.int32)
+    data = (rng.standard_normal(20) * 3).astype(dtype)
+    B = (rng.standard_normal((5, 2)) * 3).astype(dtype)
+    got = kernels.coo_matmul(data, rows, cols, B, 6, dtype)
+    assert got.dtype == dtype
+    ok = (rows >= 0) & (rows < 6) & (cols >= 0) & (cols < 5)
+    dense = np.zeros((6, 5), complex)
+    np.add.at(dense, (rows[ok], cols[ok]), data[ok])
+    want = dense @ B.astype(complex)
+    if dtype != np.complex64:
+        want = want.real != 0 if dtype == np.bool_ else want.real
+    np.testing.assert_allclose(got.astype(want.dtype), want, rtol=2e-3, atol=2e-3)
