@@ -1,5 +1,6 @@
 """Mirrors `jax.monitoring`: listening to the events didax records (jit's trace and compile
-durations, under JAX's names; native builds) and recording events of one's own."""
+durations, under JAX's names; native builds, and the native tier's disk cache as JAX's
+persistent compilation cache) and recording events of one's own."""
 from didax._src.monitoring import (  # noqa: F401
     clear_event_listeners,
     record_event,

@@ -1,5 +1,7 @@
-"""Mirrors `jax.profiler`: traces of a program's own spans and of didax's recorded durations,
-written as Chrome trace-event files (Perfetto, TensorBoard); see didax/_src/profiler.py."""
+"""Mirrors `jax.profiler`: traces of a program's own spans, its jitted calls (with the tier
+that ran each), their tracing and compiling, native builds and pmap shards' collectives,
+written as Chrome trace-event files (Perfetto, TensorBoard; `python -m didax.profiler_svg`
+draws one); see didax/_src/profiler.py."""
 from didax._src.profiler import (  # noqa: F401
     ProfileData,
     ProfileEvent,

@@ -1,7 +1,15 @@
 """Events a program can listen to (`jax.monitoring`): didax records how long jit spends
 tracing a function and compiling it (under JAX's event names) and building its native code;
 anyone may record events of their own. Listeners are called at once, in the recording
-thread, in the order they were registered."""
+thread, in the order they were registered.
+
+The native tier's disk cache of built code is what JAX's persistent compilation cache is:
+each time native code is wanted for a function it is a compile request that uses the cache,
+then a hit (with the time it took to load) or a miss (built and stored), under JAX's names.
+Differences from JAX: a hit reports no `compile_time_saved_sec` (the cache keeps no build
+times), and the jit's in-memory cache reports a miss only as its tracing duration, as JAX
+does, and its hits not at all (they cost a jitted call nothing; `cache_info()` counts
+them)."""
 from __future__ import annotations
 
 import threading
@@ -12,6 +20,10 @@ _listeners: dict[str, list] = {"event": [], "duration": [], "time_span": [], "sc
 TRACE_DURATION = "/jax/core/compile/jaxpr_trace_duration"
 COMPILE_DURATION = "/jax/core/compile/backend_compile_duration"
 NATIVE_BUILD_DURATION = "/didax/native_tier/build_duration"
+CACHE_REQUESTS = "/jax/compilation_cache/compile_requests_use_cache"
+CACHE_HITS = "/jax/compilation_cache/cache_hits"
+CACHE_MISSES = "/jax/compilation_cache/cache_misses"
+CACHE_RETRIEVAL_TIME = "/jax/compilation_cache/cache_retrieval_time_sec"
 
 
 def _call(kind, *args, **kwargs):
@@ -73,3 +85,15 @@ def clear_event_listeners() -> None:
 def listening() -> bool:
     """Whether any duration listener is registered (callers skip timing otherwise)."""
     return bool(_listeners["duration"])
+
+
+def native_code_loaded(seconds: float, cached: bool) -> None:
+    """Reports native code for one function ready after `seconds`: loaded from the disk
+    cache (`cached`) or built and stored in it."""
+    record_event(CACHE_REQUESTS)
+    if cached:
+        record_event(CACHE_HITS)
+        record_event_duration_secs(CACHE_RETRIEVAL_TIME, seconds)
+    else:
+        record_event(CACHE_MISSES)
+    record_event_duration_secs(NATIVE_BUILD_DURATION, seconds, cached=int(cached))

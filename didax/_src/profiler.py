@@ -7,7 +7,18 @@ them as a Chrome trace-event file, which Perfetto (ui.perfetto.dev) and chrome:/
 open, at `<log_dir>/plugins/profile/<time>/<host>.trace.json.gz`, where TensorBoard's
 profile plugin looks. `ProfileData.from_file` reads such a file back. What needs XLA's
 runtime (a profiler server, device memory profiles, XSpace protobufs) raises
-NotImplementedError, naming it. Outside a trace an annotation costs a check of one global."""
+NotImplementedError, naming it.
+
+What didax itself puts in a trace: each call of a jitted function, `jit(name)`, with the tier
+that ran it (`args.tier`: "numpy" or "native", or "staged" for a call that ran no compiled
+code of its own: traced into an enclosing transformation, or run op by op under
+disable_jit), its tracing and compiling inside it; native builds on the thread that builds
+them; and each pmap shard's collectives (psum, all_gather...) on that shard's thread (the
+caller's for shard 0, `didax-device-k` for the others). Each thread is a line, named by a
+"M" (metadata) event; times are microseconds from the trace's start, and a duration
+reported through monitoring is placed to end when it was reported. Outside a trace all
+this costs the hot paths (a jitted call, a collective) a test of `recording`, one module
+attribute."""
 from __future__ import annotations
 
 import dataclasses
@@ -23,6 +34,7 @@ from didax._src import monitoring
 
 _lock = threading.Lock()
 _session: _Session | None = None
+recording = False  # whether a trace runs: the one thing the hot paths test
 
 
 @dataclasses.dataclass
@@ -50,10 +62,12 @@ class _Session:
         self.options = options
         self.events: list[dict] = []
         self.threads: dict[int, str] = {}
+        self.origin_ns = time.perf_counter_ns()  # (times are written from the trace's start)
 
     def add(self, name, start_ns, end_ns, args):
         thread = threading.current_thread()
-        event = {"name": name, "ph": "X", "ts": start_ns / 1e3,
+        start_ns = max(start_ns, self.origin_ns)  # (a span begun before the trace)
+        event = {"name": name, "ph": "X", "ts": (start_ns - self.origin_ns) / 1e3,
                  "dur": max(end_ns - start_ns, 0) / 1e3, "pid": os.getpid(),
                  "tid": thread.ident, "args": {k: _plain(v) for k, v in args.items()}}
         with _lock:
@@ -61,6 +75,8 @@ class _Session:
             self.threads.setdefault(thread.ident, thread.name)
 
     def on_duration(self, event, duration, **kwargs):  # (a monitoring listener)
+        if event == monitoring.CACHE_RETRIEVAL_TIME:  # (the native build's own span)
+            return
         end = time.perf_counter_ns()
         self.add(event, end - int(duration * 1e9), end, kwargs)
 
@@ -71,9 +87,9 @@ class _Session:
                  now_ns - int((now_s - end_time) * 1e9), kwargs)
 
     def trace_events(self) -> dict:
-        meta = [{"name": "thread_name", "ph": "M", "pid": os.getpid(), "tid": tid,
+        meta = [{"name": "thread_name", "ph": "M", "pid": os.getpid(), "tid": tid, "ts": 0,
                  "args": {"name": name}} for tid, name in self.threads.items()]
-        meta.append({"name": "process_name", "ph": "M", "pid": os.getpid(),
+        meta.append({"name": "process_name", "ph": "M", "pid": os.getpid(), "tid": 0, "ts": 0,
                      "args": {"name": f"/host:CPU ({socket.gethostname()})"}})
         return {"traceEvents": meta + sorted(self.events, key=lambda e: e["ts"]),
                 "displayTimeUnit": "ns"}
@@ -87,13 +103,14 @@ def start_trace(log_dir, create_perfetto_link: bool = False,
                 create_perfetto_trace: bool = False,
                 profiler_options: ProfileOptions | None = None) -> None:
     """Starts collecting spans for a trace written to `log_dir` by `stop_trace`."""
-    global _session
+    global _session, recording
     with _lock:
         if _session is not None:
             raise RuntimeError("Profile has already been started. Only one profile may be "
                                "run at a time: call jax.profiler.stop_trace() first.")
         _session = _Session(log_dir, create_perfetto_trace, create_perfetto_link,
                             profiler_options or ProfileOptions())
+        recording = True
     monitoring.register_event_duration_secs_listener(_session.on_duration)
     monitoring.register_event_time_span_listener(_session.on_time_span)
 
@@ -101,13 +118,17 @@ def start_trace(log_dir, create_perfetto_link: bool = False,
 def stop_trace() -> None:
     """Stops the trace and writes it (see the module's docstring); with
     `create_perfetto_trace`, also `perfetto_trace.json.gz` beside it."""
-    global _session
+    global _session, recording
     with _lock:
         session, _session = _session, None
+        recording = False
     if session is None:
         raise RuntimeError("No profile started: call jax.profiler.start_trace(log_dir) first.")
-    monitoring.unregister_event_duration_listener(session.on_duration)
-    monitoring.unregister_event_time_span_listener(session.on_time_span)
+    try:
+        monitoring.unregister_event_duration_listener(session.on_duration)
+        monitoring.unregister_event_time_span_listener(session.on_time_span)
+    except AssertionError:  # (monitoring.clear_event_listeners() ran during the trace)
+        pass
     run = time.strftime("%Y_%m_%d_%H_%M_%S")
     directory = os.path.join(session.log_dir, "plugins", "profile", run)
     os.makedirs(directory, exist_ok=True)
@@ -186,6 +207,38 @@ def annotate_function(func, name: str | None = None, **decorator_kwargs):
             return func(*args, **kwargs)
 
     return annotated
+
+
+# --------------------------------------------------------------------------------------
+# What didax's hot paths call while a trace runs (each behind a test of `recording`)
+
+_calls = threading.local()  # .tiers: a list per open jitted call of this thread
+
+
+def jit_call(name: str, call, args, kwargs):
+    """`call(args, kwargs)`, a jitted function's call, as a span `jit(name)` whose `tier` is
+    where it ran (set by `ran_on`; else "staged": see the module's docstring)."""
+    stack = getattr(_calls, "tiers", None)
+    if stack is None:
+        stack = _calls.tiers = []
+    info = {"tier": "staged"}
+    stack.append(info)
+    start = time.perf_counter_ns()
+    try:
+        return call(args, kwargs)
+    finally:
+        end = time.perf_counter_ns()
+        stack.pop()
+        session = _session
+        if session is not None:
+            session.add(f"jit({name})", start, end, info)
+
+
+def ran_on(tier: str) -> None:
+    """Names the tier ("numpy" or "native") running this thread's innermost jitted call."""
+    stack = getattr(_calls, "tiers", None)
+    if stack:
+        stack[-1]["tier"] = tier
 
 
 def _needs_runtime(what: str):

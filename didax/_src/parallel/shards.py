@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from didax._src import axis_env
+from didax._src import axis_env, profiler
 
 _REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
@@ -65,7 +65,13 @@ class ShardGroup:
         except threading.BrokenBarrierError:
             raise ShardAborted("another shard failed") from None
 
-    def _exchange(self, index: int, value, combine):
+    def _exchange(self, index: int, value, combine, what: str):
+        if profiler.recording:  # a trace runs: this shard's collective is a span on its thread
+            with profiler.TraceAnnotation(what, shard=index):
+                return self._exchange_now(index, value, combine)
+        return self._exchange_now(index, value, combine)
+
+    def _exchange_now(self, index: int, value, combine):
         k = index - self.offset
         if self._barrier is None:
             return combine([value])
@@ -95,7 +101,7 @@ class ShardGroup:
                 local = self.link.allreduce(np.asarray(local), op, self._sig(what))
             return local
 
-        return np.array(self._exchange(index, x, combine), copy=True)
+        return np.array(self._exchange(index, x, combine, what), copy=True)
 
     def allgather(self, index: int, x, what: str) -> list:
         """Every shard's `x`, in order of global index (read-only: copy before keeping)."""
@@ -105,7 +111,7 @@ class ShardGroup:
                 return [v for part in parts for v in part]
             return vals
 
-        return self._exchange(index, x, combine)
+        return self._exchange(index, x, combine, what)
 
     def permute(self, index: int, x, perm, what: str):
         """The `x` of the shard that sends to this one under `perm` ((source, destination)
@@ -114,9 +120,9 @@ class ShardGroup:
             def combine(vals):
                 return self.link.permute(np.stack(vals), self.offset, perm, self._sig(what))
 
-            got = self._exchange(index, x, combine)[index - self.offset]
+            got = self._exchange(index, x, combine, what)[index - self.offset]
         else:
-            vals = self._exchange(index, x, list)
+            vals = self._exchange(index, x, list, what)
             source = next((src for src, dst in perm if dst == index), None)
             got = None if source is None else vals[source - self.offset]
         return np.zeros_like(x) if got is None else np.array(got, copy=True)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from didax._src import caches, core, jit_events, monitoring
+from didax._src import caches, core, jit_events, monitoring, profiler
 from didax._src.compiler.native import tier
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.passes import optimize
@@ -404,6 +404,8 @@ class JitWrapped:
     # calling -------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        if profiler.recording:  # a trace runs: the call is a span of it, with its tier
+            return profiler.jit_call(self._name, self._call, args, kwargs)
         if not kwargs:
             out = self._mono(args)
             if out is not _MISS:
@@ -425,6 +427,8 @@ class JitWrapped:
             if entry.executable is None:
                 entry.executable = tier.tiered_executable(
                     entry.jaxpr if discharged is None else discharged.jaxpr, self._name)
+            if profiler.recording:  # (names the tier running this call in the trace)
+                profiler.ran_on(tier.tier_of(entry.executable))
             if discharged is not None and not discharged.same_signature:
                 return tree_unflatten(entry.out_tree, _run_with_refs(
                     entry.executable, discharged, flat, entry.out_avals))

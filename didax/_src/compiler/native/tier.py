@@ -129,6 +129,11 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
     exe.run = counting
 
 
+def tier_of(exe: compiler.Executable) -> str:
+    """The tier `exe`'s calls run on now: "native" once its native code is swapped in."""
+    return "native" if exe.native is not None and exe.native.status == "ready" else "numpy"
+
+
 def _has_loop(jaxpr) -> bool:
     """Whether `jaxpr` (or one inside it) runs a loop."""
     return _any_equation(jaxpr, lambda traits: traits.loop)
@@ -194,10 +199,11 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
                 return False
         else:
             start = time.perf_counter()
-            module = cache.load_or_build(plan.source, tc, directory)
-            if monitoring.listening():
-                monitoring.record_event_duration_secs(monitoring.NATIVE_BUILD_DURATION,
-                                                      time.perf_counter() - start)
+            module = cache.load_cached(plan.source, tc, directory)
+            hit = module is not None  # (else a miss of the cache: built and stored now)
+            if not hit:
+                module = cache.load_or_build(plan.source, tc, directory)
+            monitoring.native_code_loaded(time.perf_counter() - start, cached=hit)
         run = module.make((plan.python_segments, plan.consts, plan.loops))
     except Exception as e:  # a bug in code generation: the NumPy tier stays
         state.status = "failed"
