@@ -223,6 +223,10 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type=Non
     if not same_dtype:
         dt = _compute_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
         lhs, rhs = lhs.astype(dt, copy=False), rhs.astype(dt, copy=False)
+    # Row-major first: NumPy's matmul picks its BLAS routine (or its own loop) by the
+    # strides of the views below, so the bits would follow the operands' memory layout,
+    # which differs between jit's tiers (and between eager calls on equal values).
+    lhs, rhs = _in_row_major(lhs), _in_row_major(rhs)
     lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
     batch = [lhs.shape[d] for d in lb]
     lfree, rfree = [lhs.shape[d] for d in lf], [rhs.shape[d] for d in rf]

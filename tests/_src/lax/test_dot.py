@@ -13,6 +13,7 @@ from didax._src import core
 from didax._src.config import enable_x64, flag_context
 from didax._src.lax.dot import Precision, batch_matmul, dot, dot_general, dot_general_p
 from didax._src.transforms import api
+from didax._src.transforms.jit import jit
 from didax._src.transforms.public_test_util import check_grads
 
 MATMUL = (((1,), (0,)), ((), ()))
@@ -462,3 +463,24 @@ def test_print_jvp():
     d:f32[3,3] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a a
     e:f32[3,3] = add_any c d
   in (b, e) }"""
+
+
+def test_products_of_strided_operands_give_the_same_bits_on_both_tiers(jit_tier):
+    # A batched product whose batch dimensions do not lead goes through NumPy's matmul on
+    # views of its operands, whose BLAS routine follows their strides: operands in another
+    # memory layout (transposed views) once gave the native tier other last bits.
+    def f(a, b, c):
+        d = dot_general(c, b, (((2,), (3,)), ((0, 1), (0, 1))))
+        return dot_general(a, c, (((1,), (3,)), ((2, 3), (0, 1)))), d
+
+    rng = np.random.default_rng(0)
+    with enable_x64(True):
+        jitted = jit(f)
+        for _ in range(3):
+            a = rng.normal(size=(3, 2, 8, 1)).transpose(3, 2, 0, 1)
+            c = rng.normal(size=(8, 2, 3, 2)).transpose(2, 1, 3, 0)
+            b = rng.normal(size=(3, 2, 1, 2))
+            got = jitted(a, b, c)
+            want = jitted(np.ascontiguousarray(a), b, np.ascontiguousarray(c))
+            for g, w in zip(got, want):
+                assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
