@@ -1,10 +1,10 @@
 """Convolution: the `conv_general_dilated` primitive, with XLA's semantics.
 
-The impl works in the canonical layout (batch, feature, spatial...): it dilates and pads
-the input in one scatter, takes a strided view of all windows (strides and kernel
-dilation are just view strides), copies them into im2col patch matrices and contracts
-with one matmul batched over the groups. `dimension_numbers` only permutes into and out
-of that layout.
+The impl works in the canonical layout (batch, feature, spatial...), held channels-last: it
+dilates and pads the input in one scatter into (batch, spatial..., feature), takes a strided
+view of all windows (strides and kernel dilation are just view strides), copies them into
+im2col patch matrices and contracts with one matmul batched over the groups.
+`dimension_numbers` only permutes into and out of that layout.
 """
 from __future__ import annotations
 
@@ -252,12 +252,15 @@ def _conv_aval(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
 
 
 def _dilate_and_pad(x, dilation, padding):
-    """Inserts dilation - 1 zeros between spatial elements, then pads (negative crops)."""
+    """Inserts dilation - 1 zeros between spatial elements, then pads (negative crops).
+    `x` is (N, C, spatial...); the result is channels-last, (N, spatial..., C), as the
+    im2col copy wants it, so an NHWC operand is never transposed to NCHW and back."""
+    last = np.moveaxis(x, 1, -1)
     if all(d == 1 for d in dilation) and all(p == (0, 0) for p in padding):
-        return x
+        return np.ascontiguousarray(last)
     sizes = [lo + dilate_dim(n, d) + hi for n, d, (lo, hi) in zip(x.shape[2:], dilation, padding)]
-    out = np.zeros(x.shape[:2] + tuple(sizes), x.dtype)
-    src, dst = [slice(None)] * 2, [slice(None)] * 2
+    out = np.zeros(x.shape[:1] + tuple(sizes) + x.shape[1:2], x.dtype)
+    src, dst = [slice(None)], [slice(None)]
     for n, d, (lo, _), size in zip(x.shape[2:], dilation, padding, sizes):
         # Input element j lands at lo + j * d; keep those that land inside [0, size).
         first = max(0, -(lo // d))
@@ -266,19 +269,19 @@ def _dilate_and_pad(x, dilation, padding):
             return out
         src.append(slice(first, stop))
         dst.append(slice(lo + first * d, lo + (stop - 1) * d + 1, d))
-    out[tuple(dst)] = x[tuple(src)]
+    out[tuple(dst)] = last[tuple(src)]
     return out
 
 
 def _conv_canonical(x, w, strides, rhs_dilation, feature_group_count, batch_group_count,
                     out_shape):
-    """Convolution of x (N, C, spatial...) with w (O, I, window...), as one batched matmul of
-    im2col patches. They are gathered channels-last, so the copy moves contiguous runs."""
+    """Convolution of x (N, spatial..., C), C-contiguous, with w (O, I, window...), as one
+    batched matmul of im2col patches, gathered channels-last so the copy moves contiguous
+    runs. The result is (N, O, spatial...), a view of a channels-last array if no groups."""
     if math.prod(out_shape) == 0:
         return np.zeros(out_shape, x.dtype)
     nsp = x.ndim - 2
-    (n, c), window, out_sp = x.shape[:2], w.shape[2:], out_shape[2:]
-    x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    n, c, window, out_sp = x.shape[0], x.shape[-1], w.shape[2:], out_shape[2:]
     st = x.strides
     windows = as_strided(  # (N, out spatial..., window..., C): every window, without copying
         x, (n,) + out_sp + window + (c,),
@@ -296,6 +299,8 @@ def _conv_canonical(x, w, strides, rhs_dilation, feature_group_count, batch_grou
     kernel = np.moveaxis(w.reshape((g, og) + w.shape[1:]), 1, -1)  # (G, I, window..., O/G)
     kernel = np.moveaxis(kernel, 1, -2).reshape(g, -1, og)  # rows ordered like patch columns
     out = np.matmul(patches, kernel).reshape((g, rows) + out_sp + (og,))
+    if g == 1:
+        return np.moveaxis(out[0], -1, 1)
     return out.transpose((1, 0, nsp + 2) + tuple(range(2, nsp + 2))).reshape(out_shape)
 
 
@@ -309,7 +314,8 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     x = _dilate_and_pad(lhs.transpose(lhs_spec), lhs_dilation, padding)
     w = rhs.transpose(rhs_spec)
     w_sp = tuple(dilate_dim(k, r) for k, r in zip(w.shape[2:], rhs_dilation))
-    out_shape = conv_shape_tuple(x.shape, w.shape[:2] + w_sp, window_strides,
+    x_shape = (x.shape[0], x.shape[-1]) + x.shape[1:-1]
+    out_shape = conv_shape_tuple(x_shape, w.shape[:2] + w_sp, window_strides,
                                  [(0, 0)] * len(w_sp), batch_group_count)
     out = _conv_canonical(x, w, window_strides, rhs_dilation, feature_group_count,
                           batch_group_count, out_shape)

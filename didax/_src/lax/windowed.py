@@ -14,7 +14,9 @@ every order stay within these five primitives. Selection reproduces XLA's: eleme
 visited in order and a later one replaces the choice unless `choice >= element` (`<=` for
 min), which picks the first of tied elements and decides NaNs as XLA does; padding and
 dilation holes are skipped by the gather and selectable (as the identity) by the scatter,
-as on XLA's CPU backend.
+as on XLA's CPU backend. `select_and_scatter_add` (the max-pool gradient) runs as one C
+loop over the windows where the native tier has built it (`window_kernels`), with the NumPy
+path as its twin of the same bits.
 
 Any other computation runs as a composition: the padded operands are sliced once per window
 position and folded into the initial values in that same order.
@@ -32,6 +34,7 @@ from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters.batching import bdim_at_front
 from didax._src.interpreters.jvp import defjvp, deflinear
 from didax._src.interpreters.transpose import is_undefined
+from didax._src.lax import window_kernels
 from didax._src.lax.conv import _vjp_lhs_padding, dilate_dim, padtype_to_pads
 from didax._src.lax.elementwise import add, convert_element_type, ge_p, le_p, select_n
 from didax._src.lax.elementwise import max as lax_max
@@ -344,19 +347,36 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
     identity = (max_identity if select_prim is ge_p else min_identity)(operand.dtype)
     ones = (1,) * ndim
     full, place, crop = _placement(operand.shape, padding, ones)
-    buf = np.full(full, identity, operand.dtype)
-    buf[place] = operand
+    if full == operand.shape:
+        buf = np.ascontiguousarray(operand)
+    else:
+        buf = np.full(full, identity, operand.dtype)
+        buf[place] = operand
     window = (window_dimensions, window_strides, window_dilation)
-    keys = _windows(buf[crop], *window)
-    where = _windows(np.arange(buf.size).reshape(full)[crop], *window)
-    first, *rest = _positions(window_dimensions)
-    key, chosen = np.array(keys[first]), np.array(where[first])
-    for k in rest:
-        take = _selects(select_prim, key, keys[k])
-        np.copyto(key, keys[k], where=take)
-        np.copyto(chosen, where[k], where=take)
-    total = np.zeros(buf.size, source.dtype)
-    np.add.at(total, chosen.reshape(-1), source.reshape(-1))
+
+    def numpy_twin():
+        keys = _windows(buf[crop], *window)
+        where = _windows(np.arange(buf.size).reshape(full)[crop], *window)
+        first, *rest = _positions(window_dimensions)
+        key, chosen = np.array(keys[first]), np.array(where[first])
+        for k in rest:
+            take = _selects(select_prim, key, keys[k])
+            np.copyto(key, keys[k], where=take)
+            np.copyto(chosen, where[k], where=take)
+        total = np.zeros(buf.size, source.dtype)
+        np.add.at(total, chosen.reshape(-1), source.reshape(-1))
+        return total
+
+    strides = [math.prod(full[d + 1:]) for d in range(ndim)]  # of buf, in elements
+    offsets = [sum(i * r * m for i, r, m in zip(k, window_dilation, strides))
+               for k in np.ndindex(*window_dimensions)]
+    total = window_kernels.scatter_selected(
+        buf, source, [s * m for s, m in zip(window_strides, strides)], offsets,
+        sum(c.start * m for c, m in zip(crop, strides)), select_prim is ge_p, numpy_twin)
+    if total is None:
+        total = numpy_twin()
+    if full == operand.shape:
+        return total.reshape(full)
     out[...] = total.reshape(full)[place]
     return out
 
