@@ -1,8 +1,10 @@
 """Sparse products: a 10^5 x 10^5 matrix with 10^6 stored elements times a dense vector and
 times a dense (10^5, 16) matrix, as didax BCOO, BCSR and CSR (eager and under jit) against
-scipy.sparse CSR, one thread each, interleaved rounds; reported as medians and as ratios of
-medians (didax / SciPy: below 1 is faster). Every product is checked against SciPy first.
-The C kernels (primitives/sparse/kernels.py) are built (or loaded from the cache) first.
+scipy.sparse CSR, one thread each, interleaved rounds, each timed call right after an untimed
+one of the same product (else a case pays for the cache its predecessor's operands evicted);
+reported as medians and as ratios of medians (didax / SciPy: below 1 is faster). Every
+product is checked against SciPy first. The C kernels (primitives/sparse/kernels.py) are
+built (or loaded from the cache) first.
 
     taskset -c 0 python benchmarks/sparse_products.py [--rounds N]
 """
@@ -71,6 +73,7 @@ def main():
     times = {key: [] for key in table}
     for _ in range(args.rounds):
         for key, fn in table.items():
+            fn()  # (untimed: each case timed with its operands in cache, as in a loop)
             t = time.perf_counter()
             fn()
             times[key].append(time.perf_counter() - t)

@@ -385,6 +385,99 @@ def _near_one_degenerate(a, b, n, s):
     return finite + infinite
 
 
+# (Bernoulli numbers B_2n / (2n (2n - 1)): the coefficients of Stirling's series for lgamma)
+_STIRLING_COEFFICIENTS = [1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360,
+                          1 / 156, -3617 / 122400]
+_STIRLING_FROM = 10  # (where the series' eighth term is below double's rounding)
+_NEAR_INTEGER = 0.125  # |c - a - b - n| below this: the uniform form of the limit
+
+
+def _log_gamma_step(y, e):
+    """log(Gamma(y + e) / Gamma(y)) for y > 0 and y + e > 0, with the accuracy relative
+    to e that the difference of two lgammas lacks: Stirling's series differenced term by
+    term, after the recurrence has moved y past 10."""
+    shifted = jnp.zeros_like(y)
+    z = y
+    for _ in range(_STIRLING_FROM):
+        low = z < _STIRLING_FROM
+        shifted = shifted + jnp.where(low, jnp.log1p(e / z), 0.0)
+        z = jnp.where(low, z + 1, z)
+    log_ratio = jnp.log1p(e / z)
+    step = (z - 0.5) * log_ratio + e * jnp.log(z + e) - e
+    power = 1 / z
+    for n, coefficient in enumerate(_STIRLING_COEFFICIENTS, 1):
+        step = step + coefficient * power * jnp.expm1((1 - 2 * n) * log_ratio)
+        power = power / (z * z)
+    return step - shifted
+
+
+def _gamma_step_ratio(x, e):
+    """(Gamma(x) / Gamma(x + e) - 1) / e, accurate however small e (0 < |e| <= 1/4; x and
+    x + e not poles). Below x = 1/2 through the reflection formula: Gamma(x + e) / Gamma(x)
+    = Gamma(1 - x) / Gamma(1 - x - e) * sin(pi x) / sin(pi (x + e))."""
+    reflect = x < 0.5
+    step = _log_gamma_step(jnp.where(reflect, 1 - x - e, x), e)
+    offset = x - jnp.round(x)  # (exact: the sines' period without its rounding)
+    offset = jnp.where(offset == 0, 0.5, offset)
+    # sin(pi (x + e)) / sin(pi x) - 1
+    t = (jnp.sin(np.pi * e) * jnp.cos(np.pi * offset) / jnp.sin(np.pi * offset)
+         - 2 * jnp.sin(0.5 * np.pi * e) ** 2)
+    t = jnp.where(reflect, t, 0.0)
+    near = t > -0.5
+    log_sine_ratio = jnp.where(near, jnp.log1p(jnp.where(near, t, 0.0)),
+                               jnp.log(jnp.abs(jnp.where(near, 1.0, 1 + t))))
+    log_ratio = step - log_sine_ratio  # log |Gamma(x + e) / Gamma(x)|
+    ratio_minus_one = jnp.where(1 + t > 0, jnp.expm1(-log_ratio), -jnp.exp(-log_ratio) - 1)
+    return ratio_minus_one / e
+
+
+def _near_one_near_integer(a, b, n, e, s):
+    """2F1(a, b; a + b + n + e; 1 - s) for an integer n >= 0, 0 < |e| <= 1/8 and
+    0 < s <= 1/2: the connection formula with its two terms' poles in e cancelled
+    analytically (as Buhring's and Forrey's forms of the limit), so that it tends to the
+    limit of integer c - a - b without the loss of 1/e. With g_k(d) = Gamma(a+n+k+d)
+    Gamma(b+n+k+d) / (Gamma(1+n+k+d) Gamma(1+k-e+d)), the infinite part is (-1)^n
+    pi e / sin(pi e) Gamma(c) / (Gamma(a) Gamma(b) Gamma(a+n+e) Gamma(b+n+e)) s^n
+    sum_k s^k [(g_k(0) - g_k(e)) / e + (1 - s^e) / e g_k(e)], the differences carried
+    by their own recurrence from Gamma ratios differenced without cancellation."""
+    c = a + b + n + e
+    finite = jnp.zeros_like(s)
+    term = jnp.ones_like(s)
+    for k in range(_FINITE_TERMS_2F1):
+        finite = finite + jnp.where(k < n, term, 0.0)
+        den = jnp.where(k + 1 < n, 1 - n - e + k, 1.0)  # (only the terms before n are kept)
+        term = term * ((a + k) * (b + k) / ((k + 1) * den)) * s
+    finite = _gamma_ratio([c, jnp.where(n == 0, 1.0, n + e)], [c - a, c - b]) * finite
+    finite = jnp.where(n == 0, 0.0, finite)
+    inverse_factorial = jnp.exp(-lax.lgamma(n + 1))
+    step_a = _gamma_step_ratio(a + n, e)
+    step_b = _gamma_step_ratio(b + n, e)
+    step_one = -_gamma_step_ratio(jnp.ones_like(e), -e)
+    step_n = _gamma_step_ratio(n + 1, e)
+    # (g_0(0) - g_0(e)) / e and g_0(e), over Gamma(a+n+e) Gamma(b+n+e)
+    difference = inverse_factorial * (
+        step_a + step_b + step_one - step_n
+        + e * (step_a * step_b + (step_a + step_b) * step_one)
+        + e * e * step_a * step_b * step_one)
+    value = inverse_factorial * (1 + e * step_n)
+    log_s = jnp.log(s)
+    power_difference = -jnp.expm1(e * log_s) / e  # (1 - s^e) / e
+    total = jnp.zeros_like(s)
+    for k in range(_SERIES_TERMS_2F1):
+        total = total + (difference + power_difference * value)
+        alpha, beta, gamma, eta = a + n + k, b + n + k, 1.0 + n + k, 1.0 + k - e
+        at_zero = alpha * beta / (gamma * eta)
+        at_e = (alpha + e) * (beta + e) / ((gamma + e) * (k + 1))
+        change = ((alpha * beta * (gamma + eta + e) - gamma * eta * (alpha + beta + e))
+                  / (gamma * eta * (gamma + e) * (k + 1)))
+        difference = (difference * at_zero + value * change) * s
+        value = value * at_e * s
+    sign = jnp.cos(np.pi * n)  # (-1)^n
+    pi_e = np.pi * e
+    infinite = sign * pi_e / jnp.sin(pi_e) * _gamma_ratio([c], [a, b]) * s ** n * total
+    return finite + infinite
+
+
 def _near_one(a, b, c, s):
     """2F1(a, b; c; 1 - s) for 0 < s <= 1/2; where c - a - b is a negative integer,
     Euler's transformation 2F1(a, b; c; x) = s^(c-a-b) 2F1(c-a, c-b; c; x) makes it positive.
@@ -412,6 +505,21 @@ def _near_one(a, b, c, s):
     degenerate = _near_one_degenerate(jnp.where(usable, a2, 0.5), jnp.where(usable, b2, 0.5),
                                       n, jnp.where(integer, s, 0.25))
     degenerate = jnp.where(flip, s ** m, 1.0) * degenerate
+    # c - a - b within 1/8 of an integer (not on it): the limit's uniform form, where its
+    # Gamma functions have no poles (where they have, the generic formula is exact)
+    nearest = jnp.round(m)
+    flip_near = nearest < 0
+    a3 = jnp.where(flip_near, c - a, a)
+    b3 = jnp.where(flip_near, c - b, b)
+    near = (~integer & (jnp.abs(m - nearest) < _NEAR_INTEGER) & ~_is_nonpositive_integer(a3)
+            & ~_is_nonpositive_integer(b3) & ~_is_nonpositive_integer(c - a3)
+            & ~_is_nonpositive_integer(c - b3))
+    n3 = jnp.where(near, jnp.abs(nearest), 0.0)
+    e3 = jnp.where(near, (c - a3 - b3) - n3, _NEAR_INTEGER / 2)
+    near_integer = _near_one_near_integer(jnp.where(near, a3, 0.5), jnp.where(near, b3, 0.5),
+                                          n3, e3, jnp.where(near, s, 0.25))
+    near_integer = jnp.where(flip_near, s ** m, 1.0) * near_integer
+    generic = jnp.where(near, near_integer, generic)
     return jnp.where(integer, jnp.where(usable, degenerate, polynomial), generic)
 
 
@@ -459,8 +567,41 @@ def _small_argument(a, b, c, x):
     return factor * jnp.where(cancels, exact, total), best_cancellation
 
 
+_LONG_REACH = 0.9  # (an argument up to which a series of positive terms converges within
+_LONG_TERMS = 500  # these, for parameters to ~10)
+
+
+def _positive_series_beyond(a, b, c, x):
+    """2F1 by a longer series where the connection formulas' two terms cancel (arguments
+    between 3/4 and 9/10: x itself, or Pfaff's x/(x-1) for x down to -9), in a form whose
+    terms are all positive (no rounding magnified); with where one is and converges."""
+    w = x / (x - 1)
+    forms = [(a, b, x), (c - a, c - b, x), (a, c - b, w), (b, c - a, w)]
+    found = jnp.zeros(jnp.shape(x), bool)
+    p = q = z = jnp.zeros_like(x)
+    for p_form, q_form, z_form in forms:
+        usable = ~found & (p_form > 0) & (q_form > 0) & (c > 0) & (z_form > 0.5)
+        usable = usable & (z_form <= _LONG_REACH)
+        p, q, z = [jnp.where(usable, new, old) for new, old in
+                   zip((p_form, q_form, z_form), (p, q, z))]
+        found = found | usable
+    term = jnp.ones_like(x)
+    total = term
+    for k in range(_LONG_TERMS):
+        term = term * ((p + k) * (q + k) / ((c + k) * (k + 1))) * z
+        total = total + term
+    converged = found & (term <= _eps(x) * total)
+    converged = converged & ((p + _LONG_TERMS) * (q + _LONG_TERMS) * z
+                             < (c + _LONG_TERMS) * (_LONG_TERMS + 1))
+    # the forms' factors: 1, (1-x)^(c-a-b), (1-x)^-a, (1-x)^-b
+    euler = (z == x) & ((p != a) | (q != b))
+    exponent = jnp.where(z == x, jnp.where(euler, c - a - b, 0.0), -jnp.where(p == a, a, b))
+    return (1 - x) ** exponent * total, converged
+
+
 def _hyp2f1(a, b, c, x):
     """2F1 for x < 1 and c not a pole: a series form (`_small_argument`) where one is valid,
+    else a longer series of positive terms where one converges (`_positive_series_beyond`),
     else the connection formula in 1 - x above 1/2, and Pfaff's transformation followed by
     it (in 1/(1-x)) below -1; a terminating series is summed as it is where its terms do
     not cancel."""
@@ -474,6 +615,9 @@ def _hyp2f1(a, b, c, x):
     near = _near_one(a, b_small, c, jnp.clip(s, np.finfo(get_aval(x).dtype).tiny, 0.5))
     near = jnp.where(pfaff, (1 - x) ** -a, 1.0) * near
     transformed = jnp.where(jnp.isfinite(small_cancellation), small, near)
+    positive, positive_ok = _positive_series_beyond(a, b, c, x)
+    transformed = jnp.where(~jnp.isfinite(small_cancellation) & positive_ok, positive,
+                            transformed)
     # a terminating series is summed as it is unless its terms cancel
     use_direct = terminating & ((jnp.abs(x) <= 0.5) | (_cancellation(direct, direct_size) < 100))
     return jnp.where(use_direct, direct, transformed)
@@ -505,20 +649,29 @@ def hyp2f1(a, b, c, x):
     uses the connection formula in 1 - x, x < -1 Pfaff's transformation then that formula
     in 1/(1-x). Where the formula's c - a - b (after Pfaff's, b - a) is an integer its
     limit is used (Abramowitz & Stegun 15.3.10-12, with logarithms and digammas), for
-    integers up to 40. x = 1 gives Gauss's sum where c - a - b > 0.
+    integers up to 40; within 1/8 of an integer, that limit's uniform form in the distance
+    e (Buhring's, Forrey's: the two terms' poles in e cancelled analytically, with Gamma
+    ratios differenced by Stirling's series), which has no loss of 1/e. Where the formula's
+    two terms cancel (arguments 3/4 to 9/10 of x or x/(x-1), i.e. x in (3/4, 9/10] or
+    [-9, -3)), a form whose terms are all positive, if one is, is summed instead (500
+    terms). x = 1 gives Gauss's sum where c - a - b > 0.
 
     Where the chosen form's terms cancel, its sum is carried in double-double arithmetic
     (with its parameters and argument unrounded), and that lets forms whose terms alternate
     serve up to an argument of 3/4 too where they converge.
 
     Accuracy in float64 against mpmath: 1e-13 relative for parameters in [-10, 10.5] and
-    x in [-1.5, 1) (a and b both near -10 included; measured ~2e-14), and for parameters in
-    [-8, 5] at any x <= 1; apart from: x below -3 through the connection formula with
-    parameters near 10, up to ~1e-12 (the Gamma functions' rounding); within d of an
-    integer c - a - b (not on it) the connection formula's two terms of size 1/d cancel,
-    losing ~1e-16 / d; polynomial cases (a non-positive integer parameter) whose every form
-    alternates, ~1e-12; near zeros of 2F1 the error is absolute. float32 computes in
-    float32: a few ulps where float64 is at 1e-14.
+    x in [-1.5, 1) (a and b both near -10 included; measured ~2e-14), for parameters in
+    [-8, 5] at any x <= 1 (c - a - b at or near an integer included, however near; but
+    ~2e-13 for a and b both negative at x in [-9, -3)), and for positive parameters up to
+    10.5 at any x <= 9/10. Short of it: x in [-9, -3) or
+    (9/10, 1) with parameters near 10 where no form has positive terms (e.g. a and b near
+    -10, or c well below a and b) or beyond it (x near 1, or c ~ 20 with x below -9), where
+    the connection formula's terms cancel by 1e3 to 1e6: up to ~1e-12, and ~1e-10 at c ~ 20
+    (its Gamma functions' rounding, magnified); polynomial cases (a non-positive integer
+    parameter) whose every form alternates, ~1e-12; c very near a pole; near zeros of
+    2F1 the error is absolute. float32 computes in float32: a few ulps where float64 is at
+    1e-14.
 
     As JAX: inf for x > 1 (where the function is complex), at x = 1 where it diverges, and
     where c is a non-positive integer. Unlike JAX (whose series is inaccurate below x = -1

@@ -103,11 +103,24 @@ def test_hyp2f1_float64_integer_c_minus_a_minus_b():
 
 
 def test_hyp2f1_float64_near_an_integer_c_minus_a_minus_b():
-    """Within d of an integer c - a - b the error grows like 1e-16 / d, as documented."""
-    for d in [1e-3, 1e-6]:
-        grid = [(1.5, 2.25, 3.75 + m + d, x) for m in [0, 2, -1] for x in [0.7, 0.95, -4.0]]
-        err, _ = _relative_errors(special.hyp2f1, mpmath.hyp2f1, grid)
-        assert err.max() < 1e-15 / d, (d, err.max())
+    """Within 1/8 of an integer c - a - b (below -1, b - a), not on it: the limit's uniform
+    form, whose accuracy does not depend on the distance d."""
+    grid = []
+    for a, b in [(1.5, 2.25), (0.25, 1.0), (-2.5, 1.5), (3.25, -0.75)]:
+        for m, d in itertools.product([0, 2, -1, -3], [1e-12, 1e-6, -1e-3, 0.05, -0.12]):
+            for x in [0.7, 0.95, 0.999, -1.5, -4.0, -1e6]:
+                grid += [(a, b, a + b + m + d, x), (a, a + m + d, 2.5, x)]
+    grid = [p for p in grid if p[2] > 0.5]  # (away from the poles in c)
+    _assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
+
+
+def test_hyp2f1_float64_below_minus_three_parameters_to_ten():
+    """x below -3 (and above 3/4) with parameters near 10, where the connection formula's
+    two terms cancel: the series of positive terms up to an argument of 9/10."""
+    params = [6.25, 8.125, 10.5]
+    grid = [(a, b, c, x) for a, b, c, x in itertools.product(
+        params, params, params, [-3.5, -5.0, -8.5, -12.0, -20.0, 0.8, 0.9]) if a <= b]
+    _assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
 
 
 def test_hyp2f1_gauss_sum_at_one():
@@ -222,9 +235,13 @@ def test_derivatives_in_x():
             check_grads(f, (x,), order=order, modes=("fwd", "rev"))
             np.testing.assert_allclose(didax.grad(f)(x), a / b * special.hyp1f1(a + 1, b + 1, x),
                                        rtol=1e-14)
+        # hyp2f1: d/dx = ab/c hyp2f1(a+1, b+1, c+1, x), in both modes, through the series and
+        # Pfaff's transformation (one array: each call is long)
         f = lambda x: special.hyp2f1(1.5, 0.5, 3.25, x)  # noqa: E731
-        for x in [0.3, -2.0]:  # (the series, and Pfaff's transformation)
-            check_grads(f, (x,), order=1, modes=("fwd", "rev"))
+        x = np.array([0.3, -2.0])
+        want = 1.5 * 0.5 / 3.25 * np.asarray(special.hyp2f1(2.5, 1.5, 4.25, x))
+        np.testing.assert_allclose(didax.vmap(didax.grad(f))(x), want, rtol=1e-12)
+        np.testing.assert_allclose(didax.jvp(f, (x,), (np.ones(2),))[1], want, rtol=1e-12)
 
 
 def test_derivatives_as_jax():
@@ -233,9 +250,9 @@ def test_derivatives_as_jax():
     points = np.array([(1.0, 2.0, 0.5), (0.5, 3.0, 40.0), (2.5, 1.5, -3.0)])
     with both_x64():
         want = jax.vmap(jax.grad(jspecial.hyp1f1, (0, 1, 2)))(*points.T)
-        for point, *expected in zip(points, *want):
-            got = didax.grad(special.hyp1f1, (0, 1, 2))(*point)
-            np.testing.assert_allclose(got, expected, rtol=1e-10)
+        got = didax.vmap(didax.grad(special.hyp1f1, (0, 1, 2)))(*points.T)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-10)
         point = (1.5, 0.5, 3.25, 0.3)
         np.testing.assert_allclose(didax.grad(special.hyp2f1, (0, 1, 2, 3))(*point),
                                    jax.grad(jspecial.hyp2f1, (0, 1, 2, 3))(*point), rtol=1e-10)
@@ -244,6 +261,16 @@ def test_derivatives_as_jax():
 def test_parameter_derivatives_by_finite_differences():
     """Through the connection formula, and Pfaff's transformation followed by it."""
     with enable_x64():
-        for x in [0.8, -3.0]:
-            check_grads(lambda a, c, x=x: special.hyp2f1(a, 0.5, c, x), (1.5, 3.25), order=1,
-                        modes=("fwd", "rev"))
+        x = np.array([0.8, -3.0])
+        check_grads(lambda a, c: special.hyp2f1(a, 0.5, c, x), (np.full(2, 1.5), np.full(2, 3.25)),
+                    order=1, modes=("fwd", "rev"))
+        # c - a - b near an integer (the limit's uniform form), and x = -5 (the long series)
+        a, b, c, x = np.array([1.5, 6.5]), np.array([0.5, 8.0]), np.array([3.01, 10.5]), \
+            np.array([0.8, -5.0])
+        f = lambda a, c: special.hyp2f1(a, b, c, x)  # noqa: E731
+        along = [np.array([1.0, -0.5]), np.array([0.5, 1.0])]  # (a and c both moving)
+        _, tangent = didax.jvp(f, (a, c), tuple(along))
+        h = 1e-6
+        central = (f(a + h * along[0], c + h * along[1])
+                   - f(a - h * along[0], c - h * along[1])) / (2 * h)
+        np.testing.assert_allclose(tangent, central, rtol=1e-7)

@@ -72,3 +72,67 @@ def test_other_dtypes(dtype):
     if dtype != np.complex64:
         want = want.real != 0 if dtype == np.bool_ else want.real
     np.testing.assert_allclose(got.astype(want.dtype), want, rtol=2e-3, atol=2e-3)
+
+
+def _long_rows(rng, n_rows, n_cols, index_dtype):
+    """Rows of random length, with runs of empty rows (some longer than a C stream's block
+    of 512 elements), rows longer than a block, and some columns out of bounds: every
+    boundary case of the streamed row-by-row kernels."""
+    counts = rng.poisson(6, n_rows)
+    counts[rng.random(n_rows) < 0.2] = 0
+    counts[100:700] = 0
+    counts[5] = 1500
+    counts[-1] = 700
+    rows = np.repeat(np.arange(n_rows), counts).astype(index_dtype)
+    cols = rng.integers(-1, n_cols + 1, rows.shape[0]).astype(index_dtype)
+    return rows, cols
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_sorted_rows_agree_bitwise(dtype, index_dtype):
+    """CSR and row-sorted COO (also as the (nse, 2) index array BCOO holds) take the streamed
+    kernels; their bits match the NumPy twin and the unsorted path."""
+    if toolchain.toolchain() is None:
+        pytest.skip("no C compiler: the NumPy fallback serves every product")
+    assert kernels.native_module(wait=True) is not None
+    rng = np.random.default_rng(3)
+    n_rows, n_cols = 2000, 300
+    rows, cols = _long_rows(rng, n_rows, n_cols, index_dtype)
+    data = rng.standard_normal(rows.shape[0]).astype(dtype)
+    indptr = np.searchsorted(rows, np.arange(n_rows + 1)).astype(index_dtype)
+    pairs = np.stack([rows, cols], 1)
+    shuffled = rng.permutation(rows.shape[0])
+    for B in (rng.standard_normal(n_cols).astype(dtype),
+              rng.standard_normal((n_cols, 3)).astype(dtype)):
+        with flag_context("didax_native_tier", "check"):  # (raises if the bits differ)
+            csr = kernels.csr_matmul(data, cols, indptr, B, dtype)
+            coo = kernels.coo_matmul(data, rows, cols, B, n_rows, dtype)
+            bcoo = kernels.coo_matmul(data, pairs[:, 0], pairs[:, 1], B, n_rows, dtype)
+            unsorted = kernels.coo_matmul(data[shuffled], rows[shuffled], cols[shuffled],
+                                          B, n_rows, dtype)
+        want = _reference(data, rows, cols, B.reshape(n_cols, -1), n_rows).reshape(csr.shape)
+        tol = 1e-4 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(csr, want, rtol=tol, atol=tol)
+        assert coo.tobytes() == csr.tobytes() and bcoo.tobytes() == csr.tobytes()
+        np.testing.assert_allclose(unsorted, want, rtol=tol, atol=tol)
+
+
+def test_irregular_indptr_and_rows_agree_bitwise():
+    """An indptr that decreases or leaves [0, nse), and rows out of bounds, take the general
+    kernels: still the twin's bits."""
+    if toolchain.toolchain() is None:
+        pytest.skip("no C compiler: the NumPy fallback serves every product")
+    assert kernels.native_module(wait=True) is not None
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal(3000).astype(np.float32)
+    cols = rng.integers(0, 50, 3000).astype(np.int32)
+    B = rng.standard_normal(50).astype(np.float32)
+    with flag_context("didax_native_tier", "check"):
+        for indptr in ([-5, 1000, 900, 2000, 3100], [0, 1500, 1500, 3000, 3000]):
+            kernels.csr_matmul(data, cols, np.array(indptr, np.int32), B, np.float32)
+        rows = np.sort(rng.integers(0, 4, 3000)).astype(np.int32)
+        for bad_row in (-1, 4):
+            r = rows.copy()
+            r[[0, -1][bad_row > 0]] = bad_row
+            kernels.coo_matmul(data, r, cols, B, 4, np.float32)

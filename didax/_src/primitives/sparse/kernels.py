@@ -9,6 +9,11 @@ input order), so the C loop and NumPy agree to the bit whichever runs, on every 
 Elements whose row or column is out of bounds are dropped. Other dtypes (integers, bool,
 complex) take a NumPy path (`segment_sum`).
 
+The C module picks its loop by what the indices allow (the bits are the same whichever):
+a CSR matrix with a plain indptr (from 0 or more, nondecreasing, within the elements) times
+a vector, and a COO matrix whose rows are sorted and in bounds (checked in one pass) read
+row by row in interleaved branchless streams; other COO matrices sum into an array.
+
 The C module is built once per machine (cached on disk) as `didax_native_tier` says:
 "background" (the default) builds it in a thread while NumPy serves the first calls, "sync"
 before the first call returns, "off" never; "check" (a test mode) runs both and compares
@@ -28,12 +33,205 @@ from didax._src.errors import TierMismatchError
 from didax._src.primitives.sparse.layout import segment_sum
 
 _BODY = r"""
+/* Rows of random length make the branch at each row's end the cost of a plain row loop
+   (it mispredicts once a row). The vector products (K == 1) therefore run a few interleaved
+   streams, each a run of whole rows summed as one branchless chain: the float64 running
+   total is masked to +0.0 where a row starts, then the product added (the same bits as a
+   sum from 0.0), and written to the row's output at every element (the last write is the
+   row's sum; `out` starts zeroed for rows with no elements). An element whose column is out
+   of bounds adds +0.0 (a no-op: a sum from +0.0 is never -0.0). Streams split at row starts,
+   so each row is summed whole, in element order. */
+typedef double didax_v2d __attribute__((vector_size(16)));
+typedef long long didax_v2l __attribute__((vector_size(16)));
+#define DIDAX_AI static inline __attribute__((always_inline))
+#define DIDAX_OWN static __attribute__((noinline))  /* (its own registers) */
+#define DIDAX_BLK 512  /* elements a CSR stream takes per step (its row starts flagged) */
+#define DIDAX_CSR_STREAMS 3
+#define DIDAX_COO_STREAMS 2
+
+/* a, restarted at +0.0 where `restart` (0 or 1), plus p */
+DIDAX_AI didax_v2d didax_restart_add(didax_v2d a, long long restart, double p) {
+    didax_v2l keep = (didax_v2l){restart - 1, 0};
+    return (didax_v2d)((didax_v2l)a & keep) + (didax_v2d){p, 0.0};
+}
+
 #define DIDAX_DEF(NAME, VAL, IDX)                                                           \
-static void NAME##_coo(const VAL *restrict data, const IDX *restrict rows, npy_intp sr,     \
-                       const IDX *restrict cols, npy_intp sc, npy_intp nse,                 \
-                       const VAL *restrict B, npy_intp nB, npy_intp K,                      \
-                       double *restrict acc, VAL *restrict out, npy_intp nR) {              \
-    if (K == 1) { /* a row's consecutive elements summed in a register, from its value */   \
+/* element k's product, 0 if its column is out of bounds (nB > 0) */                        \
+DIDAX_AI VAL NAME##_elem(const VAL *restrict data, const IDX *restrict cols, npy_intp sc,   \
+                         npy_intp k, const VAL *restrict B, npy_intp nB) {                  \
+    npy_intp c = (npy_intp)cols[k * sc];                                                    \
+    int ok = (npy_uintp)c < (npy_uintp)nB;                                                  \
+    VAL p = data[k] * B[ok ? c : 0];                                                        \
+    return ok ? p : (VAL)0;                                                                 \
+}                                                                                           \
+/* indptr[0] >= 0, nondecreasing, indptr[nR] <= nse: the CSR streams' precondition */       \
+DIDAX_AI int NAME##_indptr_plain_(const IDX *restrict indptr, npy_intp sp, npy_intp nR,    \
+                                  npy_intp nse) {                                           \
+    int bad = indptr[0] < 0 || (npy_intp)indptr[nR * sp] > nse;                             \
+    for (npy_intp r = 0; r < nR; r++) bad |= indptr[(r + 1) * sp] < indptr[r * sp];         \
+    return !bad;                                                                            \
+}                                                                                           \
+static int NAME##_indptr_plain(const IDX *restrict indptr, npy_intp sp, npy_intp nR,        \
+                               npy_intp nse) {                                              \
+    return sp == 1 ? NAME##_indptr_plain_(indptr, 1, nR, nse)                               \
+                   : NAME##_indptr_plain_(indptr, sp, nR, nse);                             \
+}                                                                                           \
+/* f[i] = the number of rows (from *rc, before rend) starting at element k + i, i < n */    \
+DIDAX_AI void NAME##_flags(IDX *restrict f, const IDX *restrict indptr, npy_intp sp,        \
+                           npy_intp *rc, npy_intp rend, npy_intp k, npy_intp n) {           \
+    memset(f, 0, (size_t)n * sizeof(IDX));                                                  \
+    npy_intp j = *rc;                                                                       \
+    for (; j < rend && (npy_intp)indptr[j * sp] < k + n; j++) f[indptr[j * sp] - k]++;      \
+    *rc = j;                                                                                \
+}                                                                                           \
+DIDAX_AI void NAME##_csr_step(const VAL *restrict data, const IDX *restrict cols,           \
+                              npy_intp k, const VAL *restrict B, npy_intp nB,               \
+                              VAL *restrict out, IDX f, npy_intp *r, didax_v2d *a) {        \
+    VAL p = NAME##_elem(data, cols, 1, k, B, nB);                                           \
+    *r += f;                                                                                \
+    *a = didax_restart_add(*a, f != 0, (double)p);                                          \
+    out[*r] = (VAL)(*a)[0];                                                                 \
+}                                                                                           \
+/* CSR times a vector, columns of unit stride; indptr plain, out zeroed, nB > 0 */          \
+DIDAX_OWN void NAME##_csr_streams(const VAL *restrict data, const IDX *restrict cols,       \
+                                  const IDX *restrict indptr, npy_intp sp,                  \
+                                  const VAL *restrict B, npy_intp nB, VAL *restrict out,    \
+                                  npy_intp nR) {                                            \
+    enum { NS = DIDAX_CSR_STREAMS };                                                        \
+    npy_intp row[NS + 1], k[NS], kend[NS], rc[NS], r[NS];                                   \
+    didax_v2d a[NS];                                                                        \
+    IDX f[NS][DIDAX_BLK];                                                                   \
+    npy_intp first = (npy_intp)indptr[0], last = (npy_intp)indptr[nR * sp];                 \
+    row[0] = 0;                                                                             \
+    row[NS] = nR;                                                                           \
+    for (int s = 1; s < NS; s++) { /* the first row starting at or after its share */       \
+        npy_intp target = first + (last - first) / NS * s, lo = row[s - 1], hi = nR;        \
+        while (lo < hi) {                                                                   \
+            npy_intp mid = lo + (hi - lo) / 2;                                              \
+            if ((npy_intp)indptr[mid * sp] >= target) hi = mid; else lo = mid + 1;          \
+        }                                                                                   \
+        row[s] = lo;                                                                        \
+    }                                                                                       \
+    for (int s = 0; s < NS; s++) {                                                          \
+        k[s] = (npy_intp)indptr[row[s] * sp];                                               \
+        kend[s] = (npy_intp)indptr[row[s + 1] * sp];                                        \
+        rc[s] = row[s];                                                                     \
+        r[s] = row[s] - 1;                                                                  \
+        a[s] = (didax_v2d){0.0, 0.0};                                                       \
+    }                                                                                       \
+    for (;;) {                                                                              \
+        int full = 1;                                                                       \
+        for (int s = 0; s < NS; s++) full &= kend[s] - k[s] >= DIDAX_BLK;                   \
+        if (!full) break;                                                                   \
+        for (int s = 0; s < NS; s++)                                                        \
+            NAME##_flags(f[s], indptr, sp, &rc[s], row[s + 1], k[s], DIDAX_BLK);            \
+        for (npy_intp i = 0; i < DIDAX_BLK; i++)                                            \
+            for (int s = 0; s < NS; s++)                                                    \
+                NAME##_csr_step(data, cols, k[s] + i, B, nB, out, f[s][i], &r[s], &a[s]);   \
+        for (int s = 0; s < NS; s++) k[s] += DIDAX_BLK;                                     \
+    }                                                                                       \
+    for (int s = 0; s < NS; s++)                                                            \
+        while (k[s] < kend[s]) {                                                            \
+            npy_intp n = kend[s] - k[s] < DIDAX_BLK ? kend[s] - k[s] : DIDAX_BLK;           \
+            NAME##_flags(f[0], indptr, sp, &rc[s], row[s + 1], k[s], n);                    \
+            for (npy_intp i = 0; i < n; i++)                                                \
+                NAME##_csr_step(data, cols, k[s] + i, B, nB, out, f[0][i], &r[s], &a[s]);   \
+            k[s] += n;                                                                      \
+        }                                                                                   \
+}                                                                                           \
+/* rows nondecreasing, within [0, nR): a COO matrix read row by row as it is */             \
+DIDAX_AI int NAME##_rows_sorted_(const IDX *restrict rows, npy_intp sr, npy_intp nse,       \
+                                 npy_intp nR) {                                             \
+    if (nse == 0) return 1;                                                                 \
+    if (rows[0] < 0 || (npy_intp)rows[(nse - 1) * sr] >= nR) return 0;                     \
+    for (npy_intp k0 = 1; k0 < nse; k0 += 4096) { /* (stops soon on unsorted rows) */    \
+        npy_intp k1 = nse - k0 < 4096 ? nse : k0 + 4096;                                    \
+        int bad = 0;                                                                        \
+        for (npy_intp k = k0; k < k1; k++) bad |= rows[k * sr] < rows[(k - 1) * sr];       \
+        if (bad) return 0;                                                                  \
+    }                                                                                       \
+    return 1;                                                                               \
+}                                                                                           \
+static int NAME##_rows_sorted(const IDX *restrict rows, npy_intp sr, npy_intp nse,          \
+                              npy_intp nR) {                                                \
+    if (sr == 1) return NAME##_rows_sorted_(rows, 1, nse, nR);                              \
+    if (sr == 2) return NAME##_rows_sorted_(rows, 2, nse, nR);                              \
+    return NAME##_rows_sorted_(rows, sr, nse, nR);                                          \
+}                                                                                           \
+DIDAX_AI void NAME##_coo_step(const VAL *restrict data, const IDX *restrict rows,           \
+                              npy_intp sr, const IDX *restrict cols, npy_intp sc,           \
+                              npy_intp k, const VAL *restrict B, npy_intp nB,               \
+                              VAL *restrict out, npy_intp *prev, didax_v2d *a) {            \
+    npy_intp r = (npy_intp)rows[k * sr];                                                    \
+    VAL p = NAME##_elem(data, cols, sc, k, B, nB);                                          \
+    *a = didax_restart_add(*a, r != *prev, (double)p);                                      \
+    out[r] = (VAL)(*a)[0];                                                                  \
+    *prev = r;                                                                              \
+}                                                                                           \
+/* sorted COO times a vector; out zeroed, nB > 0 */                                         \
+DIDAX_AI void NAME##_coo_streams_(const VAL *restrict data, const IDX *restrict rows,       \
+                                  npy_intp sr, const IDX *restrict cols, npy_intp sc,       \
+                                  npy_intp nse, const VAL *restrict B, npy_intp nB,         \
+                                  VAL *restrict out) {                                      \
+    enum { NS = DIDAX_COO_STREAMS };                                                        \
+    npy_intp k0[NS + 1], prev[NS];                                                          \
+    didax_v2d a[NS];                                                                        \
+    k0[0] = 0;                                                                              \
+    k0[NS] = nse;                                                                           \
+    for (int s = 1; s < NS; s++) { /* the first row start at or after its share */         \
+        npy_intp t = nse / NS * s;                                                          \
+        if (t < k0[s - 1]) t = k0[s - 1];                                                   \
+        while (t > 0 && t < nse && rows[t * sr] == rows[(t - 1) * sr]) t++;                 \
+        k0[s] = t;                                                                          \
+    }                                                                                       \
+    npy_intp m = nse;                                                                       \
+    for (int s = 0; s < NS; s++) {                                                          \
+        prev[s] = -1;                                                                       \
+        a[s] = (didax_v2d){0.0, 0.0};                                                       \
+        if (k0[s + 1] - k0[s] < m) m = k0[s + 1] - k0[s];                                   \
+    }                                                                                       \
+    for (npy_intp i = 0; i < m; i++)                                                        \
+        for (int s = 0; s < NS; s++)                                                        \
+            NAME##_coo_step(data, rows, sr, cols, sc, k0[s] + i, B, nB, out, &prev[s], &a[s]); \
+    for (int s = 0; s < NS; s++)                                                            \
+        for (npy_intp k = k0[s] + m; k < k0[s + 1]; k++)                                    \
+            NAME##_coo_step(data, rows, sr, cols, sc, k, B, nB, out, &prev[s], &a[s]);      \
+}                                                                                           \
+DIDAX_OWN void NAME##_coo_streams(const VAL *restrict data, const IDX *restrict rows,       \
+                                  npy_intp sr, const IDX *restrict cols, npy_intp sc,       \
+                                  npy_intp nse, const VAL *restrict B, npy_intp nB,         \
+                                  VAL *restrict out) {                                      \
+    if (sr == 1 && sc == 1) NAME##_coo_streams_(data, rows, 1, cols, 1, nse, B, nB, out);   \
+    else if (sr == 2 && sc == 2)                                                            \
+        NAME##_coo_streams_(data, rows, 2, cols, 2, nse, B, nB, out);                       \
+    else NAME##_coo_streams_(data, rows, sr, cols, sc, nse, B, nB, out);                    \
+}                                                                                           \
+/* sorted COO times a matrix: each row's K sums in `acc`; out zeroed */                     \
+DIDAX_OWN void NAME##_coo_sorted(const VAL *restrict data, const IDX *restrict rows,        \
+                                 npy_intp sr, const IDX *restrict cols, npy_intp sc,        \
+                                 npy_intp nse, const VAL *restrict B, npy_intp nB,          \
+                                 npy_intp K, double *restrict acc, VAL *restrict out) {     \
+    npy_intp k = 0;                                                                         \
+    while (k < nse) {                                                                       \
+        const IDX r = rows[k * sr];                                                         \
+        for (npy_intp j = 0; j < K; j++) acc[j] = 0.0;                                      \
+        for (; k < nse && rows[k * sr] == r; k++) {                                         \
+            npy_intp c = (npy_intp)cols[k * sc];                                            \
+            if ((npy_uintp)c >= (npy_uintp)nB) continue;                                    \
+            const VAL d = data[k];                                                          \
+            const VAL *restrict b = B + c * K;                                              \
+            for (npy_intp j = 0; j < K; j++) { VAL p = d * b[j]; acc[j] += (double)p; }     \
+        }                                                                                   \
+        for (npy_intp j = 0; j < K; j++) out[(npy_intp)r * K + j] = (VAL)acc[j];            \
+    }                                                                                       \
+}                                                                                           \
+/* COO in any order: each row's consecutive elements summed in a register (K == 1), or     \
+   every output entry in `acc` (nR * K, zeroed) */                                          \
+DIDAX_OWN void NAME##_coo(const VAL *restrict data, const IDX *restrict rows, npy_intp sr,  \
+                          const IDX *restrict cols, npy_intp sc, npy_intp nse,              \
+                          const VAL *restrict B, npy_intp nB, npy_intp K,                   \
+                          double *restrict acc, VAL *restrict out, npy_intp nR) {           \
+    if (K == 1) {                                                                           \
         npy_intp cur = -1;                                                                  \
         double a = 0.0;                                                                     \
         for (npy_intp k = 0; k < nse; k++) {                                                \
@@ -64,25 +262,14 @@ static void NAME##_coo(const VAL *restrict data, const IDX *restrict rows, npy_i
 }                                                                                           \
 /* Row r holds the elements k with indptr[r] <= k < indptr[r + 1] (within [0, nse)); each  \
    row is summed in `acc` (K entries) and written out. */                                   \
-static void NAME##_csr(const VAL *restrict data, const IDX *restrict cols, npy_intp sc,     \
-                       const IDX *restrict indptr, npy_intp sp, npy_intp nse,               \
-                       const VAL *restrict B, npy_intp nB, npy_intp K,                      \
-                       double *restrict acc, VAL *restrict out, npy_intp nR) {              \
+DIDAX_OWN void NAME##_csr(const VAL *restrict data, const IDX *restrict cols, npy_intp sc,  \
+                          const IDX *restrict indptr, npy_intp sp, npy_intp nse,            \
+                          const VAL *restrict B, npy_intp nB, npy_intp K,                   \
+                          double *restrict acc, VAL *restrict out, npy_intp nR) {           \
     for (npy_intp r = 0; r < nR; r++) {                                                     \
         npy_intp lo = (npy_intp)indptr[r * sp], hi = (npy_intp)indptr[(r + 1) * sp];        \
         if (lo < 0) lo = 0;                                                                 \
         if (hi > nse) hi = nse;                                                             \
-        if (K == 1) {                                                                       \
-            double a = 0.0;                                                                 \
-            for (npy_intp k = lo; k < hi; k++) {                                            \
-                npy_intp c = (npy_intp)cols[k * sc];                                        \
-                if ((npy_uintp)c >= (npy_uintp)nB) continue;                                \
-                VAL p = data[k] * B[c];                                                     \
-                a += (double)p;                                                             \
-            }                                                                               \
-            out[r] = (VAL)a;                                                                \
-            continue;                                                                       \
-        }                                                                                   \
         for (npy_intp j = 0; j < K; j++) acc[j] = 0.0;                                      \
         for (npy_intp k = lo; k < hi; k++) {                                                \
             npy_intp c = (npy_intp)cols[k * sc];                                            \
@@ -93,6 +280,36 @@ static void NAME##_csr(const VAL *restrict data, const IDX *restrict cols, npy_i
         }                                                                                   \
         for (npy_intp j = 0; j < K; j++) out[r * K + j] = (VAL)acc[j];                      \
     }                                                                                       \
+}                                                                                           \
+/* the product, by the fastest kernel whose precondition holds; 0, or -1 out of memory */   \
+static int NAME##_product(int csr, const VAL *restrict d, const IDX *restrict a,            \
+                          npy_intp sa, const IDX *restrict b, npy_intp sb, npy_intp nse,    \
+                          const VAL *restrict x, npy_intp nB, npy_intp K,                   \
+                          VAL *restrict o, npy_intp nR) {                                   \
+    npy_intp n_acc = K;                                                                     \
+    if (csr) {                                                                              \
+        if (K == 1 && sa == 1 && nB > 0 && NAME##_indptr_plain(b, sb, nR, nse)) {           \
+            memset(o, 0, (size_t)nR * sizeof(VAL));                                         \
+            NAME##_csr_streams(d, a, b, sb, x, nB, o, nR);                                  \
+            return 0;                                                                       \
+        }                                                                                   \
+    } else if (nB > 0 && NAME##_rows_sorted(a, sa, nse, nR)) {                              \
+        memset(o, 0, (size_t)(nR * K) * sizeof(VAL));                                       \
+        if (K == 1) {                                                                       \
+            NAME##_coo_streams(d, a, sa, b, sb, nse, x, nB, o);                             \
+            return 0;                                                                       \
+        }                                                                                   \
+        csr = -1;                                                                           \
+    } else {                                                                                \
+        n_acc = nR * K;                                                                     \
+    }                                                                                       \
+    double *acc = (double *)calloc((size_t)(n_acc > 0 ? n_acc : 1), sizeof(double));        \
+    if (acc == NULL) return -1;                                                             \
+    if (csr > 0) NAME##_csr(d, a, sa, b, sb, nse, x, nB, K, acc, o, nR);                    \
+    else if (csr < 0) NAME##_coo_sorted(d, a, sa, b, sb, nse, x, nB, K, acc, o);            \
+    else NAME##_coo(d, a, sa, b, sb, nse, x, nB, K, acc, o, nR);                            \
+    free(acc);                                                                              \
+    return 0;                                                                               \
 }
 
 DIDAX_DEF(f32_i32, float, npy_int32)
@@ -110,28 +327,23 @@ static PyObject *product(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "pO!O!O!O!O!", &csr, &PyArray_Type, &data, &PyArray_Type,
                           &ia, &PyArray_Type, &ib, &PyArray_Type, &xa, &PyArray_Type, &oa))
         return NULL;
-    int vt = PyArray_TYPE(data), it = PyArray_TYPE(ia);
+    int vt = PyArray_TYPE(data), it = PyArray_TYPE(ia), status;
     npy_intp nse = PyArray_DIM(data, 0), nB = PyArray_DIM(xa, 0), K = PyArray_DIM(xa, 1);
     npy_intp nR = PyArray_DIM(oa, 0), isz = PyArray_ITEMSIZE(ia);
     npy_intp sa = PyArray_STRIDE(ia, 0) / isz, sb = PyArray_STRIDE(ib, 0) / isz;
     const void *d = PyArray_DATA(data), *a = PyArray_DATA(ia), *b = PyArray_DATA(ib);
     const void *x = PyArray_DATA(xa);
     void *o = PyArray_DATA(oa);
-    npy_intp n_acc = csr ? K : nR * K;  /* (a CSR product sums one row at a time) */
-    double *acc = (double *)calloc((size_t)(n_acc > 0 ? n_acc : 1), sizeof(double));
-    if (acc == NULL) return PyErr_NoMemory();
     Py_BEGIN_ALLOW_THREADS
 #define DIDAX_CALL(NAME, VAL, IDX)                                                          \
-    if (!csr) NAME##_coo((const VAL *)d, (const IDX *)a, sa, (const IDX *)b, sb, nse,       \
-                         (const VAL *)x, nB, K, acc, (VAL *)o, nR);                         \
-    else NAME##_csr((const VAL *)d, (const IDX *)a, sa, (const IDX *)b, sb, nse,            \
-                    (const VAL *)x, nB, K, acc, (VAL *)o, nR);
+    status = NAME##_product(csr, (const VAL *)d, (const IDX *)a, sa, (const IDX *)b, sb,    \
+                            nse, (const VAL *)x, nB, K, (VAL *)o, nR);
     if (vt == NPY_FLOAT32 && it == NPY_INT32) { DIDAX_CALL(f32_i32, float, npy_int32) }
     else if (vt == NPY_FLOAT32) { DIDAX_CALL(f32_i64, float, npy_int64) }
     else if (it == NPY_INT32) { DIDAX_CALL(f64_i32, double, npy_int32) }
     else { DIDAX_CALL(f64_i64, double, npy_int64) }
     Py_END_ALLOW_THREADS
-    free(acc);
+    if (status < 0) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
