@@ -31,12 +31,9 @@ their bits.
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-from didax._src.compiler.native import cache, toolchain
-from didax._src.compiler.native.directory import cache_dir
+from didax._src.compiler.native.kernel_module import KernelModule
 from didax._src.config import config
 from didax._src.errors import TierMismatchError
 
@@ -352,65 +349,12 @@ PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {
 
 _C_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
-_lock = threading.Lock()
-_built = threading.Event()
-_state = {"module": None, "status": "unbuilt"}  # unbuilt, building, ready, none
-
-
-def _source() -> str:
-    return toolchain.module_prelude() + _BODY
-
-
-def _build(cached_only: bool):
-    """Loads (or builds) the C module; records it, or that there is none."""
-    tc = toolchain.toolchain()
-    directory = cache_dir() if tc is not None else None
-    if tc is None or directory is None:
-        _state["status"] = "none"
-        return
-    try:
-        if cached_only:
-            module = cache.load_cached(_source(), tc, directory)
-            if module is None:
-                return
-        else:
-            module = cache.load_or_build(_source(), tc, directory)
-    except Exception:  # (a failed build: NumPy serves every call, with the same bits)
-        _state["status"] = "none"
-        return
-    _state["module"], _state["status"] = module, "ready"
-
-
-def _background():
-    try:
-        with _lock:
-            _build(cached_only=False)
-            if _state["status"] == "building":
-                _state["status"] = "none"
-    finally:
-        _built.set()
+_KERNELS = KernelModule(_BODY)
 
 
 def native_module(wait: bool = False):
-    """The C kernels' module, or None while it is not (yet) there. `wait` builds it now
-    unless the native tier is off."""
-    if _state["status"] == "ready":
-        return _state["module"]
-    mode = config.read("didax_native_tier")
-    if mode == "off" or _state["status"] == "none":
-        return None
-    with _lock:
-        if _state["status"] == "unbuilt":
-            _build(cached_only=True)
-            if _state["status"] == "unbuilt":
-                if wait or mode in ("sync", "check"):
-                    _build(cached_only=False)
-                else:
-                    _state["status"] = "building"
-                    threading.Thread(target=_background, daemon=True).start()
-    if wait and _state["status"] == "building":
-        _built.wait()
-    return _state["module"]
+    """The C kernels' module, or None while it is not (yet) there (see KernelModule)."""
+    return _KERNELS.get(wait)
 
 
 def _run(name, c_call, numpy_twin, outputs):

@@ -27,12 +27,8 @@ def _scatter(source, operand, numpy_only, **params):
     if not numpy_only:
         with flag_context("didax_native_tier", "check"):  # (raises if C and twin differ)
             return windowed._select_and_scatter_add_impl(source, operand, **params)
-    with flag_context("didax_native_tier", "off"):
-        saved, kernels._state["status"] = kernels._state["status"], "none"
-        try:
-            return windowed._select_and_scatter_add_impl(source, operand, **params)
-        finally:
-            kernels._state["status"] = saved
+    with flag_context("didax_native_tier", "off"):  # (no C module: the NumPy path)
+        return windowed._select_and_scatter_add_impl(source, operand, **params)
 
 
 # (operand shape, window, strides, padding, window dilation): pooling, apart with gaps,

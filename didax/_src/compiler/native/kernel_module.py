@@ -1,0 +1,75 @@
+"""A module of hand-written C kernels (a batch of small matrices' factorizations, the
+max-pool gradient, sparse products), built with the native tier's toolchain into its disk
+cache the first time it is wanted: in the background, unless the native tier is "sync" or
+"check" (then now); never when it is "off" or there is no compiler. Until it is there the
+callers' NumPy twins, which compute the same bits, serve every call."""
+from __future__ import annotations
+
+import threading
+
+from didax._src.compiler.native import cache, toolchain
+from didax._src.compiler.native.directory import cache_dir
+from didax._src.config import config
+
+
+class KernelModule:
+    """The C extension module compiled from `body` (after the toolchain's prelude)."""
+
+    def __init__(self, body: str):
+        self.body = body
+        self.status = "unbuilt"  # unbuilt, building, ready, none
+        self._module = None
+        self._lock = threading.Lock()
+        self._built = threading.Event()
+
+    def source(self) -> str:
+        return toolchain.module_prelude() + self.body
+
+    def get(self, wait: bool = False):
+        """The module, or None while it is not (yet) there. `wait` builds it now unless the
+        native tier is off."""
+        if self.status == "ready":
+            return self._module
+        mode = config.read("didax_native_tier")
+        if mode == "off" or self.status == "none":
+            return None
+        with self._lock:
+            if self.status == "unbuilt":
+                self._build(cached_only=True)
+                if self.status == "unbuilt":
+                    if wait or mode != "background":  # ("sync" or checking: now)
+                        self._build(cached_only=False)
+                    else:
+                        self.status = "building"
+                        threading.Thread(target=self._background, daemon=True).start()
+        if wait and self.status == "building":
+            self._built.wait()
+        return self._module
+
+    def _build(self, cached_only: bool):
+        """Loads (or builds) the module; records it, or that there is none."""
+        tc = toolchain.toolchain()
+        directory = cache_dir() if tc is not None else None
+        if tc is None or directory is None:
+            self.status = "none"
+            return
+        try:
+            if cached_only:
+                module = cache.load_cached(self.source(), tc, directory)
+                if module is None:
+                    return
+            else:
+                module = cache.load_or_build(self.source(), tc, directory)
+        except Exception:  # (a failed build: the NumPy twins serve every call, same bits)
+            self.status = "none"
+            return
+        self._module, self.status = module, "ready"
+
+    def _background(self):
+        try:
+            with self._lock:
+                self._build(cached_only=False)
+                if self.status == "building":
+                    self.status = "none"
+        finally:
+            self._built.set()
