@@ -33,9 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.compiler.native.kernel_module import KernelModule
-from didax._src.config import config
-from didax._src.errors import TierMismatchError
+from didax._src.compiler.native.kernel_module import C_FLOATS, KernelModule
 
 _BODY = r"""
 #define DIDAX_INLINE static inline __attribute__((always_inline))
@@ -334,22 +332,9 @@ static PyObject *lower_solve(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
-
-static PyMethodDef methods[] = {{"getrf", getrf, METH_VARARGS, NULL},
-                                {"potrf", potrf, METH_VARARGS, NULL},
-                                {"lower_solve", lower_solve, METH_VARARGS, NULL},
-                                {NULL, NULL, 0, NULL}};
-static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, DIDAX_STR(DIDAX_MODULE), NULL, -1,
-                                  methods};
-PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {
-    import_array();
-    return PyModule_Create(&def);
-}
 """
 
-_C_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-_KERNELS = KernelModule(_BODY)
+_KERNELS = KernelModule(_BODY, ("getrf", "potrf", "lower_solve"))
 
 
 def native_module(wait: bool = False):
@@ -360,14 +345,9 @@ def native_module(wait: bool = False):
 def _run(name, c_call, numpy_twin, outputs):
     """`c_call()` if the C module is there (it fills `outputs` in place), else
     `numpy_twin()`, which returns them; in the "check" mode both, compared bit for bit."""
-    module = native_module() if outputs[0].dtype in _C_DTYPES and outputs[0].size else None
-    if module is None:
+    if outputs[0].dtype not in C_FLOATS or not outputs[0].size:
         return numpy_twin()
-    want = numpy_twin() if config.read("didax_native_tier") == "check" else None
-    c_call(module)
-    if want is not None and any(w.tobytes() != o.tobytes() for w, o in zip(want, outputs)):
-        raise TierMismatchError(f"{name}: the C kernel and its NumPy twin differ")
-    return outputs
+    return _KERNELS.run(name, c_call, numpy_twin, outputs)
 
 
 # ------------------------------------------------------------------------------------------

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.compiler.native.kernel_module import KernelModule
-from didax._src.config import config
-from didax._src.errors import TierMismatchError
+from didax._src.compiler.native.kernel_module import C_FLOATS, KernelModule
 
 _BODY = r"""
 #define DIDAX_MAXDIM 32
@@ -86,20 +84,9 @@ static PyObject *scatter_selected(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
-
-static PyMethodDef methods[] = {{"scatter_selected", scatter_selected, METH_VARARGS, NULL},
-                                {NULL, NULL, 0, NULL}};
-static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, DIDAX_STR(DIDAX_MODULE), NULL, -1,
-                                  methods};
-PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {
-    import_array();
-    return PyModule_Create(&def);
-}
 """
 
-_C_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-_KERNELS = KernelModule(_BODY)
+_KERNELS = KernelModule(_BODY, ("scatter_selected",))
 
 
 def native_module(wait: bool = False):
@@ -111,18 +98,15 @@ def scatter_selected(buf, source, steps, window, start, ge, numpy_twin):
     """The sums of `source` at each window's chosen element of `buf` (C-contiguous), as a
     flat array of buf's size, or None where there is no C loop for these dtypes (yet);
     `numpy_twin()` computes the same, and is compared with in the "check" mode."""
-    if buf.dtype not in _C_DTYPES or source.dtype != buf.dtype:
+    if buf.dtype not in C_FLOATS or source.dtype != buf.dtype:
         return None
-    module = native_module()
-    if module is None:
+    if native_module() is None:
         return None
     out = np.zeros(buf.size, buf.dtype)
-    module.scatter_selected(buf, np.ascontiguousarray(source), out,
-                            np.asarray(source.shape, np.intp), np.asarray(steps, np.intp),
-                            np.asarray(window, np.intp), int(start), bool(ge))
-    if config.read("didax_native_tier") == "check":
-        want = numpy_twin()
-        if want.tobytes() != out.tobytes():
-            raise TierMismatchError("select_and_scatter_add: the C kernel and its NumPy twin "
-                                    "differ")
-    return out
+
+    def c_call(module):
+        module.scatter_selected(buf, np.ascontiguousarray(source), out,
+                                np.asarray(source.shape, np.intp), np.asarray(steps, np.intp),
+                                np.asarray(window, np.intp), int(start), bool(ge))
+
+    return _KERNELS.run("select_and_scatter_add", c_call, lambda: [numpy_twin()], [out])[0]

@@ -7,16 +7,34 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from didax._src.compiler.native import cache, toolchain
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
+from didax._src.errors import TierMismatchError
+
+C_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # the dtypes the kernels take
+
+_MODULE_INIT = """
+static PyMethodDef methods[] = {{{entries}
+    {{NULL, NULL, 0, NULL}}}};
+static struct PyModuleDef def = {{PyModuleDef_HEAD_INIT, DIDAX_STR(DIDAX_MODULE), NULL, -1,
+                                  methods}};
+PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {{
+    import_array();
+    return PyModule_Create(&def);
+}}
+"""
 
 
 class KernelModule:
-    """The C extension module compiled from `body` (after the toolchain's prelude)."""
+    """The C extension module of `body` (after the toolchain's prelude), whose `functions`
+    (C functions of Python's METH_VARARGS convention) it exports under their names."""
 
-    def __init__(self, body: str):
-        self.body = body
+    def __init__(self, body: str, functions: tuple[str, ...]):
+        entries = "".join(f'\n    {{"{f}", {f}, METH_VARARGS, NULL}},' for f in functions)
+        self.body = body + _MODULE_INIT.format(entries=entries)
         self.status = "unbuilt"  # unbuilt, building, ready, none
         self._module = None
         self._lock = threading.Lock()
@@ -45,6 +63,19 @@ class KernelModule:
         if wait and self.status == "building":
             self._built.wait()
         return self._module
+
+    def run(self, name, c_call, numpy_twin, outputs):
+        """`c_call(module)` if the module is there (it fills `outputs` in place), else
+        `numpy_twin()`, which returns them; in the "check" mode both, compared bit for bit
+        (the twin first: the kernel may write where the twin reads)."""
+        module = self.get()
+        if module is None:
+            return numpy_twin()
+        want = numpy_twin() if config.read("didax_native_tier") == "check" else None
+        c_call(module)
+        if want is not None and any(w.tobytes() != o.tobytes() for w, o in zip(want, outputs)):
+            raise TierMismatchError(f"{name}: the C kernel and its NumPy twin differ")
+        return outputs
 
     def _build(self, cached_only: bool):
         """Loads (or builds) the module; records it, or that there is none."""

@@ -24,9 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from didax._src import dtypes
-from didax._src.compiler.native.kernel_module import KernelModule
-from didax._src.config import config
-from didax._src.errors import TierMismatchError
+from didax._src.compiler.native.kernel_module import C_FLOATS, KernelModule
 from didax._src.primitives.sparse.layout import segment_sum
 
 _BODY = r"""
@@ -343,20 +341,9 @@ static PyObject *product(PyObject *self, PyObject *args) {
     if (status < 0) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
-
-static PyMethodDef methods[] = {{"product", product, METH_VARARGS, NULL},
-                                {NULL, NULL, 0, NULL}};
-static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, DIDAX_STR(DIDAX_MODULE), NULL, -1,
-                                  methods};
-PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {
-    import_array();
-    return PyModule_Create(&def);
-}
 """
 
-_C_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-_KERNELS = KernelModule(_BODY)
+_KERNELS = KernelModule(_BODY, ("product",))
 
 
 def native_module(wait: bool = False):
@@ -399,7 +386,7 @@ def _product(csr: bool, data, a, b, B, n_rows: int, out_dtype) -> np.ndarray:
     data = np.ascontiguousarray(np.asarray(data).astype(cdt, copy=False))
     x = np.ascontiguousarray(B.astype(cdt, copy=False).reshape(B.shape[0], K))
     a, b = _index_arrays(a, b)
-    if cdt not in _C_DTYPES:
+    if cdt not in C_FLOATS:
         rows, k = _csr_elements(b, n_rows, data.shape[0]) if csr else (a, None)
         cols = a[k] if csr else b
         out = _other_dtypes(data if k is None else data[k], rows, cols, x, n_rows)
@@ -419,16 +406,11 @@ def _index_arrays(a, b):
 def _run(csr: bool, data, a, b, x, n_rows: int) -> np.ndarray:
     """The product of real floats: in C if its module is there, else NumPy's twin; in the
     "check" mode both, compared bit for bit."""
-    module = native_module() if n_rows * x.shape[1] else None
-    if module is None:
+    if not n_rows * x.shape[1]:
         return _twin(csr, data, a, b, x, n_rows)
-    want = _twin(csr, data, a, b, x, n_rows) if config.read("didax_native_tier") == "check" \
-        else None
     out = np.empty((n_rows, x.shape[1]), data.dtype)
-    module.product(csr, data, a, b, x, out)
-    if want is not None and want.tobytes() != out.tobytes():
-        raise TierMismatchError("sparse product: the C kernel and its NumPy twin differ")
-    return out
+    return _KERNELS.run("sparse product", lambda m: m.product(csr, data, a, b, x, out),
+                        lambda: [_twin(csr, data, a, b, x, n_rows)], [out])[0]
 
 
 def _csr_elements(indptr, n_rows: int, nse: int):
