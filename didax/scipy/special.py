@@ -1,6 +1,7 @@
 """Mirrors `jax.scipy.special`."""
 from didax._src.scipy.faddeeva import wofz  # noqa: F401
-from didax._src.scipy.hypergeometric import hyp1f1, hyp2f1  # noqa: F401
+from didax._src.scipy.hyp1f1 import hyp1f1  # noqa: F401
+from didax._src.scipy.hyp2f1 import hyp2f1  # noqa: F401
 from didax._src.scipy.special import (  # noqa: F401
     bernoulli,
     beta,

@@ -1,8 +1,7 @@
-"""hyp1f1 and hyp2f1: float64 against mpmath over grids of the parameters and x (the
-accuracy each docstring claims), JAX's dtypes, weak types and conventions, float32 against
-JAX and the float64 values, jit, vmap, and derivatives (in x the classical formulas, in the
-parameters the algorithm's) against JAX and finite differences."""
-import itertools
+"""hyp1f1 and hyp2f1 together (their accuracy against mpmath is in test_hyp1f1 and
+test_hyp2f1): JAX's dtypes, weak types and conventions, float32 against JAX and the float64
+values, jit, vmap, and derivatives (in x the classical formulas, in the parameters the
+algorithm's) against JAX and finite differences."""
 
 import jax
 import jax.scipy.special as jspecial
@@ -17,117 +16,6 @@ from didax.test_util import check_grads
 from tests.jax_testing import both_x64
 
 mpmath.mp.dps = 30
-
-
-def _relative_errors(fn, mp_fn, points):
-    points = np.array(points, dtype=np.float64)
-    want = np.array([float(mp_fn(*p)) for p in points])
-    with enable_x64():
-        got = np.asarray(fn(*points.T))
-    assert got.dtype == np.float64
-    return np.abs(got - want) / np.abs(want), points
-
-
-def _assert_accurate(fn, mp_fn, points, rtol):
-    err, points = _relative_errors(fn, mp_fn, points)
-    worst = np.argmax(err)
-    assert err[worst] <= rtol, (err[worst], points[worst])
-
-
-# Parameters are dyadic, so that c - a - b and the like are what they look like.
-PARAMS_1F1 = [0.25, 1.0, 2.5, 7.75, 19.875]
-X_1F1 = [-200.0, -60.0, -35.0, -10.0, -1.25, -0.01, 0.0, 0.01, 0.875, 5.0, 17.0, 30.0, 60.0,
-         120.0, 200.0]
-
-
-def test_hyp1f1_float64_as_mpmath():
-    # alpha = a (x >= 0) or b - a (x < 0) >= 0: no cancellation
-    grid = [(a, b, x) for a, b, x in itertools.product(PARAMS_1F1, PARAMS_1F1, X_1F1)
-            if x >= 0 or b >= a]
-    grid += [(a, b, x) for a, b, x in itertools.product([-0.5, -1.5, -3.25], PARAMS_1F1, X_1F1)]
-    grid += [(a, b, x) for a, b, x in itertools.product(PARAMS_1F1, [-0.5, -2.5, -6.75], X_1F1)
-             if x >= 0]
-    _assert_accurate(special.hyp1f1, mpmath.hyp1f1, grid, 1e-13)
-
-
-def test_hyp1f1_float64_where_the_sum_cancels():
-    """alpha a negative non-integer of larger magnitude, and a Laguerre polynomial (a a
-    non-positive integer) at large x: the sums in double-double."""
-    larger_alpha = [(a, b, x) for a, b, x in itertools.product(PARAMS_1F1, PARAMS_1F1, X_1F1)
-                    if x < 0 and b < a]
-    larger_alpha += list(itertools.product([-19.875, -7.75], [0.25, 2.5], X_1F1[8:]))
-    _assert_accurate(special.hyp1f1, mpmath.hyp1f1, larger_alpha, 1e-13)
-    laguerre = [(a, b, x) for a, b, x in itertools.product(
-        [-2.0, -5.0, -10.0, -20.0], PARAMS_1F1 + [-0.5, -30.5], X_1F1) if b > a]
-    _assert_accurate(special.hyp1f1, mpmath.hyp1f1, laguerre, 1e-13)
-
-
-def test_hyp1f1_float64_larger_parameters():
-    params = [-31.25, -0.5, 0.25, 3.5, 31.25]
-    grid = [(a, b, x) for a, b, x in itertools.product(params, params, [-40.0, -8.0, 8.0, 40.0])
-            if 30 < max(abs(a), abs(b)) and not (b < 0 and x > 0 and a < b)]
-    _assert_accurate(special.hyp1f1, mpmath.hyp1f1, grid, 1e-13)
-
-
-def test_hyp2f1_float64_as_mpmath():
-    params = [-7.75, -3.25, -0.5, 0.25, 1.0, 2.5, 4.75]
-    x = [-1e5, -50.0, -3.0, -1.0, -0.625, -0.25, 0.0, 0.25, 0.5, 0.625, 0.875, 0.9990234375]
-    grid = [(a, b, c, v) for a, b, c, v in itertools.product(params, params, params[3:], x)
-            if a <= b and b > -7]  # (symmetric in a and b)
-    _assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
-    # both a and b well below 0 for x in [-3, -1/2]: every series form alternates (summed in
-    # double-double)
-    both_negative = list(itertools.product([-7.75, -9.75], [-7.75, -8.5], params[3:], x))
-    _assert_accurate(special.hyp2f1, mpmath.hyp2f1, both_negative, 1e-13)
-
-
-def test_hyp2f1_float64_parameters_to_ten():
-    """Parameters up to ~10 with c well below a and b, around x = -1 (the series forms up to
-    an argument of 3/4 in double-double)."""
-    params = [-9.75, -3.25, 0.5, 6.25, 10.5]
-    x = [-1.5, -1.0, -0.75, -0.3, 0.3, 0.7, 0.95]
-    grid = [(a, b, c, v) for a, b, c, v in itertools.product(params, params, params[2:], x)
-            if a <= b]
-    _assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
-
-
-def test_hyp2f1_float64_integer_c_minus_a_minus_b():
-    """The connection formula's limits: c - a - b (and, below -1, b - a) an integer."""
-    grid = []
-    for a, b in [(0.25, 1.0), (1.5, 2.5), (3.25, 0.5), (0.5, 0.5), (2.0, 3.0), (-2.5, 1.5)]:
-        for m in [0, 1, 2, 5, -1, -4]:
-            for x in [0.55, 0.9, 0.999, -1.5, -20.0, -1e6]:
-                grid += [(a, b, a + b + m, x), (a, a + m, 2.5, x)]
-    grid = [p for p in grid if p[2] > 0]  # (not at the poles in c)
-    _assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
-
-
-def test_hyp2f1_float64_near_an_integer_c_minus_a_minus_b():
-    """Within 1/8 of an integer c - a - b (below -1, b - a), not on it: the limit's uniform
-    form, whose accuracy does not depend on the distance d."""
-    grid = []
-    for a, b in [(1.5, 2.25), (0.25, 1.0), (-2.5, 1.5), (3.25, -0.75)]:
-        for m, d in itertools.product([0, 2, -1, -3], [1e-12, 1e-6, -1e-3, 0.05, -0.12]):
-            for x in [0.7, 0.95, 0.999, -1.5, -4.0, -1e6]:
-                grid += [(a, b, a + b + m + d, x), (a, a + m + d, 2.5, x)]
-    grid = [p for p in grid if p[2] > 0.5]  # (away from the poles in c)
-    _assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
-
-
-def test_hyp2f1_float64_below_minus_three_parameters_to_ten():
-    """x below -3 (and above 3/4) with parameters near 10, where the connection formula's
-    two terms cancel: the series of positive terms up to an argument of 9/10."""
-    params = [6.25, 8.125, 10.5]
-    grid = [(a, b, c, x) for a, b, c, x in itertools.product(
-        params, params, params, [-3.5, -5.0, -8.5, -12.0, -20.0, 0.8, 0.9]) if a <= b]
-    _assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
-
-
-def test_hyp2f1_gauss_sum_at_one():
-    with enable_x64():
-        got = special.hyp2f1(np.array([1.0, 0.5, 2.25]), 2.0, np.array([4.0, 3.0, 5.0]), 1.0)
-    want = [float(mpmath.hyp2f1(a, 2, c, 1)) for a, c in [(1, 4), (0.5, 3), (2.25, 5)]]
-    np.testing.assert_allclose(got, want, rtol=1e-14)
 
 
 SPECIAL_1F1 = [(0.0, 0.0, 3.0), (1.0, 0.0, 3.0), (1.0, -2.0, 3.0), (-2.0, -2.0, 3.0),

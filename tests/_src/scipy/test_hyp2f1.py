@@ -1,0 +1,71 @@
+"""hyp2f1 in float64 against mpmath over grids of the parameters and x: the accuracy its
+docstring claims."""
+import itertools
+
+import mpmath
+import numpy as np
+
+import didax.scipy.special as special
+from didax._src.config import enable_x64
+from tests._src.scipy.mpmath_accuracy import assert_accurate
+
+
+def test_hyp2f1_float64_as_mpmath():
+    params = [-7.75, -3.25, -0.5, 0.25, 1.0, 2.5, 4.75]
+    x = [-1e5, -50.0, -3.0, -1.0, -0.625, -0.25, 0.0, 0.25, 0.5, 0.625, 0.875, 0.9990234375]
+    grid = [(a, b, c, v) for a, b, c, v in itertools.product(params, params, params[3:], x)
+            if a <= b and b > -7]  # (symmetric in a and b)
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
+    # both a and b well below 0 for x in [-3, -1/2]: every series form alternates (summed in
+    # double-double)
+    both_negative = list(itertools.product([-7.75, -9.75], [-7.75, -8.5], params[3:], x))
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, both_negative, 1e-13)
+
+
+def test_hyp2f1_float64_parameters_to_ten():
+    """Parameters up to ~10 with c well below a and b, around x = -1 (the series forms up to
+    an argument of 3/4 in double-double)."""
+    params = [-9.75, -3.25, 0.5, 6.25, 10.5]
+    x = [-1.5, -1.0, -0.75, -0.3, 0.3, 0.7, 0.95]
+    grid = [(a, b, c, v) for a, b, c, v in itertools.product(params, params, params[2:], x)
+            if a <= b]
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
+
+
+def test_hyp2f1_float64_integer_c_minus_a_minus_b():
+    """The connection formula's limits: c - a - b (and, below -1, b - a) an integer."""
+    grid = []
+    for a, b in [(0.25, 1.0), (1.5, 2.5), (3.25, 0.5), (0.5, 0.5), (2.0, 3.0), (-2.5, 1.5)]:
+        for m in [0, 1, 2, 5, -1, -4]:
+            for x in [0.55, 0.9, 0.999, -1.5, -20.0, -1e6]:
+                grid += [(a, b, a + b + m, x), (a, a + m, 2.5, x)]
+    grid = [p for p in grid if p[2] > 0]  # (not at the poles in c)
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
+
+
+def test_hyp2f1_float64_near_an_integer_c_minus_a_minus_b():
+    """Within 1/8 of an integer c - a - b (below -1, b - a), not on it: the limit's uniform
+    form, whose accuracy does not depend on the distance d."""
+    grid = []
+    for a, b in [(1.5, 2.25), (0.25, 1.0), (-2.5, 1.5), (3.25, -0.75)]:
+        for m, d in itertools.product([0, 2, -1, -3], [1e-12, 1e-6, -1e-3, 0.05, -0.12]):
+            for x in [0.7, 0.95, 0.999, -1.5, -4.0, -1e6]:
+                grid += [(a, b, a + b + m + d, x), (a, a + m + d, 2.5, x)]
+    grid = [p for p in grid if p[2] > 0.5]  # (away from the poles in c)
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
+
+
+def test_hyp2f1_float64_below_minus_three_parameters_to_ten():
+    """x below -3 (and above 3/4) with parameters near 10, where the connection formula's
+    two terms cancel: the series of positive terms up to an argument of 9/10."""
+    params = [6.25, 8.125, 10.5]
+    grid = [(a, b, c, x) for a, b, c, x in itertools.product(
+        params, params, params, [-3.5, -5.0, -8.5, -12.0, -20.0, 0.8, 0.9]) if a <= b]
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
+
+
+def test_hyp2f1_gauss_sum_at_one():
+    with enable_x64():
+        got = special.hyp2f1(np.array([1.0, 0.5, 2.25]), 2.0, np.array([4.0, 3.0, 5.0]), 1.0)
+    want = [float(mpmath.hyp2f1(a, 2, c, 1)) for a, c in [(1, 4), (0.5, 3), (2.25, 5)]]
+    np.testing.assert_allclose(got, want, rtol=1e-14)
