@@ -92,7 +92,9 @@ def _long_rows(rng, n_rows, n_cols, index_dtype):
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_sorted_rows_agree_bitwise(dtype, index_dtype):
     """CSR and row-sorted COO (also as the (nse, 2) index array BCOO holds) take the streamed
-    kernels; their bits match the NumPy twin and the unsorted path."""
+    kernels (a vector) or the row-by-row tiled ones (a matrix: 3 columns, and 27 for wide and
+    narrow tiles and single columns); their bits match the NumPy twin and the unsorted path,
+    also where the rows stop being sorted only near the end."""
     if toolchain.toolchain() is None:
         pytest.skip("no C compiler: the NumPy fallback serves every product")
     assert kernels.native_module(wait=True) is not None
@@ -104,13 +106,18 @@ def test_sorted_rows_agree_bitwise(dtype, index_dtype):
     pairs = np.stack([rows, cols], 1)
     shuffled = rng.permutation(rows.shape[0])
     for B in (rng.standard_normal(n_cols).astype(dtype),
-              rng.standard_normal((n_cols, 3)).astype(dtype)):
+              rng.standard_normal((n_cols, 3)).astype(dtype),
+              rng.standard_normal((n_cols, 27)).astype(dtype)):
         with flag_context("didax_native_tier", "check"):  # (raises if the bits differ)
             csr = kernels.csr_matmul(data, cols, indptr, B, dtype)
             coo = kernels.coo_matmul(data, rows, cols, B, n_rows, dtype)
             bcoo = kernels.coo_matmul(data, pairs[:, 0], pairs[:, 1], B, n_rows, dtype)
             unsorted = kernels.coo_matmul(data[shuffled], rows[shuffled], cols[shuffled],
                                           B, n_rows, dtype)
+            for last_row in (0, n_rows):  # (unsorted, or out of bounds, at the last element)
+                late = pairs.copy()
+                late[-1, 0] = last_row
+                kernels.coo_matmul(data, late[:, 0], late[:, 1], B, n_rows, dtype)
         want = _reference(data, rows, cols, B.reshape(n_cols, -1), n_rows).reshape(csr.shape)
         tol = 1e-4 if dtype == np.float32 else 1e-12
         np.testing.assert_allclose(csr, want, rtol=tol, atol=tol)
@@ -130,7 +137,8 @@ def test_irregular_indptr_and_rows_agree_bitwise():
     B = rng.standard_normal(50).astype(np.float32)
     with flag_context("didax_native_tier", "check"):
         for indptr in ([-5, 1000, 900, 2000, 3100], [0, 1500, 1500, 3000, 3000]):
-            kernels.csr_matmul(data, cols, np.array(indptr, np.int32), B, np.float32)
+            for x in (B, B[:, None], np.stack([B] * 9, 1)):
+                kernels.csr_matmul(data, cols, np.array(indptr, np.int32), x, np.float32)
         rows = np.sort(rng.integers(0, 4, 3000)).astype(np.int32)
         for bad_row in (-1, 4):
             r = rows.copy()

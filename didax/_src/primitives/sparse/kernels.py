@@ -12,7 +12,9 @@ complex) take a NumPy path (`segment_sum`).
 The C module picks its loop by what the indices allow (the bits are the same whichever):
 a CSR matrix with a plain indptr (from 0 or more, nondecreasing, within the elements) times
 a vector, and a COO matrix whose rows are sorted and in bounds (checked in one pass) read
-row by row in interleaved branchless streams; other COO matrices sum into an array.
+row by row in interleaved branchless streams. Times a matrix, a CSR matrix, and a COO one
+while its rows are sorted and in bounds (checked on the way), sum each row's outputs in
+registers, a tile of columns at a time. Other COO matrices sum into an array.
 
 The C module is built once per machine (cached on disk) as `didax_native_tier` says:
 "background" (the default) builds it in a thread while NumPy serves the first calls, "sync"
@@ -50,7 +52,25 @@ DIDAX_AI didax_v2d didax_restart_add(didax_v2d a, long long restart, double p) {
     return (didax_v2d)((didax_v2l)a & keep) + (didax_v2d){p, 0.0};
 }
 
-#define DIDAX_DEF(NAME, VAL, IDX)                                                           \
+/* The matrix products (K > 1 columns) sum a row's outputs in registers, a tile of columns
+   at a time: vectors of DIDAX_L float64 totals (the machine's width), DIDAX_T of them in a
+   wide tile (16 columns), then single vectors and single columns for the rest; each output
+   is still summed alone, in element order from +0.0. Rows of B are read in random order:
+   the one an element DIDAX_AHEAD places on will need is prefetched. */
+#if defined(__AVX512F__)
+#define DIDAX_VB 64
+#elif defined(__AVX__)
+#define DIDAX_VB 32
+#else
+#define DIDAX_VB 16
+#endif
+#define DIDAX_L (DIDAX_VB / 8)
+#define DIDAX_T (16 / DIDAX_L)
+#define DIDAX_AHEAD 16
+typedef double didax_vd __attribute__((vector_size(DIDAX_VB)));  /* totals, float64 products */
+typedef float didax_vf __attribute__((vector_size(DIDAX_VB / 2)));  /* float32 products */
+
+#define DIDAX_DEF(NAME, VAL, IDX, VP)                                                       \
 /* element k's product, 0 if its column is out of bounds (nB > 0) */                        \
 DIDAX_AI VAL NAME##_elem(const VAL *restrict data, const IDX *restrict cols, npy_intp sc,   \
                          npy_intp k, const VAL *restrict B, npy_intp nB) {                  \
@@ -201,24 +221,93 @@ DIDAX_OWN void NAME##_coo_streams(const VAL *restrict data, const IDX *restrict 
         NAME##_coo_streams_(data, rows, 2, cols, 2, nse, B, nB, out);                       \
     else NAME##_coo_streams_(data, rows, sr, cols, sc, nse, B, nB, out);                    \
 }                                                                                           \
-/* sorted COO times a matrix: each row's K sums in `acc`; out zeroed */                     \
-DIDAX_OWN void NAME##_coo_sorted(const VAL *restrict data, const IDX *restrict rows,        \
-                                 npy_intp sr, const IDX *restrict cols, npy_intp sc,        \
-                                 npy_intp nse, const VAL *restrict B, npy_intp nB,          \
-                                 npy_intp K, double *restrict acc, VAL *restrict out) {     \
-    npy_intp k = 0;                                                                         \
-    while (k < nse) {                                                                       \
-        const IDX r = rows[k * sr];                                                         \
-        for (npy_intp j = 0; j < K; j++) acc[j] = 0.0;                                      \
-        for (; k < nse && rows[k * sr] == r; k++) {                                         \
-            npy_intp c = (npy_intp)cols[k * sc];                                            \
-            if ((npy_uintp)c >= (npy_uintp)nB) continue;                                    \
-            const VAL d = data[k];                                                          \
-            const VAL *restrict b = B + c * K;                                              \
-            for (npy_intp j = 0; j < K; j++) { VAL p = d * b[j]; acc[j] += (double)p; }     \
+/* One row's outputs o[j0 .. j0 + T * DIDAX_L) from its elements k on, while k < end and    \
+   (for COO) rows[k] == r, in T vectors of float64 running totals; returns where it         \
+   stopped. */                                                                              \
+DIDAX_AI npy_intp NAME##_tile(int T, const VAL *restrict data, const IDX *restrict rows,    \
+                              npy_intp sr, npy_intp r, const IDX *restrict cols,            \
+                              npy_intp sc, npy_intp k, npy_intp end, npy_intp nse,          \
+                              const VAL *restrict B, npy_intp nB, npy_intp K, npy_intp j0,  \
+                              VAL *restrict o) {                                            \
+    didax_vd a[DIDAX_T];                                                                    \
+    for (int t = 0; t < T; t++) a[t] = (didax_vd){0};                                       \
+    for (; k < end && (rows == NULL || (npy_intp)rows[k * sr] == r); k++) {                 \
+        npy_intp ka = k + DIDAX_AHEAD < nse ? k + DIDAX_AHEAD : k;                          \
+        npy_uintp ca = (npy_uintp)cols[ka * sc];                                            \
+        __builtin_prefetch(B + (ca < (npy_uintp)nB ? ca : 0) * K + j0);                     \
+        npy_intp c = (npy_intp)cols[k * sc];                                                \
+        if ((npy_uintp)c >= (npy_uintp)nB) continue;                                        \
+        const VAL d = data[k];                                                              \
+        for (int t = 0; t < T; t++) {                                                       \
+            VP b;                                                                           \
+            memcpy(&b, B + c * K + j0 + t * DIDAX_L, sizeof b);                             \
+            a[t] += __builtin_convertvector(d * b, didax_vd);                               \
         }                                                                                   \
-        for (npy_intp j = 0; j < K; j++) out[(npy_intp)r * K + j] = (VAL)acc[j];            \
     }                                                                                       \
+    for (int t = 0; t < T; t++) {                                                           \
+        VP s = __builtin_convertvector(a[t], VP);                                           \
+        memcpy(o + j0 + t * DIDAX_L, &s, sizeof s);                                         \
+    }                                                                                       \
+    return k;                                                                               \
+}                                                                                           \
+/* the same for the single column j */                                                      \
+DIDAX_AI npy_intp NAME##_column(const VAL *restrict data, const IDX *restrict rows,         \
+                                npy_intp sr, npy_intp r, const IDX *restrict cols,          \
+                                npy_intp sc, npy_intp k, npy_intp end,                      \
+                                const VAL *restrict B, npy_intp nB, npy_intp K, npy_intp j, \
+                                VAL *restrict o) {                                          \
+    double a = 0.0;                                                                         \
+    for (; k < end && (rows == NULL || (npy_intp)rows[k * sr] == r); k++) {                 \
+        npy_intp c = (npy_intp)cols[k * sc];                                                \
+        if ((npy_uintp)c >= (npy_uintp)nB) continue;                                        \
+        VAL p = data[k] * B[c * K + j];                                                     \
+        a += (double)p;                                                                     \
+    }                                                                                       \
+    o[j] = (VAL)a;                                                                          \
+    return k;                                                                               \
+}                                                                                           \
+/* one row's K outputs (K > 0), wide tiles first; returns where the row ended */            \
+DIDAX_AI npy_intp NAME##_row(const VAL *restrict data, const IDX *restrict rows,            \
+                             npy_intp sr, npy_intp r, const IDX *restrict cols,             \
+                             npy_intp sc, npy_intp k, npy_intp end, npy_intp nse,           \
+                             const VAL *restrict B, npy_intp nB, npy_intp K,                \
+                             VAL *restrict o) {                                             \
+    npy_intp j = 0, stop = k;                                                               \
+    for (; j + DIDAX_T * DIDAX_L <= K; j += DIDAX_T * DIDAX_L)                              \
+        stop = NAME##_tile(DIDAX_T, data, rows, sr, r, cols, sc, k, end, nse, B, nB, K, j,  \
+                           o);                                                              \
+    for (; j + DIDAX_L <= K; j += DIDAX_L)                                                  \
+        stop = NAME##_tile(1, data, rows, sr, r, cols, sc, k, end, nse, B, nB, K, j, o);    \
+    for (; j < K; j++)                                                                      \
+        stop = NAME##_column(data, rows, sr, r, cols, sc, k, end, B, nB, K, j, o);          \
+    return stop;                                                                            \
+}                                                                                           \
+/* COO times a matrix, row by row while the rows are nondecreasing and in bounds; 0 where   \
+   they are not (out then partly written), else 1 (rows with no elements zeroed) */         \
+DIDAX_AI int NAME##_coo_rows_(const VAL *restrict data, const IDX *restrict rows,           \
+                              npy_intp sr, const IDX *restrict cols, npy_intp sc,           \
+                              npy_intp nse, const VAL *restrict B, npy_intp nB, npy_intp K, \
+                              VAL *restrict out, npy_intp nR) {                             \
+    npy_intp k = 0, next = 0;  /* (next: the first row not written) */                      \
+    while (k < nse) {                                                                       \
+        npy_intp r = (npy_intp)rows[k * sr];                                                \
+        if (r < next || r >= nR) return 0;                                                  \
+        memset(out + next * K, 0, (size_t)((r - next) * K) * sizeof(VAL));                  \
+        k = NAME##_row(data, rows, sr, r, cols, sc, k, nse, nse, B, nB, K, out + r * K);    \
+        next = r + 1;                                                                       \
+    }                                                                                       \
+    memset(out + next * K, 0, (size_t)((nR - next) * K) * sizeof(VAL));                     \
+    return 1;                                                                               \
+}                                                                                           \
+DIDAX_OWN int NAME##_coo_rows(const VAL *restrict data, const IDX *restrict rows,           \
+                              npy_intp sr, const IDX *restrict cols, npy_intp sc,           \
+                              npy_intp nse, const VAL *restrict B, npy_intp nB, npy_intp K, \
+                              VAL *restrict out, npy_intp nR) {                             \
+    if (sr == 1 && sc == 1)                                                                 \
+        return NAME##_coo_rows_(data, rows, 1, cols, 1, nse, B, nB, K, out, nR);            \
+    if (sr == 2 && sc == 2)                                                                 \
+        return NAME##_coo_rows_(data, rows, 2, cols, 2, nse, B, nB, K, out, nR);            \
+    return NAME##_coo_rows_(data, rows, sr, cols, sc, nse, B, nB, K, out, nR);              \
 }                                                                                           \
 /* COO in any order: each row's consecutive elements summed in a register (K == 1), or     \
    every output entry in `acc` (nR * K, zeroed) */                                          \
@@ -255,62 +344,56 @@ DIDAX_OWN void NAME##_coo(const VAL *restrict data, const IDX *restrict rows, np
     }                                                                                       \
     for (npy_intp i = 0; i < nR * K; i++) out[i] = (VAL)acc[i];                             \
 }                                                                                           \
-/* Row r holds the elements k with indptr[r] <= k < indptr[r + 1] (within [0, nse)); each  \
-   row is summed in `acc` (K entries) and written out. */                                   \
-DIDAX_OWN void NAME##_csr(const VAL *restrict data, const IDX *restrict cols, npy_intp sc,  \
+/* Row r holds the elements k with indptr[r] <= k < indptr[r + 1] (within [0, nse)). */     \
+DIDAX_AI void NAME##_csr_(const VAL *restrict data, const IDX *restrict cols, npy_intp sc,  \
                           const IDX *restrict indptr, npy_intp sp, npy_intp nse,            \
                           const VAL *restrict B, npy_intp nB, npy_intp K,                   \
-                          double *restrict acc, VAL *restrict out, npy_intp nR) {           \
+                          VAL *restrict out, npy_intp nR) {                                 \
     for (npy_intp r = 0; r < nR; r++) {                                                     \
         npy_intp lo = (npy_intp)indptr[r * sp], hi = (npy_intp)indptr[(r + 1) * sp];        \
         if (lo < 0) lo = 0;                                                                 \
         if (hi > nse) hi = nse;                                                             \
-        for (npy_intp j = 0; j < K; j++) acc[j] = 0.0;                                      \
-        for (npy_intp k = lo; k < hi; k++) {                                                \
-            npy_intp c = (npy_intp)cols[k * sc];                                            \
-            if ((npy_uintp)c >= (npy_uintp)nB) continue;                                    \
-            const VAL d = data[k];                                                          \
-            const VAL *restrict b = B + c * K;                                              \
-            for (npy_intp j = 0; j < K; j++) { VAL p = d * b[j]; acc[j] += (double)p; }     \
-        }                                                                                   \
-        for (npy_intp j = 0; j < K; j++) out[r * K + j] = (VAL)acc[j];                      \
+        NAME##_row(data, NULL, 0, 0, cols, sc, lo, hi, nse, B, nB, K, out + r * K);         \
     }                                                                                       \
+}                                                                                           \
+DIDAX_OWN void NAME##_csr(const VAL *restrict data, const IDX *restrict cols, npy_intp sc,  \
+                          const IDX *restrict indptr, npy_intp sp, npy_intp nse,            \
+                          const VAL *restrict B, npy_intp nB, npy_intp K,                   \
+                          VAL *restrict out, npy_intp nR) {                                 \
+    if (sc == 1 && sp == 1) NAME##_csr_(data, cols, 1, indptr, 1, nse, B, nB, K, out, nR);  \
+    else NAME##_csr_(data, cols, sc, indptr, sp, nse, B, nB, K, out, nR);                   \
 }                                                                                           \
 /* the product, by the fastest kernel whose precondition holds; 0, or -1 out of memory */   \
 static int NAME##_product(int csr, const VAL *restrict d, const IDX *restrict a,            \
                           npy_intp sa, const IDX *restrict b, npy_intp sb, npy_intp nse,    \
                           const VAL *restrict x, npy_intp nB, npy_intp K,                   \
                           VAL *restrict o, npy_intp nR) {                                   \
-    npy_intp n_acc = K;                                                                     \
     if (csr) {                                                                              \
         if (K == 1 && sa == 1 && nB > 0 && NAME##_indptr_plain(b, sb, nR, nse)) {           \
             memset(o, 0, (size_t)nR * sizeof(VAL));                                         \
             NAME##_csr_streams(d, a, b, sb, x, nB, o, nR);                                  \
-            return 0;                                                                       \
+        } else {                                                                            \
+            NAME##_csr(d, a, sa, b, sb, nse, x, nB, K, o, nR);                              \
         }                                                                                   \
-    } else if (nB > 0 && NAME##_rows_sorted(a, sa, nse, nR)) {                              \
-        memset(o, 0, (size_t)(nR * K) * sizeof(VAL));                                       \
-        if (K == 1) {                                                                       \
-            NAME##_coo_streams(d, a, sa, b, sb, nse, x, nB, o);                             \
-            return 0;                                                                       \
-        }                                                                                   \
-        csr = -1;                                                                           \
-    } else {                                                                                \
-        n_acc = nR * K;                                                                     \
+        return 0;                                                                           \
     }                                                                                       \
-    double *acc = (double *)calloc((size_t)(n_acc > 0 ? n_acc : 1), sizeof(double));        \
+    if (K == 1 && nB > 0 && NAME##_rows_sorted(a, sa, nse, nR)) {                           \
+        memset(o, 0, (size_t)nR * sizeof(VAL));                                             \
+        NAME##_coo_streams(d, a, sa, b, sb, nse, x, nB, o);                                 \
+        return 0;                                                                           \
+    }                                                                                       \
+    if (K > 1 && NAME##_coo_rows(d, a, sa, b, sb, nse, x, nB, K, o, nR)) return 0;          \
+    double *acc = (double *)calloc((size_t)(nR * K > 0 ? nR * K : 1), sizeof(double));      \
     if (acc == NULL) return -1;                                                             \
-    if (csr > 0) NAME##_csr(d, a, sa, b, sb, nse, x, nB, K, acc, o, nR);                    \
-    else if (csr < 0) NAME##_coo_sorted(d, a, sa, b, sb, nse, x, nB, K, acc, o);            \
-    else NAME##_coo(d, a, sa, b, sb, nse, x, nB, K, acc, o, nR);                            \
+    NAME##_coo(d, a, sa, b, sb, nse, x, nB, K, acc, o, nR);                                 \
     free(acc);                                                                              \
     return 0;                                                                               \
 }
 
-DIDAX_DEF(f32_i32, float, npy_int32)
-DIDAX_DEF(f32_i64, float, npy_int64)
-DIDAX_DEF(f64_i32, double, npy_int32)
-DIDAX_DEF(f64_i64, double, npy_int64)
+DIDAX_DEF(f32_i32, float, npy_int32, didax_vf)
+DIDAX_DEF(f32_i64, float, npy_int64, didax_vf)
+DIDAX_DEF(f64_i32, double, npy_int32, didax_vd)
+DIDAX_DEF(f64_i64, double, npy_int64, didax_vd)
 
 /* product(csr, data, a, b, x, out): `data` (nse,), `x` (nB, K) and `out` (nR, K) are
    C-contiguous arrays of one float dtype; `a` and `b` 1-D arrays of one index dtype, of any
