@@ -10,6 +10,7 @@ in-place update) and under `torch.compile` (a functional step through `torch.fun
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 XLA_FLAGS="--xla_cpu_multi_thread_eigen=false
     intra_op_parallelism_threads=1" taskset -c 0 python benchmarks/cnn_step.py
+    python benchmarks/cnn_step.py --all-cores     # every core, unpinned
 
 prints the Markdown table of `run.py` (medians; didax's time over each other's). Every
 framework first takes one step from the same parameters: losses and updated parameters
@@ -25,11 +26,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 os.environ.setdefault("DIDAX_NATIVE_TIER", "sync")  # measure the native tier's steady state
+import cores  # noqa: E402 - before harness: one thread each, or every core (--all-cores)
 import harness  # noqa: E402 - sets single-thread environment before NumPy loads
 import numpy as np  # noqa: E402
 
 BATCH, LR = 32, 0.05
-STEP = "CNN jitted SGD step, conv16-maxpool-conv32-avgpool-dense10, batch 32"
+STEP = cores.label("CNN jitted SGD step, conv16-maxpool-conv32-avgpool-dense10, batch 32")
 EAGER = "CNN SGD step, PyTorch eager"
 
 
@@ -197,6 +199,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--frameworks", nargs="*", default=["didax", "jax", "torch"])
+    parser.add_argument("--all-cores", action="store_true",
+                        help="every framework on every core (run unpinned)")
     args = parser.parse_args()
     import importlib.util
 

@@ -28,6 +28,7 @@ import numpy as np
 from didax._src import core
 from didax._src.compiler.native.loops import (
     LEAF_SUMS,
+    FREE_GIL_FROM,
     Reduction,
     contiguous,
     loop_nest,
@@ -586,8 +587,14 @@ class _Emitter:
                 names[out] = block.let(C_TYPES[out.aval.dtype], expression)
 
         writes = [(f"q{self.slots[v]}", lambda v=v: names[v]) for v in outs]
+        # A long loop lets other Python threads run (as NumPy's loops do): it touches no
+        # Python object.
+        if math.prod(shape) >= FREE_GIL_FROM:
+            b.append("        Py_BEGIN_ALLOW_THREADS")
         loop_nest(b, shape, reads, body, writes, list(reductions.values()),
                   lambda k: f"didax_loops[{k}]")
+        if math.prod(shape) >= FREE_GIL_FROM:
+            b.append("        Py_END_ALLOW_THREADS")
         b.append("    }")
 
     def gemm_segment(self, i: int, eqn):
@@ -624,7 +631,11 @@ class _Emitter:
                  f"(char *)p{self.slots[second]}, (char *){dest}}};")
         b.append(f"          npy_intp dims[] = {{{mm.batch}, {mm.M}, {mm.K}, {mm.N}}};")
         b.append(f"          npy_intp steps[] = {{{', '.join(map(str, steps))}}};")
-        b.append(f"          didax_loops[{k}].fn(args, dims, steps, didax_loops[{k}].data); }}")
+        # (BLAS needs no Python object: a long product lets other Python threads run)
+        free = mm.batch * mm.M * mm.K * mm.N >= FREE_GIL_FROM
+        b.append(f"          {'Py_BEGIN_ALLOW_THREADS ' if free else ''}"
+                 f"didax_loops[{k}].fn(args, dims, steps, didax_loops[{k}].data);"
+                 f"{' Py_END_ALLOW_THREADS' if free else ''} }}")
         if mm.swapped:
             b.append(f"        for (npy_intp r = 0; r < {mm.N}; r++)")
             b.append(f"            for (npy_intp j = 0; j < {mm.M}; j++)")
@@ -646,6 +657,10 @@ class _Emitter:
             _AS_CARRAY,
             _FIND_LOOPS,
             f"static didax_loop didax_loops[{max(len(m.loops), 1)}];",
+            "/* The number of threads of the parallel loops (threads.py's cell). */",
+            "static int didax_one_thread = 1;",
+            "static int *didax_threads = &didax_one_thread;",
+            "#define DIDAX_NT (*didax_threads)",
             LEAF_SUMS,
             _BODY_HELPERS,
             *m.helpers,
@@ -678,16 +693,20 @@ class _Emitter:
             "static PyMethodDef run_def = {\"run\", (PyCFunction)(void (*)(void))run, "
             "METH_FASTCALL, NULL};",
             "",
-            "/* make((segments, consts, loops)): the compiled function, holding what it calls;",
-            "   `loops`: the NumPy loops it calls, ((ufunc, (type numbers...)), ...). */",
+            "/* make((segments, consts, loops, threads)): the compiled function, holding what",
+            "   it calls; `loops`: the NumPy loops it calls, ((ufunc, (type numbers...)), ...);",
+            "   `threads`: the address of the C int counting the parallel loops' threads. */",
             "static PyObject *make(PyObject *self, PyObject *state) {",
-            "    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 3",
+            "    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 4",
             "        || !PyTuple_Check(PyTuple_GET_ITEM(state, 2))",
             f"        || PyTuple_GET_SIZE(PyTuple_GET_ITEM(state, 2)) != {len(m.loops)}) {{",
-            '        PyErr_SetString(PyExc_TypeError, "make expects (segments, consts, loops)");',
+            '        PyErr_SetString(PyExc_TypeError, "make expects (segments, consts, loops, '
+            'threads)");',
             "        return NULL;",
             "    }",
             "    if (find_loops(PyTuple_GET_ITEM(state, 2), didax_loops) < 0) return NULL;",
+            "    didax_threads = (int *)PyLong_AsVoidPtr(PyTuple_GET_ITEM(state, 3));",
+            "    if (didax_threads == NULL) return NULL;",
             "    return PyCFunction_NewEx(&run_def, state, NULL);",
             "}",
             "",

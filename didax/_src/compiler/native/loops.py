@@ -29,6 +29,27 @@ BLOCK = 128  # elements per block: a pairwise leaf is at most this long too
 # (np.getbufsize()'s default), summing each pairwise; 2.3 passes the whole row at once.
 ROW_PIECE = 8192 if tuple(map(int, np.__version__.split(".")[:2])) < (2, 3) else None
 _LOCAL = re.compile(r"\bt(\d+)\b")
+# Loop nests over at least this many elements run in parallel (see `loop_nest`): plain
+# arithmetic, memory-bound, from 2^18 (at 2^16 two threads gained nothing); loops calling
+# NumPy's functions (exp, tanh...: ~10x the work per element) from 2^15.
+PARALLEL_FROM = 1 << 18
+PARALLEL_CALLS_FROM = 1 << 15
+# Loop nests over at least this many elements let other Python threads run meanwhile.
+FREE_GIL_FROM = 1 << 16
+# A float sum's row in parallel: its pairwise tree cut this many levels down (at most), or
+# (NumPy < 2.3) its pieces summed this many at a time.
+TREE_DEPTH = 4
+PIECES_AT_ONCE = 64
+_POINTER = re.compile(r"\b[pq]\d+\b")
+
+
+def _parallel_for(captured: str, schedule: str = "guided", simd: bool = False) -> str:
+    """The pragma of a loop split among the threads. (guided, dynamic: a thread another
+    process delays leaves its share to the others. The arrays' pointers `captured` are
+    each thread's own copies: read through the shared ones, gcc no longer knows they do not
+    alias, and the loop ran at half speed.)"""
+    return (f"#pragma omp parallel for{' simd' if simd else ''} schedule({schedule}) "
+            f"num_threads(DIDAX_NT) firstprivate({captured})")
 
 
 def contiguous(shape) -> tuple:
@@ -171,21 +192,50 @@ def loop_nest(b: list, shape, reads, body, writes, reductions, loops=None):
         if is_read:
             block.stmts[n] = (name, ct, f"{reads[k][1]}[{read_at[k]}]", None, True)
     out_index = at(out_st)
-    for axis, v in zip(axes[:-1], var_names):
-        b.append(f"{ind}for (npy_intp {v} = 0; {v} < {axis.extent}; {v}++) {{")
-        ind += "    "
-    for r in local_acc:
-        b.append(f"{ind}{r.ctype} a{r.slot} = q{r.slot}[{at(r.strides)}];")
-    if not calls and not pairwise:
-        _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, at)
-    else:
-        _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise,
-                       out_index, at, loops)
-    for r in local_acc:
-        b.append(f"{ind}q{r.slot}[{at(r.strides)}] = a{r.slot};")
-    for _ in axes[:-1]:
-        ind = ind[:-4]
+    parallel = size >= (PARALLEL_CALLS_FROM if calls else PARALLEL_FROM)
+    outer_parallel = parallel and len(axes) > 1 and all(
+        all(r.kept[d] for d in axes[0].dims) for r in reductions)
+    # one row: in parallel if nothing accumulates across it but float sums (summed pairwise,
+    # in parts)
+    inner_parallel = (parallel and len(axes) == 1 and all(r.pairwise for r in reductions)
+                      and (not pairwise or _row_parts(inner.extent) is not None))
+    # (the pointers the loops read: the parallel loops' threads each copy them)
+    captured = ", ".join(sorted(set(_POINTER.findall(" ".join(
+        [p for _, p, _ in reads] + [p for p, _ in writes]
+        + [f"q{r.slot}" for r in reductions]))), key=lambda n: (n[0], int(n[1:]))))
+
+    def nest(ind, parallel):
+        """The loops; `parallel`: split among the threads."""
+        inner_split = captured if parallel and inner_parallel else None
+        for k, (axis, v) in enumerate(zip(axes[:-1], var_names)):
+            if k == 0 and parallel:  # (each iteration writes outputs of its own)
+                b.append(f"{ind}{_parallel_for(captured)}")
+            b.append(f"{ind}for (npy_intp {v} = 0; {v} < {axis.extent}; {v}++) {{")
+            ind += "    "
+        for r in local_acc:
+            b.append(f"{ind}{r.ctype} a{r.slot} = q{r.slot}[{at(r.strides)}];")
+        if not calls and not pairwise:
+            _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, at,
+                         inner_split)
+        else:
+            _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise,
+                           out_index, at, loops, inner_split, "_p" if parallel else "")
+        for r in local_acc:
+            b.append(f"{ind}q{r.slot}[{at(r.strides)}] = a{r.slot};")
+        for _ in axes[:-1]:
+            ind = ind[:-4]
+            b.append(f"{ind}}}")
+
+    if outer_parallel or inner_parallel:
+        # Two copies: OpenMP's loop run by a team of one was measured 3-5x slower than
+        # the plain loop (the threads' loop is vectorized, yet slow alone).
+        b.append(f"{ind}if (DIDAX_NT > 1) {{")
+        nest(ind + "    ", True)
+        b.append(f"{ind}}} else {{")
+        nest(ind + "    ", False)
         b.append(f"{ind}}}")
+    else:
+        nest(ind, False)
 
 
 def _axes(shape, operands, reductions) -> list:
@@ -232,11 +282,15 @@ def _trailing_reduced(shape, r) -> list:
     return pairwise_dims(shape, [d for d, k in enumerate(r.kept) if not k])
 
 
-def _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, at):
+def _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, at,
+                 parallel=False):
     """The inner loop, each element computed whole; vectorized where its elements are
     independent (gcc would otherwise check at run time whether outputs overlap inputs, and
-    was seen to run its scalar loop: they never do)."""
-    if _independent(inner, local_acc, in_place):
+    was seen to run its scalar loop: they never do); `parallel` (nothing accumulates
+    across it): split among the threads too."""
+    if parallel:
+        b.append(f"{ind}{_parallel_for(parallel, 'simd:static', simd=True)}")
+    elif _independent(inner, local_acc, in_place):
         b.append(f"{ind}#pragma omp simd" + "".join(f" reduction(+:a{r.slot})"
                                                      for r in local_acc))
     b.append(f"{ind}for (npy_intp j = 0; j < {inner.extent}; j++) {{")
@@ -263,11 +317,16 @@ def _independent(inner, local_acc, in_place) -> bool:
 
 
 def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, out_index,
-                   at, loops):
+                   at, loops, parallel=None, tag=""):
     """The inner loop in blocks (a float sum's pairwise leaves, else BLOCK elements), each
     block in phases: the statements computable before NumPy's loops are called, the calls,
     the statements after them... A value a later phase or a call reads is kept in a block
-    buffer `b<name>`; reads of operands are read again where needed."""
+    buffer `b<name>`; reads of operands are read again where needed.
+
+    `parallel` (nothing accumulates across the loop but float sums): the blocks are split
+    among the threads; a float sum's row is cut into parts its serial order sums
+    separately anyway (subtrees of its pairwise tree, or NumPy < 2.3's pieces), summed in
+    parallel and combined in that order, so the bits are the serial loop's."""
     stmts = {s[0]: s for s in block.stmts}
     phase: dict = {}
     for name, _, expr, call, is_read in block.stmts:
@@ -305,22 +364,51 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
             uses[p].update(_deps(s[2]))
         uses[p].update(local for _, local, _ in finals[p])
         buffered.update(n for n in uses[p] if phase[n] < p and not stmts[n][4])
-    for name in sorted(buffered, key=lambda n: int(n[1:])):
-        b.append(f"{ind}{_c_type(stmts[name][1])} b{name}[{BLOCK}];")
+    decls = [f"{_c_type(stmts[name][1])} b{name}[{BLOCK}];"
+             for name in sorted(buffered, key=lambda n: int(n[1:]))]
     flags = [t for fs in finals for kind, _, t in fs if kind == "any"]
+    extent = inner.extent
+    rounds = None  # (parallel float sums) the loop over rounds of parts to close, if any
     if pairwise:
-        label = f"summed_{pairwise[0].slot}"
-        b.append(f"{ind}npy_intp ws[64], wn[64]; int wd[64], top = 0;  /* the pairwise walk */")
-        b.extend(f"{ind}{r.ctype} wl{r.slot}[64], v{r.slot};" for r in pairwise)
-        if ROW_PIECE is not None and inner.extent > ROW_PIECE:  # the row piece by piece
-            b.append(f"{ind}for (npy_intp c0 = 0; c0 < {inner.extent}; c0 += {ROW_PIECE}) {{")
+        label = f"summed_{pairwise[0].slot}{tag}"  # (tag: which copy of the loops)
+        decls.append("npy_intp ws[64], wn[64]; int wd[64], top = 0;  /* the pairwise walk */")
+        decls.extend(f"{r.ctype} wl{r.slot}[64], v{r.slot};" for r in pairwise)
+        pieces = ROW_PIECE is not None and extent > ROW_PIECE  # the row piece by piece
+        parts = _row_parts(extent) if parallel else None
+        if parts is not None:
+            for r in pairwise:
+                b.append(f"{ind}{r.ctype} s{r.slot}[{PIECES_AT_ONCE if pieces else len(parts)}];")
+            if pieces:  # rounds of pieces summed in parallel, added in turn
+                n = -(-extent // ROW_PIECE)
+                b.append(f"{ind}for (npy_intp r0 = 0; r0 < {n}; r0 += {PIECES_AT_ONCE}) {{")
+                rounds = ind
+                ind += "    "
+                b.append(f"{ind}const npy_intp rn = {n} - r0 < {PIECES_AT_ONCE} ? {n} - r0 : "
+                         f"{PIECES_AT_ONCE};")
+                start = (f"ws[0] = (r0 + task) * {ROW_PIECE}; wn[0] = {extent} - ws[0] < "
+                         f"{ROW_PIECE} ? {extent} - ws[0] : {ROW_PIECE};")
+                count = "rn"
+            else:  # the subtrees of the pairwise tree, summed in parallel
+                b.append(f"{ind}static const npy_intp ts[] = "
+                         f"{{{', '.join(str(p[0]) for p in parts)}}};")
+                b.append(f"{ind}static const npy_intp tn[] = "
+                         f"{{{', '.join(str(p[1]) for p in parts)}}};")
+                start, count = "ws[0] = ts[task]; wn[0] = tn[task];", len(parts)
+            b.append(f"{ind}{_parallel_for(parallel, 'dynamic')}")
+            b.append(f"{ind}for (npy_intp task = 0; task < {count}; task++) {{")
             ind += "    "
-            b.append(f"{ind}top = 0; ws[0] = c0; wd[0] = 0; wn[0] = {inner.extent} - c0 < "
-                     f"{ROW_PIECE} ? {inner.extent} - c0 : {ROW_PIECE};")
-            pieces = True
-        else:
-            b.append(f"{ind}ws[0] = 0; wn[0] = {inner.extent}; wd[0] = 0;")
+            b.extend(ind + d for d in decls)
+            b.append(f"{ind}{start} wd[0] = 0;")
             pieces = False
+        elif pieces:
+            b.extend(ind + d for d in decls)
+            b.append(f"{ind}for (npy_intp c0 = 0; c0 < {extent}; c0 += {ROW_PIECE}) {{")
+            ind += "    "
+            b.append(f"{ind}top = 0; ws[0] = c0; wd[0] = 0; wn[0] = {extent} - c0 < "
+                     f"{ROW_PIECE} ? {extent} - c0 : {ROW_PIECE};")
+        else:
+            b.extend(ind + d for d in decls)
+            b.append(f"{ind}ws[0] = 0; wn[0] = {extent}; wd[0] = 0;")
         b.append(f"{ind}for (;;) {{")
         ind2 = ind + "    "
         b.append(f"{ind2}while (wn[top] > {BLOCK}) {{  /* down to the next leaf */")
@@ -330,10 +418,16 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         b.append(f"{ind2}const npy_intp j0 = ws[top], len = wn[top];")
         b.extend(f"{ind2}int {flag} = 0;" for flag in flags)
     else:
-        b.append(f"{ind}for (npy_intp j0 = 0; j0 < {inner.extent}; j0 += {BLOCK}) {{")
+        if parallel:  # (the block buffers declared inside: each thread its own)
+            b.append(f"{ind}{_parallel_for(parallel)}")
+        else:
+            b.extend(ind + d for d in decls)
+        b.append(f"{ind}for (npy_intp j0 = 0; j0 < {extent}; j0 += {BLOCK}) {{")
         ind2 = ind + "    "
-        b.append(f"{ind2}const npy_intp len = {inner.extent} - j0 < {BLOCK} ? "
-                 f"{inner.extent} - j0 : {BLOCK};")
+        if parallel:
+            b.extend(ind2 + d for d in decls)
+        b.append(f"{ind2}const npy_intp len = {extent} - j0 < {BLOCK} ? "
+                 f"{extent} - j0 : {BLOCK};")
         b.extend(f"{ind2}int {flag} = 0;" for flag in flags)
     stored_reads = sorted((n for n in buffered if stmts[n][4]), key=lambda n: int(n[1:]))
     for p in range(n_phases):
@@ -398,11 +492,52 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
     b.append(f"{ind2}}}")
     b.append(f"{ind}}}")
     b.append(f"{ind}{label}:;")
+    if parts is not None:  # each part's sum kept, then combined in the serial order
+        b.extend(f"{ind}s{r.slot}[task] = v{r.slot};" for r in pairwise)
+        ind = ind[:-4]
+        b.append(f"{ind}}}")
+        for r in pairwise:
+            q = f"q{r.slot}[{at(r.strides)}]"
+            if rounds is not None:
+                b.append(f"{ind}for (npy_intp t = 0; t < rn; t++) {q} = {q} + s{r.slot}[t];")
+            else:
+                b.append(f"{ind}{q} = {q} + {_combined(f's{r.slot}', 0, len(parts))};")
+        if rounds is not None:
+            b.append(f"{rounds}}}")
+        return
     for r in pairwise:
         q = f"q{r.slot}[{at(r.strides)}]"
         b.append(f"{ind}{q} = {q} + v{r.slot};")
     if pieces:
         b.append(f"{ind[:-4]}}}")
+
+
+def _row_parts(extent):
+    """The parts a float sum's row of `extent` elements is summed in by threads, or None
+    (too short to pay): NumPy < 2.3's pieces (one part each; summed in rounds), else the
+    subtrees of its pairwise tree at the deepest level up to TREE_DEPTH above which every
+    node is split ([(start, length)...], left to right)."""
+    if ROW_PIECE is not None and extent > ROW_PIECE:
+        return [(c, min(ROW_PIECE, extent - c)) for c in range(0, extent, ROW_PIECE)]
+    level = [(0, extent)]
+    for _ in range(TREE_DEPTH):
+        if any(n <= BLOCK for _, n in level):
+            break
+        nxt = []
+        for start, n in level:
+            h = n // 2
+            h -= h % 8
+            nxt += [(start, h), (start + h, n - h)]
+        level = nxt
+    return level if len(level) > 1 else None
+
+
+def _combined(array, lo, hi) -> str:
+    """The sum of `array[lo:hi]` (a power of two of parts) as the pairwise tree adds it."""
+    if hi - lo == 1:
+        return f"{array}[{lo}]"
+    mid = (lo + hi) // 2
+    return f"({_combined(array, lo, mid)} + {_combined(array, mid, hi)})"
 
 
 LEAF_SUMS = r"""/* A pairwise sum's leaf (at most 128 values), as NumPy sums it. */

@@ -24,7 +24,7 @@ import numpy as np
 
 from didax._src import monitoring
 from didax._src.compiler import numpy_tier as compiler
-from didax._src.compiler.native import cache, detached, emit, toolchain
+from didax._src.compiler.native import cache, detached, emit, threads, toolchain
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
 from didax._src.config_states import float_checks
@@ -204,7 +204,8 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
             if not hit:
                 module = cache.load_or_build(plan.source, tc, directory)
             monitoring.native_code_loaded(time.perf_counter() - start, cached=hit)
-        run = module.make((plan.python_segments, plan.consts, plan.loops))
+        run = module.make((plan.python_segments, plan.consts, plan.loops,
+                           threads.address()))
     except Exception as e:  # a bug in code generation: the NumPy tier stays
         state.status = "failed"
         _warn_failure(e)
