@@ -27,8 +27,8 @@ import numpy as np
 
 from didax._src import core
 from didax._src.compiler.native.loops import (
-    LEAF_SUMS,
     FREE_GIL_FROM,
+    LEAF_SUMS,
     Reduction,
     contiguous,
     loop_nest,
