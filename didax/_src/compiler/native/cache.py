@@ -91,23 +91,26 @@ def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
     return caches.add(_loaded, key, module)
 
 
-# (toolchain, directory) -> its precompiled prelude's directory or None
+# (toolchain, directory, unit) -> its precompiled prelude's directory or None
 _preludes = caches.memo("native.preludes")
 _prelude_lock = threading.Lock()
 
 
-def _prelude(tc, directory):
-    key = (tc, directory)
+def _prelude(tc, directory, unit=False):
+    key = (tc, directory, unit)
     with _prelude_lock:  # (held while compiling: one thread writes the prelude's files)
         if key not in _preludes:
-            caches.add(_preludes, key, tc_mod.precompiled_prelude(tc, directory))
+            caches.add(_preludes, key, tc_mod.precompiled_prelude(tc, directory, unit))
         return _preludes[key]
 
 
 def _build_and_store(source, tc, directory, name, so_path, sum_path):
     work = tempfile.mkdtemp(dir=directory, prefix=".build-")
     try:
-        built = tc_mod.build(tc, source, work, name, _prelude(tc, directory))
+        several = tc_mod.UNIT_MARK in source  # (translation units: see parts.py)
+        built = tc_mod.build(tc, source, work, name, _prelude(tc, directory),
+                             _prelude(tc, directory, unit=True) if several else None,
+                             objects=directory)
         with open(built, "rb") as f:
             data = f.read()
         digest = hashlib.sha256(data).hexdigest()

@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from didax._src import core
+from didax._src.compiler.native import parts as function_parts
 from didax._src.compiler.native.loops import (
     FREE_GIL_FROM,
     LEAF_SUMS,
@@ -37,7 +38,7 @@ from didax._src.compiler.native.loops import (
 )
 from didax._src.compiler.native.products import elementwise_products
 from didax._src.compiler.native.rules import C_TYPENUMS, C_TYPES, FLOATS, CExpr, ViewAt, c_constant
-from didax._src.compiler.native.toolchain import module_prelude
+from didax._src.compiler.native.toolchain import UNIT_MARK, module_prelude
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.passes import optimize
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, derived
@@ -649,21 +650,35 @@ class _Emitter:
         n_slots = max(self.n_slots, 1)
         n_keep = max(self.n_keep, 1)
         m = self.m
-        parts = [
-            module_prelude(),
+        run_parts, run_body = function_parts.cut(self.body, "run")
+        run_parts, units = function_parts.spread(run_parts)
+        n_loops = max(len(m.loops), 1)
+        common = [  # (what every translation unit's code may use)
             "#include <string.h>",
             *m.statics,
             "",
             _AS_CARRAY,
             _FIND_LOOPS,
-            f"static didax_loop didax_loops[{max(len(m.loops), 1)}];",
-            "/* The number of threads of the parallel loops (threads.py's cell). */",
-            "static int didax_one_thread = 1;",
-            "static int *didax_threads = &didax_one_thread;",
+            '#define DIDAX_SHARED __attribute__((visibility("hidden")))',
             "#define DIDAX_NT (*didax_threads)",
             LEAF_SUMS,
             _BODY_HELPERS,
+            function_parts.NOINLINE,
+        ]
+        further = ["\n".join([UNIT_MARK, module_prelude(unit=True), *common,
+                               f"extern DIDAX_SHARED didax_loop didax_loops[{n_loops}];",
+                               "extern DIDAX_SHARED int *didax_threads;",
+                               *map(function_parts.shared, unit)]) for unit in units]
+        parts = [
+            module_prelude(),
+            *common,
+            f"DIDAX_SHARED didax_loop didax_loops[{n_loops}];",
+            "/* The number of threads of the parallel loops (threads.py's cell). */",
+            "static int didax_one_thread = 1;",
+            "DIDAX_SHARED int *didax_threads = &didax_one_thread;",
             *m.helpers,
+            *(function_parts.prototype(f) for unit in units for f in unit),
+            *run_parts,
             "static PyObject *run(PyObject *state, PyObject *const *args, Py_ssize_t nargs) {",
             "    PyObject *segments = PyTuple_GET_ITEM(state, 0);",
             "    PyObject *consts = PyTuple_GET_ITEM(state, 1);",
@@ -682,7 +697,7 @@ class _Emitter:
             "nargs);",
             "        goto done;",
             "    }",
-            *self.body,
+            *run_body,
             "done:",
             f"    for (int k = 0; k < {n_slots}; k++) Py_XDECREF(v[k]);",
             "    if (mine) kept_busy = 0;",
@@ -718,6 +733,7 @@ class _Emitter:
             "    import_array();",
             "    return PyModule_Create(&module_def);",
             "}",
+            *further,
         ]
         return "\n".join(parts) + "\n"
 

@@ -31,7 +31,10 @@ from didax._src import caches
 from didax._src.compiler.native.directory import cache_dir, cpu_features, write_atomic
 from didax._src.errors import NativeTierWarning
 
-BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
+# -O2: measured against -O1 and -O3 on the same modules run interleaved (LSTM, CNN, fused
+# reduction, MLP step), -O2 and -O3 ran within 1 % of each other (-O1 up to 15 % slower)
+# and -O2 builds in 60-80 % of -O3's time (benchmarks/build_time_curve.py).
+BASE_FLAGS = ("-O2", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
               "-ffp-contract=off", "-fno-strict-aliasing", "-w")
 # Candidates, best first: vector code for this CPU with OpenMP's parallel loops (see
 # threads.py), vector code for this CPU, vector code, plain code. Without "-fopenmp" the
@@ -162,27 +165,79 @@ def include_dirs() -> tuple:
 
 
 def build(tc: Toolchain, source: str, workdir: str, name: str,
-          prelude: str | None = None) -> str:
+          prelude: str | None = None, unit_prelude: str | None = None,
+          objects: str | None = None) -> str:
     """Compiles `source` in `workdir` (as `name`.c, so the build does not depend on where it
     ran) to a shared library whose module is `name` (the macro DIDAX_MODULE); returns its
-    path. `prelude`: a directory holding module_prelude() precompiled (see
-    precompiled_prelude), which a source starting with it includes instead. Raises
-    RuntimeError with the compiler's message on failure."""
-    c_path = os.path.join(workdir, name + ".c")
+    path. `prelude`, `unit_prelude`: directories holding module_prelude() (and its variant
+    for further units) precompiled (see precompiled_prelude), which a source starting with
+    it includes instead. A source of several translation units (UNIT_MARK between them)
+    has them compiled in parallel, each to an object file cached in `objects` (by its text
+    and the toolchain), then linked. Raises RuntimeError with the compiler's message on
+    failure."""
+    units = source.split("\n" + UNIT_MARK + "\n")
     so_path = os.path.join(workdir, name + ".so")
-    includes = [f"-I{d}" for d in include_dirs()]
-    text = module_prelude()
-    if prelude is not None and source.startswith(text):
-        source = f'#include "{PRELUDE_HEADER}"\n' + source[len(text):]
-        includes.insert(0, f"-I{prelude}")
-    with open(c_path, "w") as f:
-        f.write(source)
-    cmd = [*tc.cc, *tc.flags, *includes, f"-DDIDAX_MODULE={name}", name + ".c", "-o",
-           name + ".so", "-lm"]
-    returncode, stderr = run_compiler(cmd, workdir)
-    if returncode != 0 or not os.path.exists(so_path):
-        raise RuntimeError(f"{tc.cc[0]} failed:\n{stderr[-2000:]}")
+    if len(units) == 1:
+        cmd = [*tc.cc, *tc.flags, *_includes(units[0], prelude, unit_prelude),
+               f"-DDIDAX_MODULE={name}", _write(workdir, name, units[0], prelude, unit_prelude),
+               "-o", name + ".so", "-lm"]
+        _check(tc, *run_compiler(cmd, workdir), so_path)
+        return so_path
+    flags = [f for f in tc.flags if f != "-shared"]
+
+    def compile_unit(k):
+        text = units[k]
+        key = hashlib.sha256("\0".join([text, tc.identity()]).encode()).hexdigest()[:32]
+        cached = os.path.join(objects, f"unit-{key}.o") if objects else None
+        if k and cached and os.path.exists(cached):  # (the first holds the module's name)
+            return cached
+        c_name = name if k == 0 else f"{name}_unit{k}"
+        cmd = [*tc.cc, *flags, "-c", *_includes(text, prelude, unit_prelude),
+               f"-DDIDAX_MODULE={name}",
+               _write(workdir, c_name, text, prelude, unit_prelude), "-o", c_name + ".o"]
+        o_path = os.path.join(workdir, c_name + ".o")
+        _check(tc, *run_compiler(cmd, workdir), o_path)
+        if k and cached:
+            try:
+                with open(o_path, "rb") as f:
+                    write_atomic(objects, cached, f.read())
+            except OSError:  # (uncached: built again next time)
+                pass
+        return o_path
+
+    import concurrent.futures  # (only large modules need it)
+
+    workers = min(len(units), max(1, len(os.sched_getaffinity(0))
+                                  if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        object_files = list(pool.map(compile_unit, range(len(units))))
+    _check(tc, *run_compiler([*tc.cc, *tc.flags, *object_files, "-o", name + ".so", "-lm"],
+                             workdir), so_path)
     return so_path
+
+
+def _includes(text, prelude, unit_prelude) -> list:
+    includes = [f"-I{d}" for d in include_dirs()]
+    for directory, start in ((prelude, module_prelude()), (unit_prelude, module_prelude(True))):
+        if directory is not None and text.startswith(start):
+            includes.insert(0, f"-I{directory}")
+    return includes
+
+
+def _write(workdir, c_name, text, prelude, unit_prelude) -> str:
+    """Writes `text` as `c_name`.c (its prelude an include where it is precompiled)."""
+    for directory, start in ((prelude, module_prelude()), (unit_prelude, module_prelude(True))):
+        if directory is not None and text.startswith(start):
+            text = f'#include "{PRELUDE_HEADER}"\n' + text[len(start):]
+            break
+    with open(os.path.join(workdir, c_name + ".c"), "w") as f:
+        f.write(text)
+    return c_name + ".c"
+
+
+def _check(tc, returncode, stderr, path):
+    if returncode != 0 or not os.path.exists(path):
+        raise RuntimeError(f"{tc.cc[0]} failed:\n{stderr[-2000:]}")
 
 
 # The compiler processes this process's builds are running. At exit they are stopped: a
@@ -235,13 +290,15 @@ def _kill(proc):
 
 
 PRELUDE_HEADER = "didax_prelude.h"
+# Between the translation units of a module's source (see parts.py).
+UNIT_MARK = "/* ---- didax: a translation unit of its own ---- */"
 
 
-def precompiled_prelude(tc: Toolchain, directory: str) -> str | None:
-    """A directory in `directory` holding module_prelude() as a header and precompiled by
-    `tc` (the headers of Python and NumPy are most of a small module's build time), made
+def precompiled_prelude(tc: Toolchain, directory: str, unit: bool = False) -> str | None:
+    """A directory in `directory` holding module_prelude(unit) as a header and precompiled
+    by `tc` (the headers of Python and NumPy are most of a small module's build time), made
     once for all processes; None if it cannot be made (modules then include the text)."""
-    text = module_prelude()
+    text = module_prelude(unit)
     key = hashlib.sha256("\n".join([text, tc.identity(), sys.version, np.__version__,
                                      *include_dirs()]).encode()).hexdigest()[:24]
     path = os.path.join(directory, f"prelude-{key}")
@@ -276,10 +333,13 @@ def load(name: str, path: str):
     return module
 
 
-def module_prelude() -> str:
-    """The includes and helpers every module starts with."""
-    lines = ["#define PY_SSIZE_T_CLEAN", "#include <Python.h>",
+def module_prelude(unit: bool = False) -> str:
+    """The includes and helpers every module starts with; `unit`: a further translation
+    unit's, which uses NumPy's C API through the table the module's first unit imports."""
+    lines = [*(["#define NO_IMPORT_ARRAY"] if unit else []),
+             "#define PY_SSIZE_T_CLEAN", "#include <Python.h>",
              "#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION",
+             "#define PY_ARRAY_UNIQUE_SYMBOL DIDAX_ARRAY_API",
              "#include <numpy/arrayobject.h>", "#include <numpy/ufuncobject.h>",
              "#include <math.h>",
              "#define DIDAX_CAT_(a, b) a##b", "#define DIDAX_CAT(a, b) DIDAX_CAT_(a, b)",
