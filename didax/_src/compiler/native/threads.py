@@ -5,12 +5,23 @@ native module reads it through one shared cell, so `set_count` takes effect at o
 loops split their work the same way whatever the count (see loops.py), so results do not
 depend on it: one thread and many give the same bits.
 
+Without the setting, the count follows the machine's load (Linux): each parallel loop ends
+when its slowest thread does, and a thread that other processes keep off its core stalls
+every loop for a scheduler's time slice (a CNN step measured 4 ms on one thread, 15 ms on
+two, with another job on the second core). A daemon thread samples, twice a second, how
+busy the cores were with other processes than this one (/proc/stat less this process's CPU
+time), and lowers the count to the cores left free (at least one; a core others keep
+less than 30 % busy counts as free).
+
 A process forked from one that ran parallel loops inherits OpenMP's thread pool without its
 threads, and would wait for them forever: a forked child runs every loop on one thread.
 """
 from __future__ import annotations
 
+import math
 import os
+import threading
+import time
 
 import numpy as np
 
@@ -47,18 +58,75 @@ def set_count(n: int) -> int:
     n = int(n)
     if n < 1:
         raise ValueError(f"the number of native threads must be >= 1, got {n}")
+    global _fixed
     previous = count()
+    _fixed = True  # (a count chosen no longer follows the load)
     _cell[0] = n
     return previous
 
 
 def address() -> int:
-    """The address of the C int holding the count."""
+    """The address of the C int holding the count (and, unless DIDAX_NUM_THREADS fixes the
+    count, the count follows the machine's load from now on)."""
+    if not _watching and _cores > 1 and not os.environ.get(_ENV, "").strip():
+        _watch()
     return _cell.__array_interface__["data"][0]
 
 
+_cores = _default() if not os.environ.get(_ENV, "").strip() else 1
+_watching = False
+_fixed = False
+_INTERVAL = 0.5  # seconds between samples
+
+
+def _busy_elsewhere(previous):
+    """(cores' worth of CPU time other processes used since `previous`, this sample)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()[1:]
+    except OSError:
+        return None, None
+    ticks = os.sysconf("SC_CLK_TCK")
+    values = [int(v) for v in fields]
+    busy = (sum(values) - values[3] - (values[4] if len(values) > 4 else 0)) / ticks
+    t = os.times()
+    sample = (time.monotonic(), busy, t.user + t.system)
+    if previous is None:
+        return None, sample
+    elapsed = sample[0] - previous[0]
+    if elapsed <= 0:
+        return None, sample
+    others = (sample[1] - previous[1]) - (sample[2] - previous[2])
+    return max(0.0, others / elapsed), sample
+
+
+def _count_for(others: float, cores: int) -> int:
+    """The threads to use on `cores` when other processes keep `others` cores' worth busy
+    (a core they keep less than 30 % busy counts as free)."""
+    return max(1, min(cores, math.floor(cores - others + 0.3)))
+
+
+def _watch():
+    global _watching
+    _watching = True
+
+    def loop():
+        previous = None
+        while True:
+            others, previous = _busy_elsewhere(previous)
+            if previous is None:
+                return  # (no /proc/stat: the count stays)
+            if others is not None and not _fixed:
+                _cell[0] = _count_for(others, _cores)
+            time.sleep(_INTERVAL)
+
+    threading.Thread(target=loop, name="didax-native-threads", daemon=True).start()
+
+
 def _in_forked_child():
+    global _cores, _watching
     _cell[0] = 1
+    _cores, _watching = 1, True  # (and it stays so: the watcher did not survive the fork)
 
 
 if hasattr(os, "register_at_fork"):

@@ -122,3 +122,24 @@ def test_a_forked_child_runs_parallel_loops(counts):
         child.kill()
     assert not alive, "the forked child hung in a parallel loop"
     assert queue.get(timeout=5) == (1, want)
+
+
+def test_the_load_others_put_on_the_cores_is_measured():
+    """The watcher's sample: cores' worth of CPU time other processes used (this process's
+    own, however busy its threads, not counted)."""
+    others, first = threads._busy_elsewhere(None)
+    if first is None:
+        pytest.skip("no /proc/stat here")
+    assert others is None
+    x = np.random.default_rng(0).standard_normal(1 << 20)
+    end = threads.time.monotonic() + 0.3
+    while threads.time.monotonic() < end:  # (this process busy)
+        np.sort(x)
+    others, _ = threads._busy_elsewhere(first)
+    assert 0.0 <= others <= len(os.sched_getaffinity(0)) + 0.5
+
+
+def test_the_count_follows_the_cores_others_leave_free():
+    assert [threads._count_for(o, 2) for o in (0.0, 0.25, 0.5, 1.0, 1.9, 3.0)] == \
+        [2, 2, 1, 1, 1, 1]
+    assert [threads._count_for(o, 8) for o in (0.0, 2.2, 6.5)] == [8, 6, 1]
