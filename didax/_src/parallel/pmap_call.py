@@ -21,7 +21,7 @@ import numpy as np
 
 from didax._src import axis_env, core
 from didax._src.base_prims import instantiate
-from didax._src.compiler.numpy_tier import numpy_executable
+from didax._src.compiler.native.tier import tiered_executable
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
@@ -67,7 +67,9 @@ def _shard(v, axis, k):
 
 def _pmap_impl(*vals, jaxpr, name, axis_name, axis_size, global_axis_size, in_axes, out_axes,
                devices, donated_invars):
-    exe = numpy_executable(jaxpr, name)  # the NumPy tier: it releases the GIL (see shards.py)
+    # jit's tiers: native code once it is built (its long loops and products release the
+    # GIL, so shards run side by side), the NumPy tier until then; the same bits either way
+    exe = tiered_executable(jaxpr, name)
     link = device.process_link() if global_axis_size != axis_size else None
     offset = 0 if link is None else device.process_index() * axis_size
     args = [[_shard(v, ax, k) for v, ax in zip(vals, in_axes)] for k in range(axis_size)]

@@ -9,7 +9,8 @@ traced jaxpr, its compiled code, its constants and the arguments without copying
 pickling anything, and a collective is an exchange of references under a barrier;
 processes would need every jaxpr and argument shipped to them. Across machines, processes
 are MPI's (`didax.distributed`), and the group forwards the exchange to them. Shards run
-jit's NumPy tier: the native tier holds the GIL while it runs.
+jit's tiers, the NumPy tier and then native code, whose long loops and products release the
+GIL too; while n shards run, each one's native loops use 1/n of the native threads.
 
 Each device has one long-lived worker thread; the caller's thread runs shard 0. One mapped
 function runs at a time in a process (a lock), so shards of two calls never wait on each
@@ -24,6 +25,7 @@ import threading
 import numpy as np
 
 from didax._src import axis_env, profiler
+from didax._src.compiler.native import threads as native_threads
 
 _REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
@@ -185,7 +187,7 @@ def run_shards(run, shard_args: list, axis_name, size: int, offset: int, link=No
                 raise
         return go
 
-    with _run_lock:
+    with _run_lock, native_threads.shared_by(n):
         pending = [_worker(k if devices is None else devices[k]).submit(task(k))
                    for k in range(1, n)]
         results = [None] * n

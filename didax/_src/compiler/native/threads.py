@@ -48,6 +48,30 @@ def _default() -> int:
 _cell = np.array([_default()], dtype=np.intc)
 
 
+_sharing = 1  # how many threads (pmap's shards) run native code at once now
+
+
+class shared_by:
+    """While in it, `n` threads (pmap's shards) run native code side by side: each one's
+    loops take 1/n of the count, so that shards and their loops' threads do not ask for more
+    cores than there are. (The count changes no result.)"""
+
+    def __init__(self, n: int):
+        self.n = max(1, int(n))
+
+    def __enter__(self):
+        global _sharing
+        self.previous, _sharing = _sharing, self.n
+        self.base = count() * self.previous  # (the count before any sharing)
+        _cell[0] = max(1, self.base // self.n)
+        return self
+
+    def __exit__(self, *exc):
+        global _sharing
+        _sharing = self.previous
+        _cell[0] = max(1, self.base // self.previous)
+
+
 def count() -> int:
     """The number of threads native loops over large arrays use now."""
     return int(_cell[0])
@@ -117,7 +141,7 @@ def _watch():
             if previous is None:
                 return  # (no /proc/stat: the count stays)
             if others is not None and not _fixed:
-                _cell[0] = _count_for(others, _cores)
+                _cell[0] = max(1, _count_for(others, _cores) // _sharing)
             time.sleep(_INTERVAL)
 
     threading.Thread(target=loop, name="didax-native-threads", daemon=True).start()

@@ -48,9 +48,9 @@ class Native:
 
 
 def tiered_executable(closed, name: str = "f") -> compiler.Executable:
-    """jit's executable for `closed`: the NumPy tier's code, set up to swap in its native
-    code as the `didax_native_tier` option says. It is its own object (its own cache key),
-    so what runs numpy_executable's (pmap's shards) never runs native code."""
+    """jit's executable for `closed` (and pmap's shards'): the NumPy tier's code, set up to
+    swap in its native code as the `didax_native_tier` option says. It is its own object
+    (its own cache key), so what runs numpy_executable's never runs native code."""
     checks = float_checks()
     debug_nans = any(checks)
 

@@ -197,8 +197,9 @@ def test_swap_under_concurrent_calls():
 
 
 def test_the_numpy_tiers_executable_is_never_given_native_code():
-    """pmap's shards run numpy_executable's code (it releases the GIL), whichever of jit and
-    pmap compiled the jaxpr first: jit's tiered executable is another object."""
+    """numpy_executable's code (what while loops' reverse steps run) is never swapped for
+    native code, whichever of it and jit compiled the jaxpr first: jit's tiered executable
+    is another object."""
     from didax._src.compiler import numpy_tier
 
     jf = didax.jit(_chain)
