@@ -5,6 +5,7 @@ import itertools
 import mpmath
 import numpy as np
 
+import didax
 import didax.scipy.special as special
 from didax._src.config import enable_x64
 from tests._src.scipy.mpmath_accuracy import assert_accurate
@@ -69,3 +70,61 @@ def test_hyp2f1_gauss_sum_at_one():
         got = special.hyp2f1(np.array([1.0, 0.5, 2.25]), 2.0, np.array([4.0, 3.0, 5.0]), 1.0)
     want = [float(mpmath.hyp2f1(a, 2, c, 1)) for a, c in [(1, 4), (0.5, 3), (2.25, 5)]]
     np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def test_hyp2f1_float64_parameters_to_twenty():
+    """Parameters to 20, where the connection formula's terms cancel: below -1 Gauss's
+    recurrence in c from a form of positive terms, and for x in (1/2, 19/20] or Pfaff's
+    argument up to 19/20 the series forms that alternate, summed in double-double."""
+    params = [-19.75, -10.25, 0.25, 7.5, 19.5]
+    x = [-40.0, -20.0, -9.5, -5.0, -3.0, -1.5, 0.8, 0.9, 0.95]
+    grid = [(a, b, c, v) for a, b, c, v in itertools.product(params, params, params, x)
+            if a <= b]
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
+
+
+def test_hyp2f1_float64_polynomials_to_twenty():
+    """A non-positive integer a (the series terminates) with the other parameters to 20."""
+    grid = list(itertools.product([-19.0, -12.0, -3.0], [-15.5, -12.0, 7.5, 19.5],
+                                  [-18.5, 3.0, 19.0], [-30.0, -6.0, -2.0, 0.7, 0.97]))
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
+
+
+# one point on each of the methods for large parameters: the series in double-double beyond
+# an argument of 3/4 (x and Pfaff's), the recurrence in c (as it is and after Euler's
+# transformation), and a polynomial whose terms cancel
+METHOD_POINTS = np.array([(-19.75, 19.5, 0.25, 0.8), (-10.25, 12.25, 3.75, -5.0),
+                          (19.5, 19.5, -19.75, -3.0), (-19.75, -19.75, 12.25, -3.0),
+                          (-12.0, 7.5, 3.0, 0.9), (7.5, 12.25, -5.5, -3.0)])
+
+
+def test_hyp2f1_parameter_derivatives_as_mpmath():
+    """The double-double sums and the recurrence carry their derivatives in double-double
+    too (forward mode through them would magnify the rounding by the terms' cancellation):
+    the derivative along (1, 1, 1) in (a, b, c) at each point, and in reverse mode each
+    derivative at one point."""
+    def derivatives(p):
+        return [float(mpmath.diff(lambda t, i=i: mpmath.hyp2f1(*p[:i], t, *p[i + 1:]), p[i]))
+                for i in range(3)]
+
+    want = np.array([derivatives(p) for p in METHOD_POINTS.tolist()])
+    ones = np.ones(len(METHOD_POINTS))
+    with enable_x64():
+        _, along = didax.jvp(lambda a, b, c: special.hyp2f1(a, b, c, METHOD_POINTS[:, 3]),
+                             tuple(METHOD_POINTS[:, :3].T), (ones, ones, ones))
+        grad = didax.grad(special.hyp2f1, (0, 1, 2))(*METHOD_POINTS[3])
+    np.testing.assert_allclose(along, want.sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(grad, want[3], rtol=1e-12)
+
+
+def test_hyp2f1_jit_and_vmap_on_each_method():
+    """Traced, every method runs on every element (as a while loop, the others' elements
+    replaced by a safe point); eagerly, only on the elements that need it."""
+    with enable_x64():
+        eager = np.asarray(special.hyp2f1(*METHOD_POINTS.T))
+        mapped = didax.vmap(special.hyp2f1)(*METHOD_POINTS.T)
+        jitted = didax.jit(special.hyp2f1)(*METHOD_POINTS.T)
+    want = [float(mpmath.hyp2f1(*p)) for p in METHOD_POINTS.tolist()]
+    np.testing.assert_allclose(eager, want, rtol=1e-13)
+    np.testing.assert_allclose(mapped, eager, rtol=1e-14)
+    np.testing.assert_allclose(jitted, eager, rtol=1e-14)
