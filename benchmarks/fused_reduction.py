@@ -89,12 +89,17 @@ def main():
                         default=["didax", "numpy", "jax", "torch"])
     parser.add_argument("--all-cores", action="store_true",
                         help="every framework on every core (run unpinned)")
+    parser.add_argument(cores.CHILD, action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     import importlib.util
 
     frameworks = [f for f in args.frameworks
                   if f == "numpy" or importlib.util.find_spec(f) is not None]
-    print(harness.table(run(frameworks, args.rounds)))
+    if args.all_cores and not args.timing_child:  # (each framework in its own process)
+        print(harness.table(cores.separately(__file__, frameworks, args.rounds)))
+        return
+    rows = run(frameworks, args.rounds)
+    print(cores.child_output(rows) if args.timing_child else harness.table(rows))
 
 
 if __name__ == "__main__":

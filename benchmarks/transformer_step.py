@@ -434,6 +434,7 @@ def main():
     parser.add_argument("--frameworks", nargs="*", default=["didax", "jax", "torch"])
     parser.add_argument("--all-cores", action="store_true",
                         help="every framework on every core (run unpinned)")
+    parser.add_argument(cores.CHILD, action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cold", choices=list(COLD_KINDS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cold:
@@ -442,7 +443,11 @@ def main():
     import importlib.util
 
     frameworks = [f for f in args.frameworks if importlib.util.find_spec(f) is not None]
-    print(harness.table(run(frameworks, args.rounds)))
+    if args.all_cores and not args.timing_child:  # (each framework in its own process)
+        print(harness.table(cores.separately(__file__, frameworks, args.rounds)))
+        return
+    rows = run(frameworks, args.rounds)
+    print(cores.child_output(rows) if args.timing_child else harness.table(rows))
 
 
 if __name__ == "__main__":
