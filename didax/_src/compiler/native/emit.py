@@ -43,6 +43,9 @@ from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.passes import optimize
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, derived
 
+# Sets of reused arrays a compiled function keeps, one per call running at once.
+KEPT_SETS = 4
+
 
 class Plan(NamedTuple):
     source: str              # C source of the module (its init function: PyInit_<name>)
@@ -683,14 +686,16 @@ class _Emitter:
             "    PyObject *segments = PyTuple_GET_ITEM(state, 0);",
             "    PyObject *consts = PyTuple_GET_ITEM(state, 1);",
             f"    PyObject *v[{n_slots}] = {{NULL}};",
-            "    /* Arrays reused from call to call (kept, unless a call is already using",
-            "       them: a NumPy-tier segment may let another thread in). */",
-            f"    static PyObject *kept[{n_keep}];",
-            "    static int kept_busy;",
+            "    /* Arrays reused from call to call: one set per call running at once (pmap's",
+            "       shards; a NumPy-tier segment or a long loop lets other threads in), up to",
+            f"       {KEPT_SETS}; further calls allocate their own. (Claimed under the GIL.) */",
+            f"    static PyObject *kept[{KEPT_SETS}][{n_keep}];",
+            f"    static int kept_busy[{KEPT_SETS}];",
             f"    PyObject *own[{n_keep}] = {{NULL}};",
-            "    int mine = !kept_busy;",
-            "    PyObject **keep = mine ? kept : own;",
-            "    kept_busy = 1;",
+            "    int mine = 0;",
+            f"    while (mine < {KEPT_SETS} && kept_busy[mine]) mine++;",
+            f"    PyObject **keep = mine < {KEPT_SETS} ? kept[mine] : own;",
+            f"    if (mine < {KEPT_SETS}) kept_busy[mine] = 1;",
             "    PyObject *result = NULL;",
             f"    if (nargs != {n_in}) {{",
             f'        PyErr_Format(PyExc_TypeError, "expected {n_in} arguments, got %zd", '
@@ -700,7 +705,7 @@ class _Emitter:
             *run_body,
             "done:",
             f"    for (int k = 0; k < {n_slots}; k++) Py_XDECREF(v[k]);",
-            "    if (mine) kept_busy = 0;",
+            f"    if (mine < {KEPT_SETS}) kept_busy[mine] = 0;",
             f"    else for (int k = 0; k < {n_keep}; k++) Py_XDECREF(own[k]);",
             "    return result;",
             "}",
