@@ -2,6 +2,7 @@
 `initialize()`, and `pmap` maps over every process's devices (needs `didax[mpi]`)."""
 from didax._src.parallel.distributed import (  # noqa: F401
     DivergedProcessesError,
+    PeerLostError,
     initialize,
     is_initialized,
     shutdown,

@@ -8,11 +8,19 @@ permutations by point-to-point sends. Before each exchange the processes compare
 signature (the collective, shapes and dtypes): processes that diverged (different shapes,
 or different collectives) get an error naming what each one had, rather than a hang or a
 wrong result.
+
+That comparison (and the small collectives' whole exchange) is point-to-point messages
+polled against a deadline, `peer_timeout` seconds (`initialize(peer_timeout=...)`, or
+DIDAX_PEER_TIMEOUT; default 60): a process that exited, raised or stopped answering makes
+the others raise `PeerLostError` naming it, instead of waiting forever. (A peer lost in the
+middle of a large reduction, after the signatures agreed, can still hang it.)
 """
 from __future__ import annotations
 
 import functools
 import importlib
+import os
+import time
 
 import numpy as np
 
@@ -39,15 +47,61 @@ class DivergedProcessesError(RuntimeError):
     """The processes of a distributed run reached different collectives or shapes."""
 
 
+class PeerLostError(RuntimeError):
+    """Another process of a distributed run did not reach a collective in time: it exited,
+    raised, or stopped answering."""
+
+
+PEER_TIMEOUT = 60.0  # seconds (DIDAX_PEER_TIMEOUT, initialize(peer_timeout=...))
+_TAGS = 1 << 14  # exchanges are numbered modulo this (MPI guarantees tags up to 32767)
+
+
 class MpiLink:
     """Collectives among the processes of an MPI communicator (called by one thread per
     process: its first shard)."""
 
-    def __init__(self, comm, mpi):
+    def __init__(self, comm, mpi, timeout: float = PEER_TIMEOUT):
         self.comm = comm
         self._mpi = mpi
         self._ops = {"sum": mpi.SUM, "max": mpi.MAX, "min": mpi.MIN}
         self._bool_ops = {"sum": mpi.LOR, "max": mpi.LOR, "min": mpi.LAND}
+        self.timeout = timeout
+        self._exchanges = 0
+
+    def _gather(self, obj, what: str) -> list:
+        """`comm.allgather(obj)`, by messages to and from every other process, waiting for
+        each at most `timeout` seconds."""
+        rank, size = self.comm.Get_rank(), self.comm.Get_size()
+        tag = self._exchanges % _TAGS
+        self._exchanges += 1
+        sends = [self.comm.isend(obj, dest=q, tag=tag) for q in range(size) if q != rank]
+        got = {rank: obj}
+        waiting = [q for q in range(size) if q != rank]
+        deadline = time.monotonic() + self.timeout
+        pause = 0.0
+        while waiting:
+            arrived = [q for q in waiting if self.comm.iprobe(source=q, tag=tag)]
+            for q in arrived:
+                got[q] = self.comm.recv(source=q, tag=tag)
+            waiting = [q for q in waiting if q not in got]
+            if not waiting:
+                break
+            if time.monotonic() > deadline:
+                for request in sends:
+                    request.Cancel()
+                names = ", ".join(map(str, waiting))
+                raise PeerLostError(
+                    f"process {rank} of this distributed run waited {self.timeout:g} s at {what} "
+                    f"for process{'es' if len(waiting) > 1 else ''} {names}, which did not "
+                    "reach it: it exited, raised or stopped answering (see its output). "
+                    "Every process must run the same collectives; the wait is "
+                    "initialize(peer_timeout=...) or DIDAX_PEER_TIMEOUT seconds.")
+            pause = 0.0 if arrived else min(0.001, pause + 1e-5)  # (spin, then sleep)
+            if pause:
+                time.sleep(pause)
+        for request in sends:
+            request.wait()
+        return [got[q] for q in range(size)]
 
     def _agree(self, signatures: list, mine) -> None:
         if any(s != mine for s in signatures):
@@ -60,23 +114,23 @@ class MpiLink:
         x = np.array(x, order="C")
         sig = f"{what} of {x.dtype.name}{list(x.shape)}"
         if x.nbytes <= SMALL_MESSAGE:  # one exchange, then the same reduction everywhere
-            parts = self.comm.allgather((sig, x))
+            parts = self._gather((sig, x), sig)
             self._agree([s for s, _ in parts], sig)
             return functools.reduce(_REDUCE[op], [p for _, p in parts])
-        self._agree(self.comm.allgather(sig), sig)
+        self._agree(self._gather(sig, sig), sig)
         ops = self._bool_ops if x.dtype == np.bool_ else self._ops
         self.comm.Allreduce(self._mpi.IN_PLACE, x, op=ops[op])
         return x
 
     def allgather(self, stacked, what: str) -> list:
         sig = f"{what} of {stacked.dtype.name}{list(stacked.shape)}"
-        parts = self.comm.allgather((sig, np.array(stacked, order="C")))
+        parts = self._gather((sig, np.array(stacked, order="C")), sig)
         self._agree([s for s, _ in parts], sig)
         return [p for _, p in parts]
 
     def permute(self, stacked, offset: int, perm, what: str) -> list:
         sig = f"{what} of {stacked.dtype.name}{list(stacked.shape)} with {list(perm)}"
-        self._agree(self.comm.allgather(sig), sig)
+        self._agree(self._gather(sig, sig), sig)
         n = stacked.shape[0]
         sends = [self.comm.isend(np.array(stacked[src - offset], order="C"), dest=dst // n,
                                  tag=dst)
@@ -99,9 +153,16 @@ def _mpi():
 
 def initialize(coordinator_address=None, num_processes=None, process_id=None,
                local_device_ids=None, cluster_detection_method=None, initialization_timeout=300,
-               coordinator_bind_address=None, **kwargs) -> None:
+               coordinator_bind_address=None, peer_timeout=None, **kwargs) -> None:
     """Joins the processes started by `mpiexec` (MPI's COMM_WORLD): `process_index()` is
-    this process's rank, `devices()` lists every process's devices."""
+    this process's rank, `devices()` lists every process's devices. `peer_timeout` (didax's
+    own; default DIDAX_PEER_TIMEOUT or 60): how many seconds a collective waits for the
+    other processes before raising PeerLostError."""
+    if peer_timeout is None:
+        peer_timeout = float(os.environ.get("DIDAX_PEER_TIMEOUT", "") or PEER_TIMEOUT)
+    if not peer_timeout > 0:
+        raise ValueError(f"distributed.initialize: peer_timeout must be > 0 seconds, got "
+                         f"{peer_timeout}")
     if device.process_link() is not None:
         raise RuntimeError("distributed.initialize should only be called once.")
     mpi = _mpi()
@@ -119,7 +180,7 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
     if len(set(counts)) != 1:
         raise ValueError(f"distributed.initialize: every process needs the same number of "
                          f"devices, but they have {counts} (DIDAX_NUM_CPU_DEVICES)")
-    device.set_processes(comm.Get_rank(), comm.Get_size(), MpiLink(comm, mpi))
+    device.set_processes(comm.Get_rank(), comm.Get_size(), MpiLink(comm, mpi, peer_timeout))
 
 
 def is_initialized() -> bool:

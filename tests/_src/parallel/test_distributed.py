@@ -1,6 +1,7 @@
 """didax.distributed: two processes under `mpiexec -n 2` (when mpi4py is installed, as in CI
 with the `mpi` extra) map over four devices and agree with one process's vmap; processes
 that diverge get an error, not a hang; without mpi4py, initialize() says what to install."""
+import json
 import os
 import pathlib
 import sys
@@ -63,3 +64,14 @@ def test_two_processes_map_over_four_devices(tmp_path):
         assert "diverged" in message
         assert "process 0: psum over 4 devices of float32[3]" in message
         assert "process 1: psum over 4 devices of float32[4]" in message
+
+
+def test_a_lost_peer_makes_the_others_raise_instead_of_hanging(tmp_path):
+    program = pathlib.Path(__file__).with_name("lost_peer_program.py")
+    run_or_fail([mpi_launcher(), "-n", "2", sys.executable, str(program), str(tmp_path)],
+                cwd=tmp_path, env=dict(os.environ, DIDAX_NUM_CPU_DEVICES="1",
+                                       DIDAX_PEER_TIMEOUT="3"), merge_stderr=True)
+    result = json.loads((tmp_path / "lost_peer.json").read_text())
+    assert result["raised"] is not None, "the collective returned without its peer"
+    assert "waited 3 s at psum over 2 devices of float32[3] for process 1" in result["raised"]
+    assert 3 <= result["seconds"] < 30
