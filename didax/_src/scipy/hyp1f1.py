@@ -5,6 +5,7 @@ import numpy as np
 
 from didax._src import core
 from didax._src.lax import elementwise as lax
+from didax._src.lax.control_flow import loops as lax_control
 from didax._src.numpy import namespace as jnp
 from didax._src.scipy.double_double import _dd, _dd_add, _dd_add_double, _dd_div, _dd_mul, _two_sum
 from didax._src.scipy.hypergeometric import (
@@ -30,24 +31,61 @@ _RECURRENCE_STEPS_A = 210  # (|alpha| up to ~209)
 _RECURRENCE_STEPS_B = 480  # (b down to ~479 - 1.25 t)
 
 
+def _series_step(alpha, b, t, k, term, total):
+    """The series' term k + 1 from term k, added to the total (double-doubles; k a float
+    array or a number)."""
+    numerator = _dd_mul(_dd_add_double(alpha, k), _dd(t))
+    den = _two_sum(b, jnp.zeros_like(t) + k)
+    safe = den[0] == 0
+    den = (jnp.where(safe, 1.0, den[0]), jnp.where(safe, 0.0, den[1]))
+    den = _dd_mul(den, _dd(jnp.zeros_like(t) + (k + 1)))
+    term = _dd_div(_dd_mul(term, numerator), den)
+    return term, _dd_add(total, term)
+
+
+def _series_converged(alpha, b, t, k, term, total):
+    falling = jnp.abs((alpha[0] + k) * t) < jnp.abs((b + k) * (k + 1))
+    return falling & (jnp.abs(term[0]) <= _eps(t) * jnp.abs(total[0]))
+
+
 def _series_1f1(alpha, b, t):
     """sum_k (alpha)_k / (b)_k t^k / k! in double-double, alpha given as a double-double,
-    and whether its tail is below the rounding. (A pole b + k = 0 met after a polynomial's
-    end multiplies a zero term, and is stepped over.)"""
+    whether its tail is below the rounding, and its last term and total (to go on). (A pole
+    b + k = 0 met after a polynomial's end multiplies a zero term, and is stepped over.)"""
     term = _dd(jnp.ones_like(t))
     total = term
     for k in range(_SERIES_TERMS_1F1):
-        numerator = _dd_mul(_dd_add_double(alpha, k), _dd(t))
-        den = _two_sum(b, jnp.full_like(t, k))
-        safe = den[0] == 0
-        den = (jnp.where(safe, 1.0, den[0]), jnp.where(safe, 0.0, den[1]))
-        den = _dd_mul(den, _dd(jnp.full_like(t, k + 1)))
-        term = _dd_div(_dd_mul(term, numerator), den)
-        total = _dd_add(total, term)
-    k = _SERIES_TERMS_1F1
-    falling = jnp.abs((alpha[0] + k) * t) < jnp.abs((b + k) * (k + 1))
-    converged = falling & (jnp.abs(term[0]) <= _eps(t) * jnp.abs(total[0]))
-    return total[0] + total[1], converged
+        term, total = _series_step(alpha, b, t, k, term, total)
+    converged = _series_converged(alpha, b, t, _SERIES_TERMS_1F1, term, total)
+    return total[0] + total[1], converged, (term, total)
+
+
+# Below b = -t the series' terms peak where b + k nears 0 and fall only some 2t terms later:
+# up to this many terms more (|b| to ~100 with t to 200).
+_SERIES_MORE_TERMS_1F1 = 450
+
+
+def _series_1f1_more(alpha, b, t, state, needed):
+    """The series summed on past _SERIES_TERMS_1F1 terms, until it has converged where
+    `needed` (a loop; where nothing needs it, when evaluated eagerly, not at all):
+    (value, converged) or None."""
+    flags = core.concrete_value(needed)
+    if flags is not None and not np.any(flags):
+        return None
+    end = _SERIES_TERMS_1F1 + _SERIES_MORE_TERMS_1F1
+
+    def going(carry):
+        k, term, total = carry
+        return (k < end) & jnp.any(needed & ~_series_converged(alpha, b, t, k, term, total))
+
+    def body(carry):
+        k, term, total = carry
+        term, total = _series_step(alpha, b, t, k, term, total)
+        return k + 1, term, total
+
+    start = jnp.asarray(_SERIES_TERMS_1F1, dtype=t.dtype)
+    k, term, total = lax_control.while_loop(going, body, (start, *state))
+    return total[0] + total[1], _series_converged(alpha, b, t, k, term, total)
 
 
 def _cancellation_1f1(alpha, b, t):
@@ -192,7 +230,12 @@ def _hyp1f1(a, b, x):
     # M(alpha; b1 + 1) = b1 (M(alpha; b1) - M(alpha - 1; b1)) / t
     next_in_b = b1 * (at_alpha - below_alpha) / jnp.where(shifted, t_near, 1.0)
     recurred = _down_in_b(alpha, b1, t_shifted, at_alpha, next_in_b, steps_b)
-    series, series_ok = _series_1f1(alpha_dd, b, t_near)
+    series, series_ok, state = _series_1f1(alpha_dd, b, t_near)
+    more_needed = (b < -t_near) & ~series_ok & precise & ~shifted
+    more = _series_1f1_more(alpha_dd, b, t_near, state, more_needed)
+    if more is not None:
+        longer = more_needed & more[1]
+        series, series_ok = jnp.where(longer, more[0], series), series_ok | longer
     series_ok = (series_ok & precise | shifted) & (t <= _SERIES_REACH_1F1)
     series = jnp.where(kummer, jnp.exp(jnp.minimum(x, 0.0)) * series, series)
     series = jnp.where(shifted, half_factor * recurred, series)
@@ -263,10 +306,10 @@ def hyp1f1(a, b, x):
     |a|, |b| <= 100 and |x| <= 200 (b of either sign, alpha of either sign, Laguerre
     polynomials included): 1e-13 relative, or, near the zeros of 1F1 (which the
     oscillating values for alpha far below 0 pass through often), within what rounding
-    the arguments by an ulp changes, eps (|a d/da| + |b d/db| + |x d/dx|) 1F1. Except for
-    b < -|x| with b below about -70 and |x| above about 40: there the series needs more
-    terms than it has and cancels, and b's recurrence grows errors (1F1 no longer
-    dominates), so the values can be far off (relative errors up to 1e10 measured). float32
+    the arguments by an ulp changes, eps (|a d/da| + |b d/db| + |x d/dx|) 1F1. Below
+    b = -|x| the series' terms peak where b + k nears 0 and fall only ~2|x| terms later: it
+    is summed on there, up to 650 terms (a loop that stops once converged). Beyond the
+    measured range (b below -100 with |alpha| near 200), values can still be far off. float32
     computes in float32 (with float32 pairs for the double-double sums): a few ulps where
     float64 is at 1e-14, with e^t's t ulps on top (~1e-6 at t = 20), ~1e-6 through the
     recurrences, and values whose intermediate magnitudes leave float32's range lost.
