@@ -65,8 +65,21 @@ def _shard(v, axis, k):
     return v if axis is None else v[(slice(None),) * axis + (k,)]
 
 
+def _nested(vals, jaxpr, axis_name, axis_size, in_axes, out_axes):
+    """A pmap evaluated inside a shard of another: its map runs in the shard, as a vmap
+    with the same axis name (the same values: its collectives reduce over the inner axis,
+    and those over outer axes reach the other shards). Only the outer map runs in
+    parallel."""
+    outs = batching.vmap_flat(lambda *args: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args),
+                              list(vals), list(in_axes), axis_size, axis_name)
+    return [np.asarray(v)[0] if o is None else np.moveaxis(np.asarray(v), 0, o)
+            for v, o in zip(outs, out_axes)]
+
+
 def _pmap_impl(*vals, jaxpr, name, axis_name, axis_size, global_axis_size, in_axes, out_axes,
                devices, donated_invars):
+    if axis_env.running_shard():
+        return _nested(vals, jaxpr, axis_name, axis_size, in_axes, out_axes)
     # jit's tiers: native code once it is built (its long loops and products release the
     # GIL, so shards run side by side), the NumPy tier until then; the same bits either way
     exe = tiered_executable(jaxpr, name)

@@ -170,9 +170,8 @@ def run_shards(run, shard_args: list, axis_name, size: int, offset: int, link=No
     device k (or devices[k]; shard 0 on this thread), with `axis_name` bound to index
     offset + k of `size`.
     Returns each shard's outputs; an error in any shard is raised here."""
-    if axis_env.running_shard():
-        raise NotImplementedError("pmap inside a pmapped function (nested pmap) is not "
-                                  "supported; use vmap with an axis_name for the inner axis")
+    if axis_env.running_shard():  # (pmap_call runs a nested pmap as a vmap in the shard)
+        raise RuntimeError("shards cannot start shards of their own")
     n = len(shard_args)
     group = ShardGroup(n, size, offset, link)
 

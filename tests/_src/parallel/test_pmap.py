@@ -398,12 +398,30 @@ def test_argument_errors():
         jax.pmap(3)
 
 
-def test_unbound_names_and_nested_pmap():
+def test_unbound_names():
     with pytest.raises(NameError, match="unbound axis name: j"):
         jax.pmap(lambda x: lax.psum(x, "j"), axis_name="i")(X)
-    inner = jax.pmap(lambda x: lax.psum(x, "j"), axis_name="j")
-    with pytest.raises(NotImplementedError, match="nested pmap"):
-        jax.pmap(lambda x: inner(x.reshape(2, 4)), axis_name="i")(X[:2])
+
+
+def _nested_body(v):
+    return (v * lax.psum(v, "j") + lax.psum(v, "i") - lax.pmax(v, ("i", "j"))
+            + lax.axis_index("j") + 10 * lax.axis_index("i"))
+
+
+def test_nested_pmap_is_a_vmap_inside_each_shard():
+    """pmap inside a pmapped function: the inner map runs in the outer shard (as a vmap of
+    the same axis name), with collectives over either axis or both; its values, gradient,
+    jit and out_axes=None equal vmap of vmap's."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7
+    nested = jax.pmap(jax.pmap(_nested_body, axis_name="j"), axis_name="i")
+    reference = jax.vmap(jax.vmap(_nested_body, axis_name="j"), axis_name="i")
+    tree_close(nested(x), reference(x), tol=0)
+    tree_close(jax.jit(nested)(x), reference(x), tol=0)
+    tree_close(jax.grad(lambda x: jnp.sum(nested(x) ** 2))(x),
+               jax.grad(lambda x: jnp.sum(reference(x) ** 2))(x), tol=1e-6)
+    summed = jax.pmap(jax.pmap(lambda v: lax.psum(v, "j"), axis_name="j", out_axes=None),
+                      axis_name="i")(x)
+    tree_close(summed, x.sum(axis=1), tol=1e-6)
 
 
 # --------------------------------------------------------------------------------------
