@@ -468,6 +468,48 @@ def test_shard_map_errors():
         jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(np.ones(6))
     with pytest.raises(ValueError, match="not the mesh's axis 'x'"):
         jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("y"), out_specs=P("x"))(np.ones(8))
-    with pytest.raises(NotImplementedError, match="one-dimensional"):
-        jax.shard_map(lambda a: a, mesh=jax.make_mesh((2, 2), ("a", "b")), in_specs=P("a"),
-                      out_specs=P("a"))
+    mesh2 = jax.make_mesh((2, 2), ("a", "b"))
+    with pytest.raises(ValueError, match="not one of the mesh's axes"):
+        jax.shard_map(lambda a: a, mesh=mesh2, in_specs=P("c"), out_specs=P("a"))(np.ones(4))
+    with pytest.raises(ValueError, match="size 6 is not a multiple of 4"):
+        jax.shard_map(lambda a: a, mesh=mesh2, in_specs=P(("a", "b")),
+                      out_specs=P(("a", "b")))(np.ones(6))
+
+
+def _megatron(x, w1, w2):
+    """x by rows over 'data', w1 by columns and w2 by rows over 'model', the partial
+    products summed over 'model'."""
+    return lax.psum(jnp.tanh(x @ w1) @ w2, "model")
+
+
+def test_shard_map_over_a_two_dimensional_mesh():
+    mesh = jax.make_mesh((2, 2), ("data", "model"))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 6)).astype(np.float32)
+    w1 = rng.standard_normal((6, 4)).astype(np.float32)
+    w2 = rng.standard_normal((4, 3)).astype(np.float32)
+    layer = jax.shard_map(_megatron, mesh=mesh,
+                          in_specs=(P("data", None), P(None, "model"), P("model", None)),
+                          out_specs=P("data", None))
+
+    def whole(x, w1, w2):
+        return jnp.tanh(x @ w1) @ w2
+
+    close(layer(x, w1, w2), whole(x, w1, w2))
+    close(jax.jit(layer)(x, w1, w2), whole(x, w1, w2))
+    tree_close(jax.grad(lambda *a: jnp.mean(layer(*a) ** 2), argnums=(0, 1, 2))(x, w1, w2),
+               jax.grad(lambda *a: jnp.mean(whole(*a) ** 2), argnums=(0, 1, 2))(x, w1, w2))
+    # a dimension split over both axes, in either order; collectives over both
+    index = lambda a: a * (10 * lax.axis_index("data") + lax.axis_index("model"))  # noqa: E731
+    for names, want in [(("data", "model"), [0, 1, 10, 11]), (("model", "data"), [0, 10, 1, 11])]:
+        got = jax.shard_map(index, mesh=mesh, in_specs=P(names), out_specs=P(names))(
+            np.ones(8, np.float32))
+        close(got, np.repeat(want, 2))
+    both = jax.shard_map(lambda a: lax.psum(a, ("data", "model")), mesh=mesh,
+                         in_specs=P(("data", "model")), out_specs=P())
+    close(both(np.arange(8, dtype=np.float32)), [12, 16])
+    # replicated over one axis: the block each 'data' row holds, stacked over 'data' only
+    rows = jax.shard_map(lambda a: lax.pmean(a, "model"), mesh=mesh,
+                         in_specs=P("data", "model"), out_specs=P("data", None))
+    y = np.arange(16, dtype=np.float32).reshape(4, 4)
+    close(rows(y), (y[:, :2] + y[:, 2:]) / 2)
