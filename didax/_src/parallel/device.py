@@ -165,10 +165,11 @@ def _check_device(device) -> None:
                          "option) for more")
 
 
-def placed(value: core.Array, devs) -> core.Array:
-    """`value` said to live on the devices `devs` (a tuple); the buffer is shared."""
+def placed(value: core.Array, devs, sharding=None) -> core.Array:
+    """`value` said to live on the devices `devs` (a tuple), as `sharding` says if given (it
+    is what `.sharding` reports then); the buffer is shared."""
     out = core.Array.from_numpy(value._value, value.aval)
-    out._placement = tuple(devs)
+    out._placement = tuple(devs) if sharding is None else sharding
     return out
 
 
@@ -177,6 +178,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     sharding: every device shares the host's memory, so nothing is copied)."""
     if device is None:
         return tree_map(core.asarray_value, x)
+    sharding = None
     if type(device) is CpuDevice:
         _check_device(device)
         devs = (device,)
@@ -185,10 +187,11 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         if device_set is None:
             _check_device(device)
         devs = tuple(sorted(device_set, key=lambda d: d.id))
+        sharding = device
 
     def put(v):
         v = core.asarray_value(v)
-        return placed(v, devs) if type(v) is core.Array else v
+        return placed(v, devs, sharding) if type(v) is core.Array else v
 
     return tree_map(put, x)
 
@@ -211,9 +214,12 @@ def typeof(x):
 def array_devices(x: core.Array) -> tuple:
     """The devices `x` lives on: where `device_put` or a `pmap` put it, else the default."""
     try:
-        return x._placement
+        placement = x._placement
     except AttributeError:
         return (default_device(),)
+    if type(placement) is tuple:
+        return placement
+    return tuple(sorted(placement.device_set, key=lambda d: d.id))  # (a sharding)
 
 
 def _devices_method(self):

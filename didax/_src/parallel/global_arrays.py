@@ -148,6 +148,22 @@ def _slices_key(index) -> tuple:
     return tuple((s.start, s.stop, s.step) for s in index)
 
 
+def _addressable_shards(self) -> list:
+    """This process's pieces of the array, one per device of its sharding (each piece a
+    view of the one buffer)."""
+    sharding = self.sharding
+    indices = devices_indices_map(sharding, self.shape)
+    here = set(device.local_devices())
+    return [Shard(d, sharding, self.shape, core.Array.from_numpy(
+                np.asarray(self._value)[indices[d]], core.ShapedArray(
+                    np.asarray(self._value)[indices[d]].shape, self.dtype)))
+            for d in _sharding_devices(sharding) if d in here]
+
+
+core.Array.addressable_shards = property(_addressable_shards)
+core.Array.global_shards = property(_addressable_shards)  # (one process: all of them)
+
+
 def live_arrays(platform=None) -> list:
     """Every didax array alive in this process (found by the garbage collector, so it takes
     time in proportion to the objects alive)."""

@@ -276,6 +276,9 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh
 
 
 def _sharding(self):
+    placement = getattr(self, "_placement", None)
+    if placement is not None and type(placement) is not tuple:
+        return placement  # (the sharding device_put or with_sharding_constraint gave it)
     devs = device.array_devices(self)
     return SingleDeviceSharding(devs[0]) if len(devs) == 1 else NamedSharding(
         Mesh(np.array(devs, dtype=object), ("devices",)), PartitionSpec("devices"))

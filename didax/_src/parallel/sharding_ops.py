@@ -8,7 +8,9 @@ jaxprs show none.
 """
 from __future__ import annotations
 
+from didax._src import core
 from didax._src.core import asarray_value, get_aval
+from didax._src.parallel import device
 from didax._src.parallel.mesh_context import get_abstract_mesh
 from didax._src.parallel.sharding import NamedSharding, PartitionSpec, Sharding
 from didax._src.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
@@ -54,4 +56,13 @@ def with_sharding_constraint(x, shardings):
                          f"prefix of the corresponding value: {e}") from None
     for leaf, sharding in zip(leaves, per_leaf):
         _check(sharding, get_aval(leaf))
-    return tree_unflatten(tree, [asarray_value(leaf) for leaf in leaves])
+    out = [asarray_value(leaf) for leaf in leaves]
+    return tree_unflatten(tree, [  # (a concrete array reports the sharding asked for)
+        _recorded(v, s) for v, s in zip(out, per_leaf)])
+
+
+def _recorded(value, sharding):
+    if type(value) is not core.Array or not isinstance(sharding, Sharding):
+        return value
+    return device.placed(value, tuple(sorted(sharding.device_set, key=lambda d: d.id)),
+                         sharding)

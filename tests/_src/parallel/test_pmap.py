@@ -95,6 +95,30 @@ def test_device_put_places_arrays_without_copying():
             jax.device_put(x, jax.Device(3))
 
 
+def test_shardings_survive_device_put_and_with_sharding_constraint():
+    """`.sharding` is the sharding asked for (a 2-D mesh's, not a 1-D 'devices' one), and
+    `addressable_shards` are its pieces: JAX's indices (row-major over the mesh) and replica
+    ids (a piece replicated over an axis counted along it)."""
+    mesh = jax.make_mesh((2, 2), ("data", "model"))
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    both = NamedSharding(mesh, P("data", "model"))
+    y = jax.device_put(x, both)
+    assert y.sharding == both and y.devices() == set(jax.devices())
+    shards = y.addressable_shards
+    assert [s.device for s in shards] == jax.devices()
+    assert [s.index for s in shards] == [(slice(r, r + 2), slice(c, c + 2))
+                                         for r in (0, 2) for c in (0, 2)]
+    for s in shards:
+        np.testing.assert_array_equal(s.data, x[s.index])
+    assert [s.replica_id for s in shards] == [0, 0, 0, 0]
+    rows = NamedSharding(mesh, P("data"))
+    z = lax.with_sharding_constraint(y * 1, rows)
+    assert z.sharding == rows
+    assert [s.replica_id for s in z.addressable_shards] == [0, 1, 0, 1]
+    np.testing.assert_array_equal(z, x)
+    assert jax.device_put(x, jax.devices()[2]).sharding == SingleDeviceSharding(jax.devices()[2])
+
+
 def test_pmap_outputs_live_on_the_devices_that_computed_them():
     out = jax.pmap(lambda v: v * 2)(X[:3])
     assert out.devices() == set(jax.devices()[:3])
