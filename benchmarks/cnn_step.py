@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 os.environ.setdefault("DIDAX_NATIVE_TIER", "sync")  # measure the native tier's steady state
 import cores  # noqa: E402 - before harness: one thread each, or every core (--all-cores)
-import harness  # noqa: E402 - sets single-thread environment before NumPy loads
+import harness  # noqa: E402, F401 - sets single-thread environment before NumPy loads
 import numpy as np  # noqa: E402
 
 BATCH, LR = 32, 0.05
@@ -199,18 +199,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--frameworks", nargs="*", default=["didax", "jax", "torch"])
-    parser.add_argument("--all-cores", action="store_true",
-                        help="every framework on every core (run unpinned)")
-    parser.add_argument(cores.CHILD, action="store_true", help=argparse.SUPPRESS)
+    cores.add_arguments(parser)
     args = parser.parse_args()
-    import importlib.util
-
-    frameworks = [f for f in args.frameworks if importlib.util.find_spec(f) is not None]
-    if args.all_cores and not args.timing_child:  # (each framework in its own process)
-        print(harness.table(cores.separately(__file__, frameworks, args.rounds)))
-        return
-    rows = run(frameworks, args.rounds)
-    print(cores.child_output(rows) if args.timing_child else harness.table(rows))
+    cores.report(args, __file__, run)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ other by the one-thread run, not here.
 """
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -78,3 +80,24 @@ def separately(script: str, frameworks, rounds: int):
                 row.notes[column] = reason
         rows.append(row)
     return rows
+
+
+def add_arguments(parser) -> None:
+    """`--all-cores` (and the hidden flag its children get) on a benchmark's parser."""
+    parser.add_argument("--all-cores", action="store_true",
+                        help="every framework on every core (run unpinned)")
+    parser.add_argument(CHILD, action="store_true", help=argparse.SUPPRESS)
+
+
+def report(args, script: str, run) -> None:
+    """Prints the table of `run(frameworks, rounds)` for the installed ones of
+    `args.frameworks`: in this process, or with --all-cores each framework in its own (and
+    as a child, its rows for the parent)."""
+    frameworks = [f for f in args.frameworks if importlib.util.find_spec(f) is not None]
+    import harness
+
+    if args.all_cores and not args.timing_child:
+        print(harness.table(separately(script, frameworks, args.rounds)))
+        return
+    rows = run(frameworks, args.rounds)
+    print(child_output(rows) if args.timing_child else harness.table(rows))

@@ -87,19 +87,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--frameworks", nargs="*",
                         default=["didax", "numpy", "jax", "torch"])
-    parser.add_argument("--all-cores", action="store_true",
-                        help="every framework on every core (run unpinned)")
-    parser.add_argument(cores.CHILD, action="store_true", help=argparse.SUPPRESS)
+    cores.add_arguments(parser)
     args = parser.parse_args()
-    import importlib.util
-
-    frameworks = [f for f in args.frameworks
-                  if f == "numpy" or importlib.util.find_spec(f) is not None]
-    if args.all_cores and not args.timing_child:  # (each framework in its own process)
-        print(harness.table(cores.separately(__file__, frameworks, args.rounds)))
-        return
-    rows = run(frameworks, args.rounds)
-    print(cores.child_output(rows) if args.timing_child else harness.table(rows))
+    cores.report(args, __file__, run)
 
 
 if __name__ == "__main__":
