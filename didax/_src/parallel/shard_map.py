@@ -62,10 +62,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         return _shard_map_nd(f, mesh, in_specs, out_specs)
     (axis,) = mesh.axis_names
     local = mesh.local_devices
-    for d in local:
-        if d not in device.devices():
-            raise ValueError(f"shard_map: the mesh's {d!r} is not one of the devices "
-                             f"{device.devices()}")
+    _check_devices(local)
     n = len(local)
     out_axes = _out_axes(out_specs, axis)  # (a prefix of the results' tree, as pmap takes)
     cache: dict = {}  # (argument tree, split dimensions) -> the pmap of the blocks' function
@@ -110,6 +107,13 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         return tree_unflatten(out_tree, joined)
 
     return mapped
+
+
+def _check_devices(devices) -> None:
+    for d in devices:
+        if d not in device.devices():
+            raise ValueError(f"shard_map: the mesh's {d!r} is not one of the devices "
+                             f"{device.devices()}")
 
 
 def _out_axes(out_specs, axis):
@@ -192,26 +196,15 @@ def _shard_map_nd(f, mesh, in_specs, out_specs):
         raise NotImplementedError(f"shard_map over a mesh of {len(mesh.axis_names)} axes "
                                   f"({mesh}) across processes: only one-dimensional meshes "
                                   "span processes; use one process, or a 1-D mesh")
-    for d in mesh.devices.flat:
-        if d not in device.devices():
-            raise ValueError(f"shard_map: the mesh's {d!r} is not one of the devices "
-                             f"{device.devices()}")
+    _check_devices(mesh.devices.flat)
     axes, sizes = mesh.axis_names, mesh.shape
     out_leaves, out_tree = tree_flatten(out_specs, is_leaf=_is_spec)
     out_parts = [_spec_axes(spec, mesh, "out_specs") for spec in out_leaves]
     out_split = [[a for a in axes if any(a in names for names in parts)] for parts in out_parts]
     first_devices = list(mesh.devices.reshape(sizes[axes[0]], -1)[:, 0])
+    cache: dict = {}  # (argument tree, axes each argument is split over) -> the nested pmaps
 
-    @functools.wraps(f)
-    def mapped(*args):
-        flat_specs = broadcast_prefix(in_specs, args, is_leaf=_is_spec)
-        flat, in_tree = tree_flatten(args)
-        blocks, splits = [], []
-        for i, (x, spec) in enumerate(zip(flat, flat_specs)):
-            b, split = _to_blocks(x, _spec_axes(spec, mesh, "in_specs"), mesh, i)
-            blocks.append(b)
-            splits.append(split)
-
+    def nested(in_tree, splits):
         def body(*flat_blocks):
             return f(*tree_unflatten(in_tree, list(flat_blocks)))
 
@@ -223,6 +216,21 @@ def _shard_map_nd(f, mesh, in_specs, out_specs):
                                                  for split in out_split])
             fn = pmap(fn, axis_name=a, in_axes=in_axes, out_axes=out_axes,
                       axis_size=sizes[a], devices=first_devices if k == 0 else None)
+        return fn
+
+    @functools.wraps(f)
+    def mapped(*args):
+        flat_specs = broadcast_prefix(in_specs, args, is_leaf=_is_spec)
+        flat, in_tree = tree_flatten(args)
+        blocks, splits = [], []
+        for i, (x, spec) in enumerate(zip(flat, flat_specs)):
+            b, split = _to_blocks(x, _spec_axes(spec, mesh, "in_specs"), mesh, i)
+            blocks.append(b)
+            splits.append(tuple(split))
+        key = (in_tree, tuple(splits))
+        fn = cache.get(key)
+        if fn is None:
+            fn = cache[key] = nested(in_tree, splits)
         outs = fn(*blocks)
         leaves, tree = tree_flatten(outs)
         dims = broadcast_prefix(tree_unflatten(out_tree, list(range(len(out_leaves)))), outs,
