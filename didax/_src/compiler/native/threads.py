@@ -38,6 +38,11 @@ def _default() -> int:
         if count < 1:
             raise ValueError(f"{_ENV}={setting!r}: expected a whole number of threads >= 1")
         return count
+    return usable_cores()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):

@@ -29,6 +29,7 @@ import numpy as np
 
 from didax._src import caches
 from didax._src.compiler.native.directory import cache_dir, cpu_features, write_atomic
+from didax._src.compiler.native.threads import usable_cores
 from didax._src.errors import NativeTierWarning
 
 # -O2: measured against -O1 and -O3 on the same modules run interleaved (LSTM, CNN, fused
@@ -178,9 +179,8 @@ def build(tc: Toolchain, source: str, workdir: str, name: str,
     units = source.split("\n" + UNIT_MARK + "\n")
     so_path = os.path.join(workdir, name + ".so")
     if len(units) == 1:
-        cmd = [*tc.cc, *tc.flags, *_includes(units[0], prelude, unit_prelude),
-               f"-DDIDAX_MODULE={name}", _write(workdir, name, units[0], prelude, unit_prelude),
-               "-o", name + ".so", "-lm"]
+        cmd = [*tc.cc, *tc.flags, *_written(workdir, name, units[0], prelude, unit_prelude),
+               f"-DDIDAX_MODULE={name}", "-o", name + ".so", "-lm"]
         _check(tc, *run_compiler(cmd, workdir), so_path)
         return so_path
     flags = [f for f in tc.flags if f != "-shared"]
@@ -192,9 +192,8 @@ def build(tc: Toolchain, source: str, workdir: str, name: str,
         if k and cached and os.path.exists(cached):  # (the first holds the module's name)
             return cached
         c_name = name if k == 0 else f"{name}_unit{k}"
-        cmd = [*tc.cc, *flags, "-c", *_includes(text, prelude, unit_prelude),
-               f"-DDIDAX_MODULE={name}",
-               _write(workdir, c_name, text, prelude, unit_prelude), "-o", c_name + ".o"]
+        cmd = [*tc.cc, *flags, "-c", *_written(workdir, c_name, text, prelude, unit_prelude),
+               f"-DDIDAX_MODULE={name}", "-o", c_name + ".o"]
         o_path = os.path.join(workdir, c_name + ".o")
         _check(tc, *run_compiler(cmd, workdir), o_path)
         if k and cached:
@@ -207,32 +206,25 @@ def build(tc: Toolchain, source: str, workdir: str, name: str,
 
     import concurrent.futures  # (only large modules need it)
 
-    workers = min(len(units), max(1, len(os.sched_getaffinity(0))
-                                  if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+    with concurrent.futures.ThreadPoolExecutor(min(len(units), usable_cores())) as pool:
         object_files = list(pool.map(compile_unit, range(len(units))))
     _check(tc, *run_compiler([*tc.cc, *tc.flags, *object_files, "-o", name + ".so", "-lm"],
                              workdir), so_path)
     return so_path
 
 
-def _includes(text, prelude, unit_prelude) -> list:
+def _written(workdir, c_name, text, prelude, unit_prelude) -> list:
+    """Writes `text` as `c_name`.c, its prelude an include where that is precompiled; the
+    compiler's arguments for it (include directories, then the file)."""
     includes = [f"-I{d}" for d in include_dirs()]
     for directory, start in ((prelude, module_prelude()), (unit_prelude, module_prelude(True))):
         if directory is not None and text.startswith(start):
-            includes.insert(0, f"-I{directory}")
-    return includes
-
-
-def _write(workdir, c_name, text, prelude, unit_prelude) -> str:
-    """Writes `text` as `c_name`.c (its prelude an include where it is precompiled)."""
-    for directory, start in ((prelude, module_prelude()), (unit_prelude, module_prelude(True))):
-        if directory is not None and text.startswith(start):
             text = f'#include "{PRELUDE_HEADER}"\n' + text[len(start):]
+            includes.insert(0, f"-I{directory}")
             break
     with open(os.path.join(workdir, c_name + ".c"), "w") as f:
         f.write(text)
-    return c_name + ".c"
+    return [*includes, c_name + ".c"]
 
 
 def _check(tc, returncode, stderr, path):
