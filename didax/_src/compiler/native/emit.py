@@ -593,11 +593,12 @@ class _Emitter:
         writes = [(f"q{self.slots[v]}", lambda v=v: names[v]) for v in outs]
         # A long loop lets other Python threads run (as NumPy's loops do): it touches no
         # Python object.
-        if math.prod(shape) >= FREE_GIL_FROM:
+        free = math.prod(shape) >= FREE_GIL_FROM
+        if free:
             b.append("        Py_BEGIN_ALLOW_THREADS")
         loop_nest(b, shape, reads, body, writes, list(reductions.values()),
                   lambda k: f"didax_loops[{k}]")
-        if math.prod(shape) >= FREE_GIL_FROM:
+        if free:
             b.append("        Py_END_ALLOW_THREADS")
         b.append("    }")
 

@@ -95,16 +95,16 @@ def set_count(n: int) -> int:
 
 
 def address() -> int:
-    """The address of the C int holding the count (and, unless DIDAX_NUM_THREADS fixes the
-    count, the count follows the machine's load from now on)."""
-    if not _watching and _cores > 1 and not os.environ.get(_ENV, "").strip():
+    """The address of the C int holding the count (and, unless DIDAX_NUM_THREADS or
+    set_count fixed the count, the count follows the machine's load from now on)."""
+    if not _watching and _cores > 1 and not _fixed:
         _watch()
     return _cell.__array_interface__["data"][0]
 
 
-_cores = _default() if not os.environ.get(_ENV, "").strip() else 1
+_cores = usable_cores()
 _watching = False
-_fixed = False
+_fixed = bool(os.environ.get(_ENV, "").strip())  # (a count chosen: it does not follow load)
 _INTERVAL = 0.5  # seconds between samples
 
 
