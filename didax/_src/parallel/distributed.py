@@ -53,7 +53,6 @@ class PeerLostError(RuntimeError):
 
 
 PEER_TIMEOUT = 60.0  # seconds (DIDAX_PEER_TIMEOUT, initialize(peer_timeout=...))
-_TAGS = 1 << 14  # exchanges are numbered modulo this (MPI guarantees tags up to 32767)
 
 
 class MpiLink:
@@ -66,23 +65,26 @@ class MpiLink:
         self._ops = {"sum": mpi.SUM, "max": mpi.MAX, "min": mpi.MIN}
         self._bool_ops = {"sum": mpi.LOR, "max": mpi.LOR, "min": mpi.LAND}
         self.timeout = timeout
-        self._exchanges = 0
+        # (the exchanges' own communicator: their messages never match permute's, whose
+        # tags are device numbers, nor anything else sent on `comm`; from each process they
+        # arrive in the order sent, MPI's non-overtaking rule, so one exchange's messages
+        # are the next ones to receive)
+        self._exchange_comm = comm.Dup()
 
     def _gather(self, obj, what: str) -> list:
         """`comm.allgather(obj)`, by messages to and from every other process, waiting for
         each at most `timeout` seconds."""
-        rank, size = self.comm.Get_rank(), self.comm.Get_size()
-        tag = self._exchanges % _TAGS
-        self._exchanges += 1
-        sends = [self.comm.isend(obj, dest=q, tag=tag) for q in range(size) if q != rank]
+        comm = self._exchange_comm
+        rank, size = comm.Get_rank(), comm.Get_size()
+        sends = [comm.isend(obj, dest=q) for q in range(size) if q != rank]
         got = {rank: obj}
         waiting = [q for q in range(size) if q != rank]
         deadline = time.monotonic() + self.timeout
         pause = 0.0
         while waiting:
-            arrived = [q for q in waiting if self.comm.iprobe(source=q, tag=tag)]
+            arrived = [q for q in waiting if comm.iprobe(source=q)]
             for q in arrived:
-                got[q] = self.comm.recv(source=q, tag=tag)
+                got[q] = comm.recv(source=q)
             waiting = [q for q in waiting if q not in got]
             if not waiting:
                 break
