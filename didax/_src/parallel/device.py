@@ -165,12 +165,16 @@ def _check_device(device) -> None:
                          "option) for more")
 
 
-def placed(value: core.Array, devs, sharding=None) -> core.Array:
-    """`value` said to live on the devices `devs` (a tuple), as `sharding` says if given (it
-    is what `.sharding` reports then); the buffer is shared."""
+def placed(value: core.Array, where) -> core.Array:
+    """`value` said to live on `where`: devices (a tuple), or a sharding (what `.sharding`
+    reports then, its devices those `devices()` gives); the buffer is shared."""
     out = core.Array.from_numpy(value._value, value.aval)
-    out._placement = tuple(devs) if sharding is None else sharding
+    out._placement = tuple(where) if isinstance(where, (tuple, list)) else where
     return out
+
+
+def _sharding_devices(sharding) -> tuple:
+    return tuple(sorted(sharding.device_set, key=lambda d: d.id))
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
@@ -178,20 +182,17 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     sharding: every device shares the host's memory, so nothing is copied)."""
     if device is None:
         return tree_map(core.asarray_value, x)
-    sharding = None
     if type(device) is CpuDevice:
         _check_device(device)
-        devs = (device,)
+        where = (device,)
     else:
-        device_set = getattr(device, "device_set", None)
-        if device_set is None:
+        if getattr(device, "device_set", None) is None:
             _check_device(device)
-        devs = tuple(sorted(device_set, key=lambda d: d.id))
-        sharding = device
+        where = device  # (a sharding)
 
     def put(v):
         v = core.asarray_value(v)
-        return placed(v, devs, sharding) if type(v) is core.Array else v
+        return placed(v, where) if type(v) is core.Array else v
 
     return tree_map(put, x)
 
@@ -217,9 +218,7 @@ def array_devices(x: core.Array) -> tuple:
         placement = x._placement
     except AttributeError:
         return (default_device(),)
-    if type(placement) is tuple:
-        return placement
-    return tuple(sorted(placement.device_set, key=lambda d: d.id))  # (a sharding)
+    return placement if type(placement) is tuple else _sharding_devices(placement)
 
 
 def _devices_method(self):

@@ -154,9 +154,8 @@ def _addressable_shards(self) -> list:
     sharding = self.sharding
     indices = devices_indices_map(sharding, self.shape)
     here = set(device.local_devices())
-    return [Shard(d, sharding, self.shape, core.Array.from_numpy(
-                np.asarray(self._value)[indices[d]], core.ShapedArray(
-                    np.asarray(self._value)[indices[d]].shape, self.dtype)))
+    value = np.asarray(self._value)
+    return [Shard(d, sharding, self.shape, core.asarray_value(value[indices[d]]))
             for d in _sharding_devices(sharding) if d in here]
 
 
