@@ -10,16 +10,14 @@ import didax
 import didax.numpy as jnp
 from didax import lax
 from didax._src.compiler.native import threads, tier, toolchain
-from didax._src.config import config, flag_context
+from didax._src.config import flag_context
 from didax._src.parallel import pmap_call
 
 
 @pytest.fixture(autouse=True)
 def two_devices():
-    old = config.read("didax_num_cpu_devices")
-    config.update("didax_num_cpu_devices", 2)
-    yield
-    config.update("didax_num_cpu_devices", old)
+    with flag_context("didax_num_cpu_devices", 2):
+        yield
 
 
 def _step(w, x, y):
