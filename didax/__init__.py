@@ -68,6 +68,7 @@ from didax._src.config_states import (  # noqa: F401
 from didax._src.core import Array  # noqa: F401
 from didax._src.dtypes import float0  # noqa: F401
 from didax._src.interpreters.staging import ensure_compile_time_eval  # noqa: F401
+from didax._src.parallel import result_shardings  # noqa: F401  (results report shardings)
 from didax._src.parallel.device import (  # noqa: F401
     Device,
     block_until_ready,

@@ -50,6 +50,13 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if item not in long]
 
 
+@pytest.fixture
+def four_devices():
+    """Four CPU devices (`didax_num_cpu_devices`) while the test runs: meshes of 2x2."""
+    with flag_context("didax_num_cpu_devices", 4):
+        yield
+
+
 JIT_TIERS = {"numpy tier": "off", "both tiers": "check"}
 
 

@@ -30,3 +30,24 @@ def loss(x, w):
     return (lax.pmean(jnp.sum(h ** 2), "i")
             + jnp.sum(lax.all_gather(h, "i")[1] * h)
             + jnp.sum(lax.ppermute(h, "i", [(0, 1), (1, 2), (2, 3), (3, 0)]) * x))
+
+
+# A 2x2 mesh ('data' over the processes, 'model' within each): a Megatron layer (x by rows
+# over 'data', w1 by columns and w2 by rows over 'model', the partial products summed over
+# 'model') and its loss summed over every device.
+X2 = np.linspace(-1., 1., 8 * 6, dtype=np.float32).reshape(8, 6)
+W1 = np.linspace(-0.8, 0.9, 6 * 4, dtype=np.float32).reshape(6, 4)
+W2 = np.linspace(0.7, -0.6, 4 * 3, dtype=np.float32).reshape(4, 3)
+MESH_SPECS = ("data", None), (None, "model"), ("model", None)
+
+
+def megatron(x, w1, w2):
+    return lax.psum(jnp.tanh(x @ w1) @ w2, "model")
+
+
+def megatron_loss(x, w1, w2):
+    return lax.psum(jnp.sum(megatron(x, w1, w2) ** 2), "data")
+
+
+def whole_layer(x, w1, w2):
+    return jnp.tanh(x @ w1) @ w2

@@ -816,6 +816,10 @@ record("symmetric_product",
 
 record("optimization_barrier", lax.optimization_barrier, [x()], reference=lambda v: v)
 record("copy", lax.copy_p.bind, [x()], reference=np.copy)
+_CONSTRAINT = jax.sharding.NamedSharding(jax.make_mesh((1,), ("x",)), jax.P(None, "x"))
+record("sharding_constraint", lambda v: lax.sharding_constraint_p.bind(
+    v, sharding=_CONSTRAINT, layout=None, unconstrained_dims=frozenset()), [x()],
+    reference=lambda v: v)
 record("reduce_precision", lambda v: lax.reduce_precision(v, 8, 7), [x()],
        reference=lambda v: v.astype(ml_dtypes.bfloat16).astype(v.dtype),
        diff=())  # a step function to finite differences (its derivative rounds the tangent)

@@ -48,19 +48,19 @@ def lookup(name) -> MappedAxis | None:
 
 
 class binding:
-    """Binds `axis` in this thread for the duration of a `with` block."""
+    """Binds `axes` in this thread for the duration of a `with` block."""
 
-    __slots__ = ("axis",)
+    __slots__ = ("axes",)
 
-    def __init__(self, axis: MappedAxis):
-        self.axis = axis
+    def __init__(self, *axes: MappedAxis):
+        self.axes = axes
 
     def __enter__(self):
-        _env.axes.append(self.axis)
-        return self.axis
+        _env.axes.extend(self.axes)
+        return self.axes[0]
 
     def __exit__(self, *exc):
-        _env.axes.pop()
+        del _env.axes[len(_env.axes) - len(self.axes):]
 
 
 def running_shard() -> bool:

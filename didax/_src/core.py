@@ -170,7 +170,7 @@ def concrete_value(x):
 # others are staged whole when an input is unknown. "rewrite": jit's rewrite of its
 # equations (see compiler/passes.rewrite_equations).
 RULE_KINDS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "partial_eval", "codegen",
-              "native", "rewrite")
+              "native", "rewrite", "sharding")
 PP_ALWAYS_HIDE = object()  # a `pp_hidden` value: never print this parameter
 
 

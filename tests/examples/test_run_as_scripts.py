@@ -88,6 +88,13 @@ def check_picture_of_a_gradient(out, cwd):
     assert nodes == len(set(drawn)) > 0, out
 
 
+def check_transformer_2d_mesh(out):
+    assert "a 2x2 mesh of 4 devices in 1 process(es)" in out, out
+    first, last, held_out = numbers(
+        rf"training loss {NUMBER} -> {NUMBER}, held-out loss {NUMBER}", out)
+    assert last < first / 4 and held_out < 1.0, out
+
+
 CHECKS = {name[len("check_"):]: check for name, check in globals().items()
           if name.startswith("check_")}
 

@@ -10,7 +10,7 @@ import numpy as np
 from didax._src import core
 from didax._src.compiler.codegen import codegen_rule, ufunc_rule
 from didax._src.core import ShapedArray
-from didax._src.interpreters import batching
+from didax._src.interpreters import batching, sharding
 from didax._src.typecheck import check_dtype, dtype_in, naryop_aval
 
 
@@ -38,6 +38,7 @@ def unop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
 
     p.def_abstract_eval(abstract_eval)
     batching.defvectorized(p)
+    p.def_rule("sharding", sharding.elementwise)
     _def_ufunc_codegen(p, impl)
     return p
 
@@ -62,6 +63,7 @@ def naryop(name: str, accepted, impl, out_dtype=None) -> core.Primitive:
 
     p.def_abstract_eval(abstract_eval)
     batching.defbroadcasting(p)
+    p.def_rule("sharding", sharding.elementwise)
     _def_ufunc_codegen(p, impl)
     return p
 

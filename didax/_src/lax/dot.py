@@ -22,6 +22,7 @@ from didax._src.compiler.native.loops import contiguous
 from didax._src.compiler.native.rules import FLOATS, Matmul, native_rule
 from didax._src.config import config
 from didax._src.core import ShapedArray, get_aval
+from didax._src.interpreters import sharding
 from didax._src.interpreters.jvp import defbilinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.ir import DropVar, JaxprEqn, Literal, Var
@@ -503,6 +504,28 @@ def _dot_general_batch(size, vals, dims, *, dimension_numbers, **params):
 
 
 dot_general_p.def_batch(_dot_general_batch)
+
+
+def _dot_general_sharding(eqn, specs, sizes):
+    """Batch dimensions split as the operands agree, then each operand's free dimensions
+    with their splits (the contracted ones are summed away)."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = (len(x.aval.shape) for x in eqn.invars)
+    ls, rs = sharding.padded(specs[0], lhs), sharding.padded(specs[1], rhs)
+    batch = [a if a == b or not b else b if not a else () for a, b in
+             ((ls[i], rs[j]) for i, j in zip(lb, rb))]
+    free_l = [ls[d] for d in range(lhs) if d not in lc and d not in lb]
+    free_r = [rs[d] for d in range(rhs) if d not in rc and d not in rb]
+    out = batch + free_l + free_r
+    seen: set = set()
+    for k, names in enumerate(out):  # (an axis splits one dimension at most)
+        if seen & set(names):
+            out[k] = ()
+        seen |= set(names)
+    return tuple(out)
+
+
+dot_general_p.def_rule("sharding", _dot_general_sharding)
 
 
 # --------------------------------------------------------------------------------------

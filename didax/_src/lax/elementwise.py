@@ -36,7 +36,7 @@ from didax._src.compiler.native.rules import (
     wrapping,
 )
 from didax._src.core import ShapedArray, Zero, get_aval
-from didax._src.interpreters import batching
+from didax._src.interpreters import batching, sharding
 from didax._src.interpreters.jvp import defjvp, defjvp2, defjvp_zero, deflinear, instantiate
 from didax._src.interpreters.transpose import is_undefined, unbroadcast
 from didax._src.ir import JaxprEqn, Literal, Var
@@ -406,6 +406,7 @@ def _integer_pow_jvp(g, x, *, y):
 defjvp(integer_pow_p, _integer_pow_jvp)
 batching.defvectorized(integer_pow_p)
 integer_pow_p.def_traits(cheap=True)
+integer_pow_p.def_rule("sharding", sharding.elementwise)
 
 
 def integer_pow(x, y: int):
@@ -549,6 +550,7 @@ add_any_p.def_jvp(_add_any_jvp)
 add_any_p.def_traits(is_addition=True, cheap=True)
 add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
 add_any_p.def_batch(_add_any_batch)
+add_any_p.def_rule("sharding", sharding.elementwise)
 codegen_rule(add_any_p, fresh=True)(ufunc_rule(np.add))
 native_rule(add_any_p, when=numeric)(wrapping("+"))
 
@@ -1035,6 +1037,7 @@ def _select_n_batch(size, vals, dims):
 
 
 select_n_p.def_batch(lambda size, vals, dims: _select_n_batch(size, vals, dims))
+select_n_p.def_rule("sharding", sharding.elementwise)
 
 
 @codegen_rule(select_n_p, fresh=True,
@@ -1097,6 +1100,7 @@ def _clamp_batch(size, vals, dims):
 
 
 clamp_p.def_batch(lambda size, vals, dims: _clamp_batch(size, vals, dims))
+clamp_p.def_rule("sharding", sharding.elementwise)
 
 
 # convert_element_type (declared in base_prims: the interpreters convert cotangents with it)
@@ -1122,6 +1126,7 @@ def _convert_transpose(ct, x, *, new_dtype, weak_type):
 
 
 convert_element_type_p.def_transpose(_convert_transpose)
+convert_element_type_p.def_rule("sharding", sharding.elementwise)
 
 
 def _plain_conversion(eqn) -> bool:

@@ -114,8 +114,11 @@ def _device_axis(names, api: str):
                 f"axis_name={name!r})`; collectives act across the examples of the vmap, or "
                 "the devices of the pmap, that names their axis."))
     if len(axes) != 1:
-        raise NotImplementedError(f"{api} over several device axes {tuple(names)} (nested "
-                                  "pmap) is not supported")
+        over = getattr(axes[0].group, "over", None)  # (a mesh's axes: shard_map)
+        if over is None:
+            raise NotImplementedError(f"{api} over several device axes {tuple(names)} (nested "
+                                      "pmap) is not supported")
+        return over(names)
     return axes[0]
 
 

@@ -19,6 +19,7 @@ from didax._src.lax import (  # noqa: F401
     parallel,
     reduction,
     shape,
+    sharding_constraint,
     windowed,
 )
 from didax._src.lax.control_flow import cond, scan, while_loop  # noqa: F401
@@ -32,7 +33,8 @@ JAX_PARAMETERS = {name: name for name in (
     "pmax", "pmin", "ppermute", "psum", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
     "reduce_prod", "reduce_sum", "reduce_xor", "reduce_window_max", "reduce_window_min",
     "reduce_window_sum", "regularized_incomplete_beta", "reshape", "rev", "scan", "scatter",
-    "select_and_gather_add", "select_and_scatter_add", "slice", "sort", "split", "squeeze",
+    "select_and_gather_add", "select_and_scatter_add", "sharding_constraint", "slice", "sort",
+    "split", "squeeze",
     "top_k", "transpose", "while",
 )}
 JAX_PARAMETERS.update((f"scatter_{op}", f"scatter-{op}") for op in ("add", "mul", "min", "max",
@@ -58,8 +60,6 @@ LEFT_OUT = {
     "after_all_p": "didax has no token type: its ordered effects run in program order",
     "device_put_p": "didax has one device, and device_put stages no equation; the params "
                     "are JAX's device and sharding objects",
-    "sharding_constraint_p": "didax's values are not sharded: with_sharding_constraint checks "
-                             "its shardings and stages no equation",
     "stage_p": "JAX stages no equation for it either: lax.stage forwards a traced value",
     "ragged_all_to_all_p": "lax.ragged_all_to_all is composed from collectives and indexing",
 }

@@ -20,6 +20,7 @@ from didax._src.base_prims import reduce_sum, reduce_sum_p, reducer, row_major, 
 from didax._src.compiler.codegen import codegen_rule
 from didax._src.compiler.native.rules import C_TYPES, FLOATS, INTS, native_rule, wrapping
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
+from didax._src.interpreters import sharding
 from didax._src.interpreters.batching import defreducer, moveaxis
 from didax._src.interpreters.jvp import defjvp2, defjvp_zero, deflinear, jvp_flat
 from didax._src.interpreters.transpose import is_undefined
@@ -219,6 +220,9 @@ for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
     defjvp_zero(_p)
 for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):  # over no axes: x
     _p.def_traits(returns_operand=lambda eqn: 0 if not eqn.params["axes"] else None)
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+           reduce_xor_p):
+    _p.def_rule("sharding", sharding.reduction())
 
 
 def _argminmax(name: str, np_fn) -> core.Primitive:
@@ -246,6 +250,7 @@ def _argminmax(name: str, np_fn) -> core.Primitive:
     p.def_impl(impl)
     p.def_abstract_eval(abstract_eval)
     defjvp_zero(p)
+    p.def_rule("sharding", sharding.reduction())
     return p
 
 
@@ -290,6 +295,7 @@ def _cumulative(name: str, accepted, accumulate) -> core.Primitive:
 
     p.def_impl(impl)
     p.def_abstract_eval(abstract_eval)
+    p.def_rule("sharding", sharding.same_as_operand)
     return p
 
 
@@ -531,6 +537,17 @@ def _sort_transpose(cts, *operands, dimension, is_stable, num_keys):
 
 
 sort_p.def_transpose(_sort_transpose)
+
+
+def _sort_sharding(eqn, specs, sizes):
+    """Every result split as the first operand is, but along the sorted dimension."""
+    ndim = len(eqn.invars[0].aval.shape)
+    spec = sharding.padded(specs[0], ndim)
+    out = tuple(() if d == eqn.params["dimension"] else e for d, e in enumerate(spec))
+    return [out] * len(eqn.outvars)
+
+
+sort_p.def_rule("sharding", _sort_sharding)
 
 
 def _sort_batch(size, vals, dims, *, dimension, is_stable, num_keys):

@@ -28,7 +28,7 @@ from didax._src.base_prims import (  # declared below the interpreters; rules ad
 from didax._src.compiler.codegen import codegen_rule, index_text, range_text
 from didax._src.compiler.native.rules import C_TYPES, ViewAt, c_constant, native_rule, numeric
 from didax._src.core import ShapedArray, get_aval
-from didax._src.interpreters import batching
+from didax._src.interpreters import batching, sharding
 from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.ir import Literal
@@ -42,6 +42,21 @@ _py_slice = slice  # `slice` is redefined below as lax.slice
 # broadcast_in_dim
 
 deflinear(broadcast_in_dim_p)
+
+
+def _broadcast_in_dim_sharding(eqn, specs, sizes):
+    """The operand's dimensions keep their splits where they keep their size."""
+    x = eqn.invars[0].aval.shape
+    shape = eqn.params["shape"]
+    out = [()] * len(shape)
+    for d, (o, names) in enumerate(zip(eqn.params["broadcast_dimensions"],
+                                       sharding.padded(specs[0], len(x)))):
+        if x[d] == shape[o]:
+            out[o] = names
+    return tuple(out)
+
+
+broadcast_in_dim_p.def_rule("sharding", _broadcast_in_dim_sharding)
 broadcast_in_dim_p.def_traits(returns_operand=lambda eqn: (
     0 if tuple(eqn.params["broadcast_dimensions"]) == tuple(range(len(eqn.params["shape"])))
     else None))
@@ -107,6 +122,8 @@ def _reshape_batch(size, vals, dims, *, new_sizes, dimensions=None, sharding=Non
 
 
 reshape_p.def_batch(_reshape_batch)
+reshape_p.def_rule("sharding", lambda eqn, specs, sizes: () if eqn.params.get(
+    "dimensions") is not None else sharding.reshape(eqn, specs, sizes))
 
 
 @codegen_rule(reshape_p, when=lambda eqn: eqn.params.get("dimensions") is None)
@@ -132,6 +149,7 @@ def _squeeze_aval(x, *, dimensions):
 squeeze_p.def_abstract_eval(_squeeze_aval)
 deflinear(squeeze_p)
 squeeze_p.def_traits(returns_operand=lambda eqn: 0)
+squeeze_p.def_rule("sharding", sharding.reshape)
 
 
 def squeeze(array, dimensions):
@@ -208,6 +226,7 @@ def _expand_dims_batch(size, vals, dims, *, dimensions):
 
 expand_dims_p.def_batch(_expand_dims_batch)
 codegen_rule(expand_dims_p)(_to_out_shape_codegen)
+expand_dims_p.def_rule("sharding", sharding.reshape)
 deflinear(transpose_p)
 transpose_p.def_traits(
     returns_operand=lambda eqn: (
@@ -216,6 +235,9 @@ transpose_p.def_traits(
     permutation_param="permutation")
 transpose_p.def_transpose(lambda ct, x, *, permutation: [
     transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
+transpose_p.def_rule("sharding", lambda eqn, specs, sizes: tuple(
+    sharding.padded(specs[0], len(eqn.params["permutation"]))[d]
+    for d in eqn.params["permutation"]))
 
 
 def _transpose_batch(size, vals, dims, *, permutation):
@@ -274,6 +296,7 @@ def _rev_batch(size, vals, dims, *, dimensions):
 
 
 rev_p.def_batch(_rev_batch)
+rev_p.def_rule("sharding", sharding.same_as_operand)
 
 pad_p = core.primitive("pad")
 
@@ -580,6 +603,16 @@ def _slice_batch(size, vals, dims, *, start_indices, limit_indices, strides=None
 
 
 slice_p.def_batch(_slice_batch)
+
+
+def _slice_sharding(eqn, specs, sizes):
+    """A dimension keeps its split while its new size divides over its axes."""
+    shape = eqn.outvars[0].aval.shape
+    return tuple(names if sharding.divides(names, n, sizes) else ()
+                 for names, n in zip(sharding.padded(specs[0], len(shape)), shape))
+
+
+slice_p.def_rule("sharding", _slice_sharding)
 
 
 @codegen_rule(slice_p)

@@ -13,6 +13,7 @@ import numpy as np
 
 from didax._src import caches, core
 from didax._src.config import config
+from didax._src.transforms.jit import activate_placement
 from didax._src.tree_util import tree_map
 
 
@@ -169,7 +170,12 @@ def placed(value: core.Array, where) -> core.Array:
     """`value` said to live on `where`: devices (a tuple), or a sharding (what `.sharding`
     reports then, its devices those `devices()` gives); the buffer is shared."""
     out = core.Array.from_numpy(value._value, value.aval)
-    out._placement = tuple(where) if isinstance(where, (tuple, list)) else where
+    if isinstance(where, (tuple, list)):
+        out._placement = tuple(where)
+    else:
+        out._placement = where
+        if len(where.device_set) > 1:  # (jit calls place their results from now on)
+            activate_placement()
     return out
 
 

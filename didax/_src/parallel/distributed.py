@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from didax._src.parallel import device
+from didax._src.parallel import blas_threads, device
 
 try:  # (the package only: importing mpi4py.MPI starts MPI, which waits for initialize())
     import mpi4py
@@ -183,6 +183,13 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
         raise ValueError(f"distributed.initialize: every process needs the same number of "
                          f"devices, but they have {counts} (DIDAX_NUM_CPU_DEVICES)")
     device.set_processes(comm.Get_rank(), comm.Get_size(), MpiLink(comm, mpi, peer_timeout))
+    host = comm.Split_type(mpi.COMM_TYPE_SHARED)  # (the processes on this host)
+    _blas_before[:] = [blas_threads.count()]
+    blas_threads.share_among_processes(host.Get_size())
+    host.Free()
+
+
+_blas_before: list = []  # OpenBLAS's thread count before initialize() shared the host's cores
 
 
 def is_initialized() -> bool:
@@ -195,3 +202,5 @@ def shutdown() -> None:
     if link is not None:
         link.comm.Barrier()
     device.set_processes(0, 1, None)
+    if _blas_before and _blas_before[0] is not None:
+        blas_threads.set_count(_blas_before.pop())

@@ -20,7 +20,7 @@ from didax._src.interpreters import batching
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import hoist_consts
 from didax._src.parallel import device
-from didax._src.parallel.pmap_call import bind_pmap
+from didax._src.parallel.pmap_call import bind_pmap, nested_map
 from didax._src.transforms.api import _argument_name, _check_valid_leaf
 from didax._src.tree_util import (
     broadcast_prefix,
@@ -187,9 +187,16 @@ class PmapWrapped:
         (n,) = sizes
         if n == 0:
             raise ValueError("pmap: the mapped axis has size 0; map at least one slice")
-        workers = self._devices_for(n)
-        global_n = n * device.process_count()
+        # (a pmap inside another's shards maps within each process, as a vmap in the shard:
+        # only the outermost map spans the processes and runs in parallel)
+        nested = bool(axis_env.mapped_axes())
+        workers = None if nested else self._devices_for(n)
+        global_n = n if nested else n * device.process_count()
         entry = self._trace(static, in_tree, shard_avals, canon, n, global_n, n_args)
+        if nested:
+            outs = nested_map([*entry.hoisted, *flat], entry.jaxpr, self._axis_name, n,
+                              (None,) * len(entry.hoisted) + tuple(canon), entry.out_axes)
+            return tree_unflatten(entry.out_tree, outs)
         outs = bind_pmap([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,
                          axis_name=self._axis_name, axis_size=n, global_axis_size=global_n,
                          in_axes=(None,) * len(entry.hoisted) + tuple(canon),

@@ -1,5 +1,5 @@
 """`shard_map` over a one-dimensional mesh, as a `pmap` over the mesh's devices (meshes of
-several axes: at the end).
+several axes, in one process or across processes: at the end).
 
 Each argument is split into one block per device along the dimension its PartitionSpec names
 the mesh axis for (or given whole, if none); the function sees blocks, collectives over the
@@ -13,11 +13,15 @@ from __future__ import annotations
 import functools
 import math
 
+from didax._src import axis_env, core
 from didax._src.core import get_aval
+from didax._src.interpreters.staging import trace_to_jaxpr
+from didax._src.ir import hoist_consts
 from didax._src.lax.shape import reshape, transpose
 from didax._src.parallel import device
 from didax._src.parallel.pmap import pmap
-from didax._src.parallel.sharding import Mesh, PartitionSpec
+from didax._src.parallel.pmap_call import bind_pmap, bound_axes
+from didax._src.parallel.sharding import Mesh, NamedSharding, PartitionSpec
 from didax._src.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 
 
@@ -104,9 +108,23 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
                 s = get_aval(v).shape
                 v = reshape(v, s[:d] + (s[d] * s[d + 1],) + s[d + 2:])
             joined.append(v)
-        return tree_unflatten(out_tree, joined)
+        return _placed(tree_unflatten(out_tree, joined), out_specs, mesh)
 
     return mapped
+
+
+def _placed(results, out_specs, mesh):
+    """Concrete results report NamedSharding(mesh, their out spec), as in JAX (in one
+    process: across processes, each holds only its part)."""
+    if device.process_count() > 1:
+        return results
+    leaves, tree = tree_flatten(results)
+    if not any(type(v) is core.Array for v in leaves):
+        return results
+    specs = broadcast_prefix(out_specs, results, is_leaf=_is_spec)
+    return tree_unflatten(tree, [
+        device.placed(v, NamedSharding(mesh, s if s is not None else PartitionSpec()))
+        if type(v) is core.Array else v for v, s in zip(leaves, specs)])
 
 
 def _check_devices(devices) -> None:
@@ -123,10 +141,14 @@ def _out_axes(out_specs, axis):
 
 
 # --------------------------------------------------------------------------------------
-# Meshes of several axes (in one process): a pmap over the first axis, running its shards
-# side by side, of nested pmaps over the others, which run inside each shard as vmaps of the
-# same axis names (pmap_call._nested). Collectives over any axis or tuple of axes see the
-# same values as on devices of their own.
+# Meshes of several axes: one shard per device, all side by side (the pmap call primitive
+# with `mesh_axes`: the mesh laid over its mapped axis row-major). Each shard binds every
+# mesh axis to its coordinate, and a collective over an axis or a tuple of axes exchanges
+# among the shards that share its other coordinates (shards.MeshView). An argument split
+# over some axes reaches each device as its block (repeated along the other axes); one split
+# over none reaches every device whole. Across processes, each process holds whole rows of
+# the first axis (as make_mesh lays them out) and passes and receives the part of every
+# array its rows hold; exchanges within a process stay in it.
 
 
 def _spec_axes(spec, mesh, what: str) -> list:
@@ -149,14 +171,14 @@ def _spec_axes(spec, mesh, what: str) -> list:
     return parts
 
 
-def _to_blocks(x, parts, mesh, i):
+def _to_blocks(x, parts, mesh, sizes, i):
     """x with each mesh axis it is split over as a leading dimension (in the mesh's order),
-    then the block's dimensions; and the mesh axes it is split over."""
+    then the block's dimensions; and the mesh axes it is split over. `sizes`: the axes'
+    sizes in this process's part of the mesh."""
     aval = get_aval(x)
     if len(parts) > aval.ndim:
         raise ValueError(f"shard_map: argument {i} of type {aval.str_short()} has fewer "
                          f"dimensions than its in_specs name ({len(parts)})")
-    sizes = mesh.shape
     shape, where = [], {}  # (new shape, mesh axis -> its dimension in the new shape)
     for d, n in enumerate(aval.shape):
         names = parts[d] if d < len(parts) else ()
@@ -164,9 +186,10 @@ def _to_blocks(x, parts, mesh, i):
         for name in names:
             count *= sizes[name]
         if n % count:
+            held = "" if sizes == mesh.shape else " held by this process"
             raise ValueError(f"shard_map: argument {i} of type {aval.str_short()} is split "
-                             f"along dimension {d} into {count} blocks (mesh axes {names}), "
-                             f"but its size {n} is not a multiple of {count}")
+                             f"along dimension {d} into {count} blocks{held} (mesh axes "
+                             f"{names}), but its size {n} is not a multiple of {count}")
         for name in names:
             where[name] = len(shape)
             shape.append(sizes[name])
@@ -191,51 +214,101 @@ def _from_blocks(v, parts, split):
     return reshape(transpose(v, tuple(order)), tuple(new_shape))
 
 
+def _my_rows(mesh) -> list:
+    """The indices along the mesh's first axis of the rows this process holds: all of them
+    in one process; across processes, whole rows, the same number each, in process order."""
+    rows = mesh.devices.reshape(mesh.devices.shape[0], -1)
+    count = device.process_count()
+    if count == 1:
+        return list(range(len(rows)))
+    per = len(rows) // count
+    owners = [{d.process_index for d in row} for row in rows]
+    if len(rows) % count or any(o != {r // per} for r, o in enumerate(owners)):
+        layout = [sorted(o) for o in owners]
+        raise NotImplementedError(
+            f"shard_map over {mesh} across {count} processes: each process must hold whole "
+            f"rows of the mesh's first axis {mesh.axis_names[0]!r}, the same number each, in "
+            f"process order, but its rows belong to processes {layout}. Put the axis that "
+            "spans the processes first, with a size that is a multiple of the process count "
+            "(as make_mesh does).")
+    p = device.process_index()
+    return list(range(p * per, (p + 1) * per))
+
+
+class _Traced:
+    __slots__ = ("jaxpr", "hoisted", "out_tree", "out_splits", "out_axes")
+
+
 def _shard_map_nd(f, mesh, in_specs, out_specs):
-    if device.process_count() > 1:
-        raise NotImplementedError(f"shard_map over a mesh of {len(mesh.axis_names)} axes "
-                                  f"({mesh}) across processes: only one-dimensional meshes "
-                                  "span processes; use one process, or a 1-D mesh")
     _check_devices(mesh.devices.flat)
-    axes, sizes = mesh.axis_names, mesh.shape
-    out_leaves, out_tree = tree_flatten(out_specs, is_leaf=_is_spec)
-    out_parts = [_spec_axes(spec, mesh, "out_specs") for spec in out_leaves]
-    out_split = [[a for a in axes if any(a in names for names in parts)] for parts in out_parts]
-    first_devices = list(mesh.devices.reshape(sizes[axes[0]], -1)[:, 0])
-    cache: dict = {}  # (argument tree, axes each argument is split over) -> the nested pmaps
+    axes = mesh.axis_names
+    mine = _my_rows(mesh)
+    sizes = {**mesh.shape, axes[0]: len(mine)}  # (this process's part of the mesh)
+    local = mesh.devices[mine[0]:mine[-1] + 1].reshape(-1)  # (its devices, row-major)
+    workers = tuple(d.local_hardware_id for d in local)
+    mesh_axes = tuple(mesh.shape.items())
+    name = getattr(f, "__name__", "shard_map")
+    cache: dict = {}  # (argument tree, block types, axes each is split over) -> _Traced
 
-    def nested(in_tree, splits):
-        def body(*flat_blocks):
-            return f(*tree_unflatten(in_tree, list(flat_blocks)))
+    def trace(in_tree, block_avals, in_axes):
+        out_box = []
 
-        fn = body
-        for k in reversed(range(len(axes))):
-            a = axes[k]
-            in_axes = tuple(0 if a in split else None for split in splits)
-            out_axes = tree_unflatten(out_tree, [0 if a in split else None
-                                                 for split in out_split])
-            fn = pmap(fn, axis_name=a, in_axes=in_axes, out_axes=out_axes,
-                      axis_size=sizes[a], devices=first_devices if k == 0 else None)
-        return fn
+        def per_device(*flat_blocks):
+            outs = f(*tree_unflatten(in_tree, list(flat_blocks)))
+            leaves, tree = tree_flatten(outs)
+            out_box.append((outs, tree))
+            return leaves
+
+        with axis_env.binding(*bound_axes(axes, mesh.size, mesh_axes)):
+            closed, _ = trace_to_jaxpr(per_device, block_avals)
+        t = _Traced()
+        t.hoisted = []
+        if any(isinstance(c, core.Tracer) for c in closed.consts):
+            closed, t.hoisted = hoist_consts(closed)
+        t.jaxpr = closed
+        outs, t.out_tree = out_box[-1]
+        specs = broadcast_prefix(out_specs, outs, is_leaf=_is_spec)
+        t.out_splits = []
+        for spec, aval in zip(specs, closed.out_avals):
+            parts = _spec_axes(spec, mesh, "out_specs")
+            if len(parts) > aval.ndim:
+                raise ValueError(f"shard_map: out_specs {spec} names {len(parts)} dimensions "
+                                 f"for a result of type {aval.str_short()}")
+            t.out_splits.append((parts, [a for a in axes if any(a in n for n in parts)]))
+        t.out_axes = tuple(tuple(split) or None for _, split in t.out_splits)
+        return t
 
     @functools.wraps(f)
     def mapped(*args):
         flat_specs = broadcast_prefix(in_specs, args, is_leaf=_is_spec)
         flat, in_tree = tree_flatten(args)
-        blocks, splits = [], []
+        operands, in_axes, block_avals = [], [], []
         for i, (x, spec) in enumerate(zip(flat, flat_specs)):
-            b, split = _to_blocks(x, _spec_axes(spec, mesh, "in_specs"), mesh, i)
-            blocks.append(b)
-            splits.append(tuple(split))
-        key = (in_tree, tuple(splits))
-        fn = cache.get(key)
-        if fn is None:
-            fn = cache[key] = nested(in_tree, splits)
-        outs = fn(*blocks)
-        leaves, tree = tree_flatten(outs)
-        dims = broadcast_prefix(tree_unflatten(out_tree, list(range(len(out_leaves)))), outs,
-                                is_leaf=lambda x: isinstance(x, int))
-        return tree_unflatten(tree, [_from_blocks(v, out_parts[k], out_split[k])
-                                     for v, k in zip(leaves, dims)])
+            b, split = _to_blocks(x, _spec_axes(spec, mesh, "in_specs"), mesh, sizes, i)
+            block = get_aval(b).shape[len(split):]
+            if split:  # (its blocks along one leading dimension, row-major over the axes)
+                b = reshape(b, (math.prod(sizes[a] for a in split),) + block)
+            operands.append(b)
+            in_axes.append(tuple(split) or None)
+            block_avals.append(core.ShapedArray(block, get_aval(x).dtype, get_aval(x).weak_type))
+        key = (in_tree, tuple(block_avals), tuple(in_axes))
+        t = cache.get(key)
+        if t is None:
+            t = trace(in_tree, block_avals, in_axes)
+            if not t.hoisted:
+                cache[key] = t
+        outs = bind_pmap([*t.hoisted, *operands], jaxpr=t.jaxpr, name=name, axis_name=axes,
+                         axis_size=len(local), global_axis_size=mesh.size,
+                         in_axes=(None,) * len(t.hoisted) + tuple(in_axes), out_axes=t.out_axes,
+                         devices=workers,
+                         donated_invars=(False,) * (len(t.hoisted) + len(operands)),
+                         mesh_axes=mesh_axes)
+        results = []
+        for v, (parts, split) in zip(outs, t.out_splits):
+            if split:
+                v = reshape(v, tuple(sizes[a] for a in split) + get_aval(v).shape[1:])
+                v = _from_blocks(v, parts, split)
+            results.append(v)
+        return _placed(tree_unflatten(t.out_tree, results), out_specs, mesh)
 
     return mapped

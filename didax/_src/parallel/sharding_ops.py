@@ -3,16 +3,19 @@
 didax's devices share the host's memory and jit computes on one of them, so the constraint
 changes nothing about the values: it checks the shardings as JAX does (a tree prefix of the
 value, each a Sharding, or a PartitionSpec under a mesh set with `set_mesh`, of no greater rank
-than its value) and returns the value. JAX records a `sharding_constraint` equation; didax's
-jaxprs show none.
+than its value). Traced, it stages a `sharding_constraint` equation, as JAX does, which gives
+the value its sharding in the jitted function's results (parallel/jit_shardings.py); on an
+array, the result reports the sharding.
 """
 from __future__ import annotations
 
 from didax._src import core
-from didax._src.core import asarray_value, get_aval
+from didax._src.core import Tracer, asarray_value, get_aval
+from didax._src.lax.sharding_constraint import sharding_constraint
 from didax._src.parallel import device
-from didax._src.parallel.mesh_context import get_abstract_mesh
+from didax._src.parallel.mesh_context import get_abstract_mesh, get_mesh
 from didax._src.parallel.sharding import NamedSharding, PartitionSpec, Sharding
+from didax._src.transforms.jit import activate_placement
 from didax._src.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 
 
@@ -56,6 +59,13 @@ def with_sharding_constraint(x, shardings):
                          f"prefix of the corresponding value: {e}") from None
     for leaf, sharding in zip(leaves, per_leaf):
         _check(sharding, get_aval(leaf))
+    per_leaf = [NamedSharding(get_mesh(), s) if isinstance(s, PartitionSpec) else s
+                for s in per_leaf]
+    if any(isinstance(leaf, Tracer) for leaf in leaves):
+        if any(isinstance(s, NamedSharding) and s.mesh.size > 1 for s in per_leaf):
+            activate_placement()  # (the jitted function's results report it)
+        return tree_unflatten(tree, [sharding_constraint(leaf, s) for leaf, s in
+                                     zip(leaves, per_leaf)])
     out = [asarray_value(leaf) for leaf in leaves]
     return tree_unflatten(tree, [  # (a concrete array reports the sharding asked for)
         _recorded(v, s) for v, s in zip(out, per_leaf)])

@@ -10,7 +10,8 @@ pickling anything, and a collective is an exchange of references under a barrier
 processes would need every jaxpr and argument shipped to them. Across machines, processes
 are MPI's (`didax.distributed`), and the group forwards the exchange to them. Shards run
 jit's tiers, the NumPy tier and then native code, whose long loops and products release the
-GIL too; while n shards run, each one's native loops use 1/n of the native threads.
+GIL too; while n shards run, each one's native loops use 1/n of the native threads, and
+each one's BLAS products 1/n of OpenBLAS's (blas_threads.py).
 
 Each device has one long-lived worker thread; the caller's thread runs shard 0. One mapped
 function runs at a time in a process (a lock), so shards of two calls never wait on each
@@ -26,6 +27,7 @@ import numpy as np
 
 from didax._src import axis_env, profiler
 from didax._src.compiler.native import threads as native_threads
+from didax._src.parallel import blas_threads
 
 _REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
@@ -90,6 +92,10 @@ class ShardGroup:
             raise out.error
         return out
 
+    def gather_here(self, index: int, x, what: str) -> list:
+        """Every shard's `x` in this process, in order (read-only: copy before keeping)."""
+        return self._exchange(index, x, list, what)
+
     def _sig(self, what: str) -> str:
         return f"{what} over {self.size} devices"
 
@@ -130,6 +136,82 @@ class ShardGroup:
         return np.zeros_like(x) if got is None else np.array(got, copy=True)
 
 
+class MeshView:
+    """The shards of a mesh (one per device, numbered row-major over the mesh's axes) seen
+    from one of them along some of its axes: a collective over those axes acts among the
+    shards that share this one's coordinates on the others, indexed row-major over the
+    axes in the collective's order. Every shard of the mesh takes part in each exchange
+    (they run one program), through the group of them all; an exchange among shards of
+    this process only stays in it."""
+
+    def __init__(self, group: ShardGroup, names: tuple, shape: tuple, flat: int, axes: tuple):
+        self.group, self.names, self.shape, self.flat, self.axes = group, names, shape, flat, axes
+        self.members = _members(shape, flat, axes)
+        self.index = self.members.index(flat)
+        lo, n = group.offset, group.local_size
+        self.local = all(lo <= m < lo + n for m in self.members)
+        self._views: dict = {}
+
+    def over(self, names) -> axis_env.MappedAxis:
+        """The axis of the mesh axes `names` together (the first major), seen from here."""
+        names = tuple(names)
+        view = self._views.get(names)
+        if view is None:
+            view = self._views[names] = MeshView(self.group, self.names, self.shape, self.flat,
+                                                 tuple(self.names.index(n) for n in names))
+        return axis_env.MappedAxis(names[0] if len(names) == 1 else names, len(view.members),
+                                   view.index, view)
+
+    def _values(self, x, what: str) -> list:
+        if self.local:
+            vals = self.group.gather_here(self.flat, x, what)
+            return [vals[m - self.group.offset] for m in self.members]
+        vals = self.group.allgather(self.flat, x, what)
+        return [vals[m] for m in self.members]
+
+    def allreduce(self, index: int, x, op: str, what: str):
+        """The reduction of the group's values in the order of its shards (across processes
+        too: so one process and several give the same bits)."""
+        if not self.local:
+            return np.array(functools.reduce(_REDUCE[op], self._values(x, what)), copy=True)
+        group, lo = self.group, self.group.offset
+        groups = _partition(self.shape, self.axes, lo, group.local_size)
+
+        def combine(vals):  # (once, by the first shard: each group's reduction)
+            return {g[0]: functools.reduce(_REDUCE[op], [vals[m - lo] for m in g])
+                    for g in groups}
+
+        return np.array(group._exchange(self.flat, x, combine, what)[self.members[0]],
+                        copy=True)
+
+    def allgather(self, index: int, x, what: str) -> list:
+        return self._values(x, what)
+
+    def permute(self, index: int, x, perm, what: str):
+        vals = self._values(x, what)
+        source = next((src for src, dst in perm if dst == self.index), None)
+        return np.zeros_like(x) if source is None else np.array(vals[source], copy=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _members(shape: tuple, flat: int, axes: tuple) -> tuple:
+    """The shards that differ from shard `flat` only on `axes`, row-major over them."""
+    coords = np.unravel_index(flat, shape)
+    members = []
+    for sub in np.ndindex(*[shape[a] for a in axes]):
+        c = list(coords)
+        for a, i in zip(axes, sub):
+            c[a] = i
+        members.append(int(np.ravel_multi_index(c, shape)))
+    return tuple(members)
+
+
+@functools.lru_cache(maxsize=4096)
+def _partition(shape: tuple, axes: tuple, offset: int, count: int) -> tuple:
+    """The groups of `_members` that the shards offset..offset+count-1 fall into."""
+    return tuple(sorted({_members(shape, f, axes) for f in range(offset, offset + count)}))
+
+
 class _Worker:
     """A device's thread, running one task at a time."""
 
@@ -165,10 +247,11 @@ def _worker(k: int) -> _Worker:
 
 
 def run_shards(run, shard_args: list, axis_name, size: int, offset: int, link=None,
-               devices=None) -> list:
+               devices=None, mesh_axes=None) -> list:
     """`run(*args)` for each list of arguments in `shard_args`, shard k on the worker of local
     device k (or devices[k]; shard 0 on this thread), with `axis_name` bound to index
-    offset + k of `size`.
+    offset + k of `size`; or, given `mesh_axes` ((name, size) pairs: a mesh laid over the
+    shards row-major), each of the mesh's axes bound to the shard's coordinate on it.
     Returns each shard's outputs; an error in any shard is raised here."""
     if axis_env.running_shard():  # (pmap_call runs a nested pmap as a vmap in the shard)
         raise RuntimeError("shards cannot start shards of their own")
@@ -177,16 +260,21 @@ def run_shards(run, shard_args: list, axis_name, size: int, offset: int, link=No
 
     def task(k):
         def go():
-            axis = axis_env.MappedAxis(axis_name, size, offset + k, group)
+            if mesh_axes is None:
+                bound = [axis_env.MappedAxis(axis_name, size, offset + k, group)]
+            else:
+                names = tuple(a for a, _ in mesh_axes)
+                view = MeshView(group, names, tuple(s for _, s in mesh_axes), offset + k, ())
+                bound = [view.over((a,)) for a in names]
             try:
-                with axis_env.binding(axis):
+                with axis_env.binding(*bound):
                     return run(*shard_args[k])
             except BaseException:
                 group.abort()
                 raise
         return go
 
-    with _run_lock, native_threads.shared_by(n):
+    with _run_lock, native_threads.shared_by(n), blas_threads.shared_by(n):
         pending = [_worker(k if devices is None else devices[k]).submit(task(k))
                    for k in range(1, n)]
         results = [None] * n

@@ -122,7 +122,8 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
     turned into Python source over NumPy (`f.lower(*args).as_text()` shows the jaxpr,
     `.compile().as_text()` the source)."""
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums,
+        return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
+                                 static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
                                  inline=inline)
@@ -131,11 +132,38 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
                          f"{type(fun).__name__}; use `jax.jit(f)` or the `@jax.jit` decorator, "
                          "and call the result with the arguments")
     return JitWrapped(fun, _as_tuple(static_argnums), _as_tuple(static_argnames),
-                      _as_tuple(donate_argnums), _as_tuple(donate_argnames))
+                      _as_tuple(donate_argnums), _as_tuple(donate_argnames), in_shardings,
+                      out_shardings)
 
 
 _all_jitted: weakref.WeakSet = weakref.WeakSet()  # every live jitted function: clear_caches
 _all_jitted_lock = threading.Lock()  # (made on any thread)
+
+
+class _Placement:
+    """How a jitted call's results get their shardings: `place(jitted, entry, arguments,
+    results)`, installed by the parallel layer (which knows meshes). `active` once any
+    array has a sharding of several devices, or a function names shardings: from then on,
+    calls take the general path, which places results (a program that never shards pays
+    nothing)."""
+    place = None
+    active = False
+    on_activate: list = []  # functions called once, when it becomes active
+
+
+placement = _Placement()
+
+
+def activate_placement():
+    if placement.active:
+        return
+    placement.active = True
+    for f in placement.on_activate:
+        f()
+    with _all_jitted_lock:
+        jitted = list(_all_jitted)
+    for f in jitted:
+        f._mono = _no_match
 
 
 def clear_caches():
@@ -154,8 +182,13 @@ class JitWrapped:
     # dictionary, which `functools.update_wrapper` fills, are slower to update.
     __slots__ = ("__dict__", "__weakref__", "_hits", "_mono")
 
-    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames):
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                 in_shardings=None, out_shardings=None):
         functools.update_wrapper(self, fun)
+        self.in_shardings = in_shardings  # (pytree prefixes of the dynamic positional
+        self.out_shardings = out_shardings  # arguments and of the results)
+        if in_shardings is not None or out_shardings is not None:
+            activate_placement()
         with _all_jitted_lock:
             _all_jitted.add(self)
         self._fun = fun
@@ -441,7 +474,9 @@ class JitWrapped:
                 else:
                     vals.append(np.asarray(x, get_aval(x).dtype))
             outs = _run(entry.executable, entry.out_avals, vals)
-            if not kwargs:
+            if placement.active:
+                outs = placement.place(self, entry, flat, outs)
+            elif not kwargs:
                 self._remember(entry, flat)
         else:
             outs = bind_call([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,

@@ -52,7 +52,8 @@ def test_traits_the_passes_read():
         "custom_vjp_call": "call_jaxpr", "closed_call": "call_jaxpr"}
     assert set(with_trait("returns_operand")) == {
         "broadcast_in_dim", "convert_element_type", "reshape", "squeeze", "stop_gradient",
-        "transpose", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "name"}
+        "transpose", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "name",
+        "sharding_constraint"}
     assert with_trait("unit") == {"mul": 1}
     assert set(with_trait("involution")) == {"neg"}
     assert set(with_trait("is_addition")) == {"add", "add_any"}
@@ -73,4 +74,4 @@ def test_traits_the_passes_read():
 
 def test_primitives_that_rewrite_their_equations():
     have = {n for n, p in core.all_primitives.items() if "rewrite" in p.rules}
-    assert have == {"mul", "scan"}
+    assert have == {"mul", "scan", "pmap"}

@@ -12,7 +12,18 @@ import didax.numpy as jnp
 from didax import lax
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2]))  # (tests/)
-from distributed_cases import CASES, W, X, loss  # noqa: E402
+from distributed_cases import (  # noqa: E402
+    CASES,
+    MESH_SPECS,
+    W1,
+    W2,
+    X2,
+    W,
+    X,
+    loss,
+    megatron,
+    megatron_loss,
+)
 
 jax.distributed.initialize()
 p, n = jax.process_index(), jax.local_device_count()
@@ -31,6 +42,16 @@ mesh = jax.make_mesh((jax.device_count(),), ("x",))
 summed = jax.shard_map(lambda a: lax.psum(a.sum(0), "x"), mesh=mesh, in_specs=jax.P("x"),
                        out_specs=jax.P())(X.reshape(8, 4)[p * 4:(p + 1) * 4])
 out["shard_map_sum"] = np.asarray(summed)
+mesh2 = jax.make_mesh((2, 2), ("data", "model"))  # (process p holds the row 'data' = p)
+specs = tuple(jax.P(*s) for s in MESH_SPECS)
+layer = jax.shard_map(megatron, mesh=mesh2, in_specs=specs, out_specs=jax.P("data", None))
+mesh_loss = jax.shard_map(megatron_loss, mesh=mesh2, in_specs=specs, out_specs=jax.P())
+rows = X2[p * 4:(p + 1) * 4]
+out["mesh_layer"] = np.asarray(layer(rows, W1, W2))
+out["mesh_layer_jit"] = np.asarray(jax.jit(layer)(rows, W1, W2))
+out["mesh_loss"] = np.asarray(mesh_loss(rows, W1, W2))
+for k, g in enumerate(jax.grad(mesh_loss, argnums=(0, 1, 2))(rows, W1, W2)):
+    out[f"mesh_grad{k}"] = np.asarray(g)
 # The processes diverge: process 1 sums an array of another shape. Both must raise.
 diverged = jnp.ones((n, 3 + p))
 try:

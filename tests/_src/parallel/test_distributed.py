@@ -8,7 +8,16 @@ import sys
 
 import numpy as np
 import pytest
-from distributed_cases import CASES, W, X, loss
+from distributed_cases import (
+    CASES,
+    W1,
+    W2,
+    X2,
+    W,
+    X,
+    loss,
+    whole_layer,
+)
 from process_testing import mpi_launcher, run_or_fail
 
 import didax as jax
@@ -64,6 +73,19 @@ def test_two_processes_map_over_four_devices(tmp_path):
         assert "diverged" in message
         assert "process 0: psum over 4 devices of float32[3]" in message
         assert "process 1: psum over 4 devices of float32[4]" in message
+    # the 2x2 mesh: 'data' across the processes, 'model' within each
+    want = np.asarray(whole_layer(X2, W1, W2))
+    for key in ("mesh_layer", "mesh_layer_jit"):
+        np.testing.assert_allclose(np.concatenate([r[key] for r in ranks]), want, rtol=1e-5,
+                                   atol=1e-5, err_msg=key)
+    whole_loss = lambda *a: jnp.sum(whole_layer(*a) ** 2)  # noqa: E731
+    grads = jax.grad(whole_loss, argnums=(0, 1, 2))(X2, W1, W2)
+    np.testing.assert_allclose(np.concatenate([r["mesh_grad0"] for r in ranks]), grads[0],
+                               rtol=1e-5, atol=1e-5)
+    for r in ranks:  # (the loss, and the gradients of the replicated weights: global)
+        np.testing.assert_allclose(r["mesh_loss"], whole_loss(X2, W1, W2), rtol=1e-5)
+        for k in (1, 2):
+            np.testing.assert_allclose(r[f"mesh_grad{k}"], grads[k], rtol=1e-5, atol=1e-5)
 
 
 def test_a_lost_peer_makes_the_others_raise_instead_of_hanging(tmp_path):

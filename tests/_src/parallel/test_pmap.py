@@ -15,13 +15,7 @@ from didax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from didax.sharding import PartitionSpec as P
 from didax.test_util import check_grads
 
-
-@pytest.fixture(autouse=True)
-def four_devices():
-    old = config.read("didax_num_cpu_devices")
-    config.update("didax_num_cpu_devices", 4)
-    yield
-    config.update("didax_num_cpu_devices", old)
+pytestmark = pytest.mark.usefixtures("four_devices")
 
 
 def close(got, want, tol=1e-5):
@@ -537,3 +531,23 @@ def test_shard_map_over_a_two_dimensional_mesh():
                          in_specs=P("data", "model"), out_specs=P("data", None))
     y = np.arange(16, dtype=np.float32).reshape(4, 4)
     close(rows(y), (y[:, :2] + y[:, 2:]) / 2)
+
+
+def test_in_jit_a_gradients_forward_and_backward_maps_run_as_one():
+    mesh = jax.make_mesh((2, 2), ("data", "model"))
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((8, 6), (6, 4), (4, 3))]
+    loss = jax.shard_map(lambda *a: lax.pmean(jnp.mean(_megatron(*a) ** 2), "data"),
+                         mesh=mesh, in_specs=(P("data", None), P(None, "model"),
+                                              P("model", None)), out_specs=P())
+    step = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))
+    assert str(jax.make_jaxpr(jax.value_and_grad(loss))(*args)).count("pmap[") == 2
+    assert step.lower(*args).as_text().count("pmap[") == 1
+    want = jax.value_and_grad(lambda x, w1, w2: jnp.mean((jnp.tanh(x @ w1) @ w2) ** 2),
+                              argnums=(0, 1, 2))(*args)
+    tree_close(step(*args), want)
+    # (backward maps whose cotangents need the forward map's result, computed outside, stay
+    # apart: one forward map (the two calls' are one after CSE) and two backward maps)
+    twice = jax.jit(jax.grad(lambda *a: jnp.sin(loss(*a)) * loss(*a)))
+    assert twice.lower(*args).as_text().count("pmap[") == 3
+    close(twice(*args), jax.grad(lambda *a: jnp.sin(loss(*a)) * loss(*a))(*args))

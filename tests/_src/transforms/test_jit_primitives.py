@@ -1182,6 +1182,9 @@ def _(data):
 
 unary("optimization_barrier", ANY, lax.optimization_barrier)
 unary("copy", ANY, lax.copy_p.bind)
+_ONE_DEVICE = jax.sharding.NamedSharding(jax.make_mesh((1,), ("x",)), jax.P("x"))
+unary("sharding_constraint", ANY, lambda x: lax.sharding_constraint_p.bind(
+    x, sharding=_ONE_DEVICE, layout=None, unconstrained_dims=frozenset()))
 unary("reduce_precision", FLOAT, lambda x: lax.reduce_precision(x, 5, 2))
 for _name in ("eq_to", "le_to", "lt_to"):
     binary(_name, REAL, getattr(lax, f"{_name}_p").bind)
