@@ -126,9 +126,13 @@ class Mesh:
                              "were given")
         if len(set(axis_names)) != len(axis_names):
             raise ValueError(f"Mesh: axis names must be unique, got {axis_names}")
+        if axis_types is None:  # (as JAX's Mesh; make_mesh's are Explicit)
+            axis_types = (AxisType.Auto,) * len(axis_names)
+        elif isinstance(axis_types, AxisType):
+            axis_types = (axis_types,) * len(axis_names)
         self.devices = devs
         self.axis_names = axis_names
-        self.axis_types = axis_types
+        self.axis_types = tuple(axis_types)
 
     @property
     def shape(self) -> dict:
@@ -148,9 +152,7 @@ class Mesh:
 
     @property
     def abstract_mesh(self) -> AbstractMesh:
-        types = self.axis_types
-        return AbstractMesh(self.devices.shape, self.axis_names,
-                            types if types is not None else AxisType.Explicit)
+        return AbstractMesh(self.devices.shape, self.axis_names, self.axis_types)
 
     @property
     def device_set(self) -> set:
@@ -169,6 +171,7 @@ class Mesh:
 
     def __eq__(self, other):
         return (isinstance(other, Mesh) and self.axis_names == other.axis_names
+                and self.axis_types == other.axis_types
                 and self.devices.shape == other.devices.shape
                 and all(a == b for a, b in zip(self.devices.flat, other.devices.flat)))
 
@@ -176,8 +179,12 @@ class Mesh:
         return hash((self.axis_names, tuple(d.id for d in self.devices.flat)))
 
     def __repr__(self):
+        return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
+                f"axis_types={self.axis_types})")
+
+    def __str__(self):
         axes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
-        return f"Mesh({axes})"
+        return f"Mesh({axes}, axis_types={self.axis_types})"
 
 
 class Sharding:
@@ -253,7 +260,8 @@ class NamedSharding(Sharding):
         return hash((self.mesh, self.spec))
 
     def __repr__(self):
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+        return (f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, "
+                f"memory_kind={self.memory_kind or 'device'})")
 
 
 def device_mesh(mesh_shape, devices=None, what: str = "make_mesh") -> np.ndarray:
@@ -271,7 +279,10 @@ def device_mesh(mesh_shape, devices=None, what: str = "make_mesh") -> np.ndarray
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
-    """A mesh of `axis_shapes` over `devices` (all devices by default), in id order."""
+    """A mesh of `axis_shapes` over `devices` (all devices by default), in id order; its
+    axes Explicit unless `axis_types` says otherwise, as in JAX."""
+    if axis_types is None:
+        axis_types = AxisType.Explicit
     return Mesh(device_mesh(axis_shapes, devices), axis_names, axis_types)
 
 

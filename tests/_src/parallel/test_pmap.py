@@ -449,8 +449,14 @@ def test_nested_pmap_is_a_vmap_inside_each_shard():
 def test_meshes_and_shardings():
     mesh = jax.make_mesh((4,), ("x",))
     assert mesh.shape == {"x": 4} and mesh.size == 4 and mesh.axis_names == ("x",)
-    assert list(mesh.devices) == jax.devices() and repr(mesh) == "Mesh('x': 4)"
-    assert Mesh(jax.devices(), "x") == mesh
+    assert list(mesh.devices) == jax.devices() and str(mesh) == (
+        "Mesh('x': 4, axis_types=(Explicit,))")  # (JAX's: make_mesh's axes are Explicit)
+    assert repr(mesh) == "Mesh(axis_sizes=(4,), axis_names=('x',), axis_types=(Explicit,))"
+    assert repr(NamedSharding(mesh, P("x"))) == (
+        "NamedSharding(mesh=Mesh('x': 4, axis_types=(Explicit,)), spec=P('x',), "
+        "memory_kind=device)")
+    assert Mesh(jax.devices(), "x").axis_types == (jax.sharding.AxisType.Auto,)
+    assert Mesh(jax.devices(), "x", jax.sharding.AxisType.Explicit) == mesh
     assert repr(P("x")) == "P('x',)" and P("x", None) == ("x", None) and len(P()) == 0
     s = NamedSharding(mesh, P(None, "x"))
     assert s.shard_shape((3, 8)) == (3, 2) and s.device_set == set(jax.devices())
@@ -551,3 +557,33 @@ def test_in_jit_a_gradients_forward_and_backward_maps_run_as_one():
     twice = jax.jit(jax.grad(lambda *a: jnp.sin(loss(*a)) * loss(*a)))
     assert twice.lower(*args).as_text().count("pmap[") == 3
     close(twice(*args), jax.grad(lambda *a: jnp.sin(loss(*a)) * loss(*a))(*args))
+
+
+def test_every_collective_over_one_axis_of_a_two_dimensional_mesh():
+    mesh = jax.make_mesh((2, 2), ("data", "model"))
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)  # (each device: a 2x2 block)
+    blocks = x.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3)  # [data, model] -> its block
+
+    def run(f, out_specs):
+        return np.asarray(jax.shard_map(f, mesh=mesh, in_specs=P("data", "model"),
+                                        out_specs=out_specs)(x))
+
+    # gathered along 'model': each 'data' row of devices holds its band of rows
+    close(run(lambda b: lax.all_gather(b, "model", axis=1, tiled=True), P("data", None)), x)
+    # summed over 'model', each device keeping its column of the sum
+    got = run(lambda b: lax.psum_scatter(b, "model", scatter_dimension=1, tiled=True),
+              P("data", "model"))
+    want = np.concatenate([(blocks[d, 0] + blocks[d, 1]) for d in range(2)])
+    close(got, want)
+    # the blocks of the two 'data' rows swapped
+    close(run(lambda b: lax.ppermute(b, "data", [(0, 1), (1, 0)]), P("data", "model")),
+          np.concatenate([x[2:], x[:2]]))
+    # all_to_all over 'model': splits columns, exchanges, concatenates rows
+    got = run(lambda b: lax.all_to_all(b, "model", 1, 0, tiled=True), P("data", "model"))
+    want = np.block([[np.concatenate([blocks[d, m][:, k:k + 1] for m in range(2)])
+                      for k in range(2)] for d in range(2)])
+    close(got, want)
+    # vmap of the mapped function: each example's result as alone
+    f = jax.shard_map(lambda b: lax.psum(b, ("data", "model")), mesh=mesh,
+                      in_specs=P("data", "model"), out_specs=P())
+    close(jax.vmap(f)(np.stack([x, 2 * x])), np.stack([f(x), f(2 * x)]))
