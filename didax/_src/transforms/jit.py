@@ -144,8 +144,9 @@ class _Placement:
     """How a jitted call's results get their shardings: `place(jitted, entry, arguments,
     results)`, installed by the parallel layer (which knows meshes). `active` once any
     array has a sharding of several devices, or a function names shardings: from then on,
-    calls take the general path, which places results (a program that never shards pays
-    nothing)."""
+    calls with a sharded argument, or of a function that names shardings, take the general
+    path, which places results (a program that never shards pays nothing; one that does,
+    a check of its Array arguments in the last signature's shortcut)."""
     place = None
     active = False
     on_activate: list = []  # functions called once, when it becomes active
@@ -162,8 +163,16 @@ def activate_placement():
         f()
     with _all_jitted_lock:
         jitted = list(_all_jitted)
-    for f in jitted:
+    for f in jitted:  # (their shortcuts, made without the check, are made again)
         f._mono = _no_match
+        for entry in list(f._cache.values()):
+            entry.matchers.clear()
+
+
+def _placed(x) -> bool:
+    """Whether an Array carries a sharding (not a plain placement on devices)."""
+    where = getattr(x, "_placement", None)
+    return where is not None and type(where) is not tuple
 
 
 def clear_caches():
@@ -476,7 +485,7 @@ class JitWrapped:
             outs = _run(entry.executable, entry.out_avals, vals)
             if placement.active:
                 outs = placement.place(self, entry, flat, outs)
-            elif not kwargs:
+            if not kwargs and not (placement.active and self._names_shardings()):
                 self._remember(entry, flat)
         else:
             outs = bind_call([*entry.hoisted, *flat], jaxpr=entry.jaxpr, name=self._name,
@@ -502,6 +511,9 @@ class JitWrapped:
                     + (f"appeared at both {first} and {where}." if first is not None else
                        f"was both closed over and passed as the argument {where}.")))
             seen[id(x)] = where
+
+    def _names_shardings(self) -> bool:
+        return self.in_shardings is not None or self.out_shardings is not None
 
     def _remember(self, entry, leaves):
         """Makes `entry`'s matcher for the types of these argument leaves the one `__call__`
@@ -650,6 +662,8 @@ def _matcher(entry, kinds):
             return None
     checks = [f"{v}.aval is not {const(a)}"
               for v, a, k in zip(leaves, entry.jaxpr.in_avals, kinds) if k is core.Array]
+    if placement.active:  # (a sharded argument's results are placed by the general path)
+        checks += [f"{const(_placed)}({v})" for v, k in zip(leaves, kinds) if k is core.Array]
     if checks:
         body.append(f"    if {' or '.join(checks)}: return MISS")
     values = [f"{v}._value" if k is core.Array else f"ASARRAY({v}, {const(a.dtype)})"

@@ -144,3 +144,18 @@ def test_rules_read_mesh_sizes_where_a_split_must_divide():
     assert rules.reshape(Eqn((8, 2), (16,)), [(("x",),)], {"x": 4}) == (("x",),)
     assert rules.reshape(Eqn((16,), (4, 4)), [(("x",),)], {"x": 4}) == (("x",), ())
     assert rules.reshape(Eqn((16,), (2, 8)), [(("x",),)], {"x": 4}) == ((), ())
+
+
+def test_once_arrays_are_sharded_jit_keeps_its_shortcut_for_the_others():
+    from didax._src.transforms import jit as jit_api
+
+    mesh = jax.make_mesh((2, 2), ("a", "b"))
+    sharded = jax.device_put(np.ones(4, np.float32), NamedSharding(mesh, P("a")))
+    assert jit_api.placement.active
+    f = jax.jit(lambda v: v * 2)
+    plain = jnp.ones(4)
+    for _ in range(3):
+        assert isinstance(f(plain).sharding, jax.sharding.SingleDeviceSharding)
+    assert f._mono is not jit_api._no_match  # (the last signature's shortcut)
+    for _ in range(3):  # (which a sharded argument misses: its result is placed)
+        assert spec_of(f(sharded)) == P("a")
