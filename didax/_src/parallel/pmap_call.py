@@ -422,6 +422,9 @@ def _fuse_with_producer(eqn, program):
     in_axes = tuple(first.params["in_axes"]) + tuple(params["in_axes"][i] for i in extra)
     out_axes = (tuple(first.params["out_axes"][j] for j in kept) + tuple(params["out_axes"]))
     fresh = [Var(first.outvars[j].aval) for j in kept]
+    for j, v in zip(kept, fresh):  # (read where the first map's results were, and nowhere
+        old = first.outvars[j]  # else: a map after this one may fuse with it in turn)
+        program.uses[v] = program.uses.get(old, 0) - uses_here.get(old, 0)
     new = JaxprEqn(pmap_p, operands, fresh + list(eqn.outvars),
                    {**params, "jaxpr": fused, "in_axes": in_axes, "out_axes": out_axes,
                     "name": f"{first.params['name']}+{params['name']}",

@@ -558,6 +558,12 @@ def test_in_jit_a_gradients_forward_and_backward_maps_run_as_one():
     assert twice.lower(*args).as_text().count("pmap[") == 3
     close(twice(*args), jax.grad(lambda *a: jnp.sin(loss(*a)) * loss(*a))(*args))
 
+    def squared_gradient(*a):  # (second order: maps of maps' derivatives fuse too)
+        return sum(jnp.sum(g ** 2) for g in jax.grad(loss, argnums=(0, 1, 2))(*a))
+
+    second = jax.grad(squared_gradient, argnums=(0, 1, 2))
+    tree_close(jax.jit(second)(*args), second(*args))
+
 
 def test_every_collective_over_one_axis_of_a_two_dimensional_mesh():
     mesh = jax.make_mesh((2, 2), ("data", "model"))
