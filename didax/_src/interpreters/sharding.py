@@ -24,6 +24,11 @@ def entry_names(entry) -> tuple:
     return tuple(entry) if isinstance(entry, tuple) else (entry,)
 
 
+def spec_names(spec) -> tuple:
+    """A PartitionSpec as a spec here."""
+    return tuple(entry_names(e) for e in spec)
+
+
 def padded(spec, ndim: int) -> tuple:
     return tuple(spec[:ndim]) + ((),) * (ndim - len(spec))
 
@@ -42,17 +47,17 @@ def propagate(jaxpr, in_specs, sizes) -> list:
         env[v] = () if s is None else s
     for eqn in inner.eqns:
         specs = [() if type(x) is Literal else env.get(x, ()) for x in eqn.invars]
-        if all(is_whole(s) for s in specs) and not getattr(
-                eqn.primitive.rules.get("sharding"), "splits", False):
+        if all(is_whole(s) for s in specs) and not splits_whole(eqn.primitive):
             outs = [()] * len(eqn.outvars)
         else:
-            outs = _rule_outputs(eqn, specs, sizes)
+            outs = rule_outputs(eqn, specs, sizes)
         for v, s in zip(eqn.outvars, outs):
             env[v] = s
     return [() if type(v) is Literal else env.get(v, ()) for v in inner.outvars]
 
 
-def _rule_outputs(eqn, specs, sizes) -> list:
+def rule_outputs(eqn, specs, sizes) -> list:
+    """The specs of `eqn`'s results: its call's jaxpr followed, or its primitive's rule."""
     prim = eqn.primitive
     call = prim.traits.call_jaxpr_param
     if call is not None:
@@ -105,6 +110,11 @@ def splits(rule):
     """Marks a rule that can split results of whole operands."""
     rule.splits = True
     return rule
+
+
+def splits_whole(prim) -> bool:
+    """Whether `prim`'s rule can split results of whole operands (a sharding constraint)."""
+    return getattr(prim.rules.get("sharding"), "splits", False)
 
 
 def divides(names, size: int, sizes) -> bool:

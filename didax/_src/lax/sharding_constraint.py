@@ -20,7 +20,7 @@ sharding_constraint_p.pp_hidden = {"layout": None, "unconstrained_dims": frozens
 def _spec(sharding) -> tuple:
     """The spec tuple of a sharding that names mesh axes (one without a spec: whole)."""
     spec = getattr(sharding, "spec", None)
-    return () if spec is None else tuple(sharding_rules.entry_names(e) for e in spec)
+    return () if spec is None else sharding_rules.spec_names(spec)
 
 
 sharding_constraint_p.def_impl(lambda x, **params: x)

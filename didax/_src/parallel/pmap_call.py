@@ -108,21 +108,18 @@ def _shard(v, axis, k):
 
 @functools.lru_cache(maxsize=4096)
 def _blocks(kind, mesh_axes, axis_size) -> list:
-    """For each shard, the index of its block along the mapped dimension of kind `kind`."""
+    """For each shard, the index of its block along the mapped dimension of kind `kind`
+    (its place among the shards that differ from it only on the axes `kind` names)."""
     names, shape = _local_mesh(mesh_axes, axis_size)
-    split = [names.index(a) for a in kind]
-    return [int(np.ravel_multi_index([c[a] for a in split], [shape[a] for a in split]))
-            for c in zip(*np.unravel_index(np.arange(axis_size), shape))]
+    axes = tuple(names.index(a) for a in kind)
+    return [shards.mesh_members(shape, k, axes).index(k) for k in range(axis_size)]
 
 
-@functools.lru_cache(maxsize=4096)
-def _holders(kind, mesh_axes, axis_size) -> list:
+def _holders(kind, mesh_axes, axis_size) -> tuple:
     """The shards whose results make up a result of kind `kind`: those at coordinate 0 on
     the axes it is not split over, in order of their block."""
     names, shape = _local_mesh(mesh_axes, axis_size)
-    rest = [names.index(a) for a in names if kind is None or a not in kind]
-    return [k for k, c in enumerate(zip(*np.unravel_index(np.arange(axis_size), shape)))
-            if all(c[a] == 0 for a in rest)]
+    return shards.mesh_members(shape, 0, tuple(names.index(a) for a in kind))
 
 
 def replicated_over(kind, axis_name, mesh_axes) -> tuple:
@@ -367,10 +364,8 @@ _SAME_MAP = ("axis_name", "axis_size", "global_axis_size", "devices", "mesh_axes
 
 def _per_shard_kind(kind, params) -> bool:
     """Whether an operand or result of this kind holds a value of each shard's own."""
-    if kind is None:
-        return False
-    mesh_axes = params.get("mesh_axes")
-    return mesh_axes is None or set(kind) == {a for a, _ in mesh_axes}
+    return kind is not None and not replicated_over(kind, params["axis_name"],
+                                                    params.get("mesh_axes"))
 
 
 def _fuse_with_producer(eqn, program):

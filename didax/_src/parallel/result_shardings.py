@@ -50,10 +50,6 @@ def _per_leaf(shardings, tree_value, what: str) -> list:
     return [_resolved(s, what) for s in leaves]
 
 
-def _spec_tuple(spec: PartitionSpec) -> tuple:
-    return tuple(rules.entry_names(e) for e in spec)
-
-
 def _partition_spec(spec: tuple) -> PartitionSpec:
     return PartitionSpec(*[None if not names else names[0] if len(names) == 1 else names
                            for names in spec])
@@ -71,19 +67,25 @@ def _arguments_shardings(jitted, entry, flat) -> list:
     return [g if g is not None else o for g, o in zip(given, own)]
 
 
+def _on_one_mesh(shardings):
+    """The mesh of the first NamedSharding among `shardings` (or None), and the spec of each
+    on it (whole for the others)."""
+    mesh = next((s.mesh for s in shardings if isinstance(s, NamedSharding)), None)
+    return mesh, tuple(rules.spec_names(s.spec) if isinstance(s, NamedSharding)
+                       and s.mesh == mesh else () for s in shardings)
+
+
 def place(jitted, entry, flat, outs) -> list:
-    shardings = _arguments_shardings(jitted, entry, flat)
-    named = [s for s in shardings if isinstance(s, NamedSharding)]
+    mesh, specs = _on_one_mesh(_arguments_shardings(jitted, entry, flat))
     if jitted.out_shardings is not None:
         values = tree_unflatten(entry.out_tree, list(outs))
         wanted = _per_leaf(jitted.out_shardings, values, "out_shardings")
     else:
         wanted = [None] * len(outs)
-    mesh = named[0].mesh if named else derived(entry.jaxpr, "constraint mesh",
-                                               lambda: _constraint_mesh(entry.jaxpr.jaxpr))
+    if mesh is None:
+        mesh = derived(entry.jaxpr, "constraint mesh",
+                       lambda: _constraint_mesh(entry.jaxpr.jaxpr))
     if mesh is not None and not all(wanted):
-        specs = tuple(_spec_tuple(s.spec) if isinstance(s, NamedSharding) and s.mesh == mesh
-                      else None for s in shardings)
         found = derived(entry.jaxpr, ("shardings", specs, tuple(mesh.shape.items())),
                         lambda: rules.propagate(entry.jaxpr, specs, mesh.shape))
         wanted = [w if w is not None else NamedSharding(mesh, _partition_spec(s))
@@ -96,7 +98,7 @@ def _constraint_mesh(jaxpr):
     """The mesh of the first sharding constraint in `jaxpr` (or a jaxpr it calls), or None."""
     for eqn in jaxpr.eqns:
         s = eqn.params.get("sharding")
-        if isinstance(s, NamedSharding) and eqn.primitive.rules.get("sharding"):
+        if isinstance(s, NamedSharding) and rules.splits_whole(eqn.primitive):
             return s.mesh
         for p in eqn.params.values():
             inner = getattr(p, "jaxpr", None)
@@ -129,27 +131,14 @@ class _Typed:
 
 def _eager_process(prim, args, params):
     out = core.EvalInterpreter.process_primitive(core.eval_interpreter, prim, args, params)
-    mesh, specs = None, []
-    for a in args:
-        s = getattr(a, "_placement", None) if type(a) is core.Array else None
-        if isinstance(s, NamedSharding) and (mesh is None or s.mesh == mesh):
-            mesh = s.mesh
-            specs.append(_spec_tuple(s.spec))
-        else:
-            specs.append(())
-    if mesh is None:
-        return out
-    outs = out if prim.multiple_results else [out]
+    mesh, specs = _on_one_mesh([getattr(a, "_placement", None) if type(a) is core.Array
+                                else None for a in args])
     call = prim.traits.call_jaxpr_param
-    if call is not None and hasattr(params.get(call), "jaxpr"):
-        body = params[call]
-        found = rules.propagate(body, [()] * len(body.jaxpr.constvars) + specs, mesh.shape)
-    else:
-        rule = prim.rules.get("sharding")
-        if rule is None:
-            return out
-        found = rule(_Eqn(prim, params, args, outs), specs, mesh.shape)
-        found = found if prim.multiple_results else [found]
+    follows = call is not None and hasattr(params.get(call), "jaxpr")  # (a closed jaxpr)
+    if mesh is None or not (follows or "sharding" in prim.rules):
+        return out  # (without a rule: on one device)
+    outs = out if prim.multiple_results else [out]
+    found = rules.rule_outputs(_Eqn(prim, params, args, outs), list(specs), mesh.shape)
     placed = [device.placed(o, NamedSharding(mesh, _partition_spec(s)))
               if type(o) is core.Array else o for o, s in zip(outs, found)]
     return placed if prim.multiple_results else placed[0]

@@ -4,7 +4,7 @@ didax's devices share the host's memory and jit computes on one of them, so the 
 changes nothing about the values: it checks the shardings as JAX does (a tree prefix of the
 value, each a Sharding, or a PartitionSpec under a mesh set with `set_mesh`, of no greater rank
 than its value). Traced, it stages a `sharding_constraint` equation, as JAX does, which gives
-the value its sharding in the jitted function's results (parallel/jit_shardings.py); on an
+the value its sharding in the jitted function's results (parallel/result_shardings.py); on an
 array, the result reports the sharding.
 """
 from __future__ import annotations

@@ -146,7 +146,7 @@ class MeshView:
 
     def __init__(self, group: ShardGroup, names: tuple, shape: tuple, flat: int, axes: tuple):
         self.group, self.names, self.shape, self.flat, self.axes = group, names, shape, flat, axes
-        self.members = _members(shape, flat, axes)
+        self.members = mesh_members(shape, flat, axes)
         self.index = self.members.index(flat)
         lo, n = group.offset, group.local_size
         self.local = all(lo <= m < lo + n for m in self.members)
@@ -194,8 +194,9 @@ class MeshView:
 
 
 @functools.lru_cache(maxsize=4096)
-def _members(shape: tuple, flat: int, axes: tuple) -> tuple:
-    """The shards that differ from shard `flat` only on `axes`, row-major over them."""
+def mesh_members(shape: tuple, flat: int, axes: tuple) -> tuple:
+    """The shards of a mesh of `shape` (numbered row-major) that differ from shard `flat`
+    only on the axes at positions `axes`, row-major over them."""
     coords = np.unravel_index(flat, shape)
     members = []
     for sub in np.ndindex(*[shape[a] for a in axes]):
@@ -208,8 +209,8 @@ def _members(shape: tuple, flat: int, axes: tuple) -> tuple:
 
 @functools.lru_cache(maxsize=4096)
 def _partition(shape: tuple, axes: tuple, offset: int, count: int) -> tuple:
-    """The groups of `_members` that the shards offset..offset+count-1 fall into."""
-    return tuple(sorted({_members(shape, f, axes) for f in range(offset, offset + count)}))
+    """The groups of `mesh_members` that the shards offset..offset+count-1 fall into."""
+    return tuple(sorted({mesh_members(shape, f, axes) for f in range(offset, offset + count)}))
 
 
 class _Worker:
