@@ -20,6 +20,7 @@ from didax._src import core, dtypes
 from didax._src.core import ShapedArray, Zero, get_aval
 from didax._src.interpreters.jvp import defbilinear
 from didax._src.interpreters.transpose import is_undefined
+from didax._src.lax import window_kernels
 from didax._src.lax.dot import canonicalize_precision
 from didax._src.lax.elementwise import convert_element_type
 from didax._src.lax.shape import full, reshape, rev, transpose
@@ -294,7 +295,8 @@ def _conv_canonical(x, w, strides, rhs_dilation, feature_group_count, batch_grou
         g = feature_group_count
         windows = np.moveaxis(windows.reshape(windows.shape[:-1] + (g, c // g)), -2, 0)
     rows, cols = windows.shape[1], windows.shape[-1]
-    patches = windows.reshape(g, rows * math.prod(out_sp), math.prod(window) * cols)
+    patches = window_kernels.contiguous_copy(windows, x).reshape(
+        g, rows * math.prod(out_sp), math.prod(window) * cols)
     og = w.shape[0] // g
     kernel = np.moveaxis(w.reshape((g, og) + w.shape[1:]), 1, -1)  # (G, I, window..., O/G)
     kernel = np.moveaxis(kernel, 1, -2).reshape(g, -1, og)  # rows ordered like patch columns

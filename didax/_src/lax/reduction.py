@@ -826,3 +826,75 @@ def _reduce_min_native(c, eqn):
         return (c.const(min_identity(c.dtype)), "((({1}) < ({0})) | (({1}) != ({1})) | "
                 "((({1}) == ({0})) & (signbit({1}) != 0)) ? ({1}) : ({0}))", False)
     return c.const(min_identity(c.dtype)), "(({1}) < ({0}) ? ({1}) : ({0}))", False
+
+
+# Cumulative reductions natively: each line combined in order from its first element (its
+# last if reversed), as NumPy's accumulate does; a line's elements are side by side in the
+# loop over the dimensions after the axis.
+def _zero_and_nan_order(ufunc, formula) -> bool:
+    """Whether NumPy's accumulate of `ufunc` picks between equal zeros and NaNs as the C
+    `formula` of (a, v) does (it does on x86; its sign of equal zeros is the CPU's)."""
+    nan = np.float32(np.nan)
+    for a, v in ((0.0, -0.0), (-0.0, 0.0), (nan, 1.0), (1.0, nan), (nan, -nan), (-nan, nan)):
+        pair = np.array([a, v], np.float32)
+        want = formula(pair[0], pair[1])
+        if ufunc.accumulate(pair)[1].tobytes() != np.float32(want).tobytes():
+            return False
+    return True
+
+
+_ORDERED_AS_C = {
+    "cummax": _zero_and_nan_order(np.maximum, lambda a, v: a if a > v or a != a else v),
+    "cummin": _zero_and_nan_order(np.minimum, lambda a, v: a if a < v or a != a else v)}
+
+
+def _cumulative_native_when(eqn) -> bool:
+    dt = eqn.invars[0].aval.dtype
+    return (type(eqn.invars[0]) is not Literal and (dt in FLOATS or dt in INTS)
+            and (dt in INTS or _ORDERED_AS_C.get(eqn.primitive.name, True)))
+
+
+def _cumulative_native(combine):
+    """The native rule of a cumulative reduction whose step is `combine(c, a, v)`: the C
+    expression of the running value after `a` takes in the element `v`."""
+    def rule(em, eqn):
+        x, out = eqn.invars[0], eqn.outvars[0]
+        shape, axis = x.aval.shape, eqn.params["axis"]
+        n, outer, inner = shape[axis], math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+        em.operand(x)
+        em.as_array(x)
+        s = em.slot(out)
+        em.new_array(s, out.aval, var=out)
+        if not n * outer * inner:
+            return
+        p, q, ctype = f"p{em.slots[x]}", f"q{s}", C_TYPES[x.aval.dtype]
+        first, step = ((n - 1) * inner, -inner) if eqn.params["reverse"] else (0, inner)
+        em.line(f"for (npy_intp o = 0; o < {outer * n * inner}; o += {n * inner}) {{")
+        em.line(f"    for (npy_intp t = 0; t < {inner}; t++) "
+                f"{q}[o + {first} + t] = {p}[o + {first} + t];")
+        em.line(f"    for (npy_intp i = 1; i < {n}; i++) {{")
+        em.line(f"        const npy_intp at = o + {first} + i * ({step});")
+        em.line("        #pragma omp simd")
+        em.line(f"        for (npy_intp t = 0; t < {inner}; t++) {{")
+        em.line(f"            const {ctype} a = {q}[at - ({step}) + t], v = {p}[at + t];")
+        em.line(f"            {q}[at + t] = {combine(x.aval.dtype)};")
+        em.line("        }")
+        em.line("    }")
+        em.line("}")
+    return rule
+
+
+def _wrapped(op):
+    def combine(dtype):
+        if dtypes.kind(dtype) in "iu":
+            u = "npy_uint64" if dtype.itemsize == 8 else "npy_uint32"
+            return f"({C_TYPES[dtype]})(({u})a {op} ({u})v)"
+        return f"a {op} v"
+    return combine
+
+
+for _p, _combine in ((cumsum_p, _wrapped("+")), (cumprod_p, _wrapped("*")),
+                     (cummax_p, lambda dt: "((a > v) | (a != a)) ? a : v"),
+                     (cummin_p, lambda dt: "((a < v) | (a != a)) ? a : v")):
+    native_rule(_p, kind="block", when=_cumulative_native_when,
+                counts=lambda eqn: (1, 0))(_cumulative_native(_combine))

@@ -301,26 +301,30 @@ rev_p.def_rule("sharding", sharding.same_as_operand)
 pad_p = core.primitive("pad")
 
 
+def _pad_placement(shape, padding_config):
+    """Where a padded operand's elements land: per dimension, the range [first, stop) of
+    the operand's indices kept (negative padding crops), the result index of `first`, the
+    step between results (1 + interior), and the result's size."""
+    out = []
+    for n, (lo, hi, interior) in zip(shape, padding_config):
+        step = interior + 1
+        size = lo + hi + (n + (n - 1) * interior if n else 0)
+        first = max(0, -(lo // step) if lo < 0 else 0)
+        stop = min(n, (size - 1 - lo) // step + 1) if size > lo else 0
+        out.append((first, max(stop, first), lo + first * step, step, max(size, 0)))
+    return out
+
+
 def _pad_impl(x, padding_value, *, padding_config):
-    for axis, (lo, hi, interior) in enumerate(padding_config):
-        if interior > 0 and x.shape[axis] > 1:
-            n = x.shape[axis]
-            shape = list(x.shape)
-            shape[axis] = n + (n - 1) * interior
-            y = np.full(shape, padding_value, x.dtype)
-            idx = [_py_slice(None)] * x.ndim
-            idx[axis] = _py_slice(None, None, interior + 1)
-            y[tuple(idx)] = x
-            x = y
-        if lo > 0 or hi > 0:  # pad first, then crop: a crop may cut into the padding
-            widths = [(0, 0)] * x.ndim
-            widths[axis] = (max(lo, 0), max(hi, 0))
-            x = np.pad(x, widths, constant_values=padding_value)
-        if lo < 0 or hi < 0:
-            idx = [_py_slice(None)] * x.ndim
-            idx[axis] = _py_slice(max(-lo, 0), x.shape[axis] - max(-hi, 0))
-            x = x[tuple(idx)]
-    return x
+    """The result filled with the padding value, and the operand's kept elements copied to
+    their places in one strided assignment."""
+    placement = _pad_placement(x.shape, padding_config)
+    y = np.full(tuple(p[4] for p in placement), padding_value, x.dtype)
+    if all(stop > first for first, stop, *_ in placement):
+        y[tuple(_py_slice(at, at + (stop - first - 1) * step + 1, step)
+                for first, stop, at, step, _ in placement)] = \
+            x[tuple(_py_slice(first, stop) for first, stop, *_ in placement)]
+    return y
 
 
 def _pad_aval(x, pv, *, padding_config):
@@ -417,13 +421,14 @@ pad_p.def_traits(zero_pad_region=_zero_pad_region)
 
 
 def _pad_native_when(eqn):
-    return _pad_simple(eqn) and eqn.outvars[0].aval.dtype in C_TYPES
+    return eqn.invars[0].aval.shape != () and eqn.outvars[0].aval.dtype in C_TYPES
 
 
 @native_rule(pad_p, kind="block", when=_pad_native_when, counts=lambda eqn: (1, 0))
 def _pad_native(em, eqn):
-    """The result filled with the padding value, then the operand's rows copied in (the
-    transpose of a slice: a gate's gradient placed in the gradient of all gates)."""
+    """The result filled with the padding value, then the operand's kept elements copied to
+    their places: rows at once where there is no interior padding in the last dimension
+    (the transpose of a slice: a gate's gradient placed in the gradient of all gates)."""
     x, value = eqn.invars
     out = eqn.outvars[0]
     em.operand(x)
@@ -439,21 +444,28 @@ def _pad_native(em, eqn):
     size = math.prod(out.aval.shape)
     em.line(f"for (npy_intp k = 0; k < {size}; k++) q{s}[k] = {fill};")
     shape, oshape = x.aval.shape, out.aval.shape
-    if not math.prod(shape):
+    placement = _pad_placement(shape, eqn.params["padding_config"])
+    if not math.prod(shape) or any(stop <= first for first, stop, *_ in placement):
         return
-    lows = [lo for lo, _, _ in eqn.params["padding_config"]]
-    ostrides = [math.prod(oshape[d + 1:]) for d in range(len(oshape))]
-    start = sum(lo * st for lo, st in zip(lows, ostrides))
     rank = len(shape)
-    if rank == 0:
-        em.line(f"q{s}[0] = p{em.slots[x]}[0];")
-        return
-    index = " + ".join([str(start)] + [f"i{d} * {ostrides[d]}" for d in range(rank - 1)])
-    src = " + ".join(["0"] + [f"i{d} * {math.prod(shape[d + 1:])}" for d in range(rank - 1)])
-    for d in range(rank - 1):
-        em.line(f"{'    ' * d}for (npy_intp i{d} = 0; i{d} < {shape[d]}; i{d}++)")
-    em.line(f"{'    ' * (rank - 1)}memcpy(q{s} + {index}, p{em.slots[x]} + {src}, "
-            f"{shape[-1] * out.aval.dtype.itemsize});")
+    ostrides = [math.prod(oshape[d + 1:]) for d in range(rank)]
+    strides = [math.prod(shape[d + 1:]) for d in range(rank)]
+    start = sum(at * m for (_, _, at, _, _), m in zip(placement, ostrides))
+    src0 = sum(first * m for (first, *_), m in zip(placement, strides))
+    *outer, (first, stop, _, step, _) = placement
+    index = " + ".join([str(start)] + [f"i{d} * {p[3] * ostrides[d]}"
+                                       for d, p in enumerate(outer)])
+    src = " + ".join([str(src0)] + [f"i{d} * {strides[d]}" for d in range(rank - 1)])
+    for d, (f, e, *_) in enumerate(outer):
+        em.line(f"{'    ' * d}for (npy_intp i{d} = 0; i{d} < {e - f}; i{d}++)")
+    ind = "    " * (rank - 1)
+    n = stop - first
+    if step == 1:
+        em.line(f"{ind}memcpy(q{s} + {index}, p{em.slots[x]} + {src}, "
+                f"{n * out.aval.dtype.itemsize});")
+    else:
+        em.line(f"{ind}for (npy_intp j = 0; j < {n}; j++) "
+                f"q{s}[{index} + j * {step}] = p{em.slots[x]}[{src} + j];")
 
 
 @codegen_rule(pad_p, when=_pad_simple, fresh=True)

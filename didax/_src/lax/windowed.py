@@ -14,9 +14,10 @@ every order stay within these five primitives. Selection reproduces XLA's: eleme
 visited in order and a later one replaces the choice unless `choice >= element` (`<=` for
 min), which picks the first of tied elements and decides NaNs as XLA does; padding and
 dilation holes are skipped by the gather and selectable (as the identity) by the scatter,
-as on XLA's CPU backend. `select_and_scatter_add` (the max-pool gradient) runs as one C
-loop over the windows where the native tier has built it (`window_kernels`), with the NumPy
-path as its twin of the same bits.
+as on XLA's CPU backend. `select_and_scatter_add` (the max-pool gradient) and the float
+window reductions run as C loops over the windows where the native tier has built them
+(`window_kernels`, on either jit tier and eager), with the NumPy paths as their twins of the
+same bits.
 
 Any other computation runs as a composition: the padded operands are sliced once per window
 position and folded into the initial values in that same order.
@@ -137,22 +138,60 @@ def _positions(window_dimensions):
 # reduce_window_sum, reduce_window_max, reduce_window_min
 
 
-def _reducer_impl(ufunc, identity):
+def _flat_windows(full, crop, window_dimensions, window_strides, window_dilation):
+    """The windows of the C-contiguous buffer of shape `full`, cropped to `crop`, as the C
+    loops read them (in elements): the steps between window starts per output dimension,
+    the offsets of a window's positions in visiting order, and the first window's start."""
+    strides = [math.prod(full[d + 1:]) for d in range(len(full))]
+    offsets = [sum(i * r * m for i, r, m in zip(k, window_dilation, strides))
+               for k in np.ndindex(*window_dimensions)]
+    return ([s * m for s, m in zip(window_strides, strides)], offsets,
+            sum(c.start * m for c, m in zip(crop, strides)))
+
+
+def _fold_max(out, v):
+    """out = the maximum of out and v, NaN propagating, v where they are equal (as NumPy's
+    maximum does on x86, but whatever the CPU: its sign of equal zeros is the CPU's)."""
+    np.copyto(out, v, where=~((out > v) | (out != out)))
+
+
+def _fold_min(out, v):
+    np.copyto(out, v, where=~((out < v) | (out != out)))
+
+
+def _reducer_impl(fold, identity):
     def impl(x, *, window_dimensions, window_strides, padding, base_dilation,
              window_dilation):
         out_shape = reduce_window_shape_tuple(x.shape, window_dimensions, window_strides,
                                               padding, base_dilation, window_dilation)
         if math.prod(out_shape) == 0:
             return np.full(out_shape, identity(x.dtype), x.dtype)
-        _, padded = _buffer(x, identity(x.dtype), padding, base_dilation)
-        view = _windows(padded, window_dimensions, window_strides, window_dilation)
-        first, *rest = _positions(window_dimensions)
-        out = np.array(view[first], x.dtype)
-        for k in rest:
-            ufunc(out, view[k], out=out)
-        return out
+        buf, padded = _buffer(x, identity(x.dtype), padding, base_dilation)
+
+        def numpy_twin():
+            view = _windows(padded, window_dimensions, window_strides, window_dilation)
+            first, *rest = _positions(window_dimensions)
+            out = np.array(view[first], x.dtype)
+            for k in rest:
+                _FOLDS[fold](out, view[k])
+            return out
+
+        window_dilation = window_dilation or (1,) * x.ndim
+        if buf is x:
+            buf = np.ascontiguousarray(x)
+            crop = tuple(slice(0, n) for n in x.shape)
+        else:
+            crop = _placement(x.shape, padding, base_dilation)[2]
+        steps, offsets, start = _flat_windows(buf.shape, crop, window_dimensions,
+                                              window_strides, window_dilation)
+        out = window_kernels.reduce_windows(buf, out_shape, steps, offsets, start, fold,
+                                            numpy_twin)
+        return numpy_twin() if out is None else out
 
     return impl
+
+
+_FOLDS = {"sum": lambda out, v: np.add(out, v, out=out), "max": _fold_max, "min": _fold_min}
 
 
 def _reducer_aval(name, accepted):
@@ -167,14 +206,14 @@ def _reducer_aval(name, accepted):
     return abstract_eval
 
 
-def _reducer(name, ufunc, identity, accepted) -> core.Primitive:
+def _reducer(name, fold, identity, accepted) -> core.Primitive:
     p = core.primitive(name)
-    p.def_impl(_reducer_impl(ufunc, identity))
+    p.def_impl(_reducer_impl(fold, identity))
     p.def_abstract_eval(_reducer_aval(name, accepted))
     return p
 
 
-reduce_window_sum_p = _reducer("reduce_window_sum", np.add, lambda dtype: 0, num)
+reduce_window_sum_p = _reducer("reduce_window_sum", "sum", lambda dtype: 0, num)
 deflinear(reduce_window_sum_p)
 
 
@@ -199,7 +238,7 @@ def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, pa
 
 reduce_window_sum_p.def_transpose(_reduce_window_sum_transpose)
 
-reduce_window_max_p = _reducer("reduce_window_max", np.maximum, max_identity, _ORDERED)
+reduce_window_max_p = _reducer("reduce_window_max", "max", max_identity, _ORDERED)
 
 
 def _chooser_jvp(select_prim):
@@ -211,7 +250,7 @@ def _chooser_jvp(select_prim):
 
 defjvp(reduce_window_max_p, _chooser_jvp(ge_p))
 
-reduce_window_min_p = _reducer("reduce_window_min", np.minimum, min_identity, _ORDERED)
+reduce_window_min_p = _reducer("reduce_window_min", "min", min_identity, _ORDERED)
 defjvp(reduce_window_min_p, _chooser_jvp(le_p))
 
 
@@ -367,12 +406,10 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
         np.add.at(total, chosen.reshape(-1), source.reshape(-1))
         return total
 
-    strides = [math.prod(full[d + 1:]) for d in range(ndim)]  # of buf, in elements
-    offsets = [sum(i * r * m for i, r, m in zip(k, window_dilation, strides))
-               for k in np.ndindex(*window_dimensions)]
-    total = window_kernels.scatter_selected(
-        buf, source, [s * m for s, m in zip(window_strides, strides)], offsets,
-        sum(c.start * m for c, m in zip(crop, strides)), select_prim is ge_p, numpy_twin)
+    steps, offsets, start = _flat_windows(full, crop, window_dimensions, window_strides,
+                                          window_dilation)
+    total = window_kernels.scatter_selected(buf, source, steps, offsets, start,
+                                            select_prim is ge_p, numpy_twin)
     if total is None:
         total = numpy_twin()
     if full == operand.shape:

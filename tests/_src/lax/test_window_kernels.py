@@ -1,4 +1,5 @@
-"""The max-pool gradient's C loop against its NumPy twin (bit for bit) and against JAX; the
+"""The window kernels' C loops against their NumPy twins (bit for bit): the max-pool
+gradient, the window reductions, the im2col copy; the max-pool gradient against JAX; the
 pooling convnet's gradients against JAX, and jitted against eager."""
 from __future__ import annotations
 
@@ -36,7 +37,18 @@ def _scatter(source, operand, numpy_only, **params):
 _CASES = [((2, 6, 6, 3), (1, 2, 2, 1), (1, 2, 2, 1), None, None),
           ((3, 7, 9), (1, 2, 3), (1, 3, 4), None, None),
           ((5, 6), (2, 3), (1, 1), ((1, 0), (2, 1)), None),
-          ((6, 7), (3, 2), (2, 1), ((-1, 2), (0, -1)), (1, 2))]
+          ((6, 7), (3, 2), (2, 1), ((-1, 2), (0, -1)), (1, 2)),
+          # rows longer than the C loop's block of windows; windows along the last dimension
+          ((2, 5, 5, 150), (1, 3, 3, 1), (1, 2, 2, 1), ((0, 0), (1, 1), (1, 1), (0, 0)), None),
+          ((3, 140), (1, 3), (1, 1), ((0, 0), (1, 1)), None)]
+
+
+def _operand(rng, shape, dtype):
+    """Small integers (ties), NaNs and signed zeros."""
+    operand = rng.integers(-3, 3, shape).astype(dtype)
+    operand[operand == 2] = np.nan
+    operand[operand == 1] = -0.0
+    return operand
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -45,9 +57,7 @@ def test_c_loop_and_numpy_twin_agree_bitwise(native, dtype, case):
     shape, window, strides, padding, dilation = case
     padding = padding or ((0, 0),) * len(shape)
     rng = np.random.default_rng(0)
-    operand = rng.integers(-3, 3, shape).astype(dtype)  # ties, NaNs and signed zeros
-    operand[operand == 2] = np.nan
-    operand[operand == 1] = -0.0
+    operand = _operand(rng, shape, dtype)
     out_shape = windowed.reduce_window_shape_tuple(shape, window, strides, padding, None,
                                                    dilation)
     source = rng.standard_normal(out_shape).astype(dtype)
@@ -111,3 +121,53 @@ def test_convnet_gradients_match_jax_and_jit_gives_eager_bits():
         assert np.asarray(got_jit).tobytes() == np.asarray(got).tobytes()
         np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=2e-4,
                                    atol=2e-5)
+
+
+def _reduce(name, operand, numpy_only, **params):
+    impl = getattr(windowed, f"reduce_window_{name}_p").impl
+    with flag_context("didax_native_tier", "off" if numpy_only else "check"):
+        return impl(operand, **params)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", _CASES)
+def test_window_reductions_c_loop_and_numpy_twin_agree_bitwise(native, dtype, case):
+    shape, window, strides, padding, dilation = case
+    padding = padding or ((0, 0),) * len(shape)
+    rng = np.random.default_rng(3)
+    operand = _operand(rng, shape, dtype)
+    operand[operand == -1] = rng.standard_normal(np.count_nonzero(operand == -1))
+    base_dilation = (1,) * (len(shape) - 1) + (2,)
+    for name in ("sum", "max", "min"):
+        for base in ((1,) * len(shape), base_dilation):
+            params = dict(window_dimensions=window, window_strides=strides, padding=padding,
+                          base_dilation=base, window_dilation=dilation or (1,) * len(shape))
+            got = _reduce(name, operand, False, **params)
+            want = _reduce(name, operand, True, **params)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (name, base)
+
+
+def test_window_maximum_keeps_numpy_s_order_of_equal_zeros_and_nans():
+    """The fold takes the later element where two are equal (so -0 then +0 gives +0) and
+    passes NaN on: NumPy's maximum on x86, whatever the CPU."""
+    x = np.array([0.0, -0.0, -0.0, 0.0, np.nan, 1.0, 1.0, np.nan], np.float32)
+    params = dict(window_dimensions=(2,), window_strides=(2,), padding=((0, 0),),
+                  base_dilation=(1,), window_dilation=(1,))
+    for numpy_only in (True, False):
+        got = _reduce("max", x, numpy_only, **params)
+        assert np.signbit(got[:2]).tolist() == [True, False]
+        assert np.isnan(got[2:]).all()
+
+
+@pytest.mark.parametrize("view", [
+    lambda a: a[:, ::2, 1:, :1],                       # a one-element run
+    lambda a: a.transpose(2, 0, 3, 1),                 # nothing contiguous
+    lambda a: a[1:, :, :, :],                          # one contiguous run
+    lambda a: np.lib.stride_tricks.sliding_window_view(a, (2, 3), axis=(1, 2)),
+    lambda a: a[:, :0]])
+def test_contiguous_copy_in_c_equals_numpy_s(native, view):
+    base = np.arange(3 * 5 * 6 * 4, dtype=np.float32).reshape(3, 5, 6, 4)
+    v = view(base)
+    got = kernels.contiguous_copy(v, base)
+    assert got.flags.c_contiguous and got.shape == v.shape
+    assert got.tobytes() == np.ascontiguousarray(v).tobytes()

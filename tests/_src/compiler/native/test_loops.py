@@ -123,7 +123,7 @@ def test_scan_calls_back_for_equations_without_native_rules():
 def test_mostly_python_body_stays_whole_on_numpy_tier():
     def f(x):
         def body(c, _):
-            return jnp.cumprod(jnp.cumsum(c))[::-1] + 1.0, None
+            return jnp.cbrt(lax.cumlogsumexp(c, 0))[::-1] + 1.0, None
         return lax.scan(body, x, None, length=4)[0]
 
     tiers = Tiers(f)
@@ -497,7 +497,12 @@ def test_pads():
                 lax.pad(x, v, [(0, 0, 0), (0, 4, 0)]),
                 lax.pad(x[:, 1:3], np.float32(-np.inf), [(2, 0, 0), (0, 1, 0)]) * 2.0,
                 lax.pad(x[:0], np.float32(1), [(1, 1, 0), (0, 0, 0)]),
-                lax.pad(x, np.float32(5), [(0, 0, 1), (0, 0, 0)]))  # interior: NumPy tier
+                lax.pad(x, np.float32(5), [(0, 0, 1), (0, 0, 0)]),
+                # interior padding in the last dimension; negative padding cropping into it;
+                # everything cropped
+                lax.pad(x, np.float32(7), [(1, -1, 2), (-3, 2, 1)]),
+                lax.pad(x, np.float32(7), [(-2, -1, 0), (-1, -3, 0)]),
+                lax.pad(x, np.float32(7), [(-5, 0, 1), (0, 0, 0)]))
 
     x = np.arange(12, dtype=np.float32).reshape(3, 4) - 5.5
     tiers = Tiers(f)

@@ -41,6 +41,7 @@ BINARY_LIBM = {"pow": lax.pow}
 # Integer and block rules the random draws run natively (tests/_src/test_random_eager.py).
 RANDOM = {"shift_left", "shift_right_logical", "sort", "threefry2x32"}
 COUNTING = {"iota"}
+CUMULATIVE = {"cumsum", "cumprod", "cummax", "cummin"}
 
 
 def test_primitives_with_native_rules():
@@ -48,7 +49,8 @@ def test_primitives_with_native_rules():
     from .test_loops import CONTROL, LAYOUT
     from .test_products_reductions_views import PRODUCTS_REDUCTIONS_VIEWS
     assert have == (set(UNARY_EXACT) | set(BINARY_EXACT) | set(UNARY_LIBM) | set(BINARY_LIBM)
-                    | PRODUCTS_REDUCTIONS_VIEWS | CONTROL | LAYOUT | RANDOM | COUNTING)
+                    | PRODUCTS_REDUCTIONS_VIEWS | CONTROL | LAYOUT | RANDOM | COUNTING
+                    | CUMULATIVE)
 
 
 def _unary(x):
@@ -168,3 +170,31 @@ def test_iota(dtype, shape, dimension):
     assert_same(native, eager)
     assert_native(tiers.native, one)
 
+
+
+def _cumulative(x):
+    return {f"{name} {axis} {reverse}": getattr(lax, name)(x, axis, reverse)
+            for name in sorted(CUMULATIVE) for axis in range(x.ndim) for reverse in (0, 1)}
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint32, np.int64, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7,), (3, 70), (2, 3, 5)])
+def test_cumulative_reductions_in_order(dtype, shape):
+    """Each line combined in order, as NumPy's accumulate: sums and products wrap on
+    integers; NaN, infinities and signed zeros (equal zeros: the later one) as NumPy's."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(-4, 5, shape)
+    if np.dtype(dtype).kind == "f":
+        x = x.astype(dtype)
+        x[x == 4] = np.nan
+        x[x == 3] = -0.0
+        x[x == -4] = np.inf
+        x = x * rng.uniform(0.5, 1.5, shape).astype(dtype)
+    else:
+        x = (x * 37).astype(dtype)
+    tiers = Tiers(_cumulative)
+    native, numpy_, eager = tiers(x)
+    for k in native:
+        assert_same(native[k], numpy_[k])
+        assert_same(native[k], eager[k])
+    assert_native(tiers.native, x)
