@@ -26,7 +26,9 @@ import didax.numpy as jnp
 import didax.random as jrandom
 from didax import lax
 from didax._src import core
+from didax._src.lax import device_put as _device_put
 from didax._src.lax import linalg as linalg_internal
+from didax._src.lax.select_and_scatter import select_and_scatter
 from didax.ad_checkpoint import checkpoint_name
 
 F32, F64 = np.dtype("float32"), np.dtype("float64")
@@ -465,6 +467,17 @@ record("reduce_window_min", lambda v: lax.reduce_window(v, np.inf, lax.min, **_W
        [x(3, 4)], reference=lambda v: _windows(v).min(-1))
 
 
+def _compound(a, b):  # (1 + a)(1 + b) - 1: associative, identity 0 (not a monoid of lax's)
+    return a * b + a + b
+
+
+record("reduce", lambda v: lax.reduce(v, 0.0, _compound, (1,)), [x(3, 4)],
+       reference=lambda v: np.prod(1 + v, axis=1) - 1)
+record("reduce_window", lambda v: lax.reduce_window(v, 0.0, _compound, **_WINDOW), [x(3, 4)],
+       reference=lambda v: np.prod(1 + _windows(v), -1) - 1,
+       modes=("fwd",))  # its JVP is not linear: no reverse mode (as in JAX)
+
+
 def _max_pool(v):
     return lax.reduce_window(v, -np.inf, lax.max, **_WINDOW)
 
@@ -487,6 +500,32 @@ record("select_and_gather_add", lambda v, t: jax.jvp(_max_pool, (v,), (t,))[1],
        diff=(1,))  # linear in the tangent; piecewise constant in the operand
 record("select_and_scatter_add", lambda v, g: jax.vjp(_max_pool, v)[1](g)[0],
        [x(3, 4), x(2, 3)], reference=_select_and_scatter_reference, diff=(1,))
+
+
+_SAS_GEOMETRY = ((2, 2), (1, 2), ((1, 0), (0, 1)))  # windows, strides, padding
+
+
+def _select_and_scatter_general(v, g):  # a scatter of its own (not commutative)
+    return select_and_scatter(v, lax.ge, *_SAS_GEOMETRY, g, v.dtype.type(0.5),
+                              lambda a, b: a * 2 + b)
+
+
+def _select_and_scatter_general_reference(v, g):
+    """Per window in row-major order: its real positions in row-major order, the first
+    greatest chosen; then out[choice] = 2 * out[choice] + g."""
+    (wd, ws, pad), out = _SAS_GEOMETRY, np.full(v.shape, 0.5, v.dtype)
+    for w in np.ndindex(*g.shape):
+        at = [tuple(i * s + k - lo for i, s, k, (lo, _) in zip(w, ws, p, pad))
+              for p in np.ndindex(*wd)]
+        at = [q for q in at if all(0 <= i < n for i, n in zip(q, v.shape))]
+        best = max(at, key=lambda q: v[q])  # (the first of the greatest)
+        out[best] = out[best] * 2 + g[w]
+    return out
+
+
+record("select_and_scatter", _select_and_scatter_general, [x(3, 4), x(3, 2)],
+       reference=_select_and_scatter_general_reference, dtypes=(F32, F64, I32), diff=(),
+       vmap=False)  # (no derivatives nor batching rule, as in JAX)
 
 # --------------------------------------------------------------------------------------
 # Contractions, FFT
@@ -820,6 +859,12 @@ _CONSTRAINT = jax.sharding.NamedSharding(jax.make_mesh((1,), ("x",)), jax.P(None
 record("sharding_constraint", lambda v: lax.sharding_constraint_p.bind(
     v, sharding=_CONSTRAINT, layout=None, unconstrained_dims=frozenset()), [x()],
     reference=lambda v: v)
+record("device_put", lambda v: lax.device_put_p.bind(
+    v, devices=(jax.devices()[0],), srcs=(None,),
+    copy_semantics=(_device_put.ArrayCopySemantics.ALWAYS_COPY,))[0], [x()],
+    reference=lambda v: v)
+record("zeta", lax.zeta, [x(lo=1.5, hi=4.0), x(lo=0.5, hi=3.0)], reference=sp.zeta,
+       tol={F32: 1e-5, F64: 1e-12}, diff=())  # (no derivative rule, as in JAX)
 record("reduce_precision", lambda v: lax.reduce_precision(v, 8, 7), [x()],
        reference=lambda v: v.astype(ml_dtypes.bfloat16).astype(v.dtype),
        diff=())  # a step function to finite differences (its derivative rounds the tangent)
@@ -852,6 +897,10 @@ _COLLECTIVE = ("a collective over a named axis: exists only inside the vmap or p
 EXEMPT = {name: _COLLECTIVE for name in (
     "psum", "pmax", "pmin", "axis_index", "all_gather", "reduce_scatter", "ppermute",
     "all_to_all")}
+EXEMPT["ragged_all_to_all"] = (
+    "a collective over a named axis: exists only inside the vmap, pmap or shard_map naming "
+    "the axis; tests/_src/lax/test_parallel_extras.py (values under vmap, nested vmap, pmap "
+    "and jit, grads) and tests/_src/lax/test_primitive_exports.py (JAX's params and rules)")
 EXEMPT.update({
     "pmap": "maps a jaxpr over devices (needs a device mesh and axis names): "
             "tests/_src/parallel/test_pmap.py",
@@ -870,6 +919,13 @@ EXEMPT.update({
              "value: tests/jax_libraries/test_jax_extension_points.py",
     "while_transpose": "the backward loop of a while_loop differentiated inside jit (JAX "
                        "refuses): tests/_src/lax/control_flow/test_while_reverse.py",
+})
+EXEMPT.update({
+    "stage": "never staged (bound on a traced value it returns it, as JAX's): "
+             "tests/_src/lax/test_primitive_exports.py",
+    "create_token": "makes a token, not an array (no values to compare, differentiate or "
+                    "batch): tests/_src/lax/test_primitive_exports.py",
+    "after_all": "takes and makes tokens, not arrays: tests/_src/lax/test_primitive_exports.py",
 })
 EXEMPT.update({
     "rng_uniform": "draws from a hidden state, so no two runs agree: tests/_src/lax/test_rng.py",

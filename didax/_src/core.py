@@ -108,6 +108,66 @@ class ShapedArray:
         return ShapedArray(self.shape, dtypes.tangent_dtype(self.dtype), self.weak_type)
 
 
+class AbstractToken:
+    """The type of a token (`lax.create_token`, `lax.after_all`), which holds no data: one
+    object, printed `Tok` in jaxprs, as JAX's. Only primitives declaring the `tokens` trait
+    take one as an operand."""
+
+    __slots__ = ()
+    _the = None
+    sharding = None
+    # (inside compiled code a token is a 0-d boolean array: its impls return one, and
+    # `value_from_impl` makes the Token value of it)
+    shape = ()
+    dtype = np.dtype(bool)
+    weak_type = False
+    ndim = 0
+    size = 1
+
+    def __new__(cls):
+        if cls._the is None:
+            cls._the = object.__new__(cls)
+        return cls._the
+
+    def __reduce__(self):
+        return (AbstractToken, ())
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def str_short(self) -> str:
+        return "Tok"
+
+    def __repr__(self):
+        return "AbstractToken()"
+
+    def to_tangent_aval(self):
+        return self
+
+    def strip_weak_type(self):
+        return self
+
+    def value_from_impl(self, value) -> Token:
+        return value if type(value) is Token else Token()
+
+
+abstract_token = AbstractToken()
+
+
+class Token:
+    """A token's value: no data, only its place in the program (XLA sequences effects by
+    them; didax runs ordered effects in program order, so nothing waits on one)."""
+
+    __slots__ = ("__weakref__",)
+    aval = abstract_token
+
+    def block_until_ready(self):
+        return self
+
+
 def _shaped(shape: tuple, dtype: np.dtype, weak: bool) -> ShapedArray:
     """A ShapedArray from already-normalised fields (skips the constructor's conversions)."""
     a = _interned_avals.get((shape, dtype, weak))
@@ -195,6 +255,7 @@ class Traits:
 
     # Effects and structure
     effectful: bool = False  # has effects: never removed, merged or evaluated at compile time
+    tokens: bool = False  # takes tokens as operands (after_all): no other primitive does
     refs: bool = False  # makes, reads or writes mutable array references (state/): no other
     # primitive but a call takes one as an operand, and differentiation and vmap run its rules
     # even for operands without tangents or batch dimensions (a new reference gets a tangent,
@@ -357,6 +418,14 @@ class Interpreter:
     def process_primitive(self, prim: Primitive, args, params):
         raise NotImplementedError
 
+    # `prim` applied without parameters to one operand or two: library functions' hottest
+    # calls (jnp's arithmetic), which evaluation answers without packing them.
+    def process_one(self, prim: Primitive, x):
+        return self.process_primitive(prim, (x,), {})
+
+    def process_pair(self, prim: Primitive, x, y):
+        return self.process_primitive(prim, (x, y), {})
+
     # Functions with custom derivative rules, and checkpointed functions, are handed to
     # the current interpreter whole. By default they simply run; the differentiating and
     # staging interpreters override these (see custom_derivatives.py, checkpoint.py).
@@ -426,35 +495,53 @@ class EvalInterpreter(Interpreter):
         return "eval"
 
     def process_primitive(self, prim, args, params):
-        # One or two Arrays, no parameters and a cached single result type (most
-        # applications) are spelled out: their type is one dictionary lookup, their impl one
-        # call, their result built in place. (The impl gave this type's shape for these
-        # operand types when the type was cached; impls are deterministic, so only the
-        # result's kind and dtype are checked again.)
         if not params:
             n = len(args)
-            out_aval = None
             if n == 2:
-                x, y = args
-                if type(x) is Array and type(y) is Array:
-                    a = x.aval
-                    out_aval = (prim.types_of_pair.get(a) if y.aval is a
-                                else _aval_cache.get((prim, a, y.aval)))
-                    if type(out_aval) is ShapedArray:
-                        out = prim.impl(x._value, y._value)
-            elif n == 1:
-                x = args[0]
-                if type(x) is Array:
-                    out_aval = prim.types_of_one.get(x.aval)
-                    if type(out_aval) is ShapedArray:
-                        out = prim.impl(x._value)
-            if type(out_aval) is ShapedArray:  # (the impl ran)
+                return self._fast_pair(prim, *args)
+            if n == 1:
+                return self._fast_one(prim, args[0])
+        return self._evaluated(prim, args, params)
+
+    # One or two Arrays, no parameters and a cached single result type (most applications)
+    # are spelled out: their type is one dictionary lookup, their impl one call, their result
+    # built in place. (The impl gave this type's shape for these operand types when the type
+    # was cached; impls are deterministic, so only the result's kind and dtype are checked
+    # again.) Checking modes (debugging.py, result_shardings.py) replace process_pair and
+    # process_one with the packing ones, never these.
+    def _fast_pair(self, prim, x, y):
+        if type(x) is Array and type(y) is Array:
+            a = x.aval
+            out_aval = (prim.types_of_pair.get(a) if y.aval is a
+                        else _aval_cache.get((prim, a, y.aval)))
+            if type(out_aval) is ShapedArray:
+                out = prim.impl(x._value, y._value)
                 if type(out) is _ndarray and out.dtype is out_aval.dtype:
-                    a = _new_object(Array)
-                    a._value = out
-                    a.aval = out_aval
-                    return a
+                    r = _new_object(Array)
+                    r._value = out
+                    r.aval = out_aval
+                    return r
                 return Array.from_numpy(out, out_aval)
+        return self._evaluated(prim, (x, y), {})
+
+    def _fast_one(self, prim, x):
+        if type(x) is Array:
+            out_aval = prim.types_of_one.get(x.aval)
+            if type(out_aval) is ShapedArray:
+                out = prim.impl(x._value)
+                if type(out) is _ndarray and out.dtype is out_aval.dtype:
+                    r = _new_object(Array)
+                    r._value = out
+                    r.aval = out_aval
+                    return r
+                return Array.from_numpy(out, out_aval)
+        return self._evaluated(prim, (x,), {})
+
+    process_pair = _fast_pair
+    process_one = _fast_one
+
+    @staticmethod
+    def _evaluated(prim, args, params):
         out_aval, out = _evaluate(prim, args, params)
         if prim.multiple_results:
             return [Array.from_numpy(o, a) if type(a) is ShapedArray else a.value_from_impl(o)
@@ -525,7 +612,10 @@ def abstract_eval(prim: Primitive, avals, params):
     try:
         if not (prim.traits.refs or prim.traits.call_jaxpr_param):
             for a in avals:
-                if type(a) is not ShapedArray:
+                if type(a) is AbstractToken and not prim.traits.tokens:
+                    raise TypeError(f"'{prim.name}' does not take a token as an operand (only "
+                                    "after_all does)")
+                if type(a) is not ShapedArray and type(a) is not AbstractToken:
                     raise TypeError(
                         f"'{prim.name}' does not take a mutable array reference "
                         f"({a.str_short()}) as an operand (a loop or branch takes one when its "

@@ -267,7 +267,7 @@ def subjaxprs(params: dict):
             yield v
         elif isinstance(v, ClosedJaxpr):
             yield v.jaxpr
-        elif type(v) is tuple:
+        elif isinstance(v, tuple):  # (also named tuples: linear_solve_p's `jaxprs`)
             for x in v:
                 if isinstance(x, Jaxpr):
                     yield x

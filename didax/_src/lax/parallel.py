@@ -615,19 +615,19 @@ def pbroadcast(x, axis_name, source):
 
 
 
-def _all_to_all_run(axis, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled,
-                    axis_size):
+# Its params are JAX's: the size of the named axes is not one of them, but read where it is
+# needed from the context binding the names (the shards' group, the vmaps, the device axes).
+def _all_to_all_run(axis, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
     vals = axis.group.allgather(axis.index, x, "all_to_all")
-    return np.concatenate([np.split(v, axis_size, axis=split_axis)[axis.index] for v in vals],
+    return np.concatenate([np.split(v, len(vals), axis=split_axis)[axis.index] for v in vals],
                           axis=concat_axis)
 
 
 all_to_all_p = _collective("all_to_all", "axis_name", _all_to_all_run)
-all_to_all_p.pp_hidden = {"axis_size": core.PP_ALWAYS_HIDE}  # (JAX finds it in its context)
 
 
-def _all_to_all_aval(x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled,
-                     axis_size):
+def _all_to_all_aval(x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
+    axis_size = math.prod(_axis_sizes(_as_names(axis_name), "all_to_all"))
     for what, a in (("split_axis", split_axis), ("concat_axis", concat_axis)):
         if not 0 <= a < x.ndim:
             raise ValueError(f"all_to_all: {what} {a} is out of bounds for an operand of shape "
@@ -659,10 +659,9 @@ def _swap_dims(x, a: int, b: int):
 
 
 def _all_to_all_batch(size, vals, dims, *, axis_name, split_axis, concat_axis, axis_index_groups,
-                      tiled, axis_size):
+                      tiled):
     (x,), (d,) = vals, dims
-    params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups, tiled=tiled,
-                  axis_size=axis_size)
+    params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups, tiled=tiled)
     if _rule_name_in(_as_names(axis_name)) is None:
         return all_to_all_p.bind(x, split_axis=split_axis + (d <= split_axis),
                                  concat_axis=concat_axis + (d <= concat_axis), **params), d
@@ -715,7 +714,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                 v = expand_dims(v, (concat,))
                 split += 1
         out = all_to_all_p.bind(v, axis_name=name_param, split_axis=split, concat_axis=concat,
-                                axis_index_groups=None, tiled=bool(tiled), axis_size=group)
+                                axis_index_groups=None, tiled=bool(tiled))
         if not tiled and split != concat:
             out = squeeze(out, (split,))
         return out

@@ -19,8 +19,9 @@ window reductions run as C loops over the windows where the native tier has buil
 (`window_kernels`, on either jit tier and eager), with the NumPy paths as their twins of the
 same bits.
 
-Any other computation runs as a composition: the padded operands are sliced once per window
-position and folded into the initial values in that same order.
+`lax.reduce_window` with any other computation stages JAX's general `reduce_window`
+(reduce_general.py), which folds the window positions into the initial values in that same
+order. The windows' geometry is window_geometry.py's.
 """
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ import math
 import operator
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from didax._src import core, dtypes, tree_util
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
@@ -37,12 +37,25 @@ from didax._src.interpreters.jvp import defjvp, deflinear
 from didax._src.interpreters.transpose import is_undefined
 from didax._src.lax import window_kernels
 from didax._src.lax.conv import _vjp_lhs_padding, dilate_dim, padtype_to_pads
-from didax._src.lax.elementwise import add, convert_element_type, ge_p, le_p, select_n
+from didax._src.lax.elementwise import add, convert_element_type, ge_p, le_p
 from didax._src.lax.elementwise import max as lax_max
 from didax._src.lax.elementwise import min as lax_min
+from didax._src.lax.reduce_general import bind_reduce_window
 from didax._src.lax.reduction import max_identity, min_identity
-from didax._src.lax.shape import broadcast_in_dim, pad
+from didax._src.lax.shape import pad
 from didax._src.lax.shape import slice as lax_slice
+from didax._src.lax.window_geometry import (
+    WINDOW_PARAMS,
+    buffer,
+    check_positive,
+    flat_windows,
+    insert_unit,
+    placement,
+    positions,
+    reduce_window_shape_tuple,
+    window_shape,
+    windows,
+)
 from didax._src.typecheck import bool_, check_dtype, float_, int_, int_tuple, num
 
 _ORDERED = bool_ + int_ + float_  # max and min need an order: complex values have none
@@ -52,101 +65,8 @@ _ORDERED = bool_ + int_ + float_  # max and min need an order: complex values ha
 # Window geometry
 
 
-def _stride_dim(size: int, window: int, stride: int) -> int:
-    return 0 if size < window else (size - window) // stride + 1
-
-
-def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
-                              base_dilation=None, window_dilation=None) -> tuple:
-    """The output shape of a windowed reduction."""
-    if base_dilation is not None:
-        operand_shape = map(dilate_dim, operand_shape, base_dilation)
-    if window_dilation is not None:
-        window_dimensions = map(dilate_dim, window_dimensions, window_dilation)
-    padded = [n + lo + hi for n, (lo, hi) in zip(operand_shape, padding)]
-    return tuple(_stride_dim(p, w, s) for p, w, s in zip(padded, window_dimensions,
-                                                          window_strides))
-
-
-def _check_positive(name: str, values, what: str) -> None:
-    if any(v < 1 for v in values):
-        raise TypeError(f"{name} {what} must have every element be strictly positive, got "
-                        f"{tuple(values)}.")
-
-
-def _window_shape(name, x: ShapedArray, *, window_dimensions, window_strides, padding,
-                  base_dilation, window_dilation, **_) -> tuple:
-    """The output shape, after JAX's checks (errors name `name`)."""
-    if x.ndim != len(window_dimensions):
-        raise TypeError(f"{name} got the wrong number of window_dimensions for operand: got "
-                        f"operand shape {x.shape} with window_dimensions "
-                        f"{tuple(window_dimensions)}.")
-    for what, values in (("window_strides", window_strides), ("padding", padding),
-                         ("base_dilation", base_dilation),
-                         ("window_dilation", window_dilation)):
-        if len(values) != len(window_dimensions):
-            raise TypeError(f"{name} got inconsistent {what} and window_dimensions: got "
-                            f"{what} {tuple(values)} and window_dimensions "
-                            f"{tuple(window_dimensions)}.")
-    for what, values in (("window_dimensions", window_dimensions),
-                         ("window_strides", window_strides), ("base_dilation", base_dilation),
-                         ("window_dilation", window_dilation)):
-        _check_positive(name, values, what)
-    return reduce_window_shape_tuple(x.shape, window_dimensions, window_strides, padding,
-                                     base_dilation, window_dilation)
-
-
-def _placement(shape, padding, base_dilation):
-    """Where a dilated, padded operand sits in a buffer: the buffer's shape (negative
-    padding not applied), the slices of the buffer holding the operand, and the slices of
-    the buffer that remain after negative padding crops it."""
-    full, place, crop = [], [], []
-    for n, (lo, hi), d in zip(shape, padding, base_dilation):
-        size = dilate_dim(n, d)
-        plo = max(lo, 0)
-        full.append(plo + size + max(hi, 0))
-        place.append(slice(plo, plo + size, d))
-        crop.append(slice(max(-lo, 0), full[-1] - max(-hi, 0)))
-    return tuple(full), tuple(place), tuple(crop)
-
-
-def _buffer(x, fill, padding, base_dilation):
-    """`x` dilated and padded with `fill`: the full buffer, and its cropped view."""
-    if all(p == (0, 0) for p in padding) and all(d == 1 for d in base_dilation):
-        return x, x
-    full, place, crop = _placement(x.shape, padding, base_dilation)
-    buf = np.full(full, fill, x.dtype)
-    buf[place] = x
-    return buf, buf[crop]
-
-
-def _windows(padded, window_dimensions, window_strides, window_dilation):
-    """Every window of an already padded array, as a view of shape out + window."""
-    extent = tuple(map(dilate_dim, window_dimensions, window_dilation))
-    view = sliding_window_view(padded, extent)
-    steps = tuple(slice(None, None, s) for s in window_strides)
-    steps += tuple(slice(None, None, d) for d in window_dilation)
-    return view[steps]
-
-
-def _positions(window_dimensions):
-    """The window positions in XLA's visiting order (row-major), as view indices."""
-    return [(Ellipsis,) + k for k in np.ndindex(*window_dimensions)]
-
-
 # --------------------------------------------------------------------------------------
 # reduce_window_sum, reduce_window_max, reduce_window_min
-
-
-def _flat_windows(full, crop, window_dimensions, window_strides, window_dilation):
-    """The windows of the C-contiguous buffer of shape `full`, cropped to `crop`, as the C
-    loops read them (in elements): the steps between window starts per output dimension,
-    the offsets of a window's positions in visiting order, and the first window's start."""
-    strides = [math.prod(full[d + 1:]) for d in range(len(full))]
-    offsets = [sum(i * r * m for i, r, m in zip(k, window_dilation, strides))
-               for k in np.ndindex(*window_dimensions)]
-    return ([s * m for s, m in zip(window_strides, strides)], offsets,
-            sum(c.start * m for c, m in zip(crop, strides)))
 
 
 def _fold_max(out, v):
@@ -166,11 +86,11 @@ def _reducer_impl(fold, identity):
                                               padding, base_dilation, window_dilation)
         if math.prod(out_shape) == 0:
             return np.full(out_shape, identity(x.dtype), x.dtype)
-        buf, padded = _buffer(x, identity(x.dtype), padding, base_dilation)
+        buf, padded = buffer(x, identity(x.dtype), padding, base_dilation)
 
         def numpy_twin():
-            view = _windows(padded, window_dimensions, window_strides, window_dilation)
-            first, *rest = _positions(window_dimensions)
+            view = windows(padded, window_dimensions, window_strides, window_dilation)
+            first, *rest = positions(window_dimensions)
             out = np.array(view[first], x.dtype)
             for k in rest:
                 _FOLDS[fold](out, view[k])
@@ -181,8 +101,8 @@ def _reducer_impl(fold, identity):
             buf = np.ascontiguousarray(x)
             crop = tuple(slice(0, n) for n in x.shape)
         else:
-            crop = _placement(x.shape, padding, base_dilation)[2]
-        steps, offsets, start = _flat_windows(buf.shape, crop, window_dimensions,
+            crop = placement(x.shape, padding, base_dilation)[2]
+        steps, offsets, start = flat_windows(buf.shape, crop, window_dimensions,
                                               window_strides, window_dilation)
         out = window_kernels.reduce_windows(buf, out_shape, steps, offsets, start, fold,
                                             numpy_twin)
@@ -201,7 +121,7 @@ def _reducer_aval(name, accepted):
                 raise TypeError(f"operand to reduce_window_sum must have a number dtype, got "
                                 f"{x.dtype.name}")
             check_dtype(name, x, accepted)
-        return ShapedArray(_window_shape("reduce_window", x, **params), x.dtype, x.weak_type)
+        return ShapedArray(window_shape("reduce_window", x, **params), x.dtype, x.weak_type)
 
     return abstract_eval
 
@@ -273,13 +193,13 @@ def _select_and_gather_add_impl(tangents, operand, *, select_prim, window_dimens
     if math.prod(out_shape) == 0:
         return out
     window = (window_dimensions, window_strides, window_dilation)
-    keys = _windows(_buffer(operand, identity, padding, base_dilation)[1], *window)
-    values = _windows(_buffer(tangents, 0, padding, base_dilation)[1], *window)
+    keys = windows(buffer(operand, identity, padding, base_dilation)[1], *window)
+    values = windows(buffer(tangents, 0, padding, base_dilation)[1], *window)
     real = None
     if any(p != (0, 0) for p in padding) or any(d != 1 for d in base_dilation):
-        real = _windows(_buffer(np.ones(operand.shape, bool), False, padding,
+        real = windows(buffer(np.ones(operand.shape, bool), False, padding,
                                 base_dilation)[1], *window)
-    for k in _positions(window_dimensions):
+    for k in positions(window_dimensions):
         take = _selects(select_prim, key, keys[k])
         if real is not None:
             take &= real[k]
@@ -296,7 +216,7 @@ def _select_and_gather_add_aval(tangents, operand, *, select_prim, **params):
         raise TypeError(f"select_and_gather_add tangents and operand shapes must match, got "
                         f"{tangents.shape} and {operand.shape}.")
     check_dtype("select_and_gather_add", operand, _ORDERED, " (operand)")
-    shape = _window_shape("select_and_gather_add", operand, **params)
+    shape = window_shape("select_and_gather_add", operand, **params)
     return ShapedArray(shape, tangents.dtype, tangents.weak_type)
 
 
@@ -349,8 +269,8 @@ def _pair_batch(prim):
     """Both operands with the batch dimension first (broadcast if unbatched)."""
     def rule(size, vals, dims, **params):
         args = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
-        names = [n for n in _WINDOW_PARAMS if n in params]
-        return prim.bind(*args, **_insert_unit(params, 0, names)), 0
+        names = [n for n in WINDOW_PARAMS if n in params]
+        return prim.bind(*args, **insert_unit(params, 0, names)), 0
 
     return rule
 
@@ -385,7 +305,7 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
         return out
     identity = (max_identity if select_prim is ge_p else min_identity)(operand.dtype)
     ones = (1,) * ndim
-    full, place, crop = _placement(operand.shape, padding, ones)
+    full, place, crop = placement(operand.shape, padding, ones)
     if full == operand.shape:
         buf = np.ascontiguousarray(operand)
     else:
@@ -394,9 +314,9 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
     window = (window_dimensions, window_strides, window_dilation)
 
     def numpy_twin():
-        keys = _windows(buf[crop], *window)
-        where = _windows(np.arange(buf.size).reshape(full)[crop], *window)
-        first, *rest = _positions(window_dimensions)
+        keys = windows(buf[crop], *window)
+        where = windows(np.arange(buf.size).reshape(full)[crop], *window)
+        first, *rest = positions(window_dimensions)
         key, chosen = np.array(keys[first]), np.array(where[first])
         for k in rest:
             take = _selects(select_prim, key, keys[k])
@@ -406,7 +326,7 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
         np.add.at(total, chosen.reshape(-1), source.reshape(-1))
         return total
 
-    steps, offsets, start = _flat_windows(full, crop, window_dimensions, window_strides,
+    steps, offsets, start = flat_windows(full, crop, window_dimensions, window_strides,
                                           window_dilation)
     total = window_kernels.scatter_selected(buf, source, steps, offsets, start,
                                             select_prim is ge_p, numpy_twin)
@@ -425,7 +345,7 @@ def _select_and_scatter_add_aval(source, operand, *, select_prim, window_dimensi
                         f"{select_prim}")
     check_dtype("select_and_scatter_add", operand, _ORDERED, " (operand)")
     ones = (1,) * len(window_dimensions)
-    shape = _window_shape("select_and_scatter_add", operand,
+    shape = window_shape("select_and_scatter_add", operand,
                           window_dimensions=window_dimensions, window_strides=window_strides,
                           padding=padding, base_dilation=ones,
                           window_dilation=window_dilation or ones)
@@ -447,25 +367,10 @@ select_and_scatter_add_p.def_transpose(_select_and_scatter_add_transpose)
 select_and_scatter_add_p.def_batch(_pair_batch(select_and_scatter_add_p))
 
 
-def _insert_unit(params: dict, at: int, names) -> dict:
-    out = dict(params)
-    for name in names:
-        value = params[name]
-        if value is None:
-            continue
-        unit = (0, 0) if name == "padding" else 1
-        out[name] = tuple(value[:at]) + (unit,) + tuple(value[at:])
-    return out
-
-
-_WINDOW_PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilation",
-                  "window_dilation")
-
-
 def _reducer_batch(prim):
     def rule(size, vals, dims, **params):
         (x,), (d,) = vals, dims
-        return prim.bind(x, **_insert_unit(params, d, _WINDOW_PARAMS)), d
+        return prim.bind(x, **insert_unit(params, d, WINDOW_PARAMS)), d
 
     return rule
 
@@ -501,8 +406,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
 
     `padding` is 'VALID', 'SAME', 'SAME_LOWER' or (low, high) pairs; `base_dilation` spreads
     the operand out, `window_dilation` the window. lax.add, lax.max and lax.min with their
-    identity as `init_value` bind one primitive each; any other computation is folded over
-    the window positions in order.
+    identity as `init_value` bind one primitive each; any other computation binds
+    reduce_window, holding its jaxpr (see reduce_general.py).
     """
     operands, tree = tree_util.tree_flatten(operand)
     inits, init_tree = tree_util.tree_flatten(init_value)
@@ -517,8 +422,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         (1,) * ndim if v is None else int_tuple("reduce_window", name, v)
         for name, v in (("window_strides", window_strides), ("base_dilation", base_dilation),
                         ("window_dilation", window_dilation)))
-    _check_positive("reduce_window", window_dimensions, "window_dimensions")
-    _check_positive("reduce_window", window_strides, "window_strides")
+    check_positive("reduce_window", window_dimensions, "window_dimensions")
+    check_positive("reduce_window", window_strides, "window_strides")
     if isinstance(padding, str):
         shape = get_aval(operands[0]).shape
         if len(shape) != ndim:
@@ -544,45 +449,21 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
 
 def _fold_windows(operands, inits, computation, tree, *, window_dimensions, window_strides,
                   padding, base_dilation, window_dilation):
-    """A general computation: each window position's elements (one strided slice of every
-    padded operand) are folded into the accumulators in order; positions that are padding
-    or dilation holes leave them unchanged, as XLA skips them."""
+    """A general computation: one reduce_window equation holding its jaxpr (reduce_general.py
+    folds the window positions in order, skipping padding and dilation holes as XLA does)."""
     avals = [get_aval(x) for x in operands]
     shape = avals[0].shape
     if any(a.shape != shape for a in avals):
         raise TypeError(f"reduce_window operands must have equal shapes, got "
                         f"{[a.shape for a in avals]}")
-    out_shape = _window_shape("reduce_window", avals[0], window_dimensions=window_dimensions,
-                              window_strides=window_strides, padding=padding,
-                              base_dilation=base_dilation, window_dilation=window_dilation)
+    window_shape("reduce_window", avals[0], window_dimensions=window_dimensions,
+                  window_strides=window_strides, padding=padding,
+                  base_dilation=base_dilation, window_dilation=window_dilation)
     inits = [_init_like(v, a) for v, a in zip(inits, avals)]
-    acc = [broadcast_in_dim(v, out_shape, ()) for v in inits]
-    if math.prod(out_shape) == 0:
-        return acc
-    config = [(lo, hi, d - 1) for (lo, hi), d in zip(padding, base_dilation)]
-    padded = operands
-    if any(c != (0, 0, 0) for c in config):
-        padded = [pad(x, v, config) for x, v in zip(operands, inits)]
-    _, real = _buffer(np.ones(shape, bool), False, padding, base_dilation)
-    for k in np.ndindex(*window_dimensions):
-        start = [i * d for i, d in zip(k, window_dilation)]
-        limit = [s + (n - 1) * st + 1 for s, n, st in zip(start, out_shape, window_strides)]
-        where = real[tuple(slice(s, e, st) for s, e, st in zip(start, limit, window_strides))]
-        if not where.any():
-            continue
-        elems = [lax_slice(p, start, limit, window_strides) for p in padded]
-        new, new_tree = tree_util.tree_flatten(computation(
-            tree_util.tree_unflatten(tree, acc), tree_util.tree_unflatten(tree, elems)))
-        if new_tree != tree:
-            raise ValueError(f"reduce_window output must have the same tree structure as the "
-                             f"operands {tree} vs. {new_tree}")
-        for a, n in zip(acc, new):
-            if get_aval(n).dtype != get_aval(a).dtype or get_aval(n).shape != out_shape:
-                raise TypeError(f"reduce_window computation must return values of the "
-                                f"operands' types, got {get_aval(n).str_short()} for "
-                                f"{get_aval(a).str_short()} operands")
-        acc = new if where.all() else [select_n(where, a, n) for a, n in zip(acc, new)]
-    return acc
+    geometry = dict(window_dimensions=window_dimensions, window_strides=window_strides,
+                    padding=padding, base_dilation=base_dilation,
+                    window_dilation=window_dilation)
+    return bind_reduce_window(operands, inits, computation, tree, geometry)
 
 
 def _init_like(value, operand: ShapedArray):

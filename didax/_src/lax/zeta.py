@@ -1,16 +1,21 @@
-"""The Hurwitz zeta function, composed from lax primitives (so it differentiates).
-
-`lax.zeta` and `scipy.special.zeta` both evaluate it here, by the Euler-Maclaurin formula
+"""The Hurwitz zeta function, by the Euler-Maclaurin formula
 zeta(s, a) = sum_{k<N} (a + k)^-s + (a + N)^(1-s) / (s - 1)
              + (a + N)^-s (1/2 + sum_{j<M} B_2j / (2j)! (s)_{2j-1} / (a + N)^(2j-1)).
+
+`lax.zeta` stages the `zeta` primitive (`zeta_p`), as JAX's does: an elementwise binary
+primitive without params, on floats of one dtype, broadcasting as lax's binary primitives do
+(batched the same way). Its impl evaluates the formula above, composed from lax primitives,
+on the concrete operands. Like JAX's, it has no derivative rule (JAX raises for either
+argument): `scipy.special.zeta` calls the composition itself (`hurwitz_zeta`), which
+differentiates in both arguments, as JAX's `jax.scipy.special.zeta` (composed too) does.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from didax._src import dtypes
-from didax._src.base_prims import broadcast_in_dim
+from didax._src import core, dtypes
 from didax._src.core import get_aval
+from didax._src.lax.base import naryop
 from didax._src.lax.elementwise import (
     _SCALAR_TYPES,
     _lift_scalars,
@@ -32,7 +37,7 @@ from didax._src.lax.elementwise import (
 )
 from didax._src.lax.reduction import cumprod, reduce_sum
 from didax._src.lax.shape import expand_dims, slice
-from didax._src.typecheck import float_, naryop_aval
+from didax._src.typecheck import float_
 
 # (2j)! / B_2j for j = 1..16
 _BERNOULLI_COEFS = np.array([
@@ -46,16 +51,29 @@ _BERNOULLI_COEFS = np.array([
 ])
 
 
+def _zeta_impl(x, q):
+    """zeta_p's impl: the composition `hurwitz_zeta` evaluated on NumPy operands (broadcast
+    to one shape), whatever interpreter is current."""
+    x, q = np.broadcast_arrays(x, q)
+    with core.interpreter_context(core.eval_interpreter):
+        out = hurwitz_zeta(core.Array(x), core.Array(q))
+    return np.asarray(out)
+
+
+zeta_p = naryop("zeta", float_, _zeta_impl)
+_NO_DERIVATIVE = ("the zeta primitive has no derivative rule, as in JAX (whose zeta_p has none "
+                  "in either argument); jax.scipy.special.zeta is composed from differentiable "
+                  "primitives and differentiates in both")
+zeta_p.mark_absent("jvp", _NO_DERIVATIVE)
+zeta_p.mark_absent("transpose", "zeta is not linear in either argument")
+
+
 def zeta(x, q):
     """`lax.zeta`: the Hurwitz zeta function sum_k (q + k) ** -x, elementwise on floats of one
-    dtype (scipy.special.zeta's series, which unlike JAX's is differentiable)."""
+    dtype (the `zeta` primitive; not differentiable, as in JAX: see the module's notes)."""
     if type(x) in _SCALAR_TYPES or type(q) in _SCALAR_TYPES:
         x, q = _lift_scalars(x, q)
-    out = naryop_aval("zeta", (get_aval(x), get_aval(q)), float_)
-    x, q = (v if get_aval(v).shape == out.shape else
-            broadcast_in_dim(v, out.shape, tuple(range(out.ndim)) if get_aval(v).ndim else ())
-            for v in (x, q))
-    return hurwitz_zeta(x, q)
+    return zeta_p.bind(x, q)
 
 
 def hurwitz_zeta(x, q):

@@ -80,15 +80,13 @@ def _binary(name, lax_fn, prim=None, promote=promote_args, kinds="iufc", special
             if a is not None:
                 if b is a:
                     if a.dtype.kind in kinds:
-                        return _ctx.interp.process_primitive(prim, (x1, x2), {})  # (its bind)
+                        return _ctx.interp.process_pair(prim, x1, x2)  # (its bind)
                 elif (b is None and type(x2) in _PY_NUMBERS and not a.weak_type
                       and a.dtype.kind in _FLOAT_KINDS):
-                    return _ctx.interp.process_primitive(
-                        prim, (x1, scalar_array(x2, a.dtype, False)), {})
+                    return _ctx.interp.process_pair(prim, x1, scalar_array(x2, a.dtype, False))
             elif (b is not None and type(x1) in _PY_NUMBERS and not b.weak_type
                   and b.dtype.kind in _FLOAT_KINDS):
-                return _ctx.interp.process_primitive(
-                    prim, (scalar_array(x1, b.dtype, False), x2), {})
+                return _ctx.interp.process_pair(prim, scalar_array(x1, b.dtype, False), x2)
             if a is not None and b is not None:  # (two arrays: an operator's too)
                 return general(x1, x2)
             return fallback(x1, x2)
@@ -122,7 +120,7 @@ def _broadcast_and_bind(prim, kinds, x1, x2):
             x1 = interp.process_primitive(broadcast_in_dim_p, (x1,), to_rank_params(s1, len(s2)))
         else:
             x2 = interp.process_primitive(broadcast_in_dim_p, (x2,), to_rank_params(s2, len(s1)))
-    return interp.process_primitive(prim, (x1, x2), {})  # (its bind)
+    return interp.process_pair(prim, x1, x2)  # (its bind)
 
 
 def _unary(name, lax_fn):
@@ -144,7 +142,7 @@ def _unary(name, lax_fn):
     def fn(x, /):
         a = x.aval if type(x) is Array or isinstance(x, ArrayBase) else None
         if a is not None and a.dtype.kind in _FLOAT_KINDS:
-            return _ctx.interp.process_primitive(prim, (x,), {})  # (its bind)
+            return _ctx.interp.process_one(prim, x)  # (its bind)
         return general(x)
 
     fn.__name__ = fn.__qualname__ = name

@@ -13,8 +13,10 @@ import numpy as np
 
 from didax._src import caches, core
 from didax._src.config import config
+from didax._src.lax import device_put as device_put_rules
+from didax._src.lax.device_put import copy_semantics_of, device_put_p
 from didax._src.transforms.jit import activate_placement
-from didax._src.tree_util import tree_map
+from didax._src.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 def _device_count(value) -> int:
@@ -185,16 +187,23 @@ def _sharding_devices(sharding) -> tuple:
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Converts the leaves of `x` to didax arrays placed on `device` (a device or a
-    sharding: every device shares the host's memory, so nothing is copied)."""
-    if device is None:
-        return tree_map(core.asarray_value, x)
-    if type(device) is CpuDevice:
-        _check_device(device)
-        where = (device,)
-    else:
+    sharding: every device shares the host's memory, so nothing is copied). Where a leaf is
+    traced, all the leaves go through one `device_put` equation (lax/device_put.py), as in
+    JAX."""
+    semantics = copy_semantics_of(donate, may_alias)
+    if device is not None and type(device) is not CpuDevice:
         if getattr(device, "device_set", None) is None:
             _check_device(device)
-        where = device  # (a sharding)
+    elif device is not None:
+        _check_device(device)
+    leaves, tree = tree_flatten(x)
+    if any(isinstance(v, core.Tracer) for v in leaves):
+        n = len(leaves)
+        return tree_unflatten(tree, device_put_p.bind(
+            *leaves, devices=(device,) * n, srcs=(src,) * n, copy_semantics=(semantics,) * n))
+    if device is None:
+        return tree_map(core.asarray_value, x)
+    where = (device,) if type(device) is CpuDevice else device  # (a sharding)
 
     def put(v):
         v = core.asarray_value(v)
@@ -241,3 +250,15 @@ def _device_property(self):
 # An Array's placement is a device matter, so its methods are installed from here.
 core.Array.devices = _devices_method
 core.Array.device = property(_device_property)
+
+
+def _placed_by_put(x: core.Array, device) -> core.Array:
+    """What a `device_put` equation bound on a concrete value records (lax/device_put.py)."""
+    if type(device) is CpuDevice:
+        return placed(x, (device,))
+    if getattr(device, "device_set", None) is not None:  # a sharding
+        return placed(x, device)
+    return x  # (None, or a memory space: one memory here)
+
+
+device_put_rules.place = _placed_by_put

@@ -146,7 +146,10 @@ def _eager_process(prim, args, params):
 
 def _place_eager_results():
     """From now on, eager operations on sharded arrays give sharded results."""
-    core.eval_interpreter.process_primitive = _eager_process
+    interp = core.eval_interpreter
+    interp.process_primitive = _eager_process
+    interp.process_pair = lambda prim, x, y: _eager_process(prim, (x, y), {})
+    interp.process_one = lambda prim, x: _eager_process(prim, (x,), {})
 
 
 jit_api.placement.on_activate.append(_place_eager_results)

@@ -106,8 +106,12 @@ def _checking_process(self, prim, args, params):
 
 def _on_config_change(name, value):
     if name in ("jax_debug_nans", "jax_debug_infs"):
-        core.EvalInterpreter.process_primitive = (_checking_process if any(float_checks())
-                                                  else _plain_process)
+        checking = any(float_checks())
+        cls = core.EvalInterpreter
+        cls.process_primitive = _checking_process if checking else _plain_process
+        # (jnp's arithmetic calls these directly: while checking, through process_primitive)
+        cls.process_pair = core.Interpreter.process_pair if checking else cls._fast_pair
+        cls.process_one = core.Interpreter.process_one if checking else cls._fast_one
 
 
 

@@ -38,12 +38,12 @@ from didax._src.tree_util import (
 
 
 def _check_valid_leaf(x, what: str, refs: bool = False):
-    """Raises unless `x` is an array or a number (or, with `refs`, a mutable array reference:
-    make_jaxpr and vmap take those)."""
+    """Raises unless `x` is an array or a number (or, with `refs`, a mutable array reference
+    or a token: make_jaxpr and vmap take those)."""
     if isinstance(x, core.ArrayBase) or isinstance(x, (np.ndarray, np.generic, bool, int, float,
                                                        complex)):
         return
-    if refs and type(x) is Ref:
+    if refs and (type(x) is Ref or type(x) is core.Token):
         return
     raise user_error(TypeError, (
         f"{what}: argument of type {type(x).__name__} is not a valid didax type "

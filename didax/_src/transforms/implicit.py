@@ -14,11 +14,12 @@ from __future__ import annotations
 from didax._src import core, tree_util
 from didax._src.core import get_aval
 from didax._src.interpreters.partial_eval import PartialEvalInterpreter
-from didax._src.interpreters.staging import StagingTracer
+from didax._src.interpreters.staging import StagingTracer, trace_to_jaxpr
+from didax._src.ir import hoist_consts
 from didax._src.lax.elementwise import neg, stop_gradient
 from didax._src.primitives.custom_derivatives import custom_jvp
 from didax._src.primitives.custom_extras import closure_convert
-from didax._src.primitives.linear_solve import LinearProblem, bind_linear_solve
+from didax._src.primitives.linear_solve import bind_linear_solve
 from didax._src.transforms import api
 
 
@@ -44,36 +45,36 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     b_flat, b_tree = tree_util.tree_flatten(b)
     b_flat = [core.asarray_value(v) for v in b_flat]
     b = tree_util.tree_unflatten(b_tree, b_flat)
-    # Every function becomes explicit in the values it closes over: they are the primitive's
-    # operands (matvec's are differentiated, the solvers' are not).
-    mv, mv_consts = closure_convert(matvec, b)
-    fwd, fwd_consts = closure_convert(lambda r: solve(matvec, r), b)
+    b_avals = [get_aval(v) for v in b_flat]
+    # Every function becomes a closed jaxpr whose constants (the values it closes over) are
+    # the primitive's leading operands (matvec's are differentiated, the solvers' are not).
+    mv = _staged(matvec, b_tree, b_avals)
+    fwd = _staged(lambda r: solve(matvec, r), b_tree, b_avals, "solve")
     if symmetric:
-        bwd, bwd_consts = fwd, fwd_consts
+        vm, bwd = mv, fwd
     elif transpose_solve is not None:
         def vecmat(r):
             (out,) = api.linear_transpose(matvec, b)(r)
             return out
-        bwd, bwd_consts = closure_convert(lambda r: transpose_solve(vecmat, r), b)
+        vm = _staged(vecmat, b_tree, b_avals)
+        bwd = _staged(lambda r: transpose_solve(vecmat, r), b_tree, b_avals, "transpose_solve")
     else:
-        bwd, bwd_consts = None, []
-    problem = LinearProblem(_flat(mv, b_tree), _flat(fwd, b_tree, "solve"),
-                            None if bwd is None else _flat(bwd, b_tree, "transpose_solve"),
-                            len(mv_consts), len(fwd_consts), len(bwd_consts),
-                            [get_aval(v) for v in b_flat])
-    xs = bind_linear_solve(problem, mv_consts, fwd_consts, bwd_consts, b_flat)
+        vm = bwd = (None, [])
+    parts = (mv, vm, fwd, bwd)
+    xs = bind_linear_solve([j for j, _ in parts], [c for _, c in parts], b_flat)
     return tree_util.tree_unflatten(b_tree, xs)
 
 
-def _flat(fun, tree, what=None):
-    """`fun(tree_of_arrays, *consts)` as a function of flat lists (xs, consts)."""
-    def flat(xs, consts):
-        out = fun(tree_util.tree_unflatten(tree, list(xs)), *consts)
+def _staged(fun, tree, avals, what=None):
+    """(closed jaxpr of `fun` over the flat leaves of `tree`, taking its constants first;
+    those constants)."""
+    def flat(*xs):
+        arg = tree_util.tree_unflatten(tree, list(xs))
+        out = fun(arg)
         if what is not None:
-            _check_same_structure(f"custom_linear_solve: {what}'s result",
-                                  tree_util.tree_unflatten(tree, list(xs)), out)
+            _check_same_structure(f"custom_linear_solve: {what}'s result", arg, out)
         return tree_util.tree_leaves(out)
-    return flat
+    return hoist_consts(trace_to_jaxpr(flat, avals)[0])
 
 
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):

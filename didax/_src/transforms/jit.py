@@ -329,6 +329,7 @@ class JitWrapped:
 
     def _key(self, static, in_tree, avals):
         return (in_tree, tuple((a.shape, a.dtype, a.weak_type) if type(a) is ShapedArray
+                               else _TOKEN_KEY if type(a) is core.AbstractToken
                                else (a.shape, a.dtype, a.weak_type, "Ref") for a in avals),
                 static,
                 *_settings, tuple(batching.axis_frames()))  # collectives read the named axes
@@ -379,7 +380,7 @@ class JitWrapped:
                         "cannot be returned.\nWhat to do: return its value (ref[...] or "
                         "jax.freeze(ref)); the references passed in are updated in place."))
                 if not isinstance(x, (core.ArrayBase, np.ndarray, np.generic, bool, int, float,
-                                      complex)):
+                                      complex, core.Token)):
                     raise TypeError(
                         f"didax.jit({self._name}): the function returned a value of type "
                         f"{type(x).__name__} ({x!r}), which is not an array; return arrays, "
@@ -480,6 +481,8 @@ class JitWrapped:
                     vals.append(x._value)
                 elif isinstance(x, Tracer):
                     raise core.escaped_tracer_error(x)
+                elif type(x) is core.Token:
+                    vals.append(_TOKEN_BUFFER)
                 else:
                     vals.append(np.asarray(x, get_aval(x).dtype))
             outs = _run(entry.executable, entry.out_avals, vals)
@@ -588,6 +591,8 @@ def _matcher(entry, kinds):
     as straight-line Python for this entry's structure (no flattening, no key) and builds
     the output Arrays inline. None for what it does not handle (namedtuples, custom pytree
     nodes, static arguments other than numbers, strings and None): the general path."""
+    if any(type(a) is not ShapedArray for a in entry.out_avals):
+        return None  # (a token: see _run)
     root = entry.in_tree
     (args_tree, kwargs_tree) = root.children()
     if kwargs_tree.node_data() != (dict, []) or args_tree.node_data()[0] is not tuple:
@@ -714,7 +719,8 @@ def _run(executable, out_avals, vals):
     """Runs generated code on NumPy values; its outputs as Arrays of the traced types (the
     optimised jaxpr may have forwarded an output to a value of another weak type)."""
     from_numpy = core.Array.from_numpy
-    return [from_numpy(o, a) for o, a in zip(executable.run(*vals), out_avals)]
+    return [from_numpy(o, a) if type(a) is ShapedArray else a.value_from_impl(o)  # (a token)
+            for o, a in zip(executable.run(*vals), out_avals)]
 
 
 def _run_with_refs(executable, discharged, flat, out_avals):
@@ -755,7 +761,13 @@ class _Absent:
 _ABSENT = _Absent()
 
 
+_TOKEN_KEY = ((), None, False, "Tok")  # (a token argument's part of a signature)
+_TOKEN_BUFFER = np.False_  # a token inside compiled code (see core.AbstractToken)
+
+
 def _type_str(t):
+    if t == _TOKEN_KEY:
+        return "Tok"
     shape, dtype, weak, *ref = t
     text = ShapedArray(shape, dtype, weak).str_short() + (" (weak)" if weak else "")
     return f"Ref{{{text}}}" if ref else text

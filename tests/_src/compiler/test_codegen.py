@@ -45,7 +45,7 @@ def test_rules_whose_results_are_new_buffers():
 def test_traits_the_passes_read():
     assert set(with_trait("effectful")) == {"debug_print", "debug_callback", "io_callback",
                                                  "check", "new_ref", "get", "swap",
-                                                 "addupdate", "freeze", "dce_sink",
+                                                 "addupdate", "freeze", "dce_sink", "after_all",
                                                  "rng_uniform"}
     assert with_trait("call_jaxpr_param") == {
         "jit": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
@@ -53,7 +53,7 @@ def test_traits_the_passes_read():
     assert set(with_trait("returns_operand")) == {
         "broadcast_in_dim", "convert_element_type", "reshape", "squeeze", "stop_gradient",
         "transpose", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "name",
-        "sharding_constraint"}
+        "sharding_constraint", "stage"}
     assert with_trait("unit") == {"mul": 1}
     assert set(with_trait("involution")) == {"neg"}
     assert set(with_trait("is_addition")) == {"add", "add_any"}
@@ -61,7 +61,7 @@ def test_traits_the_passes_read():
     assert with_trait("axis_name_param") == {  # (read by vmap: collectives)
         "psum": "axes", "pmax": "axes", "pmin": "axes", "axis_index": "axis_name",
         "all_gather": "axis_name", "all_to_all": "axis_name", "ppermute": "axis_name",
-        "reduce_scatter": "axis_name"}
+        "reduce_scatter": "axis_name", "ragged_all_to_all": "axis_name"}
     assert with_trait("permutation_param") == {"transpose": "permutation"}
     assert set(with_trait("permuted_result")) == {"dot_general"}
     assert set(with_trait("permuted_operand")) == {"dot_general"}

@@ -53,8 +53,17 @@ def test_monoids_print_as_their_reductions():
             lambda x, init=init, comp=comp: jax.lax.reduce(x, init, getattr(jax.lax, comp),
                                                            (0,)))(X))
         assert f"= {prim}[axes=(0,)" in text and f"= {prim}[axes=(0,)" in jtext
-    folded = str(didax.make_jaxpr(lambda x: lax.reduce(x, 1.0, lax.add, (0,)))(X))
-    assert "scan[" in folded  # not the identity: a fold
+    for fn in (lambda x, L: L.reduce(x, 1.0, L.add, (0,)),  # not the identity
+               lambda x, L: L.reduce(x, 0.0, lambda a, b: L.add(a, b), (0,))):  # not lax.add
+        folded = str(didax.make_jaxpr(lambda x, fn=fn: fn(x, lax))(X))
+        jfolded = str(jax.make_jaxpr(lambda x, fn=fn: fn(x, jax.lax))(X))
+        assert "= reduce[" in folded and "computation=<function " in folded
+        # (the same text but the computation's repr: didax's lax.add is another function)
+        assert _without_computation(folded) == _without_computation(jfolded)
+
+
+def _without_computation(text):
+    return "\n".join(line for line in text.splitlines() if "computation=" not in line)
 
 
 def test_general_reduce_derivatives_to_second_order():

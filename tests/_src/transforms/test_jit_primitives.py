@@ -29,7 +29,9 @@ from didax import lax
 from didax._src import core
 from didax._src.config import enable_x64
 from didax._src.ir import ClosedJaxpr, Jaxpr
+from didax._src.lax import device_put as _device_put
 from didax._src.lax import linalg as linalg_internal
+from didax._src.lax.select_and_scatter import select_and_scatter
 from didax._src.primitives.jit_call import closed_call_p
 from didax.ad_checkpoint import checkpoint_name
 
@@ -595,6 +597,40 @@ for _name in ("reduce_window_max", "reduce_window_min"):
         return f, (x,)
 
 
+@case("reduce_window")
+def _(data):
+    """A computation of its own: not associative, or variadic (a window's argmax)."""
+    s = draw_shape(data, min_dims=1, max_side=4)
+    x = draw_array(data, draw_dtype(data, REAL), s, specials=True)
+    window = draw_window(data, len(s))
+    if data.draw(st.booleans(), label="variadic"):
+        idx = np.arange(x.size, dtype=np.int32).reshape(s)
+        return (lambda x, i: lax.reduce_window((x, i), (x.dtype.type(-4), np.int32(-1)),
+                                               _argmax_pair, **window)), (x, idx)
+    return (lambda x: lax.reduce_window(x, x.dtype.type(1), _affine, **window)), (x,)
+
+
+@case("reduce")
+def _(data):
+    s = draw_shape(data, min_dims=1, max_side=4)
+    x = draw_array(data, draw_dtype(data, REAL), s, specials=True)
+    axes = draw_axes(data, len(s))
+    if data.draw(st.booleans(), label="variadic"):
+        idx = np.arange(x.size, dtype=np.int32).reshape(s)
+        return (lambda x, i: lax.reduce((x, i), (x.dtype.type(-4), np.int32(-1)), _argmax_pair,
+                                        axes)), (x, idx)
+    return (lambda x: lax.reduce(x, x.dtype.type(1), _affine, axes)), (x,)
+
+
+def _affine(a, b):
+    return a * b + a
+
+
+def _argmax_pair(a, b):
+    pick = a[0] >= b[0]
+    return lax.select(pick, a[0], b[0]), lax.select(pick, a[1], b[1])
+
+
 @case("select_and_gather_add")
 def _(data):
     f, x = draw_windowed(data, data.draw(st.sampled_from(["reduce_window_max",
@@ -608,6 +644,24 @@ def _(data):
     f, x = draw_windowed(data, data.draw(st.sampled_from(["reduce_window_max",
                                                           "reduce_window_min"])), FLOAT)
     return jax.grad(lambda x: jnp.sum(jnp.sin(f(x)))), (x,)
+
+
+@case("select_and_scatter")
+def _(data):
+    """A scatter of its own (not commutative) and any selection; ties and NaNs included (jit
+    and eager make the same choices), windows of padding alone too."""
+    s = draw_shape(data, min_dims=1, max_side=4)
+    x = draw_array(data, draw_dtype(data, REAL), s, specials=True)
+    window = data.draw(st.tuples(*[st.integers(1, 3)] * len(s)), label="window")
+    strides = data.draw(st.tuples(*[st.integers(1, 2)] * len(s)), label="strides")
+    padding = data.draw(st.tuples(*[st.tuples(st.integers(0, 2), st.integers(0, 2))] * len(s)),
+                        label="padding")
+    out = tuple(0 if n + lo + hi < w else (n + lo + hi - w) // t + 1
+                for n, w, t, (lo, hi) in zip(s, window, strides, padding))
+    source = draw_array(data, x.dtype, out, label="source")
+    select = data.draw(st.sampled_from([lax.ge, lax.le, lax.lt]), label="select")
+    return (lambda x, src: select_and_scatter(x, select, window, strides, padding, src,
+                                              x.dtype.type(1), _affine)), (x, source)
 
 
 # Reductions, cumulative operations, sorting ------------------------------------------------
@@ -1185,6 +1239,10 @@ unary("copy", ANY, lax.copy_p.bind)
 _ONE_DEVICE = jax.sharding.NamedSharding(jax.make_mesh((1,), ("x",)), jax.P("x"))
 unary("sharding_constraint", ANY, lambda x: lax.sharding_constraint_p.bind(
     x, sharding=_ONE_DEVICE, layout=None, unconstrained_dims=frozenset()))
+unary("device_put", ANY, lambda x: lax.device_put_p.bind(
+    x, devices=(jax.devices()[0],), srcs=(None,),
+    copy_semantics=(_device_put.ArrayCopySemantics.REUSE_INPUT,))[0])
+binary("zeta", FLOAT, lo=1.0, hi=6.0, y_lo=-3.0, y_hi=4.0)
 unary("reduce_precision", FLOAT, lambda x: lax.reduce_precision(x, 5, 2))
 for _name in ("eq_to", "le_to", "lt_to"):
     binary(_name, REAL, getattr(lax, f"{_name}_p").bind)
@@ -1249,8 +1307,19 @@ _COLLECTIVE_REASON = ("resolved by the vmap naming its axis before jit compiles,
 EXEMPT.update({name: _COLLECTIVE_REASON for name in (
     "psum", "pmax", "pmin", "axis_index", "all_gather", "reduce_scatter", "ppermute",
     "all_to_all")})
+EXEMPT["ragged_all_to_all"] = (
+    "resolved by the vmap naming its axis before jit compiles, or run by a pmap's shards: "
+    "jit(vmap(f)) and pmap in tests/_src/lax/test_parallel_extras.py")
 # --- end of collectives ---
 
+EXEMPT.update({
+    "stage": "never staged (bound on a traced value it returns it, as JAX's): "
+             "tests/_src/lax/test_primitive_exports.py (jit through stage_p.bind)",
+    "create_token": "makes a token, not an array: tokens through jit in "
+                    "tests/_src/lax/test_primitive_exports.py",
+    "after_all": "takes and makes tokens, not arrays: tokens through jit in "
+                 "tests/_src/lax/test_primitive_exports.py",
+})
 EXEMPT.update({
     "rng_uniform": "draws from a hidden state, so jit and eager draw different values: "
                    "tests/_src/lax/test_rng.py (types, range, two draws under jit)",

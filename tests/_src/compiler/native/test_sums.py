@@ -50,14 +50,15 @@ def test_row_and_column_sums_of_millions_are_accurate(millions):
     assert _relative_error(n0, x * x, axis=0) <= 2048 * 2**-24
 
 
-LENGTHS = [1, 7, 8, 9, 16, 127, 128, 129, 136, 255, 256, 257, 1000, 4097, 8192, 8193, 16385,
-           100003]
+LENGTHS = [1, 7, 8, 9, 16, 127, 128, 129, 136, 255, 256, 257, 1000, 1023, 1024, 1025, 2049,
+           4097, 8192, 8193, 16385, 100003]
 
 
 @pytest.mark.parametrize("n", LENGTHS)
 def test_pairwise_sums_of_every_length_are_numpys(n):
-    """The walk of the pairwise tree (leaves of up to 128 values, halves at multiples of 8)
-    gives np.add.reduce's bits, summing an operand or an expression of it."""
+    """The walk of the pairwise tree (leaves of up to 128 values, halves at multiples of 8;
+    blocks of up to CALL_BLOCK values summed as subtrees) gives np.add.reduce's bits,
+    summing an operand or an expression of it."""
     x = np.random.default_rng(n).standard_normal((3, n)).astype(np.float32)
     tiers = Tiers(lambda x: (jnp.sum(x, axis=1), jnp.sum(jnp.tanh(x) * x, axis=1),
                              jnp.sum(x)))
