@@ -1,6 +1,6 @@
-"""hyp1f1 in float64 against mpmath over grids of the parameters and x: the accuracy its
-docstring claims; and the recurrences it takes where the series cancels, under jit, vmap and
-differentiation."""
+"""hyp1f1 in float64 against mpmath over grids of the parameters and x and at random points:
+the accuracy its docstring claims; and the recurrences it takes where the series cancels,
+under jit, vmap and differentiation."""
 import itertools
 
 import mpmath
@@ -99,9 +99,127 @@ def test_hyp1f1_float64_large_positive_parameters():
     _assert_within_conditioning(grid)
 
 
+def _series_at_high_precision(a, b, x):
+    """sum_k (a)_k / (b)_k x^k / k! summed until past k = -b and below the working
+    precision, at doubling precision until two sums agree."""
+    previous = None
+    for dps in (60, 120, 240, 480, 960):
+        with mpmath.workdps(dps):
+            a_, b_, x_ = mpmath.mpf(a), mpmath.mpf(b), mpmath.mpf(x)
+            term = total = mpmath.mpf(1)
+            k = 0
+            while term != 0 and not (k > -b and abs((a_ + k) * x_) < abs((b_ + k) * (k + 1))
+                                     and abs(term) < mpmath.mp.eps * abs(total)):
+                term *= (a_ + k) * x_ / ((b_ + k) * (k + 1))
+                total += term
+                k += 1
+            if previous is not None and abs(total - previous) <= 1e-20 * abs(total):
+                return total
+            previous = total
+    raise AssertionError(f"no agreement on the series at {(a, b, x)}")
+
+
+def _reference(a, b, x):
+    """mpmath's 1F1, except below b = -|x|, where mpmath's sum can stop before the terms
+    rise again past k = -b (at (-43.2.., -185.6.., 90.5..) it is off by a factor 100, at
+    (-62.3.., -379.1.., 184.9..) by 1e30 and in sign): there the series itself."""
+    if b < -abs(x):
+        return _series_at_high_precision(a, b, x)
+    return mpmath.hyp1f1(a, b, x)
+
+
+def _assert_relative_where_representable(points, rtol=1e-13):
+    """Relative errors at most rtol, leaving out the points where the exact value is 0 or,
+    as the reference says, beyond float64's range (overflowing, or below its smallest
+    normal number): there relative accuracy is not float64's to give."""
+    want = [_reference(*p) for p in points]
+    kept = [i for i, v in enumerate(want)
+            if v != 0 and np.finfo(np.float64).tiny <= abs(v) <= np.finfo(np.float64).max]
+    points = np.array(points, dtype=np.float64)[kept]
+    want = np.array([float(want[i]) for i in kept])
+    with enable_x64():
+        got = np.asarray(special.hyp1f1(*points.T))
+    error = np.abs(got - want) / np.abs(want)
+    worst = np.nanargmax(np.where(np.isnan(error), np.inf, error))
+    assert error[worst] <= rtol, (error[worst], tuple(points[worst]))
+
+
+def _random_points(seed, n, a, b, x):
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.uniform(-a, a, n), rng.uniform(-b, b, n), rng.uniform(-x, x, n)], 1)
+
+
+def test_hyp1f1_float64_random_points():
+    """1e-13 relative everywhere over |a|, |b| <= 100, |x| <= 200, near 1F1's zeros (in
+    alpha, which the recurrence in alpha passes; the recurrence in b amplifies, for
+    alpha < 0, what float64 leaves of them) and its poles in b too, where the recurrences
+    in float64 lost up to 4e-11 (some 5% of these points above 1e-13)."""
+    _assert_relative_where_representable(_random_points(1, 300, 100, 100, 200))
+
+
+def test_hyp1f1_float64_near_zeros_and_poles():
+    """Points the recurrences in float64 got wrong: b1 = b + m rounded, which costs most
+    near a pole in b (the first five); 1F1 near a zero of the recurrence in alpha, or the
+    recurrence in b amplifying its rounding (alpha near -12 in the eleventh: by 2e4)."""
+    _assert_relative_where_representable([
+        (-18.05760291559085, -2.9996002519813345, -193.57774882942385),
+        (-13.307058555629368, -1.991038105235063, -172.22333090190352),
+        (-8.079130594929623, -11.969998748704526, 128.36001583020249),
+        (25.529630487086223, -35.01051623412626, -105.3904947630774),
+        (62.280846334539376, -36.73765810367438, -49.60864171310328),
+        (-50.13178479057725, -13.6711602812682, 173.56433803890963),
+        (-0.9738555503699473, 17.704132494715807, 145.76929951094354),
+        (74.51321642014906, 7.881523944280275, -5.957592757076441),
+        (16.02276161932012, 10.050844866100235, -148.720687473963),
+        (-96.42171582060494, 62.63423081401194, 43.14851619202486),
+        (1.4660079430661455, -10.534026411644291, -199.7491008327773),
+        (-72.93815119912215, 97.74548268207775, 30.077851928929846)])
+
+
+def test_hyp1f1_float64_polynomials_below_b_zero():
+    """a a non-positive integer above b < 0, x < 0: the polynomial's terms alternate (b's
+    Pochhammer symbol does), cancelling by up to 1e20; Kummer's transformation avoids it."""
+    _assert_relative_where_representable([
+        (-81.0, -94.24979300798245, -39.68630557585578), (-50.0, -99.5, -50.0),
+        (-66.0, -96.93691258225353, -68.8559586028573)])
+
+
+def test_hyp1f1_float64_wider_range():
+    """|a|, |b| <= 200, |x| <= 500 at random, and beyond: t up to 1000 (1F1(alpha; b; t)
+    itself far beyond float64's range after Kummer's transformation), alpha going up far
+    above b1 = b, b < -|x| with |b| to ~400 (the series summed on; or shifted, where it
+    cancels)."""
+    _assert_relative_where_representable(_random_points(2, 100, 200, 200, 500))
+    _assert_relative_where_representable([
+        (1.0850155359617588, 460.75510162704074, -146.41943486077616),
+        (171.83433033144917, -194.69354971079804, -190.2959633752448),
+        (-62.34564054235523, -379.17260939333465, 184.92365881550427),
+        (-43.20354588250197, -185.68469163760687, 90.5860384301302),
+        (-149.61170128471917, 141.63026701928544, 844.6594832729972),
+        (111.7587566072774, -66.19046694934542, -825.6882573142086),
+        (-134.53114019435628, -144.93792455102982, -834.484694400136)])
+
+
+def test_hyp1f1_float32_where_e_to_the_x_underflows():
+    """float32 after Kummer's transformation where e^x underflows but e^x 1F1(b - a; b; -x)
+    does not (formerly 0)."""
+    points = np.array([(46.54682159423828, 80.95793914794922, -105.20115661621094),
+                       (22.113800048828125, 13.453621864318848, -153.7700958251953),
+                       (37.02440643310547, 45.066650390625, -104.95219421386719)],
+                      dtype=np.float32)
+    got = np.asarray(special.hyp1f1(*points.T))
+    assert got.dtype == np.float32
+    want = [float(mpmath.hyp1f1(*map(float, p))) for p in points]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
 def test_hyp1f1_through_the_recurrences_jits_vmaps_and_differentiates():
+    # (the last three: the series summed on, at a shifted point going up and below b = -|x|;
+    # the recurrences' exponents with Kummer's factor)
     points = np.array([(-60.5, 3.5, 100.0), (40.5, -20.25, 30.0), (20.5, 50.25, -150.0),
-                       (50.5, 99.5, 150.0)])
+                       (50.5, 99.5, 150.0), (1.0850155359617588, 460.75510162704074, -146.4),
+                       (-43.20354588250197, -185.68469163760687, 90.5860384301302),
+                       (-134.53114019435628, -144.93792455102982, -834.484694400136)])
     with enable_x64():
         eager = np.asarray(special.hyp1f1(*points.T))  # (its loops trimmed to the longest)
         np.testing.assert_array_equal(didax.jit(special.hyp1f1)(*points.T), eager)

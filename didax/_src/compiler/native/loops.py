@@ -28,8 +28,11 @@ BLOCK = 128  # elements per block: a pairwise leaf is at most this long too
 # The blocks of loops calling NumPy's loops (exp, tanh...), which 1024 elements call a
 # tenth as often as 128 (measured: 128, 512, 1024, 2048, 4096); a float sum's blocks are its
 # pairwise tree's nodes of at most this many elements, each summed by `pw_sum_*` (its
-# subtree, down to the leaves), at the same bits.
+# subtree, down to the leaves), at the same bits. Only while the block buffers (on the stack
+# of whichever thread runs the loop) take at most BUFFER_BUDGET bytes; else BLOCK elements.
 CALL_BLOCK = 1024
+BUFFER_BUDGET = 1 << 16
+_C_SIZES = {"float": 4, "double": 8, "int": 4}
 # NumPy < 2.3 reduces a contiguous row through its iterator's buffers, 8192 elements each
 # (np.getbufsize()'s default), summing each pairwise; 2.3 passes the whole row at once.
 ROW_PIECE = 8192 if tuple(map(int, np.__version__.split(".")[:2])) < (2, 3) else None
@@ -324,9 +327,10 @@ def _independent(inner, local_acc, in_place) -> bool:
 def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, out_index,
                    at, loops, parallel=None, tag=""):
     """The inner loop in blocks of at most CALL_BLOCK elements (a float sum's: subtrees of
-    its pairwise tree), each block in phases: the statements computable before NumPy's loops are called, the calls,
-    the statements after them... A value a later phase or a call reads is kept in a block
-    buffer `b<name>`; reads of operands are read again where needed.
+    its pairwise tree), each block in phases: the statements computable before NumPy's loops
+    are called, the calls, the statements after them... A value a later phase or a call
+    reads is kept in a block buffer `b<name>`; reads of operands are read again where
+    needed.
 
     `parallel` (nothing accumulates across the loop but float sums): the blocks are split
     among the threads; a float sum's row is cut into parts its serial order sums
@@ -369,7 +373,8 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
             uses[p].update(_deps(s[2]))
         uses[p].update(local for _, local, _ in finals[p])
         buffered.update(n for n in uses[p] if phase[n] < p and not stmts[n][4])
-    size = CALL_BLOCK
+    per_element = sum(_C_SIZES.get(_c_type(stmts[name][1]), 8) for name in buffered)
+    size = CALL_BLOCK if per_element * CALL_BLOCK <= BUFFER_BUDGET else BLOCK
     decls = [f"{_c_type(stmts[name][1])} b{name}[{size}];"
              for name in sorted(buffered, key=lambda n: int(n[1:]))]
     flags = [t for fs in finals for kind, _, t in fs if kind == "any"]

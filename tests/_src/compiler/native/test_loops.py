@@ -508,3 +508,25 @@ def test_pads():
     tiers = Tiers(f)
     _same(tiers(x, np.float32(np.nan)))
     assert_native(tiers.native, x, np.float32(np.nan))
+
+
+@pytest.mark.parametrize("n_calls", [2, 24])
+def test_blocks_of_loops_calling_numpy_fit_their_buffer_budget(n_calls):
+    """A loop calling NumPy's functions works in blocks of CALL_BLOCK elements while its block
+    buffers (on the stack of the thread running it) fit BUFFER_BUDGET, else of BLOCK: a
+    function with thousands of calls (hyp1f1) overflowed the stack with large blocks."""
+    from didax._src.compiler.native import loops
+
+    def f(x):
+        ys = [jnp.exp(x * (0.01 * k)) for k in range(n_calls)]
+        return sum(y * y for y in ys) + x
+
+    x = np.linspace(-1, 1, 5000)
+    with enable_x64():
+        tiers = Tiers(f)
+        _same(tiers(x))
+        if have_compiler():
+            source = executable(tiers.native, x).native.plan.source
+            size = loops.CALL_BLOCK if n_calls == 2 else loops.BLOCK
+            assert "double bt" in source and f"[{size}];" in source
+            assert n_calls == 2 or f"[{loops.CALL_BLOCK}];" not in source
