@@ -1,6 +1,8 @@
 """The Gauss hypergeometric function 2F1(a, b; c; x) of real arguments."""
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from didax._src.core import Tracer, concrete_value, get_aval
@@ -9,11 +11,19 @@ from didax._src.lax.control_flow.while_loop import while_loop
 from didax._src.numpy import namespace as jnp
 from didax._src.primitives.custom_derivatives import SymbolicZero, custom_jvp
 from didax._src.scipy.double_double import (
+    _PI,
     _dd,
     _dd_add,
     _dd_add_double,
+    _dd_constant,
     _dd_div,
+    _dd_exp_parts,
+    _dd_log,
     _dd_mul,
+    _dd_neg,
+    _dd_scale,
+    _dd_sin_pi,
+    _dd_where,
     _two_sum,
 )
 from didax._src.scipy.hypergeometric import (
@@ -24,6 +34,7 @@ from didax._src.scipy.hypergeometric import (
     _with_derivatives,
 )
 from didax._src.scipy.special import gammasgn
+from didax._src.transforms.api import jvp
 
 __all__ = ["hyp2f1"]
 
@@ -54,7 +65,7 @@ def _series_2f1_exact(a, b, c, z):
     """`_series_2f1`'s sum carried in double-double (a, b and z doubles or double-doubles),
     for the form chosen where every form cancels."""
     a, b, z = [v if isinstance(v, tuple) else _dd(v) for v in (a, b, z)]
-    return _series_2f1_dd_short(*a, *b, c, *z)
+    return _series_2f1_dd_short(*a, *b, *_dd(c), *z)
 
 
 def _cancellation(total, magnitude):
@@ -73,17 +84,6 @@ def _gamma_ratio(num, den):
     for v in num + den:
         sign = sign * gammasgn(v)
     return jnp.where(den_pole, 0.0, sign * jnp.exp(log_ratio))
-
-
-def _near_one_generic(a, b, c, s):
-    """2F1(a, b; c; 1 - s) for 0 < s <= 1/2 and m = c - a - b not an integer, by the
-    connection formula Gamma(c) Gamma(m) / (Gamma(c-a) Gamma(c-b)) 2F1(a, b; 1-m; s) +
-    s^m Gamma(c) Gamma(-m) / (Gamma(a) Gamma(b)) 2F1(c-a, c-b; 1+m; s)."""
-    m = c - a - b
-    first = _gamma_ratio([c, m], [c - a, c - b]) * _series_2f1(a, b, 1 - m, s)[0]
-    second = (_gamma_ratio([c, -m], [a, b]) * s ** m
-              * _series_2f1(c - a, c - b, 1 + m, s)[0])
-    return first + second
 
 
 def _near_one_degenerate(a, b, n, s):
@@ -126,6 +126,10 @@ _STIRLING_COEFFICIENTS = [1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 
                           1 / 156, -3617 / 122400]
 _STIRLING_FROM = 10  # (where the series' eighth term is below double's rounding)
 _NEAR_INTEGER = 0.125  # |c - a - b - n| below this: the uniform form of the limit
+_DD_NEAR_INTEGER = 1e-9  # (used below this only: the connection formula in double-double
+# loses 1/|c - a - b - n| of its ~1e-26 precision)
+_TANGENT_NEAR_INTEGER = 1 / 32  # (the form's derivatives below this: measured, forward mode
+# through the connection formula in double-double is the more accurate beyond)
 
 
 def _log_gamma_step(y, e):
@@ -219,7 +223,9 @@ def _near_one(a, b, c, s):
     Euler's transformation 2F1(a, b; c; x) = s^(c-a-b) 2F1(c-a, c-b; c; x) makes it positive.
     Where c - a - b is an integer and a or b, or c - a or c - b, a non-positive integer (the
     limit's poles), the function is a polynomial (times s^(c-a-b)), summed as such in the
-    form whose terms cancel least."""
+    form whose terms cancel least. Within 1/8 of an integer, the limit's uniform form
+    (`_near_integer`); with where c - a - b is an integer or, for that form, within
+    `_DD_NEAR_INTEGER` of one (where the connection formula in double-double loses)."""
     m = c - a - b
     own = _is_nonpositive_integer(a) | _is_nonpositive_integer(b)
     euler = _is_nonpositive_integer(c - a) | _is_nonpositive_integer(c - b)
@@ -231,8 +237,6 @@ def _near_one(a, b, c, s):
                                    c, jnp.where(own | euler, 1 - s, 0.0))
     polynomial = jnp.where(use_euler, s ** m, 1.0) * polynomial
     integer = m == jnp.round(m)
-    generic = _near_one_generic(a, b, jnp.where(integer, c + 0.5, c),
-                                jnp.where(integer, 0.25, s))
     flip = m < 0
     a2 = jnp.where(flip, c - a, a)
     b2 = jnp.where(flip, c - b, b)
@@ -241,22 +245,35 @@ def _near_one(a, b, c, s):
     degenerate = _near_one_degenerate(jnp.where(usable, a2, 0.5), jnp.where(usable, b2, 0.5),
                                       n, jnp.where(integer, s, 0.25))
     degenerate = jnp.where(flip, s ** m, 1.0) * degenerate
-    # c - a - b within 1/8 of an integer (not on it): the limit's uniform form, where its
-    # Gamma functions have no poles (where they have, the generic formula is exact)
+    near, *_, e = _near_integer_parameters(a, b, c)
+    value = jnp.where(integer, jnp.where(usable, degenerate, polynomial), _near_integer(a, b, c, s))
+    return value, integer | (near & (jnp.abs(e) < _DD_NEAR_INTEGER))
+
+
+def _near_integer_parameters(a, b, c):
+    """Where c - a - b is within 1/8 of an integer (not on it) and the limit's uniform form
+    has no poles (where it has, the connection formula is exact), after Euler's
+    transformation where that integer is negative; with the form's a, b, n and e there."""
+    m = c - a - b
     nearest = jnp.round(m)
-    flip_near = nearest < 0
-    a3 = jnp.where(flip_near, c - a, a)
-    b3 = jnp.where(flip_near, c - b, b)
-    near = (~integer & (jnp.abs(m - nearest) < _NEAR_INTEGER) & ~_is_nonpositive_integer(a3)
-            & ~_is_nonpositive_integer(b3) & ~_is_nonpositive_integer(c - a3)
-            & ~_is_nonpositive_integer(c - b3))
-    n3 = jnp.where(near, jnp.abs(nearest), 0.0)
-    e3 = jnp.where(near, (c - a3 - b3) - n3, _NEAR_INTEGER / 2)
-    near_integer = _near_one_near_integer(jnp.where(near, a3, 0.5), jnp.where(near, b3, 0.5),
-                                          n3, e3, jnp.where(near, s, 0.25))
-    near_integer = jnp.where(flip_near, s ** m, 1.0) * near_integer
-    generic = jnp.where(near, near_integer, generic)
-    return jnp.where(integer, jnp.where(usable, degenerate, polynomial), generic)
+    flip = nearest < 0
+    a3 = jnp.where(flip, c - a, a)
+    b3 = jnp.where(flip, c - b, b)
+    near = ((m != nearest) & (jnp.abs(m - nearest) < _NEAR_INTEGER)
+            & ~_is_nonpositive_integer(a3) & ~_is_nonpositive_integer(b3)
+            & ~_is_nonpositive_integer(c - a3) & ~_is_nonpositive_integer(c - b3))
+    n = jnp.where(near, jnp.abs(nearest), 0.0)
+    e = jnp.where(near, (c - a3 - b3) - n, _NEAR_INTEGER / 2)
+    return near, jnp.where(near, a3, 0.5), jnp.where(near, b3, 0.5), n, e
+
+
+def _near_integer(a, b, c, s):
+    """2F1(a, b; c; 1 - s) by the limit's uniform form (`_near_one_near_integer`) where
+    `_near_integer_parameters` finds it serves."""
+    near, a3, b3, n, e = _near_integer_parameters(a, b, c)
+    m = c - a - b
+    value = _near_one_near_integer(a3, b3, n, e, jnp.where(near, s, 0.25))
+    return jnp.where(jnp.round(m) < 0, s ** m, 1.0) * value
 
 
 def _least_cancelling(best, best_cancellation, chosen, cancellation):
@@ -304,7 +321,7 @@ def _small_argument(a, b, c, x):
     # where the chosen form's terms cancel, its sum again in double-double
     cancels = (best_cancellation > 10) & jnp.isfinite(best_cancellation)
     (exact,) = _where_needed(lambda *args: (_series_2f1_dd_short(*args),), cancels, p_hi, p_lo,
-                             q_hi, q_lo, c, arg_hi, arg_lo, safe=_SAFE_SERIES)
+                             q_hi, q_lo, *_dd(c), arg_hi, arg_lo, safe=_SAFE_SERIES)
     return factor * jnp.where(cancels, exact, total), best_cancellation
 
 
@@ -393,16 +410,17 @@ def _series_2f1_estimate(p, q, c, z, terms):
     return total, converged, magnitude
 
 
-def _series_2f1_dd_sums(p, q, c, z, terms, wanted=()):
-    """The series summed in double-double in a loop (p, q and z double-doubles, c a double):
-    a rounding 1e-32 of the terms' magnitudes. With `wanted` (some of "p", "q", "c", "z"),
-    also its derivatives in those, summed alike (forward mode through the double-double
-    operations would carry them in double, with the sum's cancellation magnifying their
-    rounding): sum_k t_k H_k(p), sum_k t_k H_k(q), -sum_k t_k H_k(c) and sum_k k t_k / z,
-    where H_k(v) = sum_{j<k} 1/(v + j). Past a zero factor p + j (p a non-positive
-    integer) the terms vanish but not their derivatives in p: those are the terms with that
-    factor taken as 1."""
-    base = 17  # (the carry's entries before the derivatives')
+def _series_2f1_dd_sums(p, q, c, z, terms, wanted=(), tail=0.1):
+    """The series summed in double-double in a loop (p, q, c and z double-doubles): a
+    rounding 1e-32 of the terms' magnitudes, its tail left once below `tail` eps of the sum
+    (eps^2 with `tail` None); with the terms' magnitudes summed, and the last term. With
+    `wanted` (some of "p", "q", "c", "z"), also its derivatives in those, summed alike
+    (forward mode through the double-double operations would carry them in double, with the
+    sum's cancellation magnifying their rounding): sum_k t_k H_k(p), sum_k t_k H_k(q),
+    -sum_k t_k H_k(c) and sum_k k t_k / z, where H_k(v) = sum_{j<k} 1/(v + j). Past a zero
+    factor p + j (p a non-positive integer) the terms vanish but not their derivatives in p:
+    those are the terms with that factor taken as 1."""
+    base = 19  # (the carry's entries before the derivatives')
     # per derivative: its entries' count (H_k; the sum; in p and q the terms with the zero
     # factor taken as 1 and whether it has passed)
     widths = {"p": 7, "q": 7, "c": 4, "z": 2}
@@ -411,16 +429,17 @@ def _series_2f1_dd_sums(p, q, c, z, terms, wanted=()):
         starts[name], at = at, at + widths[name]
 
     def step(k, carry):
-        p, q, c, z, term, total = carry[:2], carry[2:4], carry[4], carry[5:7], carry[7:9], \
-            carry[9:11]
+        p, q, c, z, term, total = carry[:2], carry[2:4], carry[4:6], carry[6:8], carry[8:10], \
+            carry[10:12]
         # (p+k)(q+k) and (c+k)(k+1), by their differences p + q + 2k + 1 and c + 2k + 2
-        pq, pq_step, ck = carry[11:13], carry[13:15], carry[15:17]
+        pq, pq_step, ck = carry[12:14], carry[14:16], carry[16:18]
         new_term = _dd_div(_dd_mul(term, _dd_mul(pq, z)), ck)
-        out = [*p, *q, c, *z, *new_term, *_dd_add(total, new_term),
+        out = [*p, *q, *c, *z, *new_term, *_dd_add(total, new_term),
                *_dd_add_double(_dd_add(pq, pq_step), 2 * k + 1), *pq_step,
-               *_dd_add_double(_dd_add_double(ck, c), 2 * k + 2)]
-        kk = c * 0 + k
-        factors = {"p": _dd_add_double(p, kk), "q": _dd_add_double(q, kk), "c": _two_sum(c, kk)}
+               *_dd_add_double(_dd_add(ck, c), 2 * k + 2), carry[18] + abs(new_term[0])]
+        kk = c[0] * 0 + k
+        factors = {"p": _dd_add_double(p, kk), "q": _dd_add_double(q, kk),
+                   "c": _dd_add_double(c, kk)}
         for name in wanted:
             i = starts[name]
             if name == "z":
@@ -444,54 +463,62 @@ def _series_2f1_dd_sums(p, q, c, z, terms, wanted=()):
             out += [*harmonic, *_dd_add(carry[i + 2:i + 4], weighted), *extra]
         return tuple(out)
 
-    one, zero = jnp.ones_like(c), jnp.zeros_like(c)
-    carry = [*p, *q, c, *z, one, zero, one, zero, *_dd_mul(p, q), *_dd_add(p, q), c, zero]
+    one, zero = jnp.ones_like(c[0]), jnp.zeros_like(c[0])
+    carry = [*p, *q, *c, *z, one, zero, one, zero, *_dd_mul(p, q), *_dd_add(p, q), *c, one]
     for name in wanted:
         carry += [zero] * widths[name]
         if name in "pq":
             carry[starts[name] + 4] = one
 
+    tolerance = _eps(c[0]) ** 2 if tail is None else tail * _eps(c[0])
+
     def done(k, v):
-        below = _tail_below(v[0], v[2], v[4], v[5], k, v[7], v[9], 0.1 * _eps(c))
+        below = _tail_below(v[0], v[2], v[4], v[6], k, v[8], v[10], tolerance)
         for name in wanted:  # (and the terms with a zero factor taken as 1)
             if name in "pq":
                 i = starts[name]
-                below = below & (abs(v[i + 4]) <= 0.1 * _eps(c) * abs(v[i + 2]))
+                below = below & (abs(v[i + 4]) <= tolerance * abs(v[i + 2]))
         return below
 
     carry = _repeat(terms, step, tuple(carry), done)
-    total = carry[9] + carry[10]
+    total, sizes = (carry[10], carry[11]), (carry[18], abs(carry[8]))
     if not wanted:
-        return total
+        return total, sizes
     sums = {name: carry[starts[name] + (0 if name == "z" else 2)]
             + carry[starts[name] + (1 if name == "z" else 3)] for name in wanted}
     if "c" in sums:
         sums["c"] = -sums["c"]
     if "z" in sums:
         sums["z"] = sums["z"] / jnp.where(z[0] == 0, 1.0, z[0])
-    return total, sums
+    return total, sizes, sums
 
 
-def _series_2f1_dd_fn(terms):
+def _series_2f1_dd_fn(terms, tail=0.1, pair=False):
     """`_series_2f1_dd_sums` over up to `terms` terms, with its derivatives (in p, q, c, z;
-    p, q and z given as their double-double pairs) by its own sums, those only whose
-    tangents are not zero."""
+    each given as its double-double pair) by its own sums, those only whose tangents are
+    not zero; its sum rounded, or with `pair` as its double-double pair followed by the
+    terms' magnitudes summed and the last term's."""
     @custom_jvp
-    def series(p_hi, p_lo, q_hi, q_lo, c, z_hi, z_lo):
-        return _series_2f1_dd_sums((p_hi, p_lo), (q_hi, q_lo), c, (z_hi, z_lo), terms)
+    def series(p_hi, p_lo, q_hi, q_lo, c_hi, c_lo, z_hi, z_lo):
+        total, sizes = _series_2f1_dd_sums((p_hi, p_lo), (q_hi, q_lo), (c_hi, c_lo),
+                                           (z_hi, z_lo), terms, tail=tail)
+        return (*total, *sizes) if pair else total[0] + total[1]
 
     def series_jvp(primals, tangents):
-        p_hi, p_lo, q_hi, q_lo, c, z_hi, z_lo = primals
+        p_hi, p_lo, q_hi, q_lo, c_hi, c_lo, z_hi, z_lo = primals
         moving = {name: [t for t in ts if not isinstance(t, SymbolicZero)] for name, ts in
-                  [("p", tangents[0:2]), ("q", tangents[2:4]), ("c", tangents[4:5]),
-                   ("z", tangents[5:7])]}
+                  [("p", tangents[0:2]), ("q", tangents[2:4]), ("c", tangents[4:6]),
+                   ("z", tangents[6:8])]}
         wanted = tuple(name for name, ts in moving.items() if ts)
-        total, sums = _series_2f1_dd_sums((p_hi, p_lo), (q_hi, q_lo), c, (z_hi, z_lo), terms,
-                                          wanted)
-        tangent = jnp.zeros_like(total)
+        total, sizes, sums = _series_2f1_dd_sums((p_hi, p_lo), (q_hi, q_lo), (c_hi, c_lo),
+                                                 (z_hi, z_lo), terms, wanted, tail)
+        tangent = jnp.zeros_like(total[0])
         for name in wanted:
             tangent = tangent + sums[name] * sum(moving[name])
-        return total, tangent
+        if pair:
+            zero = jnp.zeros_like(tangent)
+            return (*total, *sizes), (tangent, zero, zero, zero)
+        return total[0] + total[1], tangent
 
     series.defjvp(series_jvp, symbolic_zeros=True)
     return series
@@ -529,7 +556,7 @@ def _double_double_beyond(a, b, c, x):
     p_hi, p_lo, q_hi, q_lo, arg_hi, arg_lo, exponent = best
     ok = best_cancellation < _DD_CANCELLATION / _eps(x)
     (total,) = _where_needed(lambda *args: (_series_2f1_dd(*args),), ok, p_hi, p_lo, q_hi,
-                             q_lo, c, arg_hi, arg_lo, safe=_SAFE_SERIES)
+                             q_lo, *_dd(c), arg_hi, arg_lo, safe=_SAFE_SERIES)
     return (1 - x) ** exponent * total, ok
 
 
@@ -669,8 +696,8 @@ def _down_in_c_jvp(primals, tangents):
 
 
 _SAFE_POINT = (0.5, 0.25, 1.5, -2.0)  # (a, b, c, x where every method's steps are finite)
-_SAFE_SERIES = (0.5, 0.0, 0.25, 0.0, 1.5, 0.0, 0.0)  # (p, q, c, z of a series, p q z in
-# double-double)
+_SAFE_SERIES = (0.5, 0.0, 0.25, 0.0, 1.5, 0.0, 0.0, 0.0)  # (p, q, c, z of a series, each
+# in double-double)
 
 
 def _where_needed(fn, needed, *args, safe=_SAFE_POINT):
@@ -701,44 +728,206 @@ def _hyp2f1(a, b, c, x):
     """2F1 for x < 1 and c not a pole: a series form (`_small_argument`) where one is valid,
     else the first of these that serves: a longer series of positive terms
     (`_positive_series_beyond`), a series that alternates summed in double-double
-    (`_double_double_beyond`), Gauss's recurrence in c from a form of positive terms
-    (`_raised_c_either`), the connection formula
-    (`_connection`); a terminating series is summed as it is where its terms do not cancel.
+    (`_double_double_beyond`), the connection formula in double-double where within its
+    precision (`_connection_dd`), Gauss's recurrence in c from a form of positive terms
+    (`_raised_c_either`), the connection formula's limits (`_connection_limits`) or the
+    connection formula all the same; a terminating series is summed as it is (in
+    double-double where its terms cancel).
     Each method runs only on the elements it is tried on, where that is known."""
     terminating = ((_is_nonpositive_integer(a) & (a > -_SERIES_TERMS_2F1))
                    | (_is_nonpositive_integer(b) & (b > -_SERIES_TERMS_2F1)))
     direct, _, direct_size = _series_2f1(a, b, c, jnp.where(terminating, x, 0.0))
     small, small_cancellation = _small_argument(a, b, c, x)
     value, done = small, jnp.isfinite(small_cancellation)
+    connection = None
     for method, where in [
             # a longer series of positive terms
             (_positive_series_beyond, True),
             # a series that alternates, summed in double-double
             (_double_double_beyond, ((x > 0.5) & (x <= _DD_REACH))
              | ((x < -1) & (x / (x - 1) <= _DD_REACH))),
+            # the connection formula in double-double, where within its precision
+            (_connection_dd, True),
             # Gauss's recurrence in c from a form of positive terms (below -1; above 1/2
             # after Pfaff's transformation)
             (_raised_c_either, ((x < -1) & (x / (x - 1) <= _RAISED_REACH))
-             | ((x > 0.5) & (x <= _RAISED_REACH))),
-            # the connection formula
-            (_connection, True)]:
+             | ((x > 0.5) & (x <= _RAISED_REACH)))]:
         needed = ~done & where
         found, ok = _where_needed(method, needed, a, b, c, x)
         value = jnp.where(needed & ok, found, value)
         done = done | (needed & ok)
-    # a terminating series is summed as it is unless its terms cancel
-    use_direct = terminating & ((jnp.abs(x) <= 0.5) | (_cancellation(direct, direct_size) < 100))
-    return jnp.where(use_direct, direct, value)
+        if method is _connection_dd:
+            connection = found
+    # the rest: the connection formula's limits where c - a - b is (nearly) an integer, else
+    # the connection formula all the same
+    limit, special = _where_needed(_connection_limits, ~done, a, b, c, x)
+    value = jnp.where(done, value, jnp.where(special, limit, connection))
+    # a terminating series is summed as it is, in double-double where its terms cancel
+    # (unless beyond double-double's reach: then the other methods' value)
+    cancellation = _cancellation(direct, direct_size)
+    exact_direct = terminating & (cancellation > 10) & (cancellation < _MAX_CANCELLATION)
+    (exact,) = _where_needed(lambda *args: (_series_2f1_dd_short(*args),), exact_direct,
+                             *_dd(a), *_dd(b), *_dd(c), *_dd(x), safe=_SAFE_SERIES)
+    direct = jnp.where(exact_direct, exact, direct)
+    return jnp.where(terminating & (cancellation < _MAX_CANCELLATION), direct, value)
 
 
-def _connection(a, b, c, x):
-    """The connection formula in 1 - x above 1/2, and Pfaff's transformation followed by it
-    (in 1/(1-x)) below -1."""
+_STIRLING_DD_FROM = 20  # (from there Stirling's series to B_20 / (20 19 z^19) is within 1e-26
+_STIRLING_DD = [Fraction(1, 12), Fraction(-1, 360), Fraction(1, 1260),  # of log Gamma)
+                Fraction(-1, 1680), Fraction(1, 1188), Fraction(-691, 360360), Fraction(1, 156),
+                Fraction(-3617, 122400), Fraction(43867, 244188), Fraction(-174611, 125400)]
+_HALF_LOG_TWO_PI = "0.91893853320467274178032973640561763986139747363778341281715"
+
+
+def _log_gamma_dd(v):
+    """log |Gamma(v)| of double-doubles v (not poles), in double-double, and Gamma's sign:
+    below 1/2 by the reflection formula Gamma(v) = pi / (sin(pi v) Gamma(1 - v)), up to 20 by
+    the recurrence (its product in double-double), and there Stirling's series."""
+    one, zero = jnp.ones_like(v[0]), jnp.zeros_like(v[0])
+    reflect = v[0] < 0.5
+    w = _dd_where(reflect, _dd_add_double(_dd_neg(v), 1.0), v)
+    product, z = (one, zero), w  # Gamma(w) = Gamma(z) / product
+    for _ in range(_STIRLING_DD_FROM):
+        low = z[0] < _STIRLING_DD_FROM
+        product = _dd_where(low, _dd_mul(product, z), product)
+        z = _dd_where(low, _dd_add_double(z, 1.0), z)
+    n = jnp.round(v[0])
+    sine = _dd_sin_pi(_dd_add_double(v, -n))  # sin(pi v) (-1)^n, its argument exact
+    sine_sign = jnp.where(sine[0] < 0, -1.0, 1.0)
+    sign = jnp.where(reflect, sine_sign * (1 - 2 * (n - 2 * jnp.floor(n / 2))), 1.0)
+    # log |Gamma(v)| = log Gamma(z) - log q, or after the reflection -log Gamma(z) - log q
+    pi = _dd_constant(_PI, zero)
+    q = _dd_where(reflect, _dd_div((sine_sign * sine[0], sine_sign * sine[1]),
+                                   _dd_mul(product, pi)), product)
+    logs = _dd_log((jnp.stack([z[0], q[0]]), jnp.stack([z[1], q[1]])))
+    log_z, log_q = (logs[0][0], logs[1][0]), (logs[0][1], logs[1][1])
+    y = _dd_div((one, zero), z)
+    y2 = _dd_mul(y, y)
+    series = _dd_constant(_STIRLING_DD[-1], zero)
+    for coefficient in _STIRLING_DD[-2::-1]:
+        series = _dd_add(_dd_mul(series, y2), _dd_constant(coefficient, zero))
+    log_gamma = _dd_add(_dd_add(_dd_mul(_dd_add_double(z, -0.5), log_z), _dd_neg(z)),
+                        _dd_add(_dd_mul(series, y), _dd_constant(_HALF_LOG_TWO_PI, zero)))
+    return _dd_add(_dd_where(reflect, _dd_neg(log_gamma), log_gamma), _dd_neg(log_q)), sign
+
+
+def _is_nonpositive_integer_dd(v):
+    return _is_nonpositive_integer(v[0]) & (v[1] == 0)
+
+
+# (its tail past eps^2 of the sum: the two terms' cancellation may use that precision)
+_series_2f1_connection = _series_2f1_dd_fn(2 * _SERIES_TERMS_2F1, tail=None, pair=True)
+
+
+def _connection_dd_sized(a, b, c, x):
+    """2F1(a, b; c; 1 - s) = Gamma(c) Gamma(m) / (Gamma(c-a) Gamma(c-b)) 2F1(a, b; 1-m; s) +
+    s^m Gamma(c) Gamma(-m) / (Gamma(a) Gamma(b)) 2F1(c-a, c-b; 1+m; s) (the connection
+    formula, for m = c - a - b not an integer) in s = 1 - x above 1/2, and below -1 after
+    Pfaff's transformation (in s = 1/(1-x), with b' = c - b and m = b - a), all in
+    double-double: where its two terms cancel (near a zero of 2F1, or near an integer m,
+    whose poles the terms share) their rounding in double would be magnified, and that of
+    their Gamma functions (lgamma's rounding is relative to its value, up to 1e-14 of Gamma)
+    even where they do not. Its parameters and s are unrounded; each term is exp(the log of
+    its Gamma functions and powers) times its series. With its error, estimated from its
+    terms' sizes and its series', relative to its value (inf within `_DD_NEAR_INTEGER` of
+    an integer m)."""
+    dtype_eps = _eps(x)
+    zero = jnp.zeros_like(x)
+    pfaff = x < 0
+    m_double = jnp.where(pfaff, b - a, c - a - b)
+    near_integer = jnp.abs(m_double - jnp.round(m_double)) < _DD_NEAR_INTEGER
+    a, b, c, x = [jnp.where(near_integer, safe, v) for v, safe in zip((a, b, c, x), _SAFE_POINT)]
+    pfaff = x < 0
+    one_minus_x = _two_sum(1.0 + zero, -x)  # (exact)
+    s = _dd_where(pfaff, _dd_div((1.0 + zero, zero), one_minus_x), one_minus_x)
+    c_a, c_b = _two_sum(c, -a), _two_sum(c, -b)
+    b2 = _dd_where(pfaff, c_b, _dd(b))
+    c_b2 = _dd_where(pfaff, _dd(b), c_b)
+    m = _dd_where(pfaff, _two_sum(b, -a), _dd_add_double(c_a, -b))
+    # Gamma of c, m, c - a, c - b', -m, a and b' (a denominator's pole: its term is 0)
+    args = [_dd(c), m, c_a, c_b2, _dd_neg(m), _dd(a), b2]
+    poles = [_is_nonpositive_integer_dd(v) for v in args]
+    args = [_dd_where(pole, (0.5 + zero, zero), v) for v, pole in zip(args, poles)]
+    logs, signs = _log_gamma_dd(tuple(jnp.stack([v[i] for v in args]) for i in range(2)))
+    log_gamma = [(logs[0][i], logs[1][i]) for i in range(len(args))]
+    log_s = _dd_log(s)
+    first = _dd_add(_dd_add(log_gamma[0], log_gamma[1]),
+                    _dd_neg(_dd_add(log_gamma[2], log_gamma[3])))
+    second = _dd_add(_dd_add(_dd_add(log_gamma[0], log_gamma[4]),
+                             _dd_neg(_dd_add(log_gamma[5], log_gamma[6]))), _dd_mul(m, log_s))
+    # Pfaff's factor (1 - x)^-a = s^a
+    power = _dd_mul(_dd(jnp.where(pfaff, a, 0.0)), log_s)
+    first, second = _dd_add(first, power), _dd_add(second, power)
+    # the factors as m 2^k, scaled by the larger 2^k (the terms may overflow where their sum
+    # does not, and double-double's products overflow already at 1/2^27 of the largest double)
+    factors, powers = _dd_exp_parts((jnp.stack([first[0], second[0]]),
+                                     jnp.stack([first[1], second[1]])))
+    top = jnp.max(powers, axis=0)
+    factors = _dd_scale(factors, powers - top)
+    one_m = _dd_add_double(_dd_neg(m), 1.0)
+    one_p = _dd_add_double(m, 1.0)
+    *series, magnitude, last = _series_2f1_connection(
+        *[jnp.stack([u[i], v[i]]) for u, v in [(_dd(a), c_a), (b2, c_b2), (one_m, one_p), (s, s)]
+          for i in range(2)])
+    sign = jnp.stack([signs[0] * signs[1] * signs[2] * signs[3] * ~(poles[2] | poles[3]),
+                      signs[0] * signs[4] * signs[5] * signs[6] * ~(poles[5] | poles[6])])
+    terms = _dd_mul(factors, series)
+    terms = (terms[0] * sign, terms[1] * sign)
+    value = _dd_add((terms[0][0], terms[1][0]), (terms[0][1], terms[1][1]))
+    # the error: the Gamma functions' and powers' (Stirling's series' 1e-26 and the
+    # rounding), the series' rounding over their terms and their tails
+    scale = jnp.abs(factors[0] * sign)
+    error = jnp.sum((1e-25 + 100 * dtype_eps ** 2) * jnp.abs(terms[0])
+                    + scale * (1000 * dtype_eps ** 2 * magnitude + 2 * last), axis=0)
+    relative = error / jnp.abs(jnp.where(value[0] == 0, 1.0, value[0]))
+    relative = jnp.where(near_integer | (value[0] == 0), np.inf, relative)
+    value = _dd_scale(value, top)
+    return value[0] + value[1], relative
+
+
+@custom_jvp
+def _connection_dd_values(a, b, c, x):
+    return _connection_dd_sized(a, b, c, x)
+
+
+@_connection_dd_values.defjvp
+def _connection_dd_jvp(primals, tangents):
+    """Within `_TANGENT_NEAR_INTEGER` of an integer m, the derivatives of the limit's
+    uniform form: forward mode through the connection formula carries its two terms'
+    derivatives in double, and their poles in m (of second order in the derivatives in c)
+    cancel."""
+    (value, error), (tangent, _) = jvp(_connection_dd_sized, primals, tangents)
+    a, b, c, x = primals
+    near, *_, e = _near_integer_parameters(a, jnp.where(x < 0, c - b, b), c)
+    near = near & (jnp.abs(e) < _TANGENT_NEAR_INTEGER)
+    _, near_tangent = jvp(_connection_near_integer, primals, tangents)
+    return (value, error), (jnp.where(near, near_tangent, tangent), jnp.zeros_like(error))
+
+
+def _connection_near_integer(a, b, c, x):
+    """`_near_integer` in 1 - x above 1/2, and after Pfaff's transformation (in 1/(1-x))
+    below -1."""
+    pfaff = x < 0
+    s = jnp.clip(jnp.where(pfaff, 1 / (1 - x), 1 - x), np.finfo(get_aval(x).dtype).tiny, 0.5)
+    return (jnp.where(pfaff, (1 - x) ** -a, 1.0)
+            * _near_integer(a, jnp.where(pfaff, c - b, b), c, s))
+
+
+def _connection_dd(a, b, c, x):
+    """`_connection_dd_sized`'s value, and where its error is below the dtype's rounding."""
+    value, error = _connection_dd_values(a, b, c, x)
+    return value, error <= _eps(x)
+
+
+def _connection_limits(a, b, c, x):
+    """The connection formula's limits (`_near_one`), in 1 - x above 1/2 and after Pfaff's
+    transformation (in 1/(1-x)) below -1; with where c - a - b (after Pfaff's, b - a) is an
+    integer or within `_DD_NEAR_INTEGER` of one, where they serve."""
     pfaff = x < 0
     s = jnp.where(pfaff, 1 / (1 - x), 1 - x)
-    near = _near_one(a, jnp.where(pfaff, c - b, b), c,
-                     jnp.clip(s, np.finfo(get_aval(x).dtype).tiny, 0.5))
-    return jnp.where(pfaff, (1 - x) ** -a, 1.0) * near, jnp.ones(jnp.shape(x), bool)
+    near, special = _near_one(a, jnp.where(pfaff, c - b, b), c,
+                              jnp.clip(s, np.finfo(get_aval(x).dtype).tiny, 0.5))
+    return jnp.where(pfaff, (1 - x) ** -a, 1.0) * near, special
 
 
 def _hyp2f1_values(a, b, c, x):
@@ -768,6 +957,13 @@ def hyp2f1(a, b, c, x):
     - a form whose terms are all positive, up to an argument of 9/10 (500 terms);
     - the form whose terms cancel least, up to an argument of 19/20 (x in (1/2, 19/20] or
       [-19, -1)), where it converges within 1000 terms and cancels by less than 1e15;
+    - the connection formula in 1 - x above 1/2, and Pfaff's transformation then that
+      formula in 1/(1-x) below -1, all in double-double: its Gamma functions (by Stirling's
+      series past 20, the recurrence and the reflection formula), its powers and its series,
+      with their parameters unrounded, so that its two terms' cancellation (near a zero of
+      2F1, or where c - a - b, after Pfaff's b - a, is near an integer) leaves the rounding
+      of double; where its error, estimated from its terms' and series' sizes, is below
+      that rounding, and c - a - b is not within 1e-9 of an integer;
     - for x in [-49, -1), Gauss's contiguous relation in c, c(c-1)(x-1) F(c-1) +
       c(c-1-(2c-a-b-1)x) F(c) + (c-a)(c-b) x F(c+1) = 0, down from c' = c + n (n past
       b - c and -c, and 24 more) where Pfaff's form has positive terms (after Euler's
@@ -775,31 +971,35 @@ def hyp2f1(a, b, c, x):
       minimal solution as c grows, so going down the seeds' errors shrink; it is run twice
       (from c' and c' + 8) and serves where the two agree to 1e-13. For x in (1/2, 49/50]
       the same after Pfaff's transformation (its argument below -1);
-    - the connection formula in 1 - x above 1/2, and Pfaff's transformation then that
-      formula in 1/(1-x) below -1. Where its c - a - b (after Pfaff's, b - a) is an integer
-      its limit is used (Abramowitz & Stegun 15.3.10-12, with logarithms and digammas), for
-      integers up to 40; within 1/8 of an integer, that limit's uniform form in the
-      distance e (Buhring's, Forrey's: the two terms' poles in e cancelled analytically,
-      with Gamma ratios differenced by Stirling's series), which has no loss of 1/e.
-    x = 1 gives Gauss's sum where c - a - b > 0.
+    - where c - a - b (after Pfaff's, b - a) is an integer, the connection formula's limit
+      (Abramowitz & Stegun 15.3.10-12, with logarithms and digammas), for integers up to
+      40; within 1e-9 of an integer, that limit's uniform form in the distance e (Buhring's,
+      Forrey's: the two terms' poles in e cancelled analytically, with Gamma ratios
+      differenced by Stirling's series), which has no loss of 1/e; else the connection
+      formula all the same.
+    A terminating series (a or b a non-positive integer) is summed as it is, in
+    double-double where its terms cancel. x = 1 gives Gauss's sum where c - a - b > 0.
 
     Where a form's terms cancel, its sum is carried in double-double arithmetic (with its
     parameters and argument unrounded), and so are the recurrence's steps (whose terms may
     cancel too); their derivatives in the parameters are carried by sums and recurrences of
     their own in double-double (forward mode through the double-double operations would
-    carry them in double, the cancellation magnifying their rounding).
+    carry them in double, the cancellation magnifying their rounding). Those of the
+    connection formula within 1/32 of an integer c - a - b are the limit's uniform form's.
 
-    Accuracy in float64 against mpmath (40 digits), for a, b, c in [-20, 20]: 1e-13
-    relative at any x in [-19, 99/100) (measured: at most 7.5e-14 at 4600 random points
-    away from zeros of 2F1, and 7e-14 over 14000 points of grids of quarter-integer and of
-    integer parameters, polynomials included). Below -19 and in [99/100, 1),
-    where the recurrence's seeds do not converge or its two runs disagree, the connection
-    formula serves: within 1e-13 at 99.5% of random points, at worst ~7e-13 (its Gamma
-    functions' rounding, magnified by its two terms' cancellation). Near zeros of 2F1 the
-    error is absolute; c very near a pole loses accordingly. Parameters beyond 20 may fall
-    short (the recurrence reaches c' - c up to 72). Derivatives in the parameters are about
-    as accurate as the values (measured in a: within 1e-13 at 98.5% of random points, at
-    worst 7e-13). float32 computes in float32: a few ulps where float64 is at 1e-14.
+    Accuracy in float64 against mpmath (50 digits), for a, b, c in [-20, 20]: 1e-13
+    relative at any x < 1, near zeros of 2F1 and near the poles in c too (measured at
+    random points: at most 2.5e-14 at 40000 in [-19, 99/100); below -19, at 10000 to -1e6
+    and 20000 in [-49, -19), and in [19/20, 1), at 30000, every value correctly rounded;
+    over 9500 points of grids of quarter-integer and of integer parameters, polynomials
+    included, at most 6.5e-14 but at one point 1.5e-13, where the polynomial is 3e-17).
+    Within 1e-9 of an integer c - a - b (after Pfaff's b - a), the limit's uniform form:
+    up to 6e-12 (at 1% of 1200 random points there beyond 1e-13).
+    Parameters beyond 20 may fall short (the recurrence reaches c' - c up to 72).
+    Derivatives in the parameters are nearly as accurate as the values (measured in a at
+    1500 random points: within 1e-13 at 99.6%, at worst 9e-13), but where c - a - b is
+    within 1e-3 of an integer (the limit's form's derivatives), up to 1e-8. float32
+    computes in float32: a few ulps where float64 is at 1e-14.
 
     As JAX: inf for x > 1 (where the function is complex), at x = 1 where it diverges, and
     where c is a non-positive integer. Unlike JAX (whose series is inaccurate below x = -1

@@ -90,6 +90,36 @@ def test_hyp2f1_float64_polynomials_to_twenty():
     assert_accurate(special.hyp2f1, mpmath.hyp2f1, grid, 1e-13)
 
 
+def random_points(seed, n, low, high, log=False):
+    """a, b, c uniform in [-20, 20] and x in [low, high] (log-uniform in -x with `log`)."""
+    rng = np.random.default_rng(seed)
+    a, b, c = rng.uniform(-20, 20, (3, n))
+    if log:
+        x = -np.exp(rng.uniform(np.log(-high), np.log(-low), n))
+    else:
+        x = rng.uniform(low, high, n)
+    return np.stack([a, b, c, x], axis=1)
+
+
+def test_hyp2f1_float64_below_minus_nineteen():
+    """x below -19 (to -1e6), where the connection formula's Gamma functions in double lost
+    up to 7e-13 (their rounding magnified by its terms' cancellation), and in [-49, -19],
+    where Gauss's recurrence in c lost up to 3e-12: the connection formula in
+    double-double. (Random points, none excluded: near zeros of 2F1 too.)"""
+    points = np.concatenate([random_points(0, 1000, -1e6, -19.0, log=True),
+                             random_points(1, 1000, -49.0, -19.0)])
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, points, 1e-13)
+
+
+def test_hyp2f1_float64_near_one():
+    """x in [0.99, 1) (the connection formula in 1 - x) and in [0.95, 0.99) (where the
+    recurrence after Pfaff's transformation, or the connection formula in double, lost up to
+    2e-11): the connection formula in double-double."""
+    points = np.concatenate([random_points(2, 1500, 0.99, 1.0),
+                             random_points(3, 500, 0.95, 0.99)])
+    assert_accurate(special.hyp2f1, mpmath.hyp2f1, points, 1e-13)
+
+
 # one point on each of the methods for large parameters: the series in double-double beyond
 # an argument of 3/4 (x and Pfaff's), the recurrence in c (as it is and after Euler's
 # transformation), and a polynomial whose terms cancel
