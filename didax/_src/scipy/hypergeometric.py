@@ -2,12 +2,12 @@
 Gamma, and derivatives in x by a classical formula with those in the parameters by forward
 mode through the algorithm.
 
-Both functions (`hyp1f1`, `hyp2f1`) are sums and recurrences of bounded length (those
-whose terms cancel carried in double-double arithmetic, `double_double`), evaluated on
-arguments made safe for each branch and then selected, so they jit, vmap and differentiate
-like any composition of lax operations. Under a transformation every branch runs on every
-element; evaluated eagerly, the longer ones run only on the elements that need them (and
-stop when the longest of those has converged). Derivatives in the parameters are those of
+Both functions (`hyp1f1`, `hyp2f1`) are sums and recurrences (those whose terms cancel
+carried in double-double arithmetic, `double_double`), evaluated on arguments made safe for
+each branch and then selected, so they jit, vmap and differentiate like any composition of
+lax operations. Under a transformation every branch runs on every element, its long loops as
+while loops that stop once every element needing them has converged; evaluated eagerly, the
+longer ones run only on the elements that need them. Derivatives in the parameters are those of
 the algorithm, whose sums converge uniformly, so they carry nearly the accuracy of the
 values.
 """
