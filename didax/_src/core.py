@@ -116,8 +116,9 @@ class AbstractToken:
     __slots__ = ()
     _the = None
     sharding = None
-    # (inside compiled code a token is a 0-d boolean array: its impls return one, and
-    # `value_from_impl` makes the Token value of it)
+    # Inside compiled code a token is this 0-d boolean array: impls return it, calls pass it
+    # for a Token argument, and `value_from_impl` makes the Token value of it.
+    buffer = np.False_
     shape = ()
     dtype = np.dtype(bool)
     weak_type = False

@@ -18,7 +18,14 @@ import numpy as np
 from didax._src import core, dtypes
 from didax._src.base_prims import reduce_sum, reduce_sum_p, reducer, row_major, where_text
 from didax._src.compiler.codegen import codegen_rule
-from didax._src.compiler.native.rules import C_TYPES, FLOATS, INTS, native_rule, wrapping
+from didax._src.compiler.native.rules import (
+    C_TYPES,
+    FLOATS,
+    INTS,
+    native_rule,
+    wrapped,
+    wrapping,
+)
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters import sharding
 from didax._src.interpreters.batching import defreducer, moveaxis
@@ -884,16 +891,8 @@ def _cumulative_native(combine):
     return rule
 
 
-def _wrapped(op):
-    def combine(dtype):
-        if dtypes.kind(dtype) in "iu":
-            u = "npy_uint64" if dtype.itemsize == 8 else "npy_uint32"
-            return f"({C_TYPES[dtype]})(({u})a {op} ({u})v)"
-        return f"a {op} v"
-    return combine
-
-
-for _p, _combine in ((cumsum_p, _wrapped("+")), (cumprod_p, _wrapped("*")),
+for _p, _combine in ((cumsum_p, lambda dt: wrapped(dt, "+", "a", "v")),
+                     (cumprod_p, lambda dt: wrapped(dt, "*", "a", "v")),
                      (cummax_p, lambda dt: "((a > v) | (a != a)) ? a : v"),
                      (cummin_p, lambda dt: "((a < v) | (a != a)) ? a : v")):
     native_rule(_p, kind="block", when=_cumulative_native_when,

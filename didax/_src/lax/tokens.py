@@ -14,13 +14,11 @@ batches one, as JAX's cannot).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from didax._src import core
 from didax._src.core import abstract_token
 
 create_token_p = core.primitive("create_token")
-create_token_p.def_impl(lambda: np.False_)  # (see AbstractToken)
+create_token_p.def_impl(lambda: abstract_token.buffer)
 create_token_p.def_abstract_eval(lambda: abstract_token)
 
 after_all_p = core.primitive("after_all")
@@ -33,7 +31,7 @@ def _after_all_aval(*avals):
     return abstract_token
 
 
-after_all_p.def_impl(lambda *tokens: np.False_)
+after_all_p.def_impl(lambda *tokens: abstract_token.buffer)
 after_all_p.def_abstract_eval(_after_all_aval)
 
 for _p in (create_token_p, after_all_p):

@@ -191,25 +191,16 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     traced, all the leaves go through one `device_put` equation (lax/device_put.py), as in
     JAX."""
     semantics = copy_semantics_of(donate, may_alias)
-    if device is not None and type(device) is not CpuDevice:
-        if getattr(device, "device_set", None) is None:
-            _check_device(device)
-    elif device is not None:
-        _check_device(device)
+    if device is not None and getattr(device, "device_set", None) is None:
+        _check_device(device)  # (a sharding is taken as it is)
     leaves, tree = tree_flatten(x)
     if any(isinstance(v, core.Tracer) for v in leaves):
         n = len(leaves)
         return tree_unflatten(tree, device_put_p.bind(
             *leaves, devices=(device,) * n, srcs=(src,) * n, copy_semantics=(semantics,) * n))
-    if device is None:
-        return tree_map(core.asarray_value, x)
-    where = (device,) if type(device) is CpuDevice else device  # (a sharding)
-
-    def put(v):
-        v = core.asarray_value(v)
-        return placed(v, where) if type(v) is core.Array else v
-
-    return tree_map(put, x)
+    values = map(core.asarray_value, leaves)
+    return tree_unflatten(tree, [_placed_by_put(v, device) if type(v) is core.Array else v
+                                 for v in values])
 
 
 def device_get(x):
@@ -253,7 +244,8 @@ core.Array.device = property(_device_property)
 
 
 def _placed_by_put(x: core.Array, device) -> core.Array:
-    """What a `device_put` equation bound on a concrete value records (lax/device_put.py)."""
+    """`x` put on `device` (a device, a sharding or None): what `device_put` of a concrete
+    value records, called or bound (lax/device_put.py)."""
     if type(device) is CpuDevice:
         return placed(x, (device,))
     if getattr(device, "device_set", None) is not None:  # a sharding

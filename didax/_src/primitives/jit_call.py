@@ -10,8 +10,6 @@ derivative once, not on every call.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from didax._src import core
 from didax._src.base_prims import instantiate
 from didax._src.compiler.native.tier import tiered_executable
@@ -43,8 +41,8 @@ def bind_call(args, *, jaxpr, name, donated_invars=None, stage_in=None):
 
 
 def _call_impl(*vals, jaxpr, name, donated_invars):
-    if any(type(v) is core.Token for v in vals):  # (compiled code holds a token as a 0-d
-        vals = [np.False_ if type(v) is core.Token else v for v in vals]  # boolean array)
+    if any(type(v) is core.Token for v in vals):  # (compiled code holds its buffer)
+        vals = [core.abstract_token.buffer if type(v) is core.Token else v for v in vals]
     d = state_discharge.discharge(jaxpr)  # (references: read before, written after)
     if d is not None:
         return state_discharge.run(d, vals, tiered_executable(d.jaxpr, name))

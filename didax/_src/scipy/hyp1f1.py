@@ -13,11 +13,13 @@ from didax._src.lax import elementwise as lax
 from didax._src.lax.control_flow import loops as lax_control
 from didax._src.numpy import namespace as jnp
 from didax._src.scipy.double_double import (
+    _LN2,
     _dd,
     _dd_add,
     _dd_add_double,
     _dd_div,
     _dd_mul,
+    _dd_neg,
     _fast_two_sum,
     _split,
     _two_sum,
@@ -56,10 +58,6 @@ def _dd_plus(v, n):
 def _dd_where(condition, x, y):
     """(lax.select, the cheapest selection, for operands of one shape and dtype)"""
     return lax.select(condition, x[0], y[0]), lax.select(condition, x[1], y[1])
-
-
-def _dd_neg(x):
-    return -x[0], -x[1]
 
 
 def _dd_times_small(x, n):
@@ -342,17 +340,15 @@ def _rescaled(*values):
     return tuple(tuple(part * scale for part in v) for v in values), shift
 
 
-_LN2 = Fraction("0.69314718055994530941723212145817656807550013436026")
-
-
 def _times_exp_and_power_of_two(value, x, exponent):
     """value e^x 2^exponent, for x <= 0 and an integer exponent, without leaving the float
     range before the product does: e^x = 2^n e^r with r = x - n ln 2 (ln 2 in two parts,
     n times the first exact), the powers of two applied in two halves."""
     dtype = get_aval(value).dtype
     bits = np.finfo(dtype).nmant + 1 - 11  # (n below 2^11 in magnitude)
-    ln2_high = math.floor(_LN2 * 2 ** bits) / 2 ** bits
-    ln2_low = float(_LN2 - Fraction(ln2_high))
+    ln2 = Fraction(_LN2)
+    ln2_high = math.floor(ln2 * 2 ** bits) / 2 ** bits
+    ln2_low = float(ln2 - Fraction(ln2_high))
     n = jnp.round(x / ln2_high)
     value = value * jnp.exp((x - n * ln2_high) - n * ln2_low)
     exponent = exponent + n

@@ -482,7 +482,7 @@ class JitWrapped:
                 elif isinstance(x, Tracer):
                     raise core.escaped_tracer_error(x)
                 elif type(x) is core.Token:
-                    vals.append(_TOKEN_BUFFER)
+                    vals.append(core.abstract_token.buffer)
                 else:
                     vals.append(np.asarray(x, get_aval(x).dtype))
             outs = _run(entry.executable, entry.out_avals, vals)
@@ -762,7 +762,6 @@ _ABSENT = _Absent()
 
 
 _TOKEN_KEY = ((), None, False, "Tok")  # (a token argument's part of a signature)
-_TOKEN_BUFFER = np.False_  # a token inside compiled code (see core.AbstractToken)
 
 
 def _type_str(t):

@@ -24,11 +24,14 @@ def native():
     assert kernels.native_module(wait=True) is not None
 
 
+def _tier(numpy_only):
+    """The NumPy path alone ("off": no C module), or both compared ("check": raises if the
+    C loop and its twin differ)."""
+    return flag_context("didax_native_tier", "off" if numpy_only else "check")
+
+
 def _scatter(source, operand, numpy_only, **params):
-    if not numpy_only:
-        with flag_context("didax_native_tier", "check"):  # (raises if C and twin differ)
-            return windowed._select_and_scatter_add_impl(source, operand, **params)
-    with flag_context("didax_native_tier", "off"):  # (no C module: the NumPy path)
+    with _tier(numpy_only):
         return windowed._select_and_scatter_add_impl(source, operand, **params)
 
 
@@ -43,21 +46,22 @@ _CASES = [((2, 6, 6, 3), (1, 2, 2, 1), (1, 2, 2, 1), None, None),
           ((3, 140), (1, 3), (1, 1), ((0, 0), (1, 1)), None)]
 
 
-def _operand(rng, shape, dtype):
-    """Small integers (ties), NaNs and signed zeros."""
+def _case(case, seed, dtype):
+    """A case's operand (small integers: ties; NaNs and signed zeros) and its geometry,
+    padding filled in."""
+    shape, window, strides, padding, dilation = case
+    rng = np.random.default_rng(seed)
     operand = rng.integers(-3, 3, shape).astype(dtype)
     operand[operand == 2] = np.nan
     operand[operand == 1] = -0.0
-    return operand
+    return rng, operand, window, strides, padding or ((0, 0),) * len(shape), dilation
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", _CASES)
 def test_c_loop_and_numpy_twin_agree_bitwise(native, dtype, case):
-    shape, window, strides, padding, dilation = case
-    padding = padding or ((0, 0),) * len(shape)
-    rng = np.random.default_rng(0)
-    operand = _operand(rng, shape, dtype)
+    rng, operand, window, strides, padding, dilation = _case(case, 0, dtype)
+    shape = operand.shape
     out_shape = windowed.reduce_window_shape_tuple(shape, window, strides, padding, None,
                                                    dilation)
     source = rng.standard_normal(out_shape).astype(dtype)
@@ -124,18 +128,15 @@ def test_convnet_gradients_match_jax_and_jit_gives_eager_bits():
 
 
 def _reduce(name, operand, numpy_only, **params):
-    impl = getattr(windowed, f"reduce_window_{name}_p").impl
-    with flag_context("didax_native_tier", "off" if numpy_only else "check"):
-        return impl(operand, **params)
+    with _tier(numpy_only):
+        return getattr(windowed, f"reduce_window_{name}_p").impl(operand, **params)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", _CASES)
 def test_window_reductions_c_loop_and_numpy_twin_agree_bitwise(native, dtype, case):
-    shape, window, strides, padding, dilation = case
-    padding = padding or ((0, 0),) * len(shape)
-    rng = np.random.default_rng(3)
-    operand = _operand(rng, shape, dtype)
+    rng, operand, window, strides, padding, dilation = _case(case, 3, dtype)
+    shape = operand.shape
     operand[operand == -1] = rng.standard_normal(np.count_nonzero(operand == -1))
     base_dilation = (1,) * (len(shape) - 1) + (2,)
     for name in ("sum", "max", "min"):

@@ -597,29 +597,29 @@ for _name in ("reduce_window_max", "reduce_window_min"):
         return f, (x,)
 
 
-@case("reduce_window")
-def _(data):
-    """A computation of its own: not associative, or variadic (a window's argmax)."""
+def _general_reduction(data, draw_geometry, reduce):
+    """A computation of its own: not associative, or variadic (an argmax); `reduce(operands,
+    initial values, computation, geometry)` stages it over the drawn geometry."""
     s = draw_shape(data, min_dims=1, max_side=4)
     x = draw_array(data, draw_dtype(data, REAL), s, specials=True)
-    window = draw_window(data, len(s))
+    geometry = draw_geometry(data, len(s))
     if data.draw(st.booleans(), label="variadic"):
         idx = np.arange(x.size, dtype=np.int32).reshape(s)
-        return (lambda x, i: lax.reduce_window((x, i), (x.dtype.type(-4), np.int32(-1)),
-                                               _argmax_pair, **window)), (x, idx)
-    return (lambda x: lax.reduce_window(x, x.dtype.type(1), _affine, **window)), (x,)
+        return (lambda x, i: reduce((x, i), (x.dtype.type(-4), np.int32(-1)), _argmax_pair,
+                                    geometry)), (x, idx)
+    return (lambda x: reduce(x, x.dtype.type(1), _affine, geometry)), (x,)
+
+
+@case("reduce_window")
+def _(data):
+    return _general_reduction(data, draw_window,
+                              lambda ops, inits, f, window: lax.reduce_window(ops, inits, f,
+                                                                              **window))
 
 
 @case("reduce")
 def _(data):
-    s = draw_shape(data, min_dims=1, max_side=4)
-    x = draw_array(data, draw_dtype(data, REAL), s, specials=True)
-    axes = draw_axes(data, len(s))
-    if data.draw(st.booleans(), label="variadic"):
-        idx = np.arange(x.size, dtype=np.int32).reshape(s)
-        return (lambda x, i: lax.reduce((x, i), (x.dtype.type(-4), np.int32(-1)), _argmax_pair,
-                                        axes)), (x, idx)
-    return (lambda x: lax.reduce(x, x.dtype.type(1), _affine, axes)), (x,)
+    return _general_reduction(data, draw_axes, lax.reduce)
 
 
 def _affine(a, b):

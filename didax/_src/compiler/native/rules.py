@@ -81,14 +81,19 @@ def native_rule(prim, *, when=_floats, kind="elementwise", counts=None):
     return register
 
 
+def wrapped(dtype, op: str, x: str, y: str) -> str:
+    """The C expression `x op y` for + - * in `dtype`: IEEE on floats; on integers computed
+    in the unsigned type (wrapping, as NumPy does; signed overflow would be undefined in C)."""
+    if dtype.kind in "iu":
+        u = "npy_uint64" if dtype.itemsize == 8 else "npy_uint32"  # never promoted
+        return f"(({C_TYPES[dtype]})(({u}){x} {op} ({u}){y}))"
+    return f"({x} {op} {y})"
+
+
 def wrapping(op: str):
-    """An elementwise rule for + - *: IEEE on floats; on integers computed in the unsigned
-    type (wrapping, as NumPy does; signed overflow would be undefined in C)."""
+    """An elementwise rule for + - * (see `wrapped`)."""
     def rule(c, eqn, x, y):
-        if c.dtype.kind in "iu":
-            u = "npy_uint64" if c.dtype.itemsize == 8 else "npy_uint32"  # never promoted
-            return f"(({c.ctype})(({u}){x} {op} ({u}){y}))"
-        return f"({x} {op} {y})"
+        return wrapped(c.dtype, op, x, y)
     return rule
 
 
