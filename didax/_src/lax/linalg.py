@@ -858,7 +858,9 @@ ormqr_p = core.primitive("ormqr")
 
 def _ormqr_impl(a, taus, c, *, left, transpose):
     """Q c, Q^H c, c Q or c Q^H, one reflector at a time: Q^H c and c Q take H_0 first."""
-    out = np.array(c, copy=True)
+    # (C order whatever c's layout, a tier's view or the other's copy: NumPy's products
+    # take other paths, of other bits, for other strides)
+    out = np.array(c, copy=True, order="C")
     tau = np.conj(taus) if transpose else taus  # H_i^H = I - conj(tau_i) v_i v_i^H
     k = taus.shape[-1]
     for i in (range(k) if left == transpose else reversed(range(k))):

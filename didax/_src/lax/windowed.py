@@ -300,9 +300,8 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
     dropped."""
     ndim = operand.ndim
     window_dilation = window_dilation or (1,) * ndim
-    out = np.zeros(operand.shape, source.dtype)
-    if source.size == 0 or out.size == 0:
-        return out
+    if source.size == 0 or operand.size == 0:
+        return np.zeros(operand.shape, source.dtype)
     identity = (max_identity if select_prim is ge_p else min_identity)(operand.dtype)
     ones = (1,) * ndim
     full, place, crop = placement(operand.shape, padding, ones)
@@ -329,13 +328,13 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
     steps, offsets, start = flat_windows(full, crop, window_dimensions, window_strides,
                                           window_dilation)
     total = window_kernels.scatter_selected(buf, source, steps, offsets, start,
-                                            select_prim is ge_p, numpy_twin)
+                                            select_prim is ge_p, numpy_twin,
+                                            by_slab=window_dimensions[0] == 1)
     if total is None:
         total = numpy_twin()
     if full == operand.shape:
         return total.reshape(full)
-    out[...] = total.reshape(full)[place]
-    return out
+    return np.ascontiguousarray(total.reshape(full)[place])
 
 
 def _select_and_scatter_add_aval(source, operand, *, select_prim, window_dimensions,

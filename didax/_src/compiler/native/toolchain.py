@@ -242,11 +242,17 @@ stopping = False  # set at exit: a build failing from then on is not reported
 _POSIX = hasattr(os, "killpg")  # (process groups)
 
 
-def run_compiler(cmd, cwd) -> tuple[int, str]:
-    """Runs the compiler command `cmd` in `cwd`; its exit status and error output."""
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=_POSIX)  # (its own group: the
-    # compiler's own children, cc1 and as, are stopped with it)
+def run_compiler(cmd, cwd, idle: bool = False) -> tuple[int, str]:
+    """Runs the compiler command `cmd` in `cwd`; its exit status and error output. `idle`:
+    at the lowest priority (work for later, which must not slow what runs now), through the
+    `nice` command where there is one. (Not Popen's preexec_fn: it makes Popen fork, and
+    OpenBLAS stops its threads before a fork: a product another thread was running waited
+    for them forever.)"""
+    nice = shutil.which("nice") if idle else None
+    proc = subprocess.Popen([nice, "-n", "19", *cmd] if nice else cmd, cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=_POSIX)  # (its own group: the compiler's
+    # own children, cc1 and as, are stopped with it)
     with _running_lock:
         _running.add(proc)
     try:
@@ -286,16 +292,20 @@ PRELUDE_HEADER = "didax_prelude.h"
 UNIT_MARK = "/* ---- didax: a translation unit of its own ---- */"
 
 
-def precompiled_prelude(tc: Toolchain, directory: str, unit: bool = False) -> str | None:
+def precompiled_prelude(tc: Toolchain, directory: str, unit: bool = False,
+                        make: bool = True) -> str | None:
     """A directory in `directory` holding module_prelude(unit) as a header and precompiled
-    by `tc` (the headers of Python and NumPy are most of a small module's build time), made
-    once for all processes; None if it cannot be made (modules then include the text)."""
+    by `tc` (the headers of Python and NumPy are a tenth of a second of each translation
+    unit's build), made once for all processes (at the lowest priority); None if it is not
+    there and `make` is false, or if it cannot be made (modules then include the text)."""
     text = module_prelude(unit)
     key = hashlib.sha256("\n".join([text, tc.identity(), sys.version, np.__version__,
                                      *include_dirs()]).encode()).hexdigest()[:24]
     path = os.path.join(directory, f"prelude-{key}")
     if os.path.exists(os.path.join(path, PRELUDE_HEADER + ".gch")):
         return path
+    if not make:
+        return None
     work = tempfile.mkdtemp(dir=directory, prefix=".prelude-")
     try:
         with open(os.path.join(work, PRELUDE_HEADER), "w") as f:
@@ -303,7 +313,7 @@ def precompiled_prelude(tc: Toolchain, directory: str, unit: bool = False) -> st
         flags = [f for f in tc.flags if f != "-shared"]
         returncode, _ = run_compiler(
             [*tc.cc, *flags, *(f"-I{d}" for d in include_dirs()), "-x", "c-header",
-             PRELUDE_HEADER, "-o", PRELUDE_HEADER + ".gch"], work)
+             PRELUDE_HEADER, "-o", PRELUDE_HEADER + ".gch"], work, idle=True)
         if returncode != 0:
             return None
         os.rename(work, path)  # (atomic; if another process made it first, that one stays)
