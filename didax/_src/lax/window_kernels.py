@@ -11,10 +11,7 @@ order, one addition per source, so the two give the same bits for any windows, o
 or not. The reductions fold each window's elements in visiting order, as the twin's ufunc
 calls do one window position at a time. The windows of a row (the last dimension) are
 worked on side by side, in vector registers. Only float32 and float64 (operand and source
-of one dtype) have the C loops. Over large arrays the rows are split among the native tier's
-threads (threads.py): parts of independent rows, so the bits do not depend on the count; the
-max-pool gradient splits only where windows one wide in the first dimension make its slabs
-write apart.
+of one dtype) have the C loops.
 
 The module is built once per machine (cached on disk) as `didax_native_tier` says, as
 linalg_kernels': "background" builds it in a thread while NumPy serves, "sync" before the
@@ -24,16 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.compiler.native import threads
 from didax._src.compiler.native.kernel_module import C_FLOATS, KernelModule
-
-# Kernels over at least this many elements run on the native tier's threads (threads.py);
-# their parts are independent, so the count changes no bit.
-THREADS_FROM = 1 << 16
-
-
-def _threads(size: int) -> int:
-    return threads.count() if size >= THREADS_FROM else 1
 
 _BODY = r"""
 #define DIDAX_MAXDIM 32
@@ -41,37 +29,7 @@ _BODY = r"""
 #define DIDAX_PRAGMA_SIMD _Pragma("omp simd")
 
 /* The windows of `shape` (row-major) start at start + sum(index_d * steps_d) of buf; a row
-   is a run of the last dimension (length inner, step step). Sets idx to row r's index (the
-   last dimension's 0) and returns its start. */
-static npy_intp didax_row_start(npy_intp *idx, npy_intp r, npy_intp start, int ndim,
-                                const npy_intp *shape, const npy_intp *steps) {
-    for (int d = ndim - 2; d >= 0; d--) {
-        idx[d] = r % shape[d];
-        r /= shape[d];
-        start += idx[d] * steps[d];
-    }
-    return start;
-}
-
-/* Rows [0, rows) in parts of whole multiples of `unit` rows, run by `nt` threads: a few
-   parts a thread, taken as threads come free (one that another process delays leaves its
-   share to the others). The kernels' rows are independent (or, for the scatter, the parts
-   are whole slabs of the first dimension, which write apart), so the bits are the same for
-   any count. */
-#define DIDAX_PARTS(nt, rows, unit, CALL)                                                    \
-    do {                                                                                    \
-        const npy_intp units_ = (rows) / (unit);                                            \
-        const npy_intp want_ = (nt) > 1 ? 4 * (npy_intp)(nt) : 1;                           \
-        const npy_intp parts_ = units_ < want_ ? (units_ ? units_ : 1) : want_;             \
-        _Pragma("omp parallel for schedule(dynamic) num_threads(nt) if(parts_ > 1)")       \
-        for (npy_intp p_ = 0; p_ < parts_; p_++) {                                          \
-            const npy_intp r0 = units_ * p_ / parts_ * (unit);                              \
-            const npy_intp r1 = p_ + 1 == parts_ ? (rows) : units_ * (p_ + 1) / parts_ * (unit); \
-            CALL;                                                                           \
-        }                                                                                   \
-    } while (0)
-
-/* Moves base to the next row. */
+   is a run of the last dimension (length inner, step step). Moves base to the next row. */
 static inline npy_intp didax_next_row(npy_intp *idx, npy_intp base, int ndim,
                                       const npy_intp *shape, const npy_intp *steps) {
     for (int d = ndim - 2; d >= 0; d--) {
@@ -101,13 +59,14 @@ static inline npy_intp didax_next_row(npy_intp *idx, npy_intp base, int ndim,
 #define DIDAX_SCATTER(NAME, T)                                                               \
 static void NAME(const T *restrict buf, const T *restrict src, T *restrict out, int ndim,   \
                  const npy_intp *shape, const npy_intp *steps, const npy_intp *window,      \
-                 npy_intp nwin, npy_intp start, int ge, npy_intp r0, npy_intp r1) {         \
-    npy_intp idx[DIDAX_MAXDIM] = {0};                                                       \
+                 npy_intp nwin, npy_intp start, int ge) {                                   \
+    npy_intp idx[DIDAX_MAXDIM] = {0}, count = 1;                                            \
+    for (int d = 0; d < ndim; d++) count *= shape[d];                                       \
     const npy_intp inner = ndim ? shape[ndim - 1] : 1, step = ndim ? steps[ndim - 1] : 0;   \
-    npy_intp base = didax_row_start(idx, r0, start, ndim, shape, steps);                    \
+    npy_intp base = start;                                                                  \
     T key[DIDAX_BLOCK];                                                                     \
     npy_intp at[DIDAX_BLOCK];                                                               \
-    for (npy_intp j = r0 * inner; j < r1 * inner; j += inner) {                             \
+    for (npy_intp j = 0; j < count; j += inner) {                                           \
         for (npy_intp t0 = 0; t0 < inner; t0 += DIDAX_BLOCK) {                              \
             const npy_intp nb = inner - t0 < DIDAX_BLOCK ? inner - t0 : DIDAX_BLOCK;        \
             const T *restrict b = buf + base + t0 * step;                                   \
@@ -141,11 +100,12 @@ DIDAX_SCATTER(f64_scatter, double)
 #define DIDAX_REDUCE(NAME, T)                                                                \
 static void NAME(const T *restrict buf, T *restrict out, int ndim, const npy_intp *shape,   \
                  const npy_intp *steps, const npy_intp *window, npy_intp nwin,              \
-                 npy_intp start, int op, npy_intp r0, npy_intp r1) {                        \
-    npy_intp idx[DIDAX_MAXDIM] = {0};                                                       \
+                 npy_intp start, int op) {                                                  \
+    npy_intp idx[DIDAX_MAXDIM] = {0}, count = 1;                                            \
+    for (int d = 0; d < ndim; d++) count *= shape[d];                                       \
     const npy_intp inner = ndim ? shape[ndim - 1] : 1, step = ndim ? steps[ndim - 1] : 0;   \
-    npy_intp base = didax_row_start(idx, r0, start, ndim, shape, steps);                    \
-    for (npy_intp j = r0 * inner; j < r1 * inner; j += inner) {                             \
+    npy_intp base = start;                                                                  \
+    for (npy_intp j = 0; j < count; j += inner) {                                           \
         const T *restrict b = buf + base;                                                   \
         T *restrict o = out + j;                                                            \
         for (npy_intp t = 0; t < inner; t++) o[t] = b[t * step + window[0]];                \
@@ -158,13 +118,6 @@ static void NAME(const T *restrict buf, T *restrict out, int ndim, const npy_int
 
 DIDAX_REDUCE(f32_reduce, float)
 DIDAX_REDUCE(f64_reduce, double)
-
-/* The number of rows (runs of the last dimension) of `shape`. */
-static npy_intp didax_rows(int ndim, const npy_intp *shape) {
-    npy_intp rows = 1;
-    for (int d = 0; d + 1 < ndim; d++) rows *= shape[d];
-    return ndim && shape[ndim - 1] == 0 ? 0 : rows;
-}
 
 /* Reads the (shape, steps, window) int64 arrays every window kernel takes. */
 static int window_args(PyArrayObject *shape, PyArrayObject *steps, PyArrayObject *window,
@@ -187,26 +140,20 @@ static int window_args(PyArrayObject *shape, PyArrayObject *steps, PyArrayObject
 static PyObject *scatter_selected(PyObject *self, PyObject *args) {
     PyArrayObject *buf, *src, *out, *shape, *steps, *window;
     Py_ssize_t start;
-    int ge, ndim, nt, by_slab;
+    int ge, ndim;
     const npy_intp *sh, *st, *win;
     npy_intp nwin;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!npip", &PyArray_Type, &buf, &PyArray_Type, &src,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!np", &PyArray_Type, &buf, &PyArray_Type, &src,
                           &PyArray_Type, &out, &PyArray_Type, &shape, &PyArray_Type, &steps,
-                          &PyArray_Type, &window, &start, &ge, &nt, &by_slab))
+                          &PyArray_Type, &window, &start, &ge))
         return NULL;
     if (window_args(shape, steps, window, &ndim, &sh, &st, &win, &nwin) < 0) return NULL;
     int f32 = PyArray_TYPE(buf) == NPY_FLOAT32;
-    const npy_intp rows = didax_rows(ndim, sh);
-    /* (in parts only when the windows of one first index write apart from the others') */
-    const npy_intp unit = by_slab && ndim > 1 && sh[0] ? rows / sh[0] : rows;
-    if (rows == 0) Py_RETURN_NONE;
     Py_BEGIN_ALLOW_THREADS
-    if (f32) DIDAX_PARTS(nt, rows, unit, f32_scatter(
-        (const float *)PyArray_DATA(buf), (const float *)PyArray_DATA(src),
-        (float *)PyArray_DATA(out), ndim, sh, st, win, nwin, start, ge, r0, r1));
-    else DIDAX_PARTS(nt, rows, unit, f64_scatter(
-        (const double *)PyArray_DATA(buf), (const double *)PyArray_DATA(src),
-        (double *)PyArray_DATA(out), ndim, sh, st, win, nwin, start, ge, r0, r1));
+    if (f32) f32_scatter((const float *)PyArray_DATA(buf), (const float *)PyArray_DATA(src),
+                         (float *)PyArray_DATA(out), ndim, sh, st, win, nwin, start, ge);
+    else f64_scatter((const double *)PyArray_DATA(buf), (const double *)PyArray_DATA(src),
+                     (double *)PyArray_DATA(out), ndim, sh, st, win, nwin, start, ge);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -215,41 +162,32 @@ static PyObject *scatter_selected(PyObject *self, PyObject *args) {
 static PyObject *reduce_windows(PyObject *self, PyObject *args) {
     PyArrayObject *buf, *out, *shape, *steps, *window;
     Py_ssize_t start;
-    int op, ndim, nt;
+    int op, ndim;
     const npy_intp *sh, *st, *win;
     npy_intp nwin;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!nii", &PyArray_Type, &buf, &PyArray_Type, &out,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!ni", &PyArray_Type, &buf, &PyArray_Type, &out,
                           &PyArray_Type, &shape, &PyArray_Type, &steps, &PyArray_Type,
-                          &window, &start, &op, &nt))
+                          &window, &start, &op))
         return NULL;
     if (window_args(shape, steps, window, &ndim, &sh, &st, &win, &nwin) < 0) return NULL;
     int f32 = PyArray_TYPE(buf) == NPY_FLOAT32;
-    const npy_intp rows = didax_rows(ndim, sh);
-    if (rows == 0) Py_RETURN_NONE;
     Py_BEGIN_ALLOW_THREADS
-    if (f32) DIDAX_PARTS(nt, rows, 1, f32_reduce(
-        (const float *)PyArray_DATA(buf), (float *)PyArray_DATA(out), ndim, sh, st, win, nwin,
-        start, op, r0, r1));
-    else DIDAX_PARTS(nt, rows, 1, f64_reduce(
-        (const double *)PyArray_DATA(buf), (double *)PyArray_DATA(out), ndim, sh, st, win,
-        nwin, start, op, r0, r1));
+    if (f32) f32_reduce((const float *)PyArray_DATA(buf), (float *)PyArray_DATA(out), ndim,
+                        sh, st, win, nwin, start, op);
+    else f64_reduce((const double *)PyArray_DATA(buf), (double *)PyArray_DATA(out), ndim, sh,
+                    st, win, nwin, start, op);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 
-/* Rows [r0, r1) of copy_strided: row r is at s + (its index in sh) . st. A run of a
-   constant size (RUN > 0) is a copy the compiler writes in place, not a call. */
+/* The rows of copy_strided. A run of a constant size (RUN > 0) is a copy the compiler
+   writes in place, not a call (a call per run of 12 bytes took most of the time of a
+   one-channel image's im2col). */
 static inline __attribute__((always_inline)) void didax_copy_rows(
         const char *s, char *d, int ndim, const npy_intp *sh, const npy_intp *st, npy_intp run,
-        npy_intp r0, npy_intp r1, const npy_intp RUN) {
-    npy_intp idx[DIDAX_MAXDIM] = {0}, q = r0;
-    for (int k = ndim - 1; k >= 0; k--) {
-        idx[k] = q % sh[k];
-        q /= sh[k];
-        s += idx[k] * st[k];
-    }
-    d += r0 * run;
-    for (npy_intp r = r0; r < r1; r++, d += run) {
+        npy_intp rows, const npy_intp RUN) {
+    npy_intp idx[DIDAX_MAXDIM] = {0};
+    for (npy_intp r = 0; r < rows; r++, d += run) {
         memcpy(d, s, RUN ? RUN : run);
         for (int k = ndim - 1; k >= 0; k--) {
             s += st[k];
@@ -260,32 +198,16 @@ static inline __attribute__((always_inline)) void didax_copy_rows(
     }
 }
 
-static void didax_copy_part(const char *s, char *d, int ndim, const npy_intp *sh,
-                            const npy_intp *st, npy_intp run, npy_intp r0, npy_intp r1) {
-    switch (run) {  /* (one channel of a 3, 5 or 7 wide window, in float32 or float64...) */
-    case 4: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 4); break;
-    case 8: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 8); break;
-    case 12: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 12); break;
-    case 16: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 16); break;
-    case 20: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 20); break;
-    case 24: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 24); break;
-    case 28: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 28); break;
-    case 32: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 32); break;
-    case 56: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 56); break;
-    case 64: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 64); break;
-    default: didax_copy_rows(s, d, ndim, sh, st, run, r0, r1, 0);
-    }
-}
+#define DIDAX_RUN(n) case n: didax_copy_rows(s, d, ndim, sh, st, run, rows, n); break;
 
 /* Copies the view of `src` at byte `offset` from its data, of `shape` and byte `strides`,
-   into the C-contiguous `dst` (im2col: every window of an image, as rows), in parts on `nt`
-   threads: trailing dimensions that read on in memory are merged into one run. */
+   into the C-contiguous `dst` (im2col: every window of an image, as rows): trailing
+   dimensions that read on in memory are merged into one run. */
 static PyObject *copy_strided(PyObject *self, PyObject *args) {
     PyArrayObject *src, *dst, *shape, *strides;
     Py_ssize_t offset;
-    int nt;
-    if (!PyArg_ParseTuple(args, "O!nO!O!O!i", &PyArray_Type, &src, &offset, &PyArray_Type,
-                          &dst, &PyArray_Type, &shape, &PyArray_Type, &strides, &nt))
+    if (!PyArg_ParseTuple(args, "O!nO!O!O!", &PyArray_Type, &src, &offset, &PyArray_Type,
+                          &dst, &PyArray_Type, &shape, &PyArray_Type, &strides))
         return NULL;
     int ndim = (int)PyArray_DIM(shape, 0);
     if (ndim > DIDAX_MAXDIM) {
@@ -305,7 +227,11 @@ static PyObject *copy_strided(PyObject *self, PyObject *args) {
     char *d = (char *)PyArray_DATA(dst);
     const npy_intp rows = count * PyArray_ITEMSIZE(dst) / run;
     Py_BEGIN_ALLOW_THREADS
-    DIDAX_PARTS(nt, rows, 1, didax_copy_part(s, d, ndim, sh, st, run, r0, r1));
+    switch (run) {  /* (one channel of a 3, 5 or 7 wide window, float32 or float64...) */
+    DIDAX_RUN(4) DIDAX_RUN(8) DIDAX_RUN(12) DIDAX_RUN(16) DIDAX_RUN(20) DIDAX_RUN(24)
+    DIDAX_RUN(28) DIDAX_RUN(32) DIDAX_RUN(56) DIDAX_RUN(64)
+    default: didax_copy_rows(s, d, ndim, sh, st, run, rows, 0);
+    }
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -319,12 +245,10 @@ def native_module(wait: bool = False):
     return _KERNELS.get(wait)
 
 
-def scatter_selected(buf, source, steps, window, start, ge, numpy_twin, by_slab=False):
+def scatter_selected(buf, source, steps, window, start, ge, numpy_twin):
     """The sums of `source` at each window's chosen element of `buf` (C-contiguous), as a
     flat array of buf's size, or None where there is no C loop for these dtypes (yet);
-    `numpy_twin()` computes the same, and is compared with in the "check" mode. `by_slab`:
-    the windows of one index of the first dimension choose apart from the others' (the
-    window is 1 wide there), so slabs of that dimension may run on threads of their own."""
+    `numpy_twin()` computes the same, and is compared with in the "check" mode."""
     if buf.dtype not in C_FLOATS or source.dtype != buf.dtype:
         return None
     if native_module() is None:
@@ -334,9 +258,7 @@ def scatter_selected(buf, source, steps, window, start, ge, numpy_twin, by_slab=
     def c_call(module):
         module.scatter_selected(buf, np.ascontiguousarray(source), out,
                                 np.asarray(source.shape, np.intp), np.asarray(steps, np.intp),
-                                np.asarray(window, np.intp), int(start), bool(ge),
-                                _threads(source.size * len(window)) if by_slab else 1,
-                                bool(by_slab))
+                                np.asarray(window, np.intp), int(start), bool(ge))
 
     return _KERNELS.run("select_and_scatter_add", c_call, lambda: [numpy_twin()], [out])[0]
 
@@ -355,7 +277,7 @@ def reduce_windows(buf, out_shape, steps, window, start, fold, numpy_twin):
     def c_call(module):
         module.reduce_windows(buf, out, np.asarray(out_shape, np.intp),
                               np.asarray(steps, np.intp), np.asarray(window, np.intp),
-                              int(start), _FOLDS[fold], _threads(out.size * len(window)))
+                              int(start), _FOLDS[fold])
 
     return _KERNELS.run(f"reduce_window_{fold}", c_call, lambda: [numpy_twin()], [out])[0]
 
@@ -369,6 +291,5 @@ def contiguous_copy(view, base):
         return np.ascontiguousarray(view)
     out = np.empty(view.shape, view.dtype)
     module.copy_strided(base, view.ctypes.data - base.ctypes.data, out,
-                        np.asarray(view.shape, np.intp), np.asarray(view.strides, np.intp),
-                        _threads(view.size))
+                        np.asarray(view.shape, np.intp), np.asarray(view.strides, np.intp))
     return out

@@ -328,8 +328,7 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
     steps, offsets, start = flat_windows(full, crop, window_dimensions, window_strides,
                                           window_dilation)
     total = window_kernels.scatter_selected(buf, source, steps, offsets, start,
-                                            select_prim is ge_p, numpy_twin,
-                                            by_slab=window_dimensions[0] == 1)
+                                            select_prim is ge_p, numpy_twin)
     if total is None:
         total = numpy_twin()
     if full == operand.shape:

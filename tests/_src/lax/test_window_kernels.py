@@ -3,8 +3,6 @@ gradient, the window reductions, the im2col copy; the max-pool gradient against 
 pooling convnet's gradients against JAX, and jitted against eager."""
 from __future__ import annotations
 
-import math
-
 import jax
 import numpy as np
 import pytest
@@ -12,7 +10,6 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax import lax
-from didax._src.compiler.native import threads as native_threads
 from didax._src.compiler.native import toolchain
 from didax._src.config import flag_context
 from didax._src.lax import window_kernels as kernels
@@ -177,42 +174,14 @@ def test_contiguous_copy_in_c_equals_numpy_s(native, view):
     assert got.tobytes() == np.ascontiguousarray(v).tobytes()
 
 
-# Large enough to run on threads: windows one wide in the first dimension (slabs on threads
-# of their own), and windows across it (the max-pool gradient in one part).
-_THREADED = [((8, 40, 40, 8), (1, 2, 2, 1), (1, 2, 2, 1), None, None),
-             ((40, 60, 30), (2, 3, 1), (1, 2, 1), ((1, 0), (0, 1), (0, 0)), None)]
-
-
-@pytest.fixture(params=[2, 3])
-def thread_count(request):
-    previous = native_threads.set_count(request.param)
-    yield request.param
-    native_threads.set_count(previous)
-
-
-@pytest.mark.parametrize("case", _THREADED)
-def test_kernels_on_threads_give_the_twins_bits(native, thread_count, case):
-    rng, operand, window, strides, padding, dilation = _case(case, 5, np.float32)
-    shape = operand.shape
-    out_shape = windowed.reduce_window_shape_tuple(shape, window, strides, padding, None,
-                                                   dilation)
-    assert math.prod(out_shape) * math.prod(window) >= kernels.THREADS_FROM
-    source = rng.standard_normal(out_shape).astype(np.float32)
-    for select_prim in (ge_p, le_p):  # ("check": the C loop's bits against the twin's)
-        _scatter(source, operand, False, select_prim=select_prim, window_dimensions=window,
-                 window_strides=strides, padding=padding, window_dilation=dilation)
-    for name in ("sum", "max", "min"):
-        _reduce(name, operand, False, window_dimensions=window, window_strides=strides,
-                padding=padding, base_dilation=(1,) * len(shape),
-                window_dilation=(1,) * len(shape))
-
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("channels", [1, 2, 3, 5])
-def test_contiguous_copy_of_short_runs_on_threads(native, thread_count, dtype, channels):
-    base = np.arange(8 * 40 * 40 * channels, dtype=dtype).reshape(8, 40, 40, channels)
+@pytest.mark.parametrize("channels", [1, 2, 3, 5, 16])
+def test_contiguous_copy_of_im2col_runs_of_every_length(native, dtype, channels):
+    """Runs of 3 x channels elements: the lengths copied by constant-size copies and
+    others."""
+    base = np.arange(2 * 9 * 9 * channels, dtype=dtype).reshape(2, 9, 9, channels)
     v = np.lib.stride_tricks.sliding_window_view(base, (3, 3), axis=(1, 2))
     v = v.transpose(0, 1, 2, 4, 5, 3)  # (im2col: each window's rows of channels)
-    assert v.size >= kernels.THREADS_FROM
     got = kernels.contiguous_copy(v, base)
     assert got.tobytes() == np.ascontiguousarray(v).tobytes()
