@@ -818,16 +818,17 @@ def _reduce_sum_native(c, eqn):
     return c.const(0), "({0} + {1})", True
 
 
-@native_rule(reduce_max_p, kind="reduce", when=_native_reduction)
+@native_rule(reduce_max_p, kind="reduce", when=_native_reduction, any_order=True)
 def _reduce_max_native(c, eqn):
-    """In order; NaN propagates; -0 < +0 (see _zero_signs)."""
+    """NaN propagates; -0 < +0 (see _zero_signs): one value in any order (NaNs' payloads
+    aside), so accumulated in vector lanes."""
     if c.dtype in FLOATS:
         return (c.const(max_identity(c.dtype)), "((({1}) > ({0})) | (({1}) != ({1})) | "
                 "((({1}) == ({0})) & !signbit({1})) ? ({1}) : ({0}))", False)
     return c.const(max_identity(c.dtype)), "(({1}) > ({0}) ? ({1}) : ({0}))", False
 
 
-@native_rule(reduce_min_p, kind="reduce", when=_native_reduction)
+@native_rule(reduce_min_p, kind="reduce", when=_native_reduction, any_order=True)
 def _reduce_min_native(c, eqn):
     if c.dtype in FLOATS:
         return (c.const(min_identity(c.dtype)), "((({1}) < ({0})) | (({1}) != ({1})) | "

@@ -570,11 +570,13 @@ class _Emitter:
                 s = self.slot(out)
                 self.new_array(s, out.aval, var=out)
                 c = CExpr(out.aval.dtype, None, None)
-                init, combine, is_sum = eqn.primitive.rules["native"](c, eqn)
+                rule = eqn.primitive.rules["native"]
+                init, combine, is_sum = rule(c, eqn)
                 axes = eqn.params["axes"]
                 kept = tuple(d not in axes for d in range(len(shape)))
                 reductions[eqn] = Reduction(s, C_TYPES[out.aval.dtype], kept, init, combine,
-                                            is_sum, is_sum and out.aval.dtype in FLOATS)
+                                            is_sum, is_sum and out.aval.dtype in FLOATS,
+                                            rule.any_order)
         names: dict = {}
 
         def body(block, read_names):

@@ -77,13 +77,27 @@ def over(shape, vshape, strides) -> tuple:
 class Reduction:
     """An output array `q{slot}` of `ctype`, accumulating `local` over the loop dimensions
     not in `kept` (a mask), starting at `init`, combined by `combine` ({0} acc, {1} value);
-    `pairwise`: a float sum (summed in NumPy's order, see the module's docstring)."""
+    `pairwise`: a float sum (summed in NumPy's order, see the module's docstring);
+    `any_order`: `combine` gives one value in any order and grouping (a maximum)."""
 
-    def __init__(self, slot, ctype, kept, init, combine, is_sum, pairwise=False):
+    def __init__(self, slot, ctype, kept, init, combine, is_sum, pairwise=False,
+                 any_order=False):
         self.slot, self.ctype, self.kept = slot, ctype, kept
         self.init, self.combine, self.is_sum = init, combine, is_sum
-        self.pairwise = pairwise
+        self.pairwise, self.any_order = pairwise, any_order
         self.local = None
+
+    def simd_reduction(self) -> tuple[str, str]:
+        """(the declaration, the clause) that let an `omp simd` loop accumulate `a{slot}`
+        in vector lanes, combined at its end: integer sums exactly; `any_order` ones by
+        their own combination, declared in the loop's block."""
+        a = f"a{self.slot}"
+        if self.is_sum:
+            return "", f" reduction(+:{a})"
+        name = f"didax_r{self.slot}"
+        combined = self.combine.format("omp_out", "omp_in")
+        return (f"#pragma omp declare reduction({name} : {self.ctype} : omp_out = "
+                f"{combined}) initializer(omp_priv = {self.init})", f" reduction({name}:{a})")
 
 
 class Body:
@@ -296,11 +310,12 @@ def _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, a
     independent (gcc would otherwise check at run time whether outputs overlap inputs, and
     was seen to run its scalar loop: they never do); `parallel` (nothing accumulates
     across it): split among the threads too."""
+    scoped = False
     if parallel:
         b.append(f"{ind}{_parallel_for(parallel, 'simd:static', simd=True)}")
     elif _independent(inner, local_acc, in_place):
-        b.append(f"{ind}#pragma omp simd" + "".join(f" reduction(+:a{r.slot})"
-                                                     for r in local_acc))
+        scoped = _simd_pragma(b, ind, local_acc)
+        ind = ind + "    " if scoped else ind
     b.append(f"{ind}for (npy_intp j = 0; j < {inner.extent}; j++) {{")
     ind2 = ind + "    "
     for name, ct, expr, _, _ in block.stmts:
@@ -313,14 +328,31 @@ def _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, a
     for p, local in writes:
         b.append(f"{ind2}{p}[{out_index}] = {local()};")
     b.append(f"{ind}}}")
+    if scoped:
+        b.append(f"{ind[:-4]}}}")
+
+
+def _simd_pragma(b, ind, accumulating, extra="") -> bool:
+    """Appends the `omp simd` pragma of a loop accumulating `accumulating` (and `extra`
+    clauses); True if it opened a block (for the reductions it declares) that the loop's
+    end must close."""
+    declared = [r.simd_reduction() for r in accumulating]
+    declarations = [d for d, _ in declared if d]
+    if declarations:
+        b.append(f"{ind}{{")
+        ind += "    "
+        b.extend(f"{ind}{d}" for d in declarations)
+    b.append(f"{ind}#pragma omp simd" + "".join(c for _, c in declared) + extra)
+    return bool(declarations)
 
 
 def _independent(inner, local_acc, in_place) -> bool:
-    """Whether the inner loop's iterations may run in any order: no accumulation in order
-    (a max or min) across it, and each element of an output updated in place written by
-    one iteration only (its reduction keeps all of the inner loop's dimensions). Integer
-    sums reassociate exactly."""
-    return (all(r.is_sum for r in local_acc)
+    """Whether the inner loop's iterations may run in any order: no accumulation across it
+    that depends on the order (a float sum's), and each element of an output updated in
+    place written by one iteration only (its reduction keeps all of the inner loop's
+    dimensions). Integer sums reassociate exactly; maxima and minima are one value in any
+    order."""
+    return (all(r.is_sum or r.any_order for r in local_acc)
             and all(all(r.kept[d] for d in inner.dims) for r in in_place))
 
 
@@ -452,10 +484,10 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
         if not lets[p] and not finals[p] and not stores:
             continue
         accumulating = [t for kind, _, t in finals[p] if kind == "acc"]
+        scoped = False
         if _independent(inner, accumulating, [t for kind, _, t in finals[p]
                                                if kind == "in place"]):
-            b.append(f"{ind2}#pragma omp simd" + "".join(
-                f" reduction(+:a{r.slot})" for r in accumulating) + "".join(
+            scoped = _simd_pragma(b, ind2, accumulating, "".join(
                 f" reduction(|:{t})" for kind, _, t in finals[p] if kind == "any"))
         b.append(f"{ind2}for (npy_intp jj = 0; jj < len; jj++) {{")
         ind3 = ind2 + "    "
@@ -482,6 +514,8 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
                 q = f"q{target.slot}[{at(target.strides)}]"
                 b.append(f"{ind3}{q} = {target.combine.format(q, local)};")
         b.append(f"{ind2}}}")
+        if scoped:  # (the block of the loop's declared reductions)
+            b.append(f"{ind2}}}")
     if not pairwise:
         b.append(f"{ind}}}")
         return

@@ -61,7 +61,7 @@ class Matmul(NamedTuple):
     swapped: bool
 
 
-def native_rule(prim, *, when=_floats, kind="elementwise", counts=None):
+def native_rule(prim, *, when=_floats, kind="elementwise", counts=None, any_order=False):
     """Registers the decorated function as `prim`'s native rule for equations `when`
     accepts (by default: all operands and results float32 or float64). The kind says what
     the emitter asks of it: "elementwise" (a C expression of the operands' elements),
@@ -71,11 +71,14 @@ def native_rule(prim, *, when=_floats, kind="elementwise", counts=None):
     "gemm" (`rule(eqn)`: a Matmul), "block" (`rule(emitter,
     eqn)` writes the C of the whole equation with the emitter's helpers: a loop or branch
     calling its bodies compiled as C functions, a pad; `counts(eqn)`: how many equations,
-    its bodies' included, run natively and on the NumPy tier)."""
+    its bodies' included, run natively and on the NumPy tier). `any_order` (a "reduce"): the
+    combination gives the same value in any order and grouping (a maximum, a minimum), so a
+    loop may accumulate it in vector lanes."""
     def register(fn):
         fn.when = when
         fn.kind = kind
         fn.counts = counts
+        fn.any_order = any_order
         prim.def_rule("native", fn)
         return fn
     return register

@@ -378,10 +378,17 @@ static PyObject *check(PyObject *self, PyObject *unused) {
 #pragma omp simd
     for (int i = 0; i < 16; i++) a[i] = sqrtf(a[i] * 0.0f + 1.0f);
     for (int i = 0; i < 16; i++) s += a[i];
+    float m = -1.0f;  /* (a reduction declared in a block, as loops' maxima are) */
+    {
+#pragma omp declare reduction(didax_max : float : omp_out = omp_in > omp_out ? omp_in : omp_out) \
+    initializer(omp_priv = -1.0f)
+#pragma omp simd reduction(didax_max:m)
+        for (int i = 0; i < 16; i++) m = a[i] > m ? a[i] : m;
+    }
     int ran = 0;  /* (a team of one thread: OpenMP's library loads, no thread starts) */
 #pragma omp parallel for num_threads(1) reduction(+:ran)
     for (int i = 0; i < 4; i++) ran += 1;
-    return PyFloat_FromDouble((double)s / 16.0 * 3.0 * (ran / 4));
+    return PyFloat_FromDouble((double)s / 16.0 * 3.0 * (ran / 4) * m);
 }
 static PyMethodDef methods[] = {{"check", check, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
 static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, DIDAX_STR(DIDAX_MODULE), NULL, -1,

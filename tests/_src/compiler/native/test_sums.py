@@ -13,7 +13,7 @@ from didax._src.compiler.native.loops import ROW_PIECE
 from didax._src.config import flag_context
 from didax._src.eager import vjp as eager_vjp
 
-from .conftest import Tiers, assert_native, assert_same, have_compiler
+from .conftest import Tiers, assert_native, assert_same, executable, have_compiler
 
 
 def _relative_error(got, x, axis=None):
@@ -112,6 +112,56 @@ def test_max_and_min_of_signed_zeros_are_jaxs(dtype):
         assert_same(b, c)
     np.testing.assert_array_equal(np.signbit(native[0]), [False, True, False, False])
     np.testing.assert_array_equal(np.signbit(native[1]), [True, True, True, False])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("blocked", [False, True])
+def test_max_and_min_in_vector_lanes_are_the_values_in_order(dtype, blocked):
+    """Native maxima and minima accumulate in vector lanes, combined at the loop's end:
+    the same bits as the NumPy tier and eager whichever lane holds the extremum, a NaN, an
+    infinity or a zero of either sign, also in a loop that calls NumPy's functions
+    (`blocked`: its blocks of elements)."""
+    n = 70  # (several vectors of every width, and a tail)
+    rows = []
+    for k in range(n):  # the extremum, at every position of a row
+        row = np.arange(n) % 7 - 3
+        row[k] = 9
+        rows.append(row)
+        rows.append(-row)
+    x = np.array(rows, dtype)
+    if np.dtype(dtype).kind == "f":
+        special = np.zeros((6, n), dtype)
+        special[0, ::3] = -0.0          # zeros of both signs
+        special[1, 40] = -0.0
+        special[2, 17] = np.nan         # NaN beats everything
+        special[3, :] = -np.inf
+        special[3, 66] = np.inf
+        special[4, 5] = np.nan
+        special[4, 69] = -np.inf
+        special[5, :] = -0.0
+        x = np.concatenate([x, special])
+    b = np.zeros_like(x)
+
+    def f(x, b):  # (y is x, computed in the loop)
+        y = x * ((jnp.exp(b) if blocked else b) * 0 + 1)
+        return jnp.max(y, axis=1), jnp.min(y, axis=1), jnp.max(y, axis=0)
+
+    tiers = Tiers(f)
+    native, numpy_, eager = tiers(x, b)
+    for a, c, e in zip(native, numpy_, eager):
+        assert_same(a, c)
+        assert_same(c, e)
+    np.testing.assert_array_equal(native[0][:2 * n:2], 9)
+    np.testing.assert_array_equal(native[1][1:2 * n:2], -9)
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_array_equal(np.signbit(native[0][2 * n:]),
+                                      [False, False, False, False, False, True])
+        np.testing.assert_array_equal(np.signbit(native[1][2 * n:]),
+                                      [True, True, False, True, False, True])
+    assert_native(tiers.native, x, b)
+    if have_compiler():
+        source = executable(tiers.native, x, b).native.plan.source
+        assert "#pragma omp simd reduction(" in source
 
 
 def test_eager_steps_sum_accurately_and_as_the_numpy_tier(millions):
