@@ -15,7 +15,9 @@ Everything is computed as the NumPy tier computes it, bit for bit:
   leaf by leaf (a stack of the pairwise tree's pending halves), so the summed expression is
   never written out. NumPy before 2.3 sums a row in pieces of 8192 elements (its
   iterator's buffer), each pairwise, added in turn: then so do these loops (`ROW_PIECE`).
-  Integer sums (exact), max and min accumulate in order.
+  Integer sums (exact) may accumulate in any order, and so may max and min (NaN
+  propagates, -0 < +0: one value in any order, NaNs' payloads aside): in vector lanes,
+  combined at the loop's end (`Reduction.simd_reduction`).
 """
 from __future__ import annotations
 
