@@ -64,8 +64,8 @@ def didax_phases(layers) -> dict:
     generated = time.perf_counter()
     tc = toolchain.toolchain()
     with tempfile.TemporaryDirectory(prefix="didax-build-curve-") as tmp:
-        cache._prelude(tc, tmp)  # (once per machine: not timed)
-        cache._prelude(tc, tmp, unit=True)
+        for unit in (False, True):  # (the precompiled preludes: once per machine, not timed)
+            toolchain.precompiled_prelude(tc, tmp, unit)
         building = time.perf_counter()
         cache.load_or_build(plan.source, tc, tmp)
         built = time.perf_counter()

@@ -126,6 +126,17 @@ class _Module:
         self.helpers: list = []     # C functions of bodies, each before its first caller
         self.counts = [0, 0]        # native, NumPy-tier equations in all functions
         self.n_bodies = 0
+        self.lifted: dict = {}      # a lifted block's text -> its function's name
+        self.lifted_functions: list = []
+
+    def shared(self, text: str, n_slots: int) -> str:
+        """The name of the module's function running the lifted block `text` (see
+        parts.lift), added if new: the C compiler's time goes to distinct code only."""
+        name = self.lifted.get(text)
+        if name is None:
+            name = self.lifted[text] = f"block{len(self.lifted)}"
+            self.lifted_functions.append(function_parts.lifted_function(name, text, n_slots))
+        return name
 
     def loop(self, name: str, dtype) -> int:
         """The number of NumPy's loop of `np.<name>` over `dtype` (all its operands and
@@ -302,11 +313,15 @@ class _Emitter:
                     self.dest[a] = len(j.invars) + k
         for i, seg in enumerate(segs):
             if seg.kind == "loop":
+                start = len(self.body)
                 self.loop_segment(i, seg)
+                self.share(start)
             else:
                 temps = self.materialize_all(seg.eqns)
                 if seg.kind == "gemm":
+                    start = len(self.body)
                     self.gemm_segment(i, seg.eqns[0])
+                    self.share(start)
                 elif seg.kind == "block":
                     self.block_segment(i, seg.eqns[0])
                 else:
@@ -359,6 +374,16 @@ class _Emitter:
             "    return status;",
             "}", ""]))
         return Function(self.fname, n_in, len(j.outvars), self.n_keep)
+
+    def share(self, start: int):
+        """Replaces the block written from line `start` on by a call of the module's
+        function for it."""
+        lifted = function_parts.lift(self.body[start:])
+        if lifted is not None:
+            text, slots = lifted
+            name = self.m.shared(text, len(slots))
+            self.body[start + 1:] = [f"        if ({name}({', '.join('&' + s for s in slots)})"
+                                     " < 0) goto done;", "    }"]
 
     def _hold_const(self, slot: int, value):
         self.body.append(f"    v[{slot}] = PyTuple_GET_ITEM(consts, {len(self.m.consts)}); "
@@ -657,7 +682,7 @@ class _Emitter:
         n_keep = max(self.n_keep, 1)
         m = self.m
         run_parts, run_body = function_parts.cut(self.body, "run")
-        run_parts, units = function_parts.spread(run_parts)
+        run_parts, units = function_parts.spread([*m.lifted_functions, *run_parts])
         n_loops = max(len(m.loops), 1)
         common = [  # (what every translation unit's code may use)
             "#include <string.h>",
@@ -670,6 +695,7 @@ class _Emitter:
             LEAF_SUMS,
             _BODY_HELPERS,
             function_parts.NOINLINE,
+            *map(function_parts.prototype, m.lifted_functions),
         ]
         further = ["\n".join([UNIT_MARK, module_prelude(unit=True), *common,
                                f"extern DIDAX_SHARED didax_loop didax_loops[{n_loops}];",

@@ -7,6 +7,12 @@ compute values into the array slots `v`, see emit.py) share nothing but those sl
 kept arrays and the module's tables, so runs of them move into functions of PART_LINES
 lines or so, called in order; an error (`goto done`) becomes a return of -1 that the caller
 turns back into `goto done`.
+
+A block of a loop or a product that does not differ from another but in its slots and the
+names it declares (a model's layers of one shape, its parameters' updates) is compiled once:
+each block becomes a function of the slots it uses (`lift`), one per distinct text, called
+where the block was. The transformer step's 880 equations went from 8,200 lines of C to
+6,300, and its first call (trace, build, run) on one core from 4.0 s to 3.35 s.
 """
 from __future__ import annotations
 
@@ -24,6 +30,12 @@ _PARAMS = "PyObject **v, PyObject **keep, PyObject *segments, PyObject *consts"
 _ARGS = "v, keep, segments, consts"
 # A block naming any other local of the function stays in it.
 _OTHER_LOCALS = re.compile(r"\b(io|result|nargs|own|mine|kept_busy|state)\b")
+# A block's slots (`v[3]`, `keep[0]`), and the names it declares, each numbered by a slot or
+# a counter (`p3`, `t0`, `summed_7`, `summed_7_p`, `t2_a`); never part of a constant (the
+# `a3` of `0x1.a3d70ap-7f`).
+_SLOT_OR_NAME = re.compile(r"(?<![.\w])(?:(?:v|keep)\[\d+\]|"
+                           r"(p|q|v|s|a|t|wl|bt|summed_|didax_r)\d+(?![0-9A-Za-z]))")
+_PARAMETER = "slot"
 
 
 def cut(lines: list, name: str) -> tuple[list, list]:
@@ -62,6 +74,33 @@ def cut(lines: list, name: str) -> tuple[list, list]:
             i += 1
     flush()
     return parts, body
+
+
+def lift(block: list) -> tuple[str, list] | None:
+    """(`block` as the body of a function of the slots it uses, its own names numbered in
+    order, the slots that function takes, in order), or None for a block that reads
+    anything else of the function it is in. Blocks equal but for their slots and names
+    (a model's layers, its parameters' updates) lift to one text: the module compiles it
+    once and calls it from each place (see emit.py's _Module.shared)."""
+    text = "\n".join(block)
+    if _OTHER_LOCALS.search(text) or re.search(r"\b(segments|consts)\b", text):
+        return None
+    slots: dict = {}
+    names: dict = {}
+
+    def rename(match):
+        found = match.group(0)
+        if match.group(1) is None:
+            return slots.setdefault(found, f"(*{_PARAMETER}{len(slots)})")
+        return names.setdefault(found, f"{match.group(1)}{len(names)}")
+
+    return _SLOT_OR_NAME.sub(rename, text), list(slots)
+
+
+def lifted_function(name: str, text: str, n_slots: int) -> str:
+    params = ", ".join(f"PyObject **{_PARAMETER}{k}" for k in range(n_slots)) or "void"
+    return "\n".join([f"DIDAX_SHARED DIDAX_NOINLINE int {name}({params}) {{",
+                      text.replace("goto done;", "return -1;"), "    return 0;", "}", ""])
 
 
 def _block_end(lines, start) -> int | None:

@@ -306,7 +306,10 @@ def precompiled_prelude(tc: Toolchain, directory: str, unit: bool = False,
         return path
     if not make:
         return None
-    work = tempfile.mkdtemp(dir=directory, prefix=".prelude-")
+    try:
+        work = tempfile.mkdtemp(dir=directory, prefix=".prelude-")
+    except OSError:  # (the directory is gone, or not writable)
+        return None
     try:
         with open(os.path.join(work, PRELUDE_HEADER), "w") as f:
             f.write(text)
