@@ -414,12 +414,18 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
     flags = [t for fs in finals for kind, _, t in fs if kind == "any"]
     extent = inner.extent
     rounds = None  # (parallel float sums) the loop over rounds of parts to close, if any
+    single = False  # (a row of one block: the pairwise tree's only leaf, no walk)
     if pairwise:
         label = f"summed_{pairwise[0].slot}{tag}"  # (tag: which copy of the loops)
-        decls.append("npy_intp ws[64], wn[64]; int wd[64], top = 0;  /* the pairwise walk */")
-        decls.extend(f"{r.ctype} wl{r.slot}[64], v{r.slot};" for r in pairwise)
         pieces = ROW_PIECE is not None and extent > ROW_PIECE  # the row piece by piece
         parts = _row_parts(extent) if parallel else None
+        single = parts is None and not pieces and extent <= size
+        if single:
+            decls.extend(f"{r.ctype} v{r.slot};" for r in pairwise)
+        else:
+            decls.append("npy_intp ws[64], wn[64]; int wd[64], top = 0;  /* the pairwise "
+                         "walk */")
+            decls.extend(f"{r.ctype} wl{r.slot}[64], v{r.slot};" for r in pairwise)
         if parts is not None:
             for r in pairwise:
                 b.append(f"{ind}{r.ctype} s{r.slot}[{PIECES_AT_ONCE if pieces else len(parts)}];")
@@ -453,14 +459,20 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
                      f"{ROW_PIECE} ? {extent} - c0 : {ROW_PIECE};")
         else:
             b.extend(ind + d for d in decls)
-            b.append(f"{ind}ws[0] = 0; wn[0] = {extent}; wd[0] = 0;")
-        b.append(f"{ind}for (;;) {{")
+            if not single:
+                b.append(f"{ind}ws[0] = 0; wn[0] = {extent}; wd[0] = 0;")
         ind2 = ind + "    "
-        b.append(f"{ind2}while (wn[top] > {size}) {{  /* down to the next block */")
-        b.append(f"{ind2}    npy_intp h = wn[top] / 2; h -= h % 8;")
-        b.append(f"{ind2}    ws[top + 1] = ws[top]; wn[top + 1] = h; wd[top + 1] = 0; top++;")
-        b.append(f"{ind2}}}")
-        b.append(f"{ind2}const npy_intp j0 = ws[top], len = wn[top];")
+        if single:
+            b.append(f"{ind}{{")
+            b.append(f"{ind2}const npy_intp j0 = 0, len = {extent};")
+        else:
+            b.append(f"{ind}for (;;) {{")
+            b.append(f"{ind2}while (wn[top] > {size}) {{  /* down to the next block */")
+            b.append(f"{ind2}    npy_intp h = wn[top] / 2; h -= h % 8;")
+            b.append(f"{ind2}    ws[top + 1] = ws[top]; wn[top + 1] = h; wd[top + 1] = 0; "
+                     "top++;")
+            b.append(f"{ind2}}}")
+            b.append(f"{ind2}const npy_intp j0 = ws[top], len = wn[top];")
         b.extend(f"{ind2}int {flag} = 0;" for flag in flags)
     else:
         if parallel:  # (the block buffers declared inside: each thread its own)
@@ -524,6 +536,12 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
     for r in pairwise:
         node = "pw_sum_f" if r.ctype == "float" else "pw_sum_d"
         b.append(f"{ind2}v{r.slot} = {node}(b{r.local}, len);")
+    if single:
+        b.append(f"{ind}}}")
+        for r in pairwise:
+            q = f"q{r.slot}[{at(r.strides)}]"
+            b.append(f"{ind}{q} = {q} + v{r.slot};")
+        return
     b.append(f"{ind2}for (;;) {{  /* up the tree: a left half waits for its right half */")
     b.append(f"{ind2}    if (top == 0) goto {label};")
     b.append(f"{ind2}    top--;")

@@ -30,6 +30,8 @@ _PARAMS = "PyObject **v, PyObject **keep, PyObject *segments, PyObject *consts"
 _ARGS = "v, keep, segments, consts"
 # A block naming any other local of the function stays in it.
 _OTHER_LOCALS = re.compile(r"\b(io|result|nargs|own|mine|kept_busy|state)\b")
+# ... and a block naming these, or the parts' other parameters, is not lifted.
+_NOT_LIFTED = re.compile(r"\b(io|result|nargs|own|mine|kept_busy|state|segments|consts)\b")
 # A block's slots (`v[3]`, `keep[0]`), and the names it declares, each numbered by a slot or
 # a counter (`p3`, `t0`, `summed_7`, `summed_7_p`, `t2_a`); never part of a constant (the
 # `a3` of `0x1.a3d70ap-7f`).
@@ -83,7 +85,7 @@ def lift(block: list) -> tuple[str, list] | None:
     (a model's layers, its parameters' updates) lift to one text: the module compiles it
     once and calls it from each place (see emit.py's _Module.shared)."""
     text = "\n".join(block)
-    if _OTHER_LOCALS.search(text) or re.search(r"\b(segments|consts)\b", text):
+    if _NOT_LIFTED.search(text):
         return None
     slots: dict = {}
     names: dict = {}

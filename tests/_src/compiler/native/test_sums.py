@@ -9,7 +9,8 @@ import pytest
 
 import didax
 import didax.numpy as jnp
-from didax._src.compiler.native.loops import ROW_PIECE
+from didax._src.compiler.native import emit
+from didax._src.compiler.native.loops import CALL_BLOCK, ROW_PIECE
 from didax._src.config import flag_context
 from didax._src.eager import vjp as eager_vjp
 
@@ -67,6 +68,17 @@ def test_pairwise_sums_of_every_length_are_numpys(n):
         assert_same(a, b)
     assert_same(native[0], np.add.reduce(x, axis=1))
     assert_native(tiers.native, x)
+
+
+def test_a_row_of_one_block_is_one_leaf_without_the_walk():
+    """A row of at most one block is the pairwise tree's only leaf: its loop has no walk to
+    compile (the bits: test_pairwise_sums_of_every_length_are_numpys, on both sides)."""
+    def f(x):
+        return jnp.sum(jnp.tanh(x) * x, axis=1)
+    for n in (CALL_BLOCK, CALL_BLOCK + 1):
+        source = emit.plan(didax.make_jaxpr(f)(np.ones((3, n), np.float32))).source
+        assert ("the pairwise walk" in source) == (n > CALL_BLOCK)
+        assert "pw_sum_f(" in source
 
 
 def test_rows_of_several_dimensions_longer_than_a_piece_are_numpys():
