@@ -327,7 +327,7 @@ class _Emitter:
                 else:
                     self.python_segment(i, seg.eqns)
                 for a in temps:
-                    self.body.append(f"    Py_CLEAR(v[{self.slots.pop(a)}]);")
+                    self.body.append(function_parts.clear(self.slots.pop(a)))
             self.release(i)
         result_items = []
         for k, a in enumerate(j.outvars):
@@ -394,7 +394,7 @@ class _Emitter:
         """Drops the values whose last reader was segment `i`."""
         for a, last in self.last_reader.items():
             if last == i and a in self.slots:
-                self.body.append(f"    Py_CLEAR(v[{self.slots[a]}]);")
+                self.body.append(function_parts.clear(self.slots[a]))
 
     def needed_after(self, v, i: int) -> bool:
         return any(r > i for r in self.readers.get(v, ()))
@@ -422,6 +422,7 @@ class _Emitter:
         keep = [d for d in range(len(shape)) if shape[d] != 1]
         in_order = (off == 0 and math.prod(shape) == math.prod(base.aval.shape) and
                     [st[d] for d in keep] == [contiguous(shape)[d] for d in keep])
+        start = len(b)
         b.append("    {  /* a view */")
         self.as_array(base)
         if in_order:
@@ -436,6 +437,7 @@ class _Emitter:
                                   over(shape, shape, st))],
                       lambda block, names: None, [(f"q{s}", lambda: "t0")], [])
         b.append("    }")
+        self.share(start)
         return s
 
     def as_array(self, a):
@@ -520,7 +522,7 @@ class _Emitter:
         self.body.append("    }")
         for v in eqn.outvars:
             if type(v) is DropVar or not self.needed_after(v, i):
-                self.body.append(f"    Py_CLEAR(v[{self.slot(v)}]);")
+                self.body.append(function_parts.clear(self.slot(v)))
 
     def line(self, text: str):
         """Appends a line of C (inside the segment's block)."""
@@ -695,6 +697,7 @@ class _Emitter:
             LEAF_SUMS,
             _BODY_HELPERS,
             function_parts.NOINLINE,
+            function_parts.CLEAR,
             *map(function_parts.prototype, m.lifted_functions),
         ]
         further = ["\n".join([UNIT_MARK, module_prelude(unit=True), *common,

@@ -19,7 +19,7 @@ def _block(n, extra=""):
 
 
 def test_blocks_and_clears_move_into_parts_in_order():
-    lines = (["    PyObject *result = NULL;"] + _block(0) + ["    Py_CLEAR(v[3]);"] + _block(1)
+    lines = (["    PyObject *result = NULL;"] + _block(0) + ["    didax_clear(&v[3]);"] + _block(1)
              + ["    result = PyTuple_New(1);"] + _block(2, " result = NULL;") + _block(3))
     functions, body = parts.cut(lines, "run")
     assert body == ["    PyObject *result = NULL;",
@@ -30,7 +30,7 @@ def test_blocks_and_clears_move_into_parts_in_order():
     first = functions[0].splitlines()
     assert first[0].startswith("static DIDAX_NOINLINE int run_part0(PyObject **v")
     assert first[1:-1] == ["    {  /* a segment */", "        if (f0(v) < 0) return -1;",
-                           "    }", "    Py_CLEAR(v[3]);", "    {  /* a segment */",
+                           "    }", "    didax_clear(&v[3]);", "    {  /* a segment */",
                            "        if (f1(v) < 0) return -1;", "    }", "    return 0;"]
     assert "f3(v) < 0) return -1;" in functions[1]
 
