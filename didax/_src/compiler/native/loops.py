@@ -536,27 +536,24 @@ def _blocked_inner(b, ind, inner, block, writes, local_acc, in_place, pairwise, 
     for r in pairwise:
         node = "pw_sum_f" if r.ctype == "float" else "pw_sum_d"
         b.append(f"{ind2}v{r.slot} = {node}(b{r.local}, len);")
-    if single:
-        b.append(f"{ind}}}")
-        for r in pairwise:
-            q = f"q{r.slot}[{at(r.strides)}]"
-            b.append(f"{ind}{q} = {q} + v{r.slot};")
-        return
-    b.append(f"{ind2}for (;;) {{  /* up the tree: a left half waits for its right half */")
-    b.append(f"{ind2}    if (top == 0) goto {label};")
-    b.append(f"{ind2}    top--;")
-    b.append(f"{ind2}    if (!wd[top]) {{")
-    b.append(f"{ind2}        wd[top] = 1;")
-    b.extend(f"{ind2}        wl{r.slot}[top] = v{r.slot};" for r in pairwise)
-    b.append(f"{ind2}        npy_intp h = wn[top] / 2; h -= h % 8;")
-    b.append(f"{ind2}        ws[top + 1] = ws[top] + h; wn[top + 1] = wn[top] - h; "
-             "wd[top + 1] = 0; top++;")
-    b.append(f"{ind2}        break;")
-    b.append(f"{ind2}    }}")
-    b.extend(f"{ind2}    v{r.slot} = wl{r.slot}[top] + v{r.slot};" for r in pairwise)
-    b.append(f"{ind2}}}")
+    if not single:
+        b.append(f"{ind2}for (;;) {{  /* up the tree: a left half waits for its right "
+                 "half */")
+        b.append(f"{ind2}    if (top == 0) goto {label};")
+        b.append(f"{ind2}    top--;")
+        b.append(f"{ind2}    if (!wd[top]) {{")
+        b.append(f"{ind2}        wd[top] = 1;")
+        b.extend(f"{ind2}        wl{r.slot}[top] = v{r.slot};" for r in pairwise)
+        b.append(f"{ind2}        npy_intp h = wn[top] / 2; h -= h % 8;")
+        b.append(f"{ind2}        ws[top + 1] = ws[top] + h; wn[top + 1] = wn[top] - h; "
+                 "wd[top + 1] = 0; top++;")
+        b.append(f"{ind2}        break;")
+        b.append(f"{ind2}    }}")
+        b.extend(f"{ind2}    v{r.slot} = wl{r.slot}[top] + v{r.slot};" for r in pairwise)
+        b.append(f"{ind2}}}")
     b.append(f"{ind}}}")
-    b.append(f"{ind}{label}:;")
+    if not single:
+        b.append(f"{ind}{label}:;")
     if parts is not None:  # each part's sum kept, then combined in the serial order
         b.extend(f"{ind}s{r.slot}[task] = v{r.slot};" for r in pairwise)
         ind = ind[:-4]

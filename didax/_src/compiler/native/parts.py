@@ -28,8 +28,11 @@ CLEAR = """/* Drops a slot's value (once the last segment reading it has run). *
 static DIDAX_NOINLINE void didax_clear(PyObject **slot) { Py_CLEAR(*slot); }"""
 
 
+_CLEARED = "    didax_clear(&v["  # (how a line dropping a slot's value starts)
+
+
 def clear(slot: int) -> str:
-    return f"    didax_clear(&v[{slot}]);"
+    return f"{_CLEARED}{slot}]);"
 
 # A module whose parts add up to more lines than this is built as several translation units
 # of about as many lines, compiled in parallel (and cached one by one): see toolchain.build.
@@ -39,10 +42,11 @@ _CALLS_BODY = re.compile(r"\bbody\d+\(")
 # What a part may read of the function it was cut from (its parameters).
 _PARAMS = "PyObject **v, PyObject **keep, PyObject *segments, PyObject *consts"
 _ARGS = "v, keep, segments, consts"
-# A block naming any other local of the function stays in it.
-_OTHER_LOCALS = re.compile(r"\b(io|result|nargs|own|mine|kept_busy|state)\b")
-# ... and a block naming these, or the parts' other parameters, is not lifted.
-_NOT_LIFTED = re.compile(r"\b(io|result|nargs|own|mine|kept_busy|state|segments|consts)\b")
+# A block naming any other local of the function stays in it; one naming those, or the parts'
+# other parameters, is not lifted.
+_LOCALS = "io|result|nargs|own|mine|kept_busy|state"
+_OTHER_LOCALS = re.compile(rf"\b({_LOCALS})\b")
+_NOT_LIFTED = re.compile(rf"\b({_LOCALS}|segments|consts)\b")
 # A block's slots (`v[3]`, `keep[0]`), and the names it declares, each numbered by a slot or
 # a counter (`p3`, `t0`, `summed_7`, `summed_7_p`, `t2_a`); never part of a constant (the
 # `a3` of `0x1.a3d70ap-7f`).
@@ -78,7 +82,7 @@ def cut(lines: list, name: str) -> tuple[list, list]:
             i = end
             if len(current) >= PART_LINES:
                 flush()
-        elif current and line.startswith("    didax_clear(&v["):
+        elif current and line.startswith(_CLEARED):
             current.append(line)
             i += 1
         else:
