@@ -16,14 +16,37 @@ tests (those that use the `jit_tier` fixture) and the eager steps' (tests/_src/e
 on both tiers: on the NumPy tier alone, and in jit's "check" mode, which builds every compiled
 function before its first call and runs both tiers on every call, failing unless their
 results are the same bits. `DIDAX_NATIVE_TIER=check python -m pytest` checks the tiers over
-every function the whole suite compiles (a few minutes more)."""
+every function the whole suite compiles (a few minutes more).
+
+Where PYTHONDONTWRITEBYTECODE is set (as on some CI machines), every child process the tests
+start (examples, libraries run under didax, MPI ranks) would compile didax's 560 modules from
+source, 1.4 s each time: the test processes and their children share compiled bytecode in a
+temporary directory instead (PYTHONPYCACHEPREFIX), leaving the checkout untouched."""
+import atexit
 import os
+import shutil
+import sys
+import tempfile
 
-import jax_absent
-import pytest
-from hypothesis import settings
 
-from didax._src.config import flag_context
+def _share_bytecode():
+    if not os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+        return
+    if "PYTHONPYCACHEPREFIX" not in os.environ:  # (the first process: xdist's workers inherit)
+        prefix = tempfile.mkdtemp(prefix="didax-tests-bytecode-")
+        os.environ["PYTHONPYCACHEPREFIX"] = prefix
+        atexit.register(shutil.rmtree, prefix, ignore_errors=True)
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+    sys.dont_write_bytecode = False
+
+
+_share_bytecode()
+
+import jax_absent  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+from didax._src.config import flag_context  # noqa: E402
 
 jax_absent.install()  # where JAX is not installed (Python 3.10), its tests skip, saying why
 
@@ -42,12 +65,14 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    if "long_random_programs" in (config.getoption("markexpr") or ""):
-        return
-    long = [item for item in items if item.get_closest_marker("long_random_programs")]
-    if long:
-        config.hook.pytest_deselected(items=long)
-        items[:] = [item for item in items if item not in long]
+    if "long_random_programs" not in (config.getoption("markexpr") or ""):
+        long = [item for item in items if item.get_closest_marker("long_random_programs")]
+        if long:
+            config.hook.pytest_deselected(items=long)
+            items[:] = [item for item in items if item not in long]
+    # Whole programs first: the longest tests (up to a minute each), which at the end of the
+    # run would leave one worker waiting on another.
+    items.sort(key=lambda item: item.get_closest_marker("whole_programs") is None)
 
 
 @pytest.fixture

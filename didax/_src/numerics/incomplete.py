@@ -29,15 +29,10 @@ import numpy as np
 from didax._src import dtypes
 from didax._src.numerics import special as _sa
 
-try:  # optional fast path, never required for correctness
-    import scipy.special as _sps
-except Exception:  # pragma: no cover - depends on the machine
-    _sps = None
-
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc",
            "igamma_numpy", "igammac_numpy", "betainc_numpy", "USE_SCIPY"]
 
-USE_SCIPY = _sps is not None
+USE_SCIPY = _sa.USE_SCIPY
 
 _EPS = dtypes.finfo(np.float64).eps
 _BIG = 2.0 ** 52
@@ -367,7 +362,7 @@ betainc_numpy = _elementwise(_betainc_core)
 # Public entry points: SciPy when allowed (patched to JAX's special values), else NumPy.
 
 def _use_scipy():
-    return USE_SCIPY and _sps is not None
+    return USE_SCIPY and _sa.scipy_special() is not None
 
 
 def _scipy_gamma(fn, upper):
@@ -380,14 +375,14 @@ def _scipy_gamma(fn, upper):
 def igamma(a, x):
     """P(a, x) = gamma(a, x) / Gamma(a), elementwise; the dtype is a's."""
     if _use_scipy():
-        return _scipy_gamma(_sps.gammainc, False)(a, x)
+        return _scipy_gamma(_sa.scipy_special().gammainc, False)(a, x)
     return igamma_numpy(a, x)
 
 
 def igammac(a, x):
     """Q(a, x) = 1 - P(a, x), accurate where it is small."""
     if _use_scipy():
-        return _scipy_gamma(_sps.gammaincc, True)(a, x)
+        return _scipy_gamma(_sa.scipy_special().gammaincc, True)(a, x)
     return igammac_numpy(a, x)
 
 
@@ -404,5 +399,5 @@ def random_gamma_grad(a, x):
 def betainc(a, b, x):
     """I_x(a, b) = B(x; a, b) / B(a, b), elementwise; the dtype is a's."""
     if _use_scipy():
-        return _elementwise(_sps.betainc)(a, b, x)
+        return _elementwise(_sa.scipy_special().betainc)(a, b, x)
     return betainc_numpy(a, b, x)

@@ -32,6 +32,7 @@ of the size of the reflection terms):
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 from fractions import Fraction
 
@@ -39,18 +40,24 @@ import numpy as np
 
 from didax._src import dtypes
 
-try:  # optional fast path, never required for correctness
-    import scipy.special as _sps
-except Exception:  # pragma: no cover - depends on the machine
-    _sps = None
-
 __all__ = ["erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma",
            "erf_numpy", "erfc_numpy", "erf_inv_numpy", "lgamma_numpy", "digamma_numpy",
            "polygamma_numpy", "USE_SCIPY"]
 
 #: Dispatch the public functions to scipy.special when it is importable.  Set to False to force
 #: the NumPy implementations everywhere (tests call the `*_numpy` functions directly instead).
-USE_SCIPY = _sps is not None
+USE_SCIPY = importlib.util.find_spec("scipy") is not None
+
+
+@functools.cache
+def scipy_special():
+    """scipy.special (an optional fast path, never required for correctness), or None;
+    imported at its first use: importing it takes a third of a second."""
+    try:
+        import scipy.special
+    except Exception:  # pragma: no cover - depends on the machine
+        return None
+    return scipy.special
 
 _PI = math.pi
 _LOG_PI = math.log(math.pi)
@@ -615,7 +622,7 @@ def polygamma_numpy(n, x):
 # patched where scipy's convention differs, so both paths agree on special values.
 
 def _use_scipy():
-    return USE_SCIPY and _sps is not None
+    return USE_SCIPY and scipy_special() is not None
 
 
 def _scipy_unary(fn, fix=None):
@@ -636,35 +643,35 @@ def _fix_lgamma(x, y):
 def erf(x):
     """Error function 2/sqrt(pi) * int_0^x exp(-t^2) dt, elementwise, dtype preserving."""
     if _use_scipy():
-        return _scipy_unary(_sps.erf)(x)
+        return _scipy_unary(scipy_special().erf)(x)
     return erf_numpy(x)
 
 
 def erfc(x):
     """Complementary error function 1 - erf(x), accurate in the tail (erfc(10) ~ 2.09e-45)."""
     if _use_scipy():
-        return _scipy_unary(_sps.erfc)(x)
+        return _scipy_unary(scipy_special().erfc)(x)
     return erfc_numpy(x)
 
 
 def erf_inv(x):
     """Inverse error function on (-1, 1); erf_inv(+-1) = +-inf and |x| > 1 gives nan."""
     if _use_scipy():
-        return _scipy_unary(_sps.erfinv)(x)
+        return _scipy_unary(scipy_special().erfinv)(x)
     return erf_inv_numpy(x)
 
 
 def lgamma(x):
     """log|Gamma(x)|; poles (0, -1, -2, ...) and +-inf give +inf."""
     if _use_scipy():
-        return _scipy_unary(_sps.gammaln, _fix_lgamma)(x)
+        return _scipy_unary(scipy_special().gammaln, _fix_lgamma)(x)
     return lgamma_numpy(x)
 
 
 def digamma(x):
     """psi(x); special values as in scipy: psi(+-0) = -+inf, nan at negative integers and -inf."""
     if _use_scipy():
-        return _scipy_unary(_sps.psi)(x)
+        return _scipy_unary(scipy_special().psi)(x)
     return digamma_numpy(x)
 
 

@@ -3,6 +3,10 @@
 Literal reference values (computed with mpmath at 50 digits) make the file meaningful without
 SciPy; random-range comparisons against scipy.special and mpmath run when those are installed.
 """
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -226,6 +230,21 @@ def test_public_functions_and_flag(monkeypatch):
     monkeypatch.setattr(sp, "USE_SCIPY", False)
     for name in names:
         np.testing.assert_array_equal(getattr(sp, name)(x), UNARY[name](x))
+
+
+def test_scipy_is_imported_at_its_first_use_not_with_didax():
+    """Importing scipy.special took a third of `import didax`'s time: it waits for a special
+    function that uses it."""
+    pytest.importorskip("scipy")
+    code = ("import sys, numpy as np, didax, didax.numpy as jnp; "
+            "assert 'scipy' not in sys.modules, 'didax imported scipy'; "
+            "from didax._src.numerics import special as sp; "
+            "x = sp.erf(np.array([0.5])); "
+            "assert 'scipy.special' in sys.modules, 'erf did not use scipy'; "
+            "import scipy.special; assert x == scipy.special.erf(0.5)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=pathlib.Path(__file__).resolve().parents[3])
+    assert proc.returncode == 0, proc.stderr
 
 
 # ---------------------------------------------------------------------------------------------
