@@ -31,8 +31,8 @@ import tempfile
 
 def _share_bytecode():
     if not os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
-        return
-    if "PYTHONPYCACHEPREFIX" not in os.environ:  # (the first process: xdist's workers inherit)
+        return  # (xdist's workers too: they inherit the environment without it, and the prefix)
+    if "PYTHONPYCACHEPREFIX" not in os.environ:  # (else the user's own prefix is kept)
         prefix = tempfile.mkdtemp(prefix="didax-tests-bytecode-")
         os.environ["PYTHONPYCACHEPREFIX"] = prefix
         atexit.register(shutil.rmtree, prefix, ignore_errors=True)
