@@ -15,7 +15,8 @@ def absent_package(monkeypatch):
     finder = jax_absent.Finder()
     monkeypatch.setattr(sys, "meta_path", sys.meta_path + [finder])
     yield "absent_pkg"
-    for name in [n for n in sys.modules if n.split(".")[0] == "absent_pkg"]:
+    # A copy: another thread (a native build) may import while this runs.
+    for name in [n for n in sys.modules.copy() if n.split(".")[0] == "absent_pkg"]:
         del sys.modules[name]
 
 

@@ -157,7 +157,7 @@ def install_as_jax() -> None:
     """
     if _FINDER in sys.meta_path:
         return
-    real = sorted(n for n, m in sys.modules.items()
+    real = sorted(n for n, m in sys.modules.copy().items()  # copied: threads may import
                   if (n == "jax" or n.startswith("jax.")) and m is not None and not _is_alias(m))
     if real:
         raise RuntimeError(
@@ -172,6 +172,6 @@ def uninstall_as_jax() -> None:
     already imported `jax` keep didax."""
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
-    for name in [n for n, m in sys.modules.items()
+    for name in [n for n, m in sys.modules.copy().items()
                  if (n == "jax" or n.startswith("jax.")) and _is_alias(m)]:
         del sys.modules[name]
