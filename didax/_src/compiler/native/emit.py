@@ -2,7 +2,8 @@
 calls back into the NumPy tier for every other run of equations.
 
 First products.py's pass gives the products with nothing to sum their elementwise form,
-moved to their first reader. The equations are then cut, in order, into segments: a
+moved to their first reader, and recompute.py's computes cheap results again in the later
+loops that read them. The equations are then cut, in order, into segments: a
 native segment is a maximal run of equations with native rules and one result shape,
 computed by one loop nest (operands broadcast as lax broadcasts: size-1 dimensions, lower
 ranks); a Python segment is a maximal run of the others, compiled by the NumPy-tier
@@ -37,6 +38,7 @@ from didax._src.compiler.native.loops import (
     pairwise_dims,
 )
 from didax._src.compiler.native.products import elementwise_products
+from didax._src.compiler.native.recompute import recomputed_in_readers
 from didax._src.compiler.native.rules import C_TYPENUMS, C_TYPES, FLOATS, CExpr, ViewAt, c_constant
 from didax._src.compiler.native.toolchain import UNIT_MARK, module_prelude
 from didax._src.compiler.numpy_tier import compile_jaxpr
@@ -89,7 +91,8 @@ def native_ok(eqn) -> bool:
 def plan(closed: ClosedJaxpr) -> Plan | None:
     """The module for `closed`, or None if no equation runs natively. Its name is the
     macro DIDAX_MODULE, defined when it is built (see toolchain.build)."""
-    return _Emitter(_Module(), elementwise_products(closed)).emit()
+    return _Emitter(_Module(), recomputed_in_readers(elementwise_products(closed),
+                                                     native_kind)).emit()
 
 
 def native_counts(closed: ClosedJaxpr) -> tuple:
