@@ -337,6 +337,36 @@ record("shift_right_arithmetic", lax.shift_right_arithmetic, [_SHIFTED, _COUNT],
 record("shift_right_logical", lax.shift_right_logical, [_SHIFTED, _COUNT], dtypes=INTS,
        reference=lambda a, s: np.right_shift(a.view(np.uint32), s.view(np.uint32)).view(a.dtype))
 
+# Integer arithmetic at its edges, as XLA defines it: x / 0 is -1 (all bits set), x % 0 is
+# x, INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0, |INT_MIN| is INT_MIN.
+_INT_EDGES = {
+    I32: ([[-2 ** 31, -2 ** 31, -7, 7, 0, 2 ** 31 - 1], [-1, -2 ** 31, 13, -13, 5, -8]],
+          [[-1, 0, 2, -2, 0, -1], [3, -1, -5, 4, 1, 0]]),
+    U32: ([[2 ** 32 - 1, 0, 7, 13, 2 ** 31, 5], [1, 2 ** 32 - 2, 100, 3, 9, 0]],
+          [[0, 3, 2, 2 ** 32 - 1, 7, 0], [1, 5, 0, 4, 2 ** 31, 3]]),
+}
+
+
+def _truncated(op):
+    """XLA's integer `op` ("div" or "rem"), computed on Python integers, then wrapped."""
+    def reference(a, b):
+        out = []
+        for p, q in zip(a.ravel().tolist(), b.ravel().tolist()):
+            t = abs(p) // abs(q) * (1 if (p < 0) == (q < 0) else -1) if q else None
+            out.append((-1 if t is None else t) if op == "div" else (p if t is None else p - t * q))
+        return np.array(out, np.int64).astype(a.dtype).reshape(a.shape)
+    return reference
+
+
+for _dt, (_values, _divisors) in _INT_EDGES.items():
+    for _op in ("div", "rem"):
+        record(_op, getattr(lax, _op), [const(_values, _dt), const(_divisors, _dt)],
+               dtypes=(_dt,), reference=_truncated(_op), label=f"{_dt.name} edges")
+    record("sign", lax.sign, [const(_values, _dt)], dtypes=(_dt,), reference=np.sign,
+           label=f"{_dt.name} edges")
+record("abs", lax.abs, [const(_INT_EDGES[I32][0], I32)], dtypes=(I32,), reference=np.abs,
+       label="int32 edges")
+
 # --------------------------------------------------------------------------------------
 # Shapes
 

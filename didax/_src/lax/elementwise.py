@@ -118,6 +118,17 @@ def _c_operands(eqn) -> bool:
     return all(a.aval.dtype in C_TYPES for a in eqn.invars)
 
 
+def _ints(eqn) -> bool:
+    """Integer operands and results of the widths native loops handle."""
+    return all(a.aval.dtype in C_TYPES and dtypes.kind(a.aval.dtype) in "iu"
+               for a in (*eqn.invars, *eqn.outvars))
+
+
+def _unsigned_c(dtype) -> str:
+    """The C unsigned type of `dtype`'s width: integer arithmetic in it wraps, never traps."""
+    return f"npy_uint{8 * np.dtype(dtype).itemsize}"
+
+
 def _int_or_bool(eqn) -> bool:
     return all(a.aval.dtype in C_TYPES and dtypes.kind(a.aval.dtype) in "biu"
                for a in (*eqn.invars, *eqn.outvars))
@@ -146,6 +157,14 @@ neg_p.def_transpose(lambda ct, x: [neg(ct)])
 sign_p = unop("sign", num, np.sign)
 defjvp_zero(sign_p)
 sign = _bind1(sign_p)
+
+
+@native_rule(sign_p, when=_ints)
+def _sign_native(c, eqn, x):
+    """-1, 0 or 1 (unsigned: 0 or 1), as np.sign's."""
+    if dtypes.kind(c.dtype) == "u":
+        return f"(({c.ctype})({x} != 0))"
+    return f"(({c.ctype})(({x} > 0) - ({x} < 0)))"
 
 floor_p = unop("floor", float_, np.floor)
 defjvp_zero(floor_p)
@@ -333,7 +352,19 @@ def _abs_jvp(primals, tangents):
 
 abs_p.def_jvp(_abs_jvp)
 abs = _bind1(abs_p)  # noqa: A001 - mirrors lax.abs
-native_rule(abs_p)(c_function("absolute"))
+
+
+@native_rule(abs_p, when=numeric)
+def _abs_native(c, eqn, x):
+    """NumPy's absolute on floats; on integers |x| wrapping as NumPy's (|INT_MIN| is
+    INT_MIN)."""
+    kind = dtypes.kind(c.dtype)
+    if kind == "f":
+        return c.call("absolute", x)
+    if kind == "u":
+        return x
+    u = _unsigned_c(c.dtype)
+    return f"(({c.ctype})({x} < 0 ? ({u})0 - ({u}){x} : ({u}){x}))"
 
 erf_p = unop("erf", float_, _special("erf"))
 defjvp(erf_p, lambda g, x: mul(const_like(x, 2 / math.sqrt(math.pi)),
@@ -494,6 +525,11 @@ defjvp_zero(population_count_p)
 population_count = _bind1(population_count_p)
 
 
+@native_rule(population_count_p, when=_ints)
+def _population_count_native(c, eqn, x):
+    return f"(({c.ctype})__builtin_popcountll((npy_uint64)({_unsigned_c(c.dtype)}){x}))"
+
+
 def _clz_impl(x):
     """Leading zeros by binary search on the unsigned bits: at each halving, if the top
     `shift` bits are zero, count them and shift them out."""
@@ -621,7 +657,20 @@ div_p = binop("div", num, _div_impl)
 defjvp(div_p, lambda g, x, y: div(g, y),
        lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)))
 div = _bind2(div_p)
-native_rule(div_p)(c_expr("({0} / {1})"))
+
+
+@native_rule(div_p, when=numeric)
+def _div_native(c, eqn, x, y):
+    """IEEE division; on integers the impl's (XLA's): truncated, x / 0 is -1 (all bits set),
+    INT_MIN / -1 wraps to INT_MIN (C would trap on both)."""
+    kind = dtypes.kind(c.dtype)
+    if kind == "f":
+        return f"({x} / {y})"
+    if kind == "u":
+        return f"({y} == 0 ? ({c.ctype})-1 : ({c.ctype})({x} / {y}))"
+    u = _unsigned_c(c.dtype)
+    return (f"({y} == 0 ? ({c.ctype})-1 : {y} == -1 ? ({c.ctype})(({u})0 - ({u}){x}) : "
+            f"({c.ctype})({x} / {y}))")
 
 
 def _div_transpose(ct, x, y):
@@ -648,6 +697,14 @@ defjvp(rem_p, lambda g, x, y: g,
        lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
 rem = _bind2(rem_p)
 codegen_rule(rem_p, when=_inexact, fresh=True)(ufunc_rule(np.fmod))
+
+
+@native_rule(rem_p, when=_ints)
+def _rem_native(c, eqn, x, y):
+    """C's remainder, with the impl's x % 0 == x and INT_MIN % -1 == 0 (C would trap)."""
+    if dtypes.kind(c.dtype) == "u":
+        return f"({y} == 0 ? {x} : ({c.ctype})({x} % {y}))"
+    return f"({y} == 0 ? {x} : {y} == -1 ? {c.const(0)} : ({c.ctype})({x} % {y}))"
 
 
 def _pow_impl(x, y):
@@ -912,6 +969,16 @@ native_rule(shift_left_p, when=_int_or_bool)(_native_shift("<<"))
 native_rule(shift_right_logical_p, when=_int_or_bool)(_native_shift(">>"))
 
 
+@native_rule(shift_right_arithmetic_p, when=_ints)
+def _shift_right_arithmetic_native(c, eqn, x, y):
+    """The bits shifted as signed (the sign bit fills; C's >> on a signed value does so in
+    every compiler the tier probes), counts negative or at least the width read as
+    width - 1, as the impl's."""
+    bits = 8 * c.dtype.itemsize
+    u, s = f"npy_uint{bits}", f"npy_int{bits}"
+    return f"(({c.ctype})(({s}){x} >> (({u}){y} < {bits} ? ({s}){y} : {bits - 1})))"
+
+
 def _unsigned_by_literal_in_range(eqn) -> bool:
     """An unsigned shift by a constant count below the width: NumPy's own shift (the impl's
     clipping and masking change nothing there; random bits to floats shift so)."""
@@ -1072,6 +1139,14 @@ def _clamp_aval(lo, x, hi):
 
 
 clamp_p.def_abstract_eval(_clamp_aval)
+
+
+@native_rule(clamp_p, when=_ints)
+def _clamp_native(c, eqn, lo, x, hi):
+    """np.clip's order on integers: the larger of x and lo, then the smaller of that and hi
+    (hi when lo > hi)."""
+    low = c.let(f"({x} > {lo} ? {x} : {lo})")
+    return f"({low} < {hi} ? {low} : {hi})"
 defjvp(  # JAX's rules: the bounds' tangents where they are attained (min only below max)
     clamp_p,
     lambda g, lo, x, hi: select_n(bitwise_and(gt(lo, x), lt(lo, hi)), zeros_like(mul(g, x)),

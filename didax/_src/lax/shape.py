@@ -31,7 +31,7 @@ from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters import batching, sharding
 from didax._src.interpreters.jvp import deflinear
 from didax._src.interpreters.transpose import is_undefined
-from didax._src.ir import Literal
+from didax._src.ir import DropVar, Literal
 from didax._src.lax.elementwise import select_n, sub
 from didax._src.typecheck import as_dtype, canonical_axes, check_shape, static_shape
 
@@ -552,6 +552,42 @@ def _concatenate_codegen(fb, k, eqn, outs):
     fb.line(f"{outs[0]} = np.concatenate(({args},), axis={int(eqn.params['dimension'])})")
 
 
+def _copies_natively(eqn) -> bool:
+    """Operands that are arrays (no literals) and a dtype the native tier handles."""
+    return (all(type(a) is not Literal for a in eqn.invars)
+            and all(v.aval.dtype in C_TYPES for v in (*eqn.invars, *eqn.outvars)))
+
+
+def _copy_rows(em, dst, src, rows, n, dst_row, dst_at, src_row, src_at, itemsize):
+    """C copying `rows` runs of `n` elements from the array named `src` (runs `src_row`
+    apart, from `src_at`) to `dst` (`dst_row` apart, from `dst_at`)."""
+    if not rows or not n:
+        return
+    if rows == 1:
+        em.line(f"memcpy({dst} + {dst_at}, {src} + {src_at}, {n * itemsize});")
+    else:
+        em.line(f"for (npy_intp i = 0; i < {rows}; i++) memcpy({dst} + {dst_at} + i * "
+                f"{dst_row}, {src} + {src_at} + i * {src_row}, {n * itemsize});")
+
+
+@native_rule(concatenate_p, kind="block", when=_copies_natively, counts=lambda eqn: (1, 0))
+def _concatenate_native(em, eqn):
+    """Each operand's rows copied into their place in the result (a flattened pytree in a
+    sampler's step: ravel_pytree's concatenation)."""
+    out, d = eqn.outvars[0], eqn.params["dimension"]
+    s = em.slot(out)
+    em.new_array(s, out.aval, var=out)
+    rows, row = math.prod(out.aval.shape[:d]), math.prod(out.aval.shape[d:])
+    at = 0
+    for x in eqn.invars:
+        em.operand(x)
+        em.as_array(x)
+        n = math.prod(x.aval.shape[d:])
+        _copy_rows(em, f"q{s}", f"p{em.slots[x]}", rows, n, row, at, n, 0,
+                   out.aval.dtype.itemsize)
+        at += n
+
+
 slice_p = core.primitive("slice")
 
 
@@ -709,6 +745,24 @@ def _split_batch(size, vals, dims, *, sizes, axis):
 
 
 split_p.def_batch(_split_batch)
+
+
+@native_rule(split_p, kind="block", when=_copies_natively, counts=lambda eqn: (1, 0))
+def _split_native(em, eqn):
+    """Each piece's rows copied out of the operand (pieces nothing reads are not made)."""
+    x, axis = eqn.invars[0], eqn.params["axis"]
+    em.operand(x)
+    em.as_array(x)
+    rows, row = math.prod(x.aval.shape[:axis]), math.prod(x.aval.shape[axis:])
+    at = 0
+    for v in eqn.outvars:
+        n = math.prod(v.aval.shape[axis:])
+        if type(v) is not DropVar:
+            s = em.slot(v)
+            em.new_array(s, v.aval, var=v)
+            _copy_rows(em, f"q{s}", f"p{em.slots[x]}", rows, n, n, 0, row, at,
+                       x.aval.dtype.itemsize)
+        at += n
 
 
 def collapse(operand, start_dimension, stop_dimension=None):

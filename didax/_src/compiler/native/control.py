@@ -27,13 +27,14 @@ def typed_for_c(eqn) -> bool:
 
 
 def worth_compiling(*bodies) -> bool:
-    """Whether loops over `bodies` (closed jaxprs) run natively: some equation does, and
-    native equations are at least MIN_NATIVE_SHARE of them."""
+    """Whether loops over `bodies` (closed jaxprs) run natively: native equations are at
+    least MIN_NATIVE_SHARE of them, or there is none on the NumPy tier (branches that only
+    pass operands on, choosing among them: a select)."""
     native = python = 0
     for b in bodies:
         n, p = native_counts(b)
         native, python = native + n, python + p
-    return native > 0 and native >= MIN_NATIVE_SHARE * (native + python)
+    return python == 0 or native >= MIN_NATIVE_SHARE * (native + python)
 
 
 def counts_of(*bodies) -> tuple:

@@ -80,7 +80,11 @@ def native_kind(eqn):
                                               zip(s[::-1], out.shape[::-1])):
                 return None
     elif any(type(a) is Literal for a in eqn.invars):
-        return None
+        # (a view of a scalar constant, such as a broadcast one, is that constant everywhere:
+        # a loop computes it as an elementwise value; see loop_segment)
+        lit = eqn.invars[0]
+        return ("elementwise" if rule.kind == "view" and len(eqn.invars) == 1
+                and lit.aval.shape == () else None)
     return rule.kind if rule.when(eqn) else None
 
 
@@ -619,7 +623,8 @@ class _Emitter:
                     continue
                 out = eqn.outvars[0]
                 c = CExpr(out.aval.dtype, block, self.m.loop)
-                expression = eqn.primitive.rules["native"](c, eqn, *args)
+                rule = eqn.primitive.rules["native"]
+                expression = args[0] if rule.kind == "view" else rule(c, eqn, *args)
                 names[out] = block.let(C_TYPES[out.aval.dtype], expression)
 
         writes = [(f"q{self.slots[v]}", lambda v=v: names[v]) for v in outs]

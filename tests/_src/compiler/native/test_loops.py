@@ -132,6 +132,29 @@ def test_mostly_python_body_stays_whole_on_numpy_tier():
     assert executable(tiers.native, x).native.status == "none"
 
 
+def test_branches_that_only_pass_operands_on_run_natively():
+    """A cond or switch choosing among its operands (a sampler's step keeping or taking a
+    proposal: no equation in its branches) is native code, not a call back per iteration;
+    operands swapped, repeated and replaced by constants."""
+    def f(a, b, c):
+        def body(k, s):
+            a, b, c, n = s
+            a, b, c = lax.cond(k % 2 == 0, lambda a, b, c: (b, a, c),
+                               lambda a, b, c: (a, c, jnp.ones_like(b)), a, b, c)
+            a, b = lax.switch(k % 3, [lambda a, b: (a, b), lambda a, b: (b, a),
+                                      lambda a, b: (a, a)], a, b)
+            return a * 1.5, b, c, n + 1
+        return lax.fori_loop(0, 7, body, (a, b, c, 0))
+
+    a = np.arange(3, dtype=np.float32)
+    tiers = Tiers(f)
+    _same(tiers(a, -a, np.full(3, 2.0, np.float32)))
+    assert_native(tiers.native, a, -a, np.full(3, 2.0, np.float32))
+    if have_compiler():
+        assert executable(tiers.native, a, -a, np.full(3, 2.0, np.float32)
+                          ).native.plan.python_equations == 0
+
+
 def test_errors_inside_a_native_loop_propagate():
     def boom(v):
         if float(v) > 2:

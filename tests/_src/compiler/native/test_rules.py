@@ -10,9 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import didax
 import didax.numpy as jnp
 from didax import lax
 from didax._src import core
+from didax._src.compiler.native import emit
 from didax._src.config import enable_x64
 
 from .conftest import Tiers, assert_native, assert_same
@@ -42,6 +44,13 @@ BINARY_LIBM = {"pow": lax.pow}
 RANDOM = {"shift_left", "shift_right_logical", "sort", "threefry2x32"}
 COUNTING = {"iota"}
 CUMULATIVE = {"cumsum", "cumprod", "cummax", "cummin"}
+# Integer rules with edges the C operators do not share (trapping division, wrapping |x|).
+INTEGER = {"sign": lambda x, y: lax.sign(x),
+           "population_count": lambda x, y: lax.population_count(x),
+           "abs": lambda x, y: lax.abs(x) if x.dtype.kind == "i" else x,  # (signed only)
+           "div": lax.div, "rem": lax.rem, "shift_right_arithmetic": lax.shift_right_arithmetic,
+           "clamp": lambda x, y: [lax.clamp(y, x, y + 1), lax.clamp(x[0], x, y[-1])]}
+COPIES = {"concatenate", "split"}
 
 
 def test_primitives_with_native_rules():
@@ -50,7 +59,7 @@ def test_primitives_with_native_rules():
     from .test_products_reductions_views import PRODUCTS_REDUCTIONS_VIEWS
     assert have == (set(UNARY_EXACT) | set(BINARY_EXACT) | set(UNARY_LIBM) | set(BINARY_LIBM)
                     | PRODUCTS_REDUCTIONS_VIEWS | CONTROL | LAYOUT | RANDOM | COUNTING
-                    | CUMULATIVE)
+                    | CUMULATIVE | set(INTEGER) | COPIES)
 
 
 def _unary(x):
@@ -198,3 +207,78 @@ def test_cumulative_reductions_in_order(dtype, shape):
         assert_same(native[k], numpy_[k])
         assert_same(native[k], eager[k])
     assert_native(tiers.native, x)
+
+
+INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+def _edges(dtype):
+    """Every pair of a value and a divisor (or shift count) from the dtype's edges."""
+    info = np.iinfo(dtype)
+    values = sorted({v for v in (int(info.min), int(info.min) + 1, -7, -2, -1, 0, 1, 2, 7,
+                                 8, 31, 32, 63, 64, 100, int(info.max) - 1, int(info.max))
+                     if info.min <= v <= info.max})
+    v = np.array(values, object)
+    return (np.repeat(v, len(v)).astype(dtype), np.tile(v, len(v)).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_rules_at_the_edges(dtype):
+    """x / 0, x % 0, INT_MIN / -1, INT_MIN % -1, |INT_MIN|, shifts by negative counts and
+    counts beyond the width: the native tier gives the impls' (XLA's) values, not C's."""
+    x, y = _edges(dtype)
+    with enable_x64(np.dtype(dtype).itemsize == 8):
+        tiers = Tiers(lambda x, y: {k: f(x, y) for k, f in INTEGER.items()})
+        tiers_out = native, numpy_, eager = tiers(x, y)
+        for k in native:
+            for n, m, e in zip(*(t[k] if k == "clamp" else [t[k]] for t in tiers_out)):
+                assert_same(n, m)
+                assert_same(n, e)
+        assert_native(tiers.native, x, y)
+        assert tiers.native._trace((x, y), {})[0].executable.native.plan.python_equations == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint32, np.bool_])
+def test_concatenations_and_splits_are_copies(dtype):
+    def f(a, b, c):
+        x = jnp.concatenate([a, b], axis=0)
+        y = jnp.concatenate([a.T, c, c[:, :0]], axis=1)
+        p, q, r = lax.split(y, (1, 0, 5), axis=1)
+        u, w = lax.split(x, (2, 3))
+        return x, y, p, q, r, u, w, jnp.concatenate([w[:, 1], u[0]])
+
+    rng = np.random.default_rng(1)
+    args = [(rng.integers(-9, 9, s) * 13).astype(dtype) for s in ((2, 3), (3, 3), (3, 4))]
+    tiers = Tiers(f)
+    native, numpy_, eager = tiers(*args)
+    for n, m, e in zip(native, numpy_, eager):
+        assert_same(n, m)
+        assert_same(n, e)
+    assert_native(tiers.native, *args)
+    assert tiers.native._trace(tuple(args), {})[0].executable.native.plan.python_equations == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.bool_])
+def test_views_of_constants_are_filled_natively(dtype):
+    """A broadcast (or reshape) of a literal too large to fold into a constant is its value
+    in every element, computed by the loop that reads it; in a branch, and empty, too."""
+    one = np.asarray(1, dtype)
+
+    def f(x, big):
+        full = lax.broadcast_in_dim(one, big.shape, ())
+        fill = lax.cond(x[0, 0] == 0, lambda x: lax.broadcast_in_dim(one, x.shape, ()),
+                        lambda x: x, x)
+        return (lax.broadcast_in_dim(one, (0,), ()), full, big + full * big, fill,
+                lax.reshape(one, (1, 1)))
+
+    x = (np.arange(12).reshape(3, 4) % 3).astype(dtype)
+    big = (np.arange(256 * 300).reshape(256, 300) % 3).astype(dtype)  # (> FOLD_MAX_SIZE)
+    closed = didax.make_jaxpr(f)(x, big)
+    assert emit.native_kind(closed.jaxpr.eqns[0]) == "elementwise"
+    tiers = Tiers(f)
+    native, numpy_, eager = tiers(x, big)
+    for n, m, e in zip(native, numpy_, eager):
+        assert_same(n, m)
+        assert_same(n, e)
+    assert_native(tiers.native, x, big)
+    assert tiers.native._trace((x, big), {})[0].executable.native.plan.python_equations == 0

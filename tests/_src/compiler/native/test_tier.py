@@ -75,13 +75,13 @@ def test_background_builds_only_functions_called_again():
 
 
 def test_fallback_per_equation():
-    """Cube roots and integer division have no native rule: they run on the NumPy tier
+    """Cube roots and leading-zero counts have no native rule: they run on the NumPy tier
     between native loops, in the same compiled function."""
     def f(x, y, n):
         a = jnp.tanh(x) * 3.0 + 1.0
         s = jnp.sum(a, axis=0)                        # a reduction: NumPy tier
         b = jnp.exp(-s) + jnp.cbrt(y)                 # native, NumPy, native
-        m = n // 3 + 1                                # int32 division: NumPy tier
+        m = lax.clz(n) + 1                            # int32 clz: NumPy tier
         return b * 2.0, m, jnp.sin(a) - s
     n = np.arange(5, dtype=np.int32)
     tiers = Tiers(f)
