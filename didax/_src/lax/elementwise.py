@@ -129,6 +129,12 @@ def _unsigned_c(dtype) -> str:
     return f"npy_uint{8 * np.dtype(dtype).itemsize}"
 
 
+def _wrapped_neg(c, x) -> str:
+    """-x of an integer in unsigned arithmetic: wraps as NumPy does (-INT_MIN is INT_MIN)."""
+    u = "npy_uint64" if c.dtype.itemsize == 8 else "npy_uint32"
+    return f"(({c.ctype})(({u})0 - ({u}){x}))"
+
+
 def _int_or_bool(eqn) -> bool:
     return all(a.aval.dtype in C_TYPES and dtypes.kind(a.aval.dtype) in "biu"
                for a in (*eqn.invars, *eqn.outvars))
@@ -148,10 +154,7 @@ neg_p.def_traits(involution=True, cheap=True)
 neg = _bind1(neg_p)
 @native_rule(neg_p, when=numeric)
 def _neg_native(c, eqn, x):
-    if dtypes.kind(c.dtype) in "iu":  # in unsigned arithmetic: wraps as NumPy does
-        u = "npy_uint64" if c.dtype.itemsize == 8 else "npy_uint32"
-        return f"(({c.ctype})(({u})0 - ({u}){x}))"
-    return f"(-{x})"
+    return _wrapped_neg(c, x) if dtypes.kind(c.dtype) in "iu" else f"(-{x})"
 neg_p.def_transpose(lambda ct, x: [neg(ct)])
 
 sign_p = unop("sign", num, np.sign)
@@ -363,8 +366,7 @@ def _abs_native(c, eqn, x):
         return c.call("absolute", x)
     if kind == "u":
         return x
-    u = _unsigned_c(c.dtype)
-    return f"(({c.ctype})({x} < 0 ? ({u})0 - ({u}){x} : ({u}){x}))"
+    return f"({x} < 0 ? {_wrapped_neg(c, x)} : {x})"
 
 erf_p = unop("erf", float_, _special("erf"))
 defjvp(erf_p, lambda g, x: mul(const_like(x, 2 / math.sqrt(math.pi)),
@@ -668,8 +670,7 @@ def _div_native(c, eqn, x, y):
         return f"({x} / {y})"
     if kind == "u":
         return f"({y} == 0 ? ({c.ctype})-1 : ({c.ctype})({x} / {y}))"
-    u = _unsigned_c(c.dtype)
-    return (f"({y} == 0 ? ({c.ctype})-1 : {y} == -1 ? ({c.ctype})(({u})0 - ({u}){x}) : "
+    return (f"({y} == 0 ? ({c.ctype})-1 : {y} == -1 ? {_wrapped_neg(c, x)} : "
             f"({c.ctype})({x} / {y}))")
 
 
@@ -975,7 +976,7 @@ def _shift_right_arithmetic_native(c, eqn, x, y):
     every compiler the tier probes), counts negative or at least the width read as
     width - 1, as the impl's."""
     bits = 8 * c.dtype.itemsize
-    u, s = f"npy_uint{bits}", f"npy_int{bits}"
+    u, s = _unsigned_c(c.dtype), f"npy_int{bits}"
     return f"(({c.ctype})(({s}){x} >> (({u}){y} < {bits} ? ({s}){y} : {bits - 1})))"
 
 

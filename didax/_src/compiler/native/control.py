@@ -34,7 +34,7 @@ def worth_compiling(*bodies) -> bool:
     for b in bodies:
         n, p = native_counts(b)
         native, python = native + n, python + p
-    return python == 0 or native >= MIN_NATIVE_SHARE * (native + python)
+    return native >= MIN_NATIVE_SHARE * (native + python)  # (true for none of either)
 
 
 def counts_of(*bodies) -> tuple:

@@ -17,7 +17,7 @@ from didax._src import core
 from didax._src.compiler.native import emit
 from didax._src.config import enable_x64
 
-from .conftest import Tiers, assert_native, assert_same
+from .conftest import Tiers, assert_native, assert_same, executable
 
 # Exactly rounded in C as in NumPy (IEEE operations): bitwise equal.
 UNARY_EXACT = {
@@ -235,7 +235,7 @@ def test_integer_rules_at_the_edges(dtype):
                 assert_same(n, m)
                 assert_same(n, e)
         assert_native(tiers.native, x, y)
-        assert tiers.native._trace((x, y), {})[0].executable.native.plan.python_equations == 0
+        assert executable(tiers.native, x, y).native.plan.python_equations == 0
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint32, np.bool_])
@@ -255,7 +255,7 @@ def test_concatenations_and_splits_are_copies(dtype):
         assert_same(n, m)
         assert_same(n, e)
     assert_native(tiers.native, *args)
-    assert tiers.native._trace(tuple(args), {})[0].executable.native.plan.python_equations == 0
+    assert executable(tiers.native, *args).native.plan.python_equations == 0
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.bool_])
@@ -281,4 +281,4 @@ def test_views_of_constants_are_filled_natively(dtype):
         assert_same(n, m)
         assert_same(n, e)
     assert_native(tiers.native, x, big)
-    assert tiers.native._trace((x, big), {})[0].executable.native.plan.python_equations == 0
+    assert executable(tiers.native, x, big).native.plan.python_equations == 0
