@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 
-from didax._src.compiler.native import cache, toolchain
+from didax._src.compiler.native import cache, handoff, toolchain
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
 from didax._src.errors import TierMismatchError
@@ -98,7 +98,7 @@ class KernelModule:
 
     def _background(self):
         try:
-            with self._lock:
+            with self._lock, handoff.prompt_handoffs():
                 self._build(cached_only=False)
                 if self.status == "building":
                     self.status = "none"

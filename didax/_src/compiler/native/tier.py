@@ -24,7 +24,7 @@ import numpy as np
 
 from didax._src import monitoring
 from didax._src.compiler import numpy_tier as compiler
-from didax._src.compiler.native import cache, detached, emit, threads, toolchain
+from didax._src.compiler.native import cache, detached, emit, handoff, threads, toolchain
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
 from didax._src.config_states import float_checks
@@ -249,7 +249,8 @@ def _work():
     while True:
         exe = _queue.get()
         try:
-            build(exe)
+            with handoff.prompt_handoffs():
+                build(exe)
         except BaseException:  # never let the worker die
             exe.native.status = "failed"
         finally:
