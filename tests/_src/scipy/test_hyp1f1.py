@@ -229,3 +229,32 @@ def test_hyp1f1_through_the_recurrences_jits_vmaps_and_differentiates():
         a, b, x = points[1]  # (b's recurrence and a's upward: the derivatives through both)
         check_grads(lambda a, b: special.hyp1f1(a, b, x), (a, b), order=1,
                     modes=("fwd", "rev"), rtol=1e-6)
+
+
+def test_hyp1f1_traced_sums_its_series_in_a_loop():
+    """Traced (jit, vmap, grad), the series' 200 terms are one loop body, not 200 copies: the
+    jaxpr, sub-jaxprs included, has a fifth of the equations it had unrolled (32,499), and
+    jit gives eager evaluation's bits (eagerly, the terms are unrolled)."""
+    from didax._src.ir import ClosedJaxpr, Jaxpr
+
+    def count(jaxpr):
+        n = 0
+        for eqn in jaxpr.eqns:
+            n += 1
+            for p in eqn.params.values():
+                for sub in p if isinstance(p, (tuple, list)) else (p,):
+                    if isinstance(sub, (ClosedJaxpr, Jaxpr)):
+                        n += count(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub)
+        return n
+
+    args = (np.float32(1.5), np.float32(2.0), np.float32(0.5))
+    assert count(didax.make_jaxpr(special.hyp1f1)(*args).jaxpr) < 8000
+    rng = np.random.default_rng(1)
+    for dtype, x64 in ((np.float32, False), (np.float64, True)):
+        with enable_x64(x64):
+            a, b, x = (rng.uniform(lo, hi, 64).astype(dtype)
+                       for lo, hi in ((-20, 20), (-10, 30), (-60, 60)))
+            eager = np.asarray(special.hyp1f1(a, b, x))
+            assert np.isfinite(eager).all()
+            assert np.asarray(didax.jit(special.hyp1f1)(a, b, x)).tobytes() == eager.tobytes()
+            assert np.asarray(didax.vmap(special.hyp1f1)(a, b, x)).tobytes() == eager.tobytes()
