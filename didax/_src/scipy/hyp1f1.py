@@ -31,10 +31,10 @@ from didax._src.scipy.hypergeometric import (
     _real_args,
     _signed_exp,
     _signed_inf,
+    _summed_terms,
     _with_derivatives,
 )
 from didax._src.scipy.special import gammasgn
-from didax._src.tree_util import tree_leaves
 
 __all__ = ["hyp1f1"]
 
@@ -104,23 +104,8 @@ def _series_1f1(alpha, b, offset, t):
     zero = _dd(jnp.zeros_like(t))
     state = _dd(jnp.ones_like(t)), zero, zero
     t_split = _split(t)
-    return _terms(lambda k, state: _series_on(alpha, b, offset, t, t_split, k, *state), state,
-                  get_aval(t).dtype, *alpha, b, offset, t)
-
-
-def _terms(step, state, dtype, *operands):
-    """`state = step(k, state)` for k = 0, ..., _SERIES_TERMS_1F1 - 1. Eagerly (every
-    operand concrete) unrolled, else a loop (k a float of `dtype`), so that tracing,
-    differentiating and batching handle one step, not hundreds: the same operations on the
-    same values, so the same bits."""
-    leaves = [*operands, *tree_leaves(state)]
-    if all(core.concrete_value(x) is not None for x in leaves):
-        for k in range(_SERIES_TERMS_1F1):
-            state = step(k, state)
-        return state
-    return lax_control.fori_loop(
-        0, _SERIES_TERMS_1F1,
-        lambda k, state: tuple(step(k.astype(dtype), state)), state)
+    return _summed_terms(lambda k, state: _series_on(alpha, b, offset, t, t_split, k, *state),
+                         state, _SERIES_TERMS_1F1, get_aval(t).dtype, *alpha, b, offset, t)
 
 
 def _series_on(alpha, b, offset, t, t_split, k, term, tail, partial_tails):
@@ -210,8 +195,8 @@ def _cancellation_1f1(alpha, b, t):
     b = -t, where the terms peak near k = -b and fall only some 2t terms later (the sign
     changes past k = -b, the cancellation with them), summed on until they have."""
     term = jnp.ones_like(t)
-    state = _terms(lambda k, state: _cancellation_step(alpha, b, t, k, *state),
-                   (term, term, term), get_aval(t).dtype, alpha, b, t)
+    state = _summed_terms(lambda k, state: _cancellation_step(alpha, b, t, k, *state),
+                          (term, term, term), _SERIES_TERMS_1F1, get_aval(t).dtype, alpha, b, t)
     k = _SERIES_TERMS_1F1
     converged = _cancellation_converged(alpha, b, t, k, *state[:2])
     needed = (b < -t) & ~converged

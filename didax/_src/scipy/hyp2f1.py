@@ -31,6 +31,7 @@ from didax._src.scipy.hypergeometric import (
     _is_nonpositive_integer,
     _off_poles,
     _real_args,
+    _summed_terms,
     _with_derivatives,
 )
 from didax._src.scipy.special import gammasgn
@@ -48,13 +49,14 @@ def _series_2f1(a, b, c, z):
     """sum_k (a)_k (b)_k / (c)_k z^k / k!, for |z| <= 1/2 or a terminating series; with
     where its tail is below the rounding, and the sum of the terms' magnitudes (over the
     sum's, the factor by which cancellation magnifies the rounding)."""
-    term = jnp.ones_like(z)
-    total = term
-    magnitude = term
-    for k in range(_SERIES_TERMS_2F1):
+    def step(k, state):
+        term, total, magnitude = state
         term = term * ((a + k) * (b + k) / ((c + k) * (k + 1))) * z
-        total = total + term
-        magnitude = magnitude + jnp.abs(term)
+        return term, total + term, magnitude + jnp.abs(term)
+
+    term = jnp.ones_like(z)
+    term, total, magnitude = _summed_terms(step, (term, term, term), _SERIES_TERMS_2F1,
+                                           get_aval(z).dtype, a, b, c, z)
     k = _SERIES_TERMS_2F1
     falling = jnp.abs((a + k) * (b + k) * z) < jnp.abs((c + k) * (k + 1))
     converged = falling & (jnp.abs(term) <= _eps(z) * jnp.abs(total))
@@ -202,16 +204,19 @@ def _near_one_near_integer(a, b, n, e, s):
     value = inverse_factorial * (1 + e * step_n)
     log_s = jnp.log(s)
     power_difference = -jnp.expm1(e * log_s) / e  # (1 - s^e) / e
-    total = jnp.zeros_like(s)
-    for k in range(_SERIES_TERMS_2F1):
+    def step(k, state):
+        total, difference, value = state
         total = total + (difference + power_difference * value)
         alpha, beta, gamma, eta = a + n + k, b + n + k, 1.0 + n + k, 1.0 + k - e
         at_zero = alpha * beta / (gamma * eta)
         at_e = (alpha + e) * (beta + e) / ((gamma + e) * (k + 1))
         change = ((alpha * beta * (gamma + eta + e) - gamma * eta * (alpha + beta + e))
                   / (gamma * eta * (gamma + e) * (k + 1)))
-        difference = (difference * at_zero + value * change) * s
-        value = value * at_e * s
+        return total, (difference * at_zero + value * change) * s, value * at_e * s
+
+    total, difference, value = _summed_terms(
+        step, (jnp.zeros_like(s), difference, value), _SERIES_TERMS_2F1, get_aval(s).dtype,
+        a, b, n, e, s, power_difference)
     sign = jnp.cos(np.pi * n)  # (-1)^n
     pi_e = np.pi * e
     infinite = sign * pi_e / jnp.sin(pi_e) * _gamma_ratio([c], [a, b]) * s ** n * total
@@ -343,11 +348,13 @@ def _positive_series_beyond(a, b, c, x):
         p, q, z = [jnp.where(usable, new, old) for new, old in
                    zip((p_form, q_form, z_form), (p, q, z))]
         found = found | usable
-    term = jnp.ones_like(x)
-    total = term
-    for k in range(_LONG_TERMS):
+    def step(k, state):
+        term, total = state
         term = term * ((p + k) * (q + k) / ((c + k) * (k + 1))) * z
-        total = total + term
+        return term, total + term
+
+    term = jnp.ones_like(x)
+    term, total = _summed_terms(step, (term, term), _LONG_TERMS, get_aval(x).dtype, p, q, c, z)
     converged = found & (term <= _eps(x) * total)
     converged = converged & ((p + _LONG_TERMS) * (q + _LONG_TERMS) * z
                              < (c + _LONG_TERMS) * (_LONG_TERMS + 1))
