@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 
-from didax._src.compiler.native import cache, toolchain
+from didax._src.compiler.native import cache, runtime, toolchain
 from didax._src.compiler.native.directory import write_atomic
 
 LONG_CALL = 0.5  # seconds: a first call at least this long gets its native code built
@@ -46,6 +46,7 @@ def _main(path: str, directory: str) -> int:
         tc = toolchain.toolchain()
         if tc is not None:
             cache.load_or_build(source, tc, directory)
+            runtime.address()  # (the next run loads the module only with the runtime)
         return 0
     finally:
         try:

@@ -28,6 +28,7 @@ import numpy as np
 
 from didax._src import core
 from didax._src.compiler.native import parts as function_parts
+from didax._src.compiler.native import runtime
 from didax._src.compiler.native.loops import (
     FREE_GIL_FROM,
     LEAF_SUMS,
@@ -44,9 +45,6 @@ from didax._src.compiler.native.toolchain import UNIT_MARK, module_prelude
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.passes import optimize
 from didax._src.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, derived
-
-# Sets of reused arrays a compiled function keeps, one per call running at once.
-KEPT_SETS = 4
 
 
 class Plan(NamedTuple):
@@ -348,11 +346,7 @@ class _Emitter:
             result_items.append(s)
         if self.fname is not None:
             return self.finish_function(result_items)
-        self.body.append(f"    result = PyTuple_New({len(result_items)});")
-        self.body.append("    if (result == NULL) goto done;")
-        for k, s in enumerate(result_items):
-            self.body.append(f"    Py_INCREF(v[{s}]); PyTuple_SET_ITEM(result, {k}, v[{s}]);")
-        source = self.module_source(len(j.invars))
+        source = self.module_source(len(j.invars), result_items)
         m = self.m
         loops = tuple(m.loops)
         return Plan(source, tuple(m.py_segments), tuple(m.consts), loops, m.counts[0],
@@ -687,7 +681,7 @@ class _Emitter:
 
     # the module -------------------------------------------------------------------------
 
-    def module_source(self, n_in: int) -> str:
+    def module_source(self, n_in: int, results: list) -> str:
         n_slots = max(self.n_slots, 1)
         n_keep = max(self.n_keep, 1)
         m = self.m
@@ -698,12 +692,11 @@ class _Emitter:
             "#include <string.h>",
             *m.statics,
             "",
-            _AS_CARRAY,
-            _FIND_LOOPS,
+            runtime.DECLARATIONS,
+            runtime.MODULE_NAMES,
             '#define DIDAX_SHARED __attribute__((visibility("hidden")))',
             "#define DIDAX_NT (*didax_threads)",
             LEAF_SUMS,
-            _BODY_HELPERS,
             function_parts.NOINLINE,
             function_parts.CLEAR,
             *map(function_parts.prototype, m.lifted_functions),
@@ -722,183 +715,13 @@ class _Emitter:
             *m.helpers,
             *(function_parts.prototype(f) for unit in units for f in unit),
             *run_parts,
-            "static PyObject *run(PyObject *state, PyObject *const *args, Py_ssize_t nargs) {",
-            "    PyObject *segments = PyTuple_GET_ITEM(state, 0);",
-            "    PyObject *consts = PyTuple_GET_ITEM(state, 1);",
-            f"    PyObject *v[{n_slots}] = {{NULL}};",
-            "    /* Arrays reused from call to call: one set per call running at once (pmap's",
-            "       shards; a NumPy-tier segment or a long loop lets other threads in), up to",
-            f"       {KEPT_SETS}; further calls allocate their own. (Claimed under the GIL.) */",
-            f"    static PyObject *kept[{KEPT_SETS}][{n_keep}];",
-            f"    static int kept_busy[{KEPT_SETS}];",
-            f"    PyObject *own[{n_keep}] = {{NULL}};",
-            "    int mine = 0;",
-            f"    while (mine < {KEPT_SETS} && kept_busy[mine]) mine++;",
-            f"    PyObject **keep = mine < {KEPT_SETS} ? kept[mine] : own;",
-            f"    if (mine < {KEPT_SETS}) kept_busy[mine] = 1;",
-            "    PyObject *result = NULL;",
-            f"    if (nargs != {n_in}) {{",
-            f'        PyErr_Format(PyExc_TypeError, "expected {n_in} arguments, got %zd", '
-            "nargs);",
-            "        goto done;",
-            "    }",
-            *run_body,
-            "done:",
-            f"    for (int k = 0; k < {n_slots}; k++) Py_XDECREF(v[k]);",
-            f"    if (mine < {KEPT_SETS}) kept_busy[mine] = 0;",
-            f"    else for (int k = 0; k < {n_keep}; k++) Py_XDECREF(own[k]);",
-            "    return result;",
+            "static int didax_body(PyObject **v, PyObject **keep, PyObject *segments, "
+            "PyObject *consts, PyObject *const *args) {",
+            *(line.replace("goto done;", "return -1;") for line in run_body),
+            "    return 0;",
             "}",
             "",
-            "static PyMethodDef run_def = {\"run\", (PyCFunction)(void (*)(void))run, "
-            "METH_FASTCALL, NULL};",
-            "",
-            "/* make((segments, consts, loops, threads)): the compiled function, holding what",
-            "   it calls; `loops`: the NumPy loops it calls, ((ufunc, (type numbers...)), ...);",
-            "   `threads`: the address of the C int counting the parallel loops' threads. */",
-            "static PyObject *make(PyObject *self, PyObject *state) {",
-            "    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 4",
-            "        || !PyTuple_Check(PyTuple_GET_ITEM(state, 2))",
-            f"        || PyTuple_GET_SIZE(PyTuple_GET_ITEM(state, 2)) != {len(m.loops)}) {{",
-            '        PyErr_SetString(PyExc_TypeError, "make expects (segments, consts, loops, '
-            'threads)");',
-            "        return NULL;",
-            "    }",
-            "    if (find_loops(PyTuple_GET_ITEM(state, 2), didax_loops) < 0) return NULL;",
-            "    didax_threads = (int *)PyLong_AsVoidPtr(PyTuple_GET_ITEM(state, 3));",
-            "    if (didax_threads == NULL) return NULL;",
-            "    return PyCFunction_NewEx(&run_def, state, NULL);",
-            "}",
-            "",
-            "static PyMethodDef methods[] = {{\"make\", make, METH_O, NULL}, "
-            "{NULL, NULL, 0, NULL}};",
-            "static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "
-            "DIDAX_STR(DIDAX_MODULE), NULL, -1, methods};",
-            "PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {",
-            "    import_array();",
-            "    return PyModule_Create(&module_def);",
-            "}",
+            runtime.module_function(n_in, n_slots, n_keep, results, len(m.loops)),
             *further,
         ]
         return "\n".join(parts) + "\n"
-
-
-_AS_CARRAY = r"""/* Makes *slot a C-contiguous, aligned array of `typenum` (converting if needed)
-   and checks its shape. */
-static int as_carray(PyObject **slot, int typenum, int ndim, const npy_intp *dims) {
-    PyObject *o = *slot;
-    if (!(PyArray_CheckExact(o) && PyArray_TYPE((PyArrayObject *)o) == typenum
-          && PyArray_ISCARRAY_RO((PyArrayObject *)o))) {
-        PyObject *c = PyArray_FROMANY(o, typenum, 0, 0, NPY_ARRAY_CARRAY_RO);
-        if (c == NULL) return -1;
-        Py_DECREF(o);
-        *slot = o = c;
-    }
-    PyArrayObject *a = (PyArrayObject *)o;
-    if (PyArray_NDIM(a) != ndim) goto bad;
-    for (int d = 0; d < ndim; d++) if (PyArray_DIMS(a)[d] != dims[d]) goto bad;
-    return 0;
-bad:
-    PyErr_SetString(PyExc_TypeError, "didax native: an operand has an unexpected shape");
-    return -1;
-}
-"""
-
-_FIND_LOOPS = r"""/* Fills `loops` with NumPy's inner loops named by `table`: ((ufunc, (type
-   numbers of its operands and results)), ...). 0, or -1 with an exception set. */
-typedef struct { PyUFuncGenericFunction fn; void *data; } didax_loop;
-static int find_loops(PyObject *table, didax_loop *loops) {
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(table); k++) {
-        PyObject *entry = PyTuple_GET_ITEM(table, k);
-        PyObject *ufunc = PyTuple_GET_ITEM(entry, 0), *types = PyTuple_GET_ITEM(entry, 1);
-        if (strcmp(Py_TYPE(ufunc)->tp_name, "numpy.ufunc") != 0) {
-            PyErr_SetString(PyExc_TypeError, "didax native: a loop's table names no ufunc");
-            return -1;
-        }
-        PyUFuncObject *u = (PyUFuncObject *)ufunc;
-        int j, found = 0;
-        for (j = 0; j < u->ntypes && !found; j++) {
-            found = PyTuple_GET_SIZE(types) == u->nargs && u->functions[j] != NULL;
-            for (int a = 0; found && a < u->nargs; a++)
-                found = u->types[j * u->nargs + a] == PyLong_AsLong(PyTuple_GET_ITEM(types, a));
-        }
-        if (!found) {
-            PyErr_Format(PyExc_RuntimeError, "didax native: NumPy's %s has no loop for the "
-                         "types the module needs", u->name);
-            return -1;
-        }
-        loops[k].fn = u->functions[j - 1];
-        loops[k].data = u->data ? u->data[j - 1] : NULL;
-    }
-    return 0;
-}
-"""
-
-_BODY_HELPERS = r"""/* keep[k] again if nothing but keep holds it (the previous call's array, dead
-   now), else a new array left in keep[k]; a new reference either way. */
-static PyObject *scratch(PyObject **keep, int ndim, npy_intp *dims, int typenum) {
-    PyObject *a = *keep;
-    if (a == NULL || Py_REFCNT(a) != 1) {
-        a = PyArray_SimpleNew(ndim, dims, typenum);
-        if (a == NULL) return NULL;
-        Py_XDECREF(*keep);
-        *keep = a;
-    }
-    Py_INCREF(a);
-    return a;
-}
-
-/* Copies the value `src` (an array or a NumPy or Python scalar) into the C-contiguous array
-   `dst` of the same shape. */
-static int copy_into(PyObject *dst, PyObject *src, int typenum) {
-    if (dst == src) return 0;
-    PyArrayObject *d = (PyArrayObject *)dst;
-    PyObject *c = PyArray_FROMANY(src, typenum, 0, 0, NPY_ARRAY_CARRAY_RO);
-    if (c == NULL) return -1;
-    if (PyArray_SIZE((PyArrayObject *)c) != PyArray_SIZE(d)) {
-        Py_DECREF(c);
-        PyErr_SetString(PyExc_RuntimeError, "didax native: a result has an unexpected shape");
-        return -1;
-    }
-    memcpy(PyArray_DATA(d), PyArray_DATA((PyArrayObject *)c), PyArray_NBYTES(d));
-    Py_DECREF(c);
-    return 0;
-}
-
-/* *win: an array of `ndim`, `dims` and `typenum` over `data` inside the C-contiguous array
-   `base` (one slice of a stacked value). The object is reused, its data pointer moved, when
-   nothing but *win holds it; 0, or -1 with an exception set. */
-static int window(PyObject **win, PyObject *base, char *data, int ndim, npy_intp *dims,
-                  int typenum) {
-    PyObject *w = *win;
-    if (w != NULL && Py_REFCNT(w) == 1) {
-        ((PyArrayObject_fields *)w)->data = data;
-        return 0;
-    }
-    Py_XDECREF(w);
-    *win = NULL;
-    PyArray_Descr *descr = PyArray_DescrFromType(typenum);
-    if (descr == NULL) return -1;
-    w = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, dims, NULL, data,
-                             NPY_ARRAY_CARRAY, NULL);
-    if (w == NULL) return -1;
-    Py_INCREF(base);
-    if (PyArray_SetBaseObject((PyArrayObject *)w, base) < 0) {
-        Py_DECREF(w);
-        return -1;
-    }
-    *win = w;
-    return 0;
-}
-
-/* A new C-contiguous copy of the array value `src` (of `typenum`), for a carry buffer. */
-static PyObject *fresh_copy(PyObject *src, int typenum, int ndim, npy_intp *dims) {
-    PyObject *a = PyArray_SimpleNew(ndim, dims, typenum);
-    if (a == NULL) return NULL;
-    if (copy_into(a, src, typenum) < 0) {
-        Py_DECREF(a);
-        return NULL;
-    }
-    return a;
-}
-"""

@@ -64,6 +64,25 @@ class KernelModule:
             self._built.wait()
         return self._module
 
+    def get_cached(self):
+        """The module if it is loaded or cached (nothing is built), else None."""
+        if self.status == "unbuilt":
+            with self._lock:
+                if self.status == "unbuilt":
+                    self._build(cached_only=True)
+        return self._module if self.status == "ready" else None
+
+    def load(self):
+        """The module, built now if it is not cached, whatever the native tier's mode (for a
+        module that other native modules need); None if it cannot be built."""
+        if self.status != "ready":
+            with self._lock:
+                if self.status == "building":  # (a background build: its result)
+                    self._built.wait()
+                elif self.status == "unbuilt":
+                    self._build(cached_only=False)
+        return self._module
+
     def run(self, name, c_call, numpy_twin, outputs):
         """`c_call(module)` if the module is there (it fills `outputs` in place), else
         `numpy_twin()`, which returns them; in the "check" mode both, compared bit for bit

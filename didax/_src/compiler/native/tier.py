@@ -24,7 +24,7 @@ import numpy as np
 
 from didax._src import monitoring
 from didax._src.compiler import numpy_tier as compiler
-from didax._src.compiler.native import cache, detached, emit, handoff, threads, toolchain
+from didax._src.compiler.native import cache, detached, emit, handoff, runtime, threads, toolchain
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
 from didax._src.config_states import float_checks
@@ -194,7 +194,8 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
             return False
         if cached_only:
             module = cache.load_cached(plan.source, tc, directory)
-            if module is None:
+            table = runtime.address(cached_only=True) if module is not None else None
+            if table is None:
                 state.plan = plan  # (for the build, when one comes)
                 return False
         else:
@@ -202,10 +203,12 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
             module = cache.load_cached(plan.source, tc, directory)
             hit = module is not None  # (else a miss of the cache: built and stored now)
             if not hit:
+                runtime.prepare()  # (built beside the module, if it must be)
                 module = cache.load_or_build(plan.source, tc, directory)
+            table = runtime.address()
             monitoring.native_code_loaded(time.perf_counter() - start, cached=hit)
         run = module.make((plan.python_segments, plan.consts, plan.loops,
-                           threads.address()))
+                           threads.address(), table))
     except Exception as e:  # a bug in code generation: the NumPy tier stays
         state.status = "failed"
         _warn_failure(e)
