@@ -73,9 +73,12 @@ def load_cached(source: str, tc: tc_mod.Toolchain, directory: str):
     return caches.add(_loaded, key, tc_mod.load(module_name(key), so_path))
 
 
-def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
+def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str,
+                  makes_preludes: bool = True):
     """The extension module built from `source`: loaded from the cache if its entry is
-    whole, else built, stored and loaded."""
+    whole, else built, stored and loaded. `makes_preludes`: a build that finds the preludes
+    missing has them made after it (not the runtime's, which builds beside a module: that
+    module's build ends later, and the preludes made earlier would take its core)."""
     key = entry_key(source, tc)
     module = _loaded.get(key)
     if module is not None:
@@ -87,7 +90,8 @@ def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str):
     if expected is not None and _digest(so_path) == expected:
         module = tc_mod.load(name, so_path)
     else:
-        module = _build_and_store(source, tc, directory, name, so_path, sum_path)
+        module = _build_and_store(source, tc, directory, name, so_path, sum_path,
+                                  makes_preludes)
     return caches.add(_loaded, key, module)
 
 
@@ -100,13 +104,14 @@ _prelude_lock = threading.Lock()
 _missing: set = set()  # keys of preludes to make after the build that found them missing
 
 
-def _prelude(tc, directory, unit=False):
+def _prelude(tc, directory, unit=False, record_missing=True):
     key = (tc, directory, unit)
     with _prelude_lock:
         if key not in _preludes:
             path = tc_mod.precompiled_prelude(tc, directory, unit, make=False)
             if path is None:
-                _missing.add(key)
+                if record_missing:
+                    _missing.add(key)
                 return None
             caches.add(_preludes, key, path)
         return _preludes[key]
@@ -132,16 +137,18 @@ def _make_missing_preludes():
     threading.Thread(target=make, name="didax-prelude", daemon=True).start()
 
 
-def _build_and_store(source, tc, directory, name, so_path, sum_path):
+def _build_and_store(source, tc, directory, name, so_path, sum_path, makes_preludes):
     work = tempfile.mkdtemp(dir=directory, prefix=".build-")
     try:
         several = tc_mod.UNIT_MARK in source  # (translation units: see parts.py)
         try:
-            built = tc_mod.build(tc, source, work, name, _prelude(tc, directory),
-                                 _prelude(tc, directory, unit=True) if several else None,
-                                 objects=directory)
+            built = tc_mod.build(tc, source, work, name,
+                                 _prelude(tc, directory, record_missing=makes_preludes),
+                                 _prelude(tc, directory, True, makes_preludes) if several
+                                 else None, objects=directory)
         finally:
-            _make_missing_preludes()
+            if makes_preludes:
+                _make_missing_preludes()
         with open(built, "rb") as f:
             data = f.read()
         digest = hashlib.sha256(data).hexdigest()

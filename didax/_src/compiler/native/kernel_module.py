@@ -32,13 +32,14 @@ class KernelModule:
     """The C extension module of `body` (after the toolchain's prelude), whose `functions`
     (C functions of Python's METH_VARARGS convention) it exports under their names."""
 
-    def __init__(self, body: str, functions: tuple[str, ...]):
+    def __init__(self, body: str, functions: tuple[str, ...], makes_preludes: bool = True):
         entries = "".join(f'\n    {{"{f}", {f}, METH_VARARGS, NULL}},' for f in functions)
         self.body = body + _MODULE_INIT.format(entries=entries)
         self.status = "unbuilt"  # unbuilt, building, ready, none
         self._module = None
         self._lock = threading.Lock()
         self._built = threading.Event()
+        self.makes_preludes = makes_preludes  # (cache.load_or_build's)
 
     def source(self) -> str:
         return toolchain.module_prelude() + self.body
@@ -109,7 +110,8 @@ class KernelModule:
                 if module is None:
                     return
             else:
-                module = cache.load_or_build(self.source(), tc, directory)
+                module = cache.load_or_build(self.source(), tc, directory,
+                                             self.makes_preludes)
         except Exception:  # (a failed build: the NumPy twins serve every call, same bits)
             self.status = "none"
             return

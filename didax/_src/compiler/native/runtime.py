@@ -302,7 +302,8 @@ static PyObject *table_address(PyObject *self, PyObject *args) {
 }
 """
 
-_RUNTIME = KernelModule(DECLARATIONS + "\n" + _HELPERS, ("table_address",))
+_RUNTIME = KernelModule(DECLARATIONS + "\n" + _HELPERS, ("table_address",),
+                        makes_preludes=False)
 _address: list = []
 _lock = threading.Lock()
 
