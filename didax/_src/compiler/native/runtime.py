@@ -310,9 +310,10 @@ _lock = threading.Lock()
 
 def prepare():
     """Starts building the runtime if it is neither loaded nor cached (a module being built
-    needs it next), so that the two compile at once."""
+    needs it next), so that the two compile at once. (Only builds: a build that fails is
+    reported once, by the `address` the module's build asks for next.)"""
     if not _address:
-        threading.Thread(target=address, name="didax-runtime", daemon=True).start()
+        threading.Thread(target=_RUNTIME.load, name="didax-runtime", daemon=True).start()
 
 
 def address(cached_only: bool = False) -> int | None:

@@ -17,9 +17,10 @@ import pytest
 
 import didax
 import didax.numpy as jnp
-from didax._src.compiler.native import cache, emit, runtime, toolchain
+from didax._src.compiler.native import cache, emit, runtime, tier, toolchain
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import flag_context
+from didax._src.errors import NativeTierWarning
 
 from .conftest import assert_native, executable, have_compiler
 from .test_cache import ROOT
@@ -169,3 +170,34 @@ def test_the_runtimes_build_leaves_the_preludes_to_the_modules(tmp_path, monkeyp
         if thread.name == "didax-prelude":
             thread.join()
     assert [p for p in os.listdir(directory) if p.startswith("prelude-")]
+
+
+def test_a_runtime_that_cannot_be_built_is_reported_once(monkeypatch):
+    """The module's build warns (the function stays on the NumPy tier, its values
+    unchanged); the thread that built the runtime beside it raises nothing of its own."""
+    if not have_compiler():
+        pytest.skip("no C compiler works here")
+
+    class Failing:
+        def load(self):
+            return None
+
+        def get_cached(self):
+            return None
+
+    monkeypatch.setattr(runtime, "_RUNTIME", Failing())
+    monkeypatch.setattr(runtime, "_address", [])
+    monkeypatch.setattr(tier, "_warned_failure", [False])
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_type))
+    x = np.linspace(-1, 1, 7, dtype=np.float32)
+    jf = didax.jit(lambda x: jnp.sin(x) * 3.0 - 0.5)  # (a source no other test builds)
+    with pytest.warns(NativeTierWarning, match="runtime module could not be built"):
+        got = jf(x)
+    for thread in threading.enumerate():
+        if thread.name == "didax-runtime":
+            thread.join()
+    assert executable(jf, x).native.status == "failed"
+    with flag_context("didax_native_tier", "off"):
+        assert np.asarray(got).tobytes() == np.asarray(didax.jit(jf)(x)).tobytes()
+    assert raised == []
