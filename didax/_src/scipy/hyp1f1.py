@@ -105,7 +105,7 @@ def _series_1f1(alpha, b, offset, t):
     state = _dd(jnp.ones_like(t)), zero, zero
     t_split = _split(t)
     return _summed_terms(lambda k, state: _series_on(alpha, b, offset, t, t_split, k, *state),
-                         state, _SERIES_TERMS_1F1, get_aval(t).dtype, *alpha, b, offset, t)
+                         state, _SERIES_TERMS_1F1, get_aval(t).dtype)
 
 
 def _series_on(alpha, b, offset, t, t_split, k, term, tail, partial_tails):
@@ -196,7 +196,7 @@ def _cancellation_1f1(alpha, b, t):
     changes past k = -b, the cancellation with them), summed on until they have."""
     term = jnp.ones_like(t)
     state = _summed_terms(lambda k, state: _cancellation_step(alpha, b, t, k, *state),
-                          (term, term, term), _SERIES_TERMS_1F1, get_aval(t).dtype, alpha, b, t)
+                          (term, term, term), _SERIES_TERMS_1F1, get_aval(t).dtype)
     k = _SERIES_TERMS_1F1
     converged = _cancellation_converged(alpha, b, t, k, *state[:2])
     needed = (b < -t) & ~converged

@@ -56,7 +56,7 @@ def _series_2f1(a, b, c, z):
 
     term = jnp.ones_like(z)
     term, total, magnitude = _summed_terms(step, (term, term, term), _SERIES_TERMS_2F1,
-                                           get_aval(z).dtype, a, b, c, z)
+                                           get_aval(z).dtype)
     k = _SERIES_TERMS_2F1
     falling = jnp.abs((a + k) * (b + k) * z) < jnp.abs((c + k) * (k + 1))
     converged = falling & (jnp.abs(term) <= _eps(z) * jnp.abs(total))
@@ -215,8 +215,7 @@ def _near_one_near_integer(a, b, n, e, s):
         return total, (difference * at_zero + value * change) * s, value * at_e * s
 
     total, difference, value = _summed_terms(
-        step, (jnp.zeros_like(s), difference, value), _SERIES_TERMS_2F1, get_aval(s).dtype,
-        a, b, n, e, s, power_difference)
+        step, (jnp.zeros_like(s), difference, value), _SERIES_TERMS_2F1, get_aval(s).dtype)
     sign = jnp.cos(np.pi * n)  # (-1)^n
     pi_e = np.pi * e
     infinite = sign * pi_e / jnp.sin(pi_e) * _gamma_ratio([c], [a, b]) * s ** n * total
@@ -354,7 +353,7 @@ def _positive_series_beyond(a, b, c, x):
         return term, total + term
 
     term = jnp.ones_like(x)
-    term, total = _summed_terms(step, (term, term), _LONG_TERMS, get_aval(x).dtype, p, q, c, z)
+    term, total = _summed_terms(step, (term, term), _LONG_TERMS, get_aval(x).dtype)
     converged = found & (term <= _eps(x) * total)
     converged = converged & ((p + _LONG_TERMS) * (q + _LONG_TERMS) * z
                              < (c + _LONG_TERMS) * (_LONG_TERMS + 1))

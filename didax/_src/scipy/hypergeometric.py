@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src import core
 from didax._src.core import get_aval
 from didax._src.lax.control_flow import loops as lax_control
 from didax._src.lax.elementwise import convert_element_type
@@ -23,7 +22,6 @@ from didax._src.numpy import namespace as jnp
 from didax._src.numpy.util import broadcast_arrays, check_arraylike, promote_dtypes_inexact
 from didax._src.primitives.custom_derivatives import SymbolicZero, custom_jvp
 from didax._src.transforms.api import jvp
-from didax._src.tree_util import tree_leaves
 
 
 def _real_args(name, *args):
@@ -86,15 +84,9 @@ def _with_derivatives(values, x_derivative):
     return fn
 
 
-def _summed_terms(step, state, count, dtype, *operands):
-    """`state = step(k, state)` for k = 0, ..., count - 1: a series' terms. Eagerly (every
-    operand concrete) unrolled, else a loop (k a float of `dtype`, exact), so that tracing,
-    differentiating and batching handle one step, not hundreds: the same operations on the
-    same values, so the same bits. (An eager loop would run its body through the
-    interpreter, several times slower than the unrolled operations.)"""
-    if all(core.concrete_value(x) is not None for x in [*operands, *tree_leaves(state)]):
-        for k in range(count):
-            state = step(k, state)
-        return state
+def _summed_terms(step, state, count, dtype):
+    """`state = step(k, state)` for k = 0, ..., count - 1: a series' terms, in a loop (k a
+    float of `dtype`, exact), so that tracing, differentiating and batching handle one step,
+    not hundreds. Eagerly, the loop runs its step compiled (lax/control_flow/eager_bodies.py)."""
     return lax_control.fori_loop(0, count, lambda k, state: tuple(step(k.astype(dtype), state)),
                                  tuple(state))

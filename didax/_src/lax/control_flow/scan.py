@@ -24,6 +24,7 @@ from didax._src.interpreters.partial_eval import PartialEvalInterpreter, partial
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, hoist_consts
+from didax._src.lax.control_flow import eager_bodies
 from didax._src.lax.control_flow.carry_types import (
     carry_structure_error,
     carry_type_error,
@@ -47,12 +48,11 @@ def _split(seq, num_consts, num_carry):
 
 def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
     consts, carry, xs = _split(args, num_consts, num_carry)
-    consts = [core.Array(c) for c in consts]
-    carry = [core.Array(c) for c in carry]
+    body = (eager_bodies.compiled(jaxpr, "scan_body") if length > eager_bodies.COMPILE_AFTER
+            else eager_bodies.interpreted(jaxpr))
     ys = []
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
-        outs = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry,
-                          *[core.Array(x[i]) for x in xs])
+        outs = body(*consts, *carry, *[x[i, ...] for x in xs])
         carry, y = outs[:num_carry], outs[num_carry:]
         ys.append([np.asarray(v) for v in y])
     if reverse:

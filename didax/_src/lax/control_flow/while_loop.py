@@ -19,6 +19,7 @@ from didax._src.interpreters import batching
 from didax._src.interpreters import jvp as jvp_interp
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
+from didax._src.lax.control_flow import eager_bodies
 from didax._src.lax.control_flow.carry_types import (
     carry_structure_error,
     carry_type_error,
@@ -38,9 +39,16 @@ def _split(args, cond_nconsts, body_nconsts):
 
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, snapshots=None):
-    cc, bc, carry = _split([core.Array(a) for a in args], cond_nconsts, body_nconsts)
-    while bool(eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)[0]):
-        carry = eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *bc, *carry)
+    cc, bc, carry = _split(args, cond_nconsts, body_nconsts)
+    cond, body = eager_bodies.interpreted(cond_jaxpr), eager_bodies.interpreted(body_jaxpr)
+    for _ in range(eager_bodies.COMPILE_AFTER):
+        if not cond(*cc, *carry)[0]:
+            return [np.asarray(c) for c in carry]
+        carry = body(*bc, *carry)
+    cond = eager_bodies.compiled(cond_jaxpr, "while_cond")
+    body = eager_bodies.compiled(body_jaxpr, "while_body")
+    while cond(*cc, *carry)[0]:
+        carry = body(*bc, *carry)
     return [np.asarray(c) for c in carry]
 
 
