@@ -22,6 +22,7 @@ from didax._src.interpreters.partial_eval import partial_eval_jaxpr
 from didax._src.interpreters.staging import StagingInterpreter, StagingTracer, trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined, transpose_jaxpr
 from didax._src.ir import eval_jaxpr, hoist_consts
+from didax._src.lax.control_flow import eager_bodies
 from didax._src.lax.elementwise import clamp, convert_element_type, ne, select_n
 from didax._src.tree_util import (
     first_difference,
@@ -64,8 +65,7 @@ def _bind_cond(index, branches, operands, stage_in=None):
 
 def _cond_impl(index, *ops, branches):
     i = int(np.clip(index, 0, len(branches) - 1))
-    outs = eval_jaxpr(branches[i].jaxpr, branches[i].consts, *[core.Array(o) for o in ops])
-    return [np.asarray(o) for o in outs]
+    return eager_bodies.interpreted(branches[i])(*ops)
 
 
 def _cond_aval(index, *ops, branches):

@@ -22,7 +22,7 @@ COMPILE_AFTER = 16  # iterations interpreted before the body is compiled
 
 def interpreted(closed: ClosedJaxpr):
     """`closed` as a function of NumPy values returning NumPy values, bound equation by
-    equation."""
+    equation (so too an eager cond's branch, which runs once)."""
     def run(*values):
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *[core.Array(v) for v in values])
         return [np.asarray(v) for v in outs]
