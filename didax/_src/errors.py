@@ -26,10 +26,20 @@ def _is_internal(filename: str) -> bool:
 
 def user_frame(skip: int = 1):
     """The innermost stack frame that belongs to user code (None if there is none)."""
+    # (Staging records the user's line on every equation, under transformations forty
+    # frames below it: one dict lookup per frame here, the function call only for a file
+    # not yet seen.)
     frame = sys._getframe(skip)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    known = _internal_files
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        internal = known.get(filename)
+        if internal is None:
+            internal = _is_internal(filename)
+        if not internal:
+            return frame
         frame = frame.f_back
-    return frame
+    return None
 
 
 def user_location(skip: int = 2) -> str:
