@@ -43,21 +43,28 @@ _share_bytecode()
 
 def _fast_reference_compiles():
     # JAX, the reference, compiles each of its thousands of small programs for microseconds of
-    # running (half the suite's time). Three settings cut that by a fifth, to the same values:
+    # running (half the suite's time). Three settings cut that by a sixth, to the same values:
     # XLA's LLVM passes at level 0 (XLA keeps IEEE semantics at every level: no fast math, no
-    # FMA contraction); no Python tracebacks as locations in its programs; and one persistent
-    # cache of its executables for the run, which the workers and the tests' subprocesses
-    # share (a fifth of the programs are compiled again elsewhere in the suite). Set before
-    # JAX starts its backend; xdist's workers and the subprocesses inherit them.
+    # FMA contraction); no Python tracebacks as locations in its programs; and a persistent
+    # cache of its executables, where a program another test compiled is found (a fifth of
+    # them). Each worker has a cache of its own, which its tests' subprocesses share: JAX
+    # writes an entry in place, and another process reading it meanwhile would see it part
+    # written (and warn, failing a test that makes warnings errors). Set before JAX starts
+    # its backend; the tests' subprocesses inherit them.
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_backend_optimization_level" not in flags:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_backend_optimization_level=0".strip()
     os.environ.setdefault("JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS", "false")
     os.environ.setdefault("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "0")
-    if "JAX_COMPILATION_CACHE_DIR" in os.environ or "PYTEST_XDIST_WORKER" in os.environ:
-        return  # (a worker: its controller set it)
-    directory = tempfile.mkdtemp(prefix="didax-tests-jax-cache-")
-    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and "DIDAX_TESTS_JAX_CACHES" in os.environ:
+        directory = os.path.join(os.environ["DIDAX_TESTS_JAX_CACHES"], worker)
+    elif "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+        directory = tempfile.mkdtemp(prefix="didax-tests-jax-caches-")  # (the run's caches)
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        os.environ["DIDAX_TESTS_JAX_CACHES"] = directory
+    else:
+        return  # (the user's own cache)
     os.environ["JAX_COMPILATION_CACHE_DIR"] = directory
     os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
     os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
