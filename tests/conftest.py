@@ -43,11 +43,11 @@ _share_bytecode()
 
 def _fast_reference_compiles():
     # JAX, the reference, compiles each of its thousands of small programs for microseconds of
-    # running (half the suite's time). Three settings cut that by a sixth, to the same values:
-    # XLA's LLVM passes at level 0 (XLA keeps IEEE semantics at every level: no fast math, no
-    # FMA contraction); no Python tracebacks as locations in its programs; and a persistent
-    # cache of its executables, where a program another test compiled is found (a fifth of
-    # them). Each worker has a cache of its own, which its tests' subprocesses share: JAX
+    # running (nearly half the suite's time). Three settings cut that by a quarter, to the same
+    # values: XLA's LLVM passes at level 0 (XLA keeps IEEE semantics at every level: no fast
+    # math, no FMA contraction); no Python tracebacks as locations in its programs; and a
+    # persistent cache of its executables, where a program another test compiled is found
+    # (one in seven). Each worker has a cache of its own, which its tests' subprocesses share: JAX
     # writes an entry in place, and another process reading it meanwhile would see it part
     # written (and warn, failing a test that makes warnings errors). Set before JAX starts
     # its backend; the tests' subprocesses inherit them.

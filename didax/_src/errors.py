@@ -16,26 +16,22 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _internal_files = caches.memo("errors.internal_files")  # filename -> whether it is didax's
 
 
-def _is_internal(filename: str) -> bool:
-    internal = _internal_files.get(filename)
-    if internal is None:
-        internal = caches.add(_internal_files, filename,
-                              filename.startswith((_PACKAGE_DIR, "<frozen")))
-    return internal
+def _classify(filename: str) -> bool:
+    """Whether a file not seen before is didax's (or frozen), recorded for the next lookup."""
+    return caches.add(_internal_files, filename, filename.startswith((_PACKAGE_DIR, "<frozen")))
 
 
 def user_frame(skip: int = 1):
     """The innermost stack frame that belongs to user code (None if there is none)."""
     # (Staging records the user's line on every equation, under transformations forty
-    # frames below it: one dict lookup per frame here, the function call only for a file
-    # not yet seen.)
+    # frames below it: one dict lookup per frame here, a call only for a file not yet seen.)
     frame = sys._getframe(skip)
     known = _internal_files
     while frame is not None:
         filename = frame.f_code.co_filename
         internal = known.get(filename)
         if internal is None:
-            internal = _is_internal(filename)
+            internal = _classify(filename)
         if not internal:
             return frame
         frame = frame.f_back
