@@ -3,8 +3,10 @@
 The impl works in the canonical layout (batch, feature, spatial...), held channels-last: it
 dilates and pads the input in one scatter into (batch, spatial..., feature), takes a strided
 view of all windows (strides and kernel dilation are just view strides), copies them into
-im2col patch matrices and contracts with one matmul batched over the groups.
-`dimension_numbers` only permutes into and out of that layout.
+im2col patch matrices and contracts with a matmul batched over the groups, a block of patches
+at a time. A weight gradient's operands (the image's channels minor, the cotangent as the
+kernel) are contracted the other way round, the patches' rows over the features, so that
+neither is transposed. `dimension_numbers` only permutes into and out of that layout.
 """
 from __future__ import annotations
 
@@ -254,8 +256,9 @@ def _conv_aval(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
 
 def _dilate_and_pad(x, dilation, padding):
     """Inserts dilation - 1 zeros between spatial elements, then pads (negative crops).
-    `x` is (N, C, spatial...); the result is channels-last, (N, spatial..., C), as the
-    im2col copy wants it, so an NHWC operand is never transposed to NCHW and back."""
+    `x` is (A, Z, spatial...); the result is (A, spatial..., Z), C-contiguous, as the
+    im2col copy wants it (Z minor), so an operand laid out that way is never transposed
+    and back."""
     last = np.moveaxis(x, 1, -1)
     if all(d == 1 for d in dilation) and all(p == (0, 0) for p in padding):
         return np.ascontiguousarray(last)
@@ -274,20 +277,63 @@ def _dilate_and_pad(x, dilation, padding):
     return out
 
 
-def _conv_canonical(x, w, strides, rhs_dilation, feature_group_count, batch_group_count,
-                    out_shape):
-    """Convolution of x (N, spatial..., C), C-contiguous, with w (O, I, window...), as one
-    batched matmul of im2col patches, gathered channels-last so the copy moves contiguous
-    runs. The result is (N, O, spatial...), a view of a channels-last array if no groups."""
-    if math.prod(out_shape) == 0:
-        return np.zeros(out_shape, x.dtype)
+# Patches are copied and multiplied a block at a time, so that a block's patches are still
+# in the core's cache when the product reads them: a whole im2col matrix of a few MB is
+# written out to memory and read back. Matrices up to _WHOLE_BYTES are one block; larger
+# ones are cut into blocks of about _BLOCK_BYTES along the batch (or, summing over features,
+# the feature) dimension. The blocks depend on the shapes alone, so every call, on either
+# tier, on any machine, cuts alike and adds the same numbers in the same order.
+_WHOLE_BYTES = 1 << 20
+_BLOCK_BYTES = 1 << 17
+
+
+def _block(count: int, item_bytes: int) -> int:
+    """How many items of `item_bytes` bytes of patches one block copies."""
+    if count * item_bytes <= _WHOLE_BYTES:
+        return max(count, 1)
+    return max(1, _BLOCK_BYTES // item_bytes)
+
+
+def _windows(x, outer, window, out_sp, inner, strides, rhs_dilation, window_first):
+    """A strided view of every window of `x` (outer, spatial..., inner): (outer, out
+    spatial..., window..., inner), or (outer, window..., out spatial..., inner) if
+    `window_first`; strides and kernel dilation are just view strides."""
+    st = x.strides
+    sp = st[1:-1]
+    at = tuple(a * s for a, s in zip(sp, strides))
+    within = tuple(a * r for a, r in zip(sp, rhs_dilation))
+    shape, steps = ((window + out_sp, within + at) if window_first
+                    else (out_sp + window, at + within))
+    return as_strided(x, (outer,) + shape + (inner,), st[:1] + steps + st[-1:],
+                      writeable=False)
+
+
+def _by_feature(lhs_view, rhs_view, feature_group_count, batch_group_count) -> bool:
+    """Whether to contract with the features as the patches' rows: a weight gradient, whose
+    operands are an image laid out with its channels (the convolution's batch) minor and
+    a cotangent laid out (feature, spatial..., out feature), as they come, with no
+    transposing copy of either (the usual patches would take a transposed copy of both)."""
+    if feature_group_count != 1 or batch_group_count != 1:
+        return False
+    w_st = [abs(s) for s, n in zip(rhs_view.strides[2:], rhs_view.shape[2:]) if n > 1]
+    if not w_st or rhs_view.shape[1] == 1:
+        return False
+    if max(w_st) >= abs(rhs_view.strides[1]):
+        return False
+    b, c = lhs_view.shape[:2]
+    return b == 1 or (c > 1 and abs(lhs_view.strides[0]) < abs(lhs_view.strides[1]))
+
+
+def _conv_by_batch(x, w, strides, rhs_dilation, feature_group_count, batch_group_count,
+                   out_shape):
+    """Convolution of x (N, spatial..., C), C-contiguous, with w (O, I, window...), as
+    products of im2col patches (rows: batch and output position; columns: window position
+    and channel, gathered channels-last so the copy moves contiguous runs) with the kernel,
+    batched over the groups. The result is (N, O, spatial...), a view of a channels-last
+    array if no groups."""
     nsp = x.ndim - 2
     n, c, window, out_sp = x.shape[0], x.shape[-1], w.shape[2:], out_shape[2:]
-    st = x.strides
-    windows = as_strided(  # (N, out spatial..., window..., C): every window, without copying
-        x, (n,) + out_sp + window + (c,),
-        st[:1] + tuple(a * s for a, s in zip(st[1:-1], strides))
-        + tuple(a * r for a, r in zip(st[1:-1], rhs_dilation)) + st[-1:], writeable=False)
+    windows = _windows(x, n, window, out_sp, c, strides, rhs_dilation, False)
     if batch_group_count > 1:  # the group index is the major part of the batch dimension
         g = batch_group_count
         windows = windows.reshape((g, n // g) + windows.shape[1:])
@@ -295,15 +341,44 @@ def _conv_canonical(x, w, strides, rhs_dilation, feature_group_count, batch_grou
         g = feature_group_count
         windows = np.moveaxis(windows.reshape(windows.shape[:-1] + (g, c // g)), -2, 0)
     rows, cols = windows.shape[1], windows.shape[-1]
-    patches = window_kernels.contiguous_copy(windows, x).reshape(
-        g, rows * math.prod(out_sp), math.prod(window) * cols)
+    positions, k = math.prod(out_sp), math.prod(window) * cols
     og = w.shape[0] // g
     kernel = np.moveaxis(w.reshape((g, og) + w.shape[1:]), 1, -1)  # (G, I, window..., O/G)
     kernel = np.moveaxis(kernel, 1, -2).reshape(g, -1, og)  # rows ordered like patch columns
-    out = np.matmul(patches, kernel).reshape((g, rows) + out_sp + (og,))
+    out = np.empty((g, rows * positions, og), np.result_type(x.dtype, w.dtype))
+    step = _block(rows, g * positions * k * x.dtype.itemsize)
+    for r0, r1, patches in window_kernels.contiguous_blocks(windows, x, 1, step):
+        np.matmul(patches.reshape(g, (r1 - r0) * positions, k), kernel,
+                  out=out[:, r0 * positions:r1 * positions])
+    out = out.reshape((g, rows) + out_sp + (og,))
     if g == 1:
         return np.moveaxis(out[0], -1, 1)
     return out.transpose((1, 0, nsp + 2) + tuple(range(2, nsp + 2))).reshape(out_shape)
+
+
+def _conv_by_feature(x, w, strides, rhs_dilation, out_shape):
+    """The same convolution of x (C, spatial..., N), C-contiguous, as products of patches
+    whose rows are (channel, window position) and whose columns are (output position,
+    batch), transposed, with the kernel read (C, window..., O): a weight gradient's
+    operands as they are laid out. Blocks of channels are summed in order."""
+    nsp = x.ndim - 2
+    c, n, window, out_sp = x.shape[0], x.shape[-1], w.shape[2:], out_shape[2:]
+    windows = _windows(x, c, window, out_sp, n, strides, rhs_dilation, True)
+    per_c, columns = math.prod(window), math.prod(out_sp) * n
+    kernel = np.moveaxis(w, 0, -1).reshape(c * per_c, w.shape[0])  # (C, window..., O)
+    out = None
+    step = _block(c, per_c * columns * x.dtype.itemsize)
+    for c0, c1, patches in window_kernels.contiguous_blocks(windows, x, 0, step):
+        part = np.matmul(patches.reshape((c1 - c0) * per_c, columns).T,
+                         kernel[c0 * per_c:c1 * per_c])
+        if out is None:
+            out = part
+        else:
+            out += part
+    if out is None:  # no channels: nothing to sum
+        out = np.zeros((columns, w.shape[0]), np.result_type(x.dtype, w.dtype))
+    out = out.reshape(out_sp + (n, w.shape[0]))
+    return out.transpose((nsp, nsp + 1) + tuple(range(nsp)))
 
 
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
@@ -313,14 +388,21 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     if preferred_element_type is not None:
         dt = np.result_type(lhs.dtype, preferred_element_type)
         lhs, rhs = lhs.astype(dt, copy=False), rhs.astype(dt, copy=False)
-    x = _dilate_and_pad(lhs.transpose(lhs_spec), lhs_dilation, padding)
-    w = rhs.transpose(rhs_spec)
+    x, w = lhs.transpose(lhs_spec), rhs.transpose(rhs_spec)
     w_sp = tuple(dilate_dim(k, r) for k, r in zip(w.shape[2:], rhs_dilation))
-    x_shape = (x.shape[0], x.shape[-1]) + x.shape[1:-1]
-    out_shape = conv_shape_tuple(x_shape, w.shape[:2] + w_sp, window_strides,
+    in_sp = tuple(lo + dilate_dim(k, d) + hi
+                  for k, d, (lo, hi) in zip(x.shape[2:], lhs_dilation, padding))
+    out_shape = conv_shape_tuple(x.shape[:2] + in_sp, w.shape[:2] + w_sp, window_strides,
                                  [(0, 0)] * len(w_sp), batch_group_count)
-    out = _conv_canonical(x, w, window_strides, rhs_dilation, feature_group_count,
-                          batch_group_count, out_shape)
+    if math.prod(out_shape) == 0:
+        out = np.zeros(out_shape, np.result_type(x.dtype, w.dtype))
+    elif _by_feature(x, w, feature_group_count, batch_group_count):
+        x = _dilate_and_pad(np.swapaxes(x, 0, 1), lhs_dilation, padding)
+        out = _conv_by_feature(x, w, window_strides, rhs_dilation, out_shape)
+    else:
+        x = _dilate_and_pad(x, lhs_dilation, padding)
+        out = _conv_by_batch(x, w, window_strides, rhs_dilation, feature_group_count,
+                             batch_group_count, out_shape)
     return out.transpose(np.argsort(out_spec))
 
 

@@ -19,6 +19,8 @@ first call returns, "off" never; "check" runs both and compares their bits.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from didax._src.compiler.native.kernel_module import C_FLOATS, KernelModule
@@ -293,3 +295,27 @@ def contiguous_copy(view, base):
     module.copy_strided(base, view.ctypes.data - base.ctypes.data, out,
                         np.asarray(view.shape, np.intp), np.asarray(view.strides, np.intp))
     return out
+
+
+def contiguous_blocks(view, base, axis: int, step: int):
+    """(start, stop, copy) for the blocks view[start:stop] along `axis`, `step` at a time,
+    each copied as contiguous_copy would, into one buffer reused from block to block (a
+    block's copy is read before the next is asked for)."""
+    n = view.shape[axis]
+    module = native_module() if view.size else None
+    shape = np.asarray(view.shape, np.intp)
+    strides = np.asarray(view.strides, np.intp)
+    first = view.ctypes.data - base.ctypes.data
+    block_shape = list(view.shape)
+    block_shape[axis] = min(step, n)
+    buffer = np.empty(math.prod(block_shape), view.dtype)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        block_shape[axis] = stop - start
+        out = buffer[:math.prod(block_shape)].reshape(block_shape)
+        if module is None:
+            out[...] = view[(slice(None),) * axis + (slice(start, stop),)]
+        else:
+            shape[axis] = stop - start
+            module.copy_strided(base, first + start * view.strides[axis], out, shape, strides)
+        yield start, stop, out

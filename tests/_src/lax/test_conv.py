@@ -477,3 +477,70 @@ out_spec=(0, 3, 1, 2))
       window_strides=(2, 1)
     ] a b
   in (c,) }"""
+
+
+# --------------------------------------------------------------------------------------
+# Products a block at a time: large patch matrices are cut along the batch (or, summing over
+# features, the feature) dimension. Integer values make every order of summation exact, so
+# the cut products must equal the uncut ones and the direct reference.
+
+_LARGE = [  # (x canonical, w canonical, strides, padding, lhs dil, rhs dil, fgc, bgc, specs)
+    ((6, 16, 18, 18), (32, 16, 3, 3), (1, 1), [(1, 1), (1, 1)], (1, 1), (1, 1), 1, 1,
+     ("NHWC", "HWIO", "NHWC")),
+    ((12, 16, 18, 18), (32, 8, 3, 3), (2, 1), [(2, 0), (1, 1)], (1, 1), (2, 1), 2, 1,
+     ("NHWC", "HWIO", "NHWC")),
+    ((8, 12, 17, 17), (12, 12, 3, 3), (1, 1), [(1, 1), (0, 1)], (2, 1), (1, 1), 1, 2,
+     ("NCHW", "OIHW", "NCHW")),
+    # a weight gradient's layout: batch (the image's channels) minor, the cotangent as the
+    # kernel, (feature, spatial..., out feature) in memory
+    ((16, 40, 15, 15), (24, 40, 13, 13), (1, 1), [(0, 0), (0, 0)], (1, 1), (1, 1), 1, 1,
+     ("CHWN", "IHWO", "HWNC")),
+    ((1, 40, 30, 30), (24, 40, 28, 28), (1, 1), [(0, 0), (0, 0)], (1, 1), (1, 1), 1, 1,
+     ("CHWN", "IHWO", "HWNC")),
+]
+
+
+@pytest.mark.parametrize("case", _LARGE)
+def test_products_cut_into_blocks_equal_uncut(case, monkeypatch):
+    from didax._src.lax import conv as conv_module
+    from didax._src.lax import window_kernels
+
+    xs, ws, strides, padding, lhs_dil, rhs_dil, fgc, bgc, specs = case
+    rng = np.random.default_rng(0)
+    x = rng.integers(-3, 4, xs).astype(np.float64)
+    w = rng.integers(-3, 4, ws).astype(np.float64)
+    dn = conv_dimension_numbers(x.shape, w.shape, specs)
+    args = (np.ascontiguousarray(_to_layout(x, dn.lhs_spec)),  # (laid out as the specs say)
+            np.ascontiguousarray(_to_layout(w, dn.rhs_spec)))
+
+    def run():
+        out = conv_general_dilated(*args, strides, padding, lhs_dil, rhs_dil, specs, fgc, bgc)
+        return np.transpose(np.asarray(out), dn.out_spec)
+
+    blocks = []
+    cut = window_kernels.contiguous_blocks
+
+    def counted(view, base, axis, step):
+        for item in cut(view, base, axis, step):
+            blocks.append(item[:2])
+            yield item
+
+    monkeypatch.setattr(window_kernels, "contiguous_blocks", counted)
+    got = run()
+    assert len(blocks) > 1, "the patches were not cut into blocks"
+    monkeypatch.setattr(conv_module, "_WHOLE_BYTES", 1 << 40)
+    blocks.clear()
+    whole = run()
+    assert len(blocks) == 1
+    np.testing.assert_array_equal(got, whole)
+    # The other formulation (patches' rows over the batch, or over the features) agrees.
+    by_feature = conv_module._by_feature
+    taken = []
+
+    def other(*a):
+        taken.append(by_feature(*a))
+        return not taken[-1] if fgc == bgc == 1 else taken[-1]
+
+    monkeypatch.setattr(conv_module, "_by_feature", other)
+    np.testing.assert_array_equal(run(), got)
+    assert taken == [specs[0] == "CHWN"]
