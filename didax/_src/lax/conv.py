@@ -345,11 +345,22 @@ def _conv_by_batch(x, w, strides, rhs_dilation, feature_group_count, batch_group
     og = w.shape[0] // g
     kernel = np.moveaxis(w.reshape((g, og) + w.shape[1:]), 1, -1)  # (G, I, window..., O/G)
     kernel = np.moveaxis(kernel, 1, -2).reshape(g, -1, og)  # rows ordered like patch columns
-    out = np.empty((g, rows * positions, og), np.result_type(x.dtype, w.dtype))
     step = _block(rows, g * positions * k * x.dtype.itemsize)
-    for r0, r1, patches in window_kernels.contiguous_blocks(windows, x, 1, step):
-        np.matmul(patches.reshape(g, (r1 - r0) * positions, k), kernel,
-                  out=out[:, r0 * positions:r1 * positions])
+
+    def blocks():
+        out = np.empty((g, rows * positions, og), np.result_type(x.dtype, w.dtype))
+        for r0, r1, patches in window_kernels.contiguous_blocks(windows, x, 1, step):
+            np.matmul(patches.reshape(g, (r1 - r0) * positions, k), kernel,
+                      out=out[:, r0 * positions:r1 * positions])
+        return out
+
+    if g == 1:  # (in C, the blocks on the native tier's threads, where it is built)
+        kernel = np.ascontiguousarray(kernel)
+        out = window_kernels.patch_products(windows[0], x, step, positions, k, kernel[0],
+                                            False, lambda: blocks()[0])
+        out = blocks() if out is None else out[None]
+    else:
+        out = blocks()
     out = out.reshape((g, rows) + out_sp + (og,))
     if g == 1:
         return np.moveaxis(out[0], -1, 1)
@@ -365,18 +376,27 @@ def _conv_by_feature(x, w, strides, rhs_dilation, out_shape):
     c, n, window, out_sp = x.shape[0], x.shape[-1], w.shape[2:], out_shape[2:]
     windows = _windows(x, c, window, out_sp, n, strides, rhs_dilation, True)
     per_c, columns = math.prod(window), math.prod(out_sp) * n
-    kernel = np.moveaxis(w, 0, -1).reshape(c * per_c, w.shape[0])  # (C, window..., O)
-    out = None
+    # (C, window..., O)
+    kernel = np.ascontiguousarray(np.moveaxis(w, 0, -1).reshape(c * per_c, w.shape[0]))
     step = _block(c, per_c * columns * x.dtype.itemsize)
-    for c0, c1, patches in window_kernels.contiguous_blocks(windows, x, 0, step):
-        part = np.matmul(patches.reshape((c1 - c0) * per_c, columns).T,
-                         kernel[c0 * per_c:c1 * per_c])
-        if out is None:
-            out = part
-        else:
-            out += part
-    if out is None:  # no channels: nothing to sum
-        out = np.zeros((columns, w.shape[0]), np.result_type(x.dtype, w.dtype))
+
+    def blocks():
+        out = None
+        for c0, c1, patches in window_kernels.contiguous_blocks(windows, x, 0, step):
+            part = np.matmul(patches.reshape((c1 - c0) * per_c, columns).T,
+                             kernel[c0 * per_c:c1 * per_c])
+            if out is None:
+                out = part
+            else:
+                out += part
+        if out is None:  # no channels: nothing to sum
+            out = np.zeros((columns, w.shape[0]), np.result_type(x.dtype, w.dtype))
+        return out
+
+    out = window_kernels.patch_products(windows, x, step, per_c, columns, kernel, True,
+                                        blocks)
+    if out is None:
+        out = blocks()
     out = out.reshape(out_sp + (n, w.shape[0]))
     return out.transpose((nsp, nsp + 1) + tuple(range(nsp)))
 

@@ -11,7 +11,10 @@ order, one addition per source, so the two give the same bits for any windows, o
 or not. The reductions fold each window's elements in visiting order, as the twin's ufunc
 calls do one window position at a time. The windows of a row (the last dimension) are
 worked on side by side, in vector registers. Only float32 and float64 (operand and source
-of one dtype) have the C loops.
+of one dtype) have the C loops. Large ones share their rows among the native tier's threads
+(threads.py): each window's result is computed alone, so the bits do not depend on the
+count; the max-pool gradient does so only where no two windows overlap (an element two
+windows choose gets their sources in one order).
 
 The module is built once per machine (cached on disk) as `didax_native_tier` says, as
 linalg_kernels': "background" builds it in a thread while NumPy serves, "sync" before the
@@ -23,6 +26,8 @@ import math
 
 import numpy as np
 
+from didax._src.compiler.native import blas_threads
+from didax._src.compiler.native import threads as native_threads
 from didax._src.compiler.native.kernel_module import C_FLOATS, KernelModule
 
 _BODY = r"""
@@ -31,17 +36,24 @@ _BODY = r"""
 #define DIDAX_PRAGMA_SIMD _Pragma("omp simd")
 
 /* The windows of `shape` (row-major) start at start + sum(index_d * steps_d) of buf; a row
-   is a run of the last dimension (length inner, step step). Moves base to the next row. */
-static inline npy_intp didax_next_row(npy_intp *idx, npy_intp base, int ndim,
-                                      const npy_intp *shape, const npy_intp *steps) {
+   is a run of the last dimension (length inner, step step). The start of row r. */
+static inline npy_intp didax_row_start(npy_intp r, npy_intp start, int ndim,
+                                       const npy_intp *shape, const npy_intp *steps) {
+    npy_intp base = start;
     for (int d = ndim - 2; d >= 0; d--) {
-        base += steps[d];
-        if (++idx[d] < shape[d]) break;
-        base -= steps[d] * shape[d];
-        idx[d] = 0;
+        base += (r % shape[d]) * steps[d];
+        r /= shape[d];
     }
     return base;
 }
+
+/* Rows are shared among `threads` threads when there is this much work (window elements
+   visited): each row's results are computed alone, in one order, whichever thread runs it. */
+#define DIDAX_PARALLEL_FROM (1 << 17)
+/* (before a loop over rows, where `threads` and `work` are locals) */
+#define DIDAX_ROWS_PARALLEL                                                                 \
+    const int nt = threads > 1 && work >= DIDAX_PARALLEL_FROM ? threads : 1;                \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
 
 /* out[i] += src[j] where i is window j's chosen element: the windows' elements are at the
    offsets `window` (in visiting order) from their starts. A row's windows are chosen
@@ -61,14 +73,16 @@ static inline npy_intp didax_next_row(npy_intp *idx, npy_intp base, int ndim,
 #define DIDAX_SCATTER(NAME, T)                                                               \
 static void NAME(const T *restrict buf, const T *restrict src, T *restrict out, int ndim,   \
                  const npy_intp *shape, const npy_intp *steps, const npy_intp *window,      \
-                 npy_intp nwin, npy_intp start, int ge) {                                   \
-    npy_intp idx[DIDAX_MAXDIM] = {0}, count = 1;                                            \
+                 npy_intp nwin, npy_intp start, int ge, int threads) {                      \
+    npy_intp count = 1;                                                                     \
     for (int d = 0; d < ndim; d++) count *= shape[d];                                       \
     const npy_intp inner = ndim ? shape[ndim - 1] : 1, step = ndim ? steps[ndim - 1] : 0;   \
-    npy_intp base = start;                                                                  \
-    T key[DIDAX_BLOCK];                                                                     \
-    npy_intp at[DIDAX_BLOCK];                                                               \
-    for (npy_intp j = 0; j < count; j += inner) {                                           \
+    const npy_intp rows = inner ? count / inner : 0, work = count * nwin;                   \
+    DIDAX_ROWS_PARALLEL                                                                     \
+    for (npy_intp r = 0; r < rows; r++) {                                                   \
+        const npy_intp base = didax_row_start(r, start, ndim, shape, steps), j = r * inner; \
+        T key[DIDAX_BLOCK];                                                                 \
+        npy_intp at[DIDAX_BLOCK];                                                           \
         for (npy_intp t0 = 0; t0 < inner; t0 += DIDAX_BLOCK) {                              \
             const npy_intp nb = inner - t0 < DIDAX_BLOCK ? inner - t0 : DIDAX_BLOCK;        \
             const T *restrict b = buf + base + t0 * step;                                   \
@@ -80,7 +94,6 @@ static void NAME(const T *restrict buf, const T *restrict src, T *restrict out, 
             for (npy_intp t = 0; t < nb; t++)                                               \
                 out[base + (t0 + t) * step + at[t]] += src[j + t0 + t];                     \
         }                                                                                   \
-        base = didax_next_row(idx, base, ndim, shape, steps);                               \
     }                                                                                       \
 }
 
@@ -102,19 +115,19 @@ DIDAX_SCATTER(f64_scatter, double)
 #define DIDAX_REDUCE(NAME, T)                                                                \
 static void NAME(const T *restrict buf, T *restrict out, int ndim, const npy_intp *shape,   \
                  const npy_intp *steps, const npy_intp *window, npy_intp nwin,              \
-                 npy_intp start, int op) {                                                  \
-    npy_intp idx[DIDAX_MAXDIM] = {0}, count = 1;                                            \
+                 npy_intp start, int op, int threads) {                                     \
+    npy_intp count = 1;                                                                     \
     for (int d = 0; d < ndim; d++) count *= shape[d];                                       \
     const npy_intp inner = ndim ? shape[ndim - 1] : 1, step = ndim ? steps[ndim - 1] : 0;   \
-    npy_intp base = start;                                                                  \
-    for (npy_intp j = 0; j < count; j += inner) {                                           \
-        const T *restrict b = buf + base;                                                   \
-        T *restrict o = out + j;                                                            \
+    const npy_intp rows = inner ? count / inner : 0, work = count * nwin;                   \
+    DIDAX_ROWS_PARALLEL                                                                     \
+    for (npy_intp r = 0; r < rows; r++) {                                                   \
+        const T *restrict b = buf + didax_row_start(r, start, ndim, shape, steps);          \
+        T *restrict o = out + r * inner;                                                    \
         for (npy_intp t = 0; t < inner; t++) o[t] = b[t * step + window[0]];                \
         if (op == 0) { DIDAX_FOLD(T, a + v) }                                               \
         else if (op == 1) { DIDAX_FOLD(T, (a > v) | (a != a) ? a : v) }                     \
         else { DIDAX_FOLD(T, (a < v) | (a != a) ? a : v) }                                  \
-        base = didax_next_row(idx, base, ndim, shape, steps);                               \
     }                                                                                       \
 }
 
@@ -145,17 +158,19 @@ static PyObject *scatter_selected(PyObject *self, PyObject *args) {
     int ge, ndim;
     const npy_intp *sh, *st, *win;
     npy_intp nwin;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!np", &PyArray_Type, &buf, &PyArray_Type, &src,
+    int threads;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!npi", &PyArray_Type, &buf, &PyArray_Type, &src,
                           &PyArray_Type, &out, &PyArray_Type, &shape, &PyArray_Type, &steps,
-                          &PyArray_Type, &window, &start, &ge))
+                          &PyArray_Type, &window, &start, &ge, &threads))
         return NULL;
     if (window_args(shape, steps, window, &ndim, &sh, &st, &win, &nwin) < 0) return NULL;
     int f32 = PyArray_TYPE(buf) == NPY_FLOAT32;
     Py_BEGIN_ALLOW_THREADS
     if (f32) f32_scatter((const float *)PyArray_DATA(buf), (const float *)PyArray_DATA(src),
-                         (float *)PyArray_DATA(out), ndim, sh, st, win, nwin, start, ge);
+                         (float *)PyArray_DATA(out), ndim, sh, st, win, nwin, start, ge,
+                         threads);
     else f64_scatter((const double *)PyArray_DATA(buf), (const double *)PyArray_DATA(src),
-                     (double *)PyArray_DATA(out), ndim, sh, st, win, nwin, start, ge);
+                     (double *)PyArray_DATA(out), ndim, sh, st, win, nwin, start, ge, threads);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -167,17 +182,18 @@ static PyObject *reduce_windows(PyObject *self, PyObject *args) {
     int op, ndim;
     const npy_intp *sh, *st, *win;
     npy_intp nwin;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!ni", &PyArray_Type, &buf, &PyArray_Type, &out,
+    int threads;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!nii", &PyArray_Type, &buf, &PyArray_Type, &out,
                           &PyArray_Type, &shape, &PyArray_Type, &steps, &PyArray_Type,
-                          &window, &start, &op))
+                          &window, &start, &op, &threads))
         return NULL;
     if (window_args(shape, steps, window, &ndim, &sh, &st, &win, &nwin) < 0) return NULL;
     int f32 = PyArray_TYPE(buf) == NPY_FLOAT32;
     Py_BEGIN_ALLOW_THREADS
     if (f32) f32_reduce((const float *)PyArray_DATA(buf), (float *)PyArray_DATA(out), ndim,
-                        sh, st, win, nwin, start, op);
+                        sh, st, win, nwin, start, op, threads);
     else f64_reduce((const double *)PyArray_DATA(buf), (double *)PyArray_DATA(out), ndim, sh,
-                    st, win, nwin, start, op);
+                    st, win, nwin, start, op, threads);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -202,9 +218,31 @@ static inline __attribute__((always_inline)) void didax_copy_rows(
 
 #define DIDAX_RUN(n) case n: didax_copy_rows(s, d, ndim, sh, st, run, rows, n); break;
 
+/* Copies the view at s, of `shape` and byte `strides` (ndim of them, trailing ones that
+   read on in memory merged into one run), into the C-contiguous d. */
+static void didax_copy_view(const char *s, char *d, int ndim, const npy_intp *shape,
+                            const npy_intp *strides, npy_intp itemsize) {
+    npy_intp sh[DIDAX_MAXDIM], st[DIDAX_MAXDIM], run = itemsize, count = 1;
+    for (int k = 0; k < ndim; k++) {
+        sh[k] = shape[k];
+        st[k] = strides[k];
+        count *= sh[k];
+    }
+    if (count == 0) return;
+    while (ndim > 0 && (sh[ndim - 1] == 1 || st[ndim - 1] == run)) {
+        run *= sh[ndim - 1];
+        ndim--;
+    }
+    const npy_intp rows = count * itemsize / run;
+    switch (run) {  /* (one channel of a 3, 5 or 7 wide window, float32 or float64...) */
+    DIDAX_RUN(4) DIDAX_RUN(8) DIDAX_RUN(12) DIDAX_RUN(16) DIDAX_RUN(20) DIDAX_RUN(24)
+    DIDAX_RUN(28) DIDAX_RUN(32) DIDAX_RUN(56) DIDAX_RUN(64)
+    default: didax_copy_rows(s, d, ndim, sh, st, run, rows, 0);
+    }
+}
+
 /* Copies the view of `src` at byte `offset` from its data, of `shape` and byte `strides`,
-   into the C-contiguous `dst` (im2col: every window of an image, as rows): trailing
-   dimensions that read on in memory are merged into one run. */
+   into the C-contiguous `dst` (im2col: every window of an image, as rows). */
 static PyObject *copy_strided(PyObject *self, PyObject *args) {
     PyArrayObject *src, *dst, *shape, *strides;
     Py_ssize_t offset;
@@ -216,30 +254,143 @@ static PyObject *copy_strided(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "copy_strided: too many dimensions");
         return NULL;
     }
+    const char *s = (const char *)PyArray_DATA(src) + offset;
+    Py_BEGIN_ALLOW_THREADS
+    didax_copy_view(s, (char *)PyArray_DATA(dst), ndim, (const npy_intp *)PyArray_DATA(shape),
+                    (const npy_intp *)PyArray_DATA(strides), PyArray_ITEMSIZE(dst));
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* NumPy's matmul loop for three operands of `typenum`, as np.matmul calls it. */
+static int didax_matmul_loop(PyObject *ufunc, int typenum, PyUFuncGenericFunction *fn,
+                             void **data) {
+    if (strcmp(Py_TYPE(ufunc)->tp_name, "numpy.ufunc") != 0) {
+        PyErr_SetString(PyExc_TypeError, "patch_products: expected np.matmul");
+        return -1;
+    }
+    PyUFuncObject *u = (PyUFuncObject *)ufunc;
+    for (int j = 0; j < u->ntypes; j++) {
+        int found = u->nargs == 3 && u->functions[j] != NULL;
+        for (int a = 0; found && a < 3; a++) found = u->types[j * 3 + a] == typenum;
+        if (found) {
+            *fn = u->functions[j];
+            *data = u->data ? u->data[j] : NULL;
+            return 0;
+        }
+    }
+    PyErr_SetString(PyExc_RuntimeError, "patch_products: NumPy's matmul has no such loop");
+    return -1;
+}
+
+/* patch_products(base, offset, shape, strides, step, rows, width, kernel, out, parts,
+   matmul, threads): the view of base (at byte offset; shape and byte strides, items along
+   its first dimension, `rows` rows of `width` patches each) is cut into blocks of `step`
+   items, each copied as copy_strided copies it into a (block's rows, width) matrix and
+   multiplied by NumPy's matmul loop, one block per thread at a time:
+   - parts is None: the block's patches times kernel (width, N), into the block's rows of
+     out (items x rows, N);
+   - else: the block's patches, transposed, times the kernel's rows of the block's items
+     (kernel: items x rows, N), into parts[b] (width, N); then out = parts[0] + parts[1] +
+     ..., in that order.
+   Each block's product is the one NumPy's loop computes for the same operands, so any
+   thread count gives the NumPy twin's bits. */
+static PyObject *patch_products(PyObject *self, PyObject *args) {
+    PyArrayObject *src, *shape, *strides, *kernel, *out;
+    PyObject *parts_obj, *matmul;
+    Py_ssize_t offset, step, item_rows, width;
+    int threads;
+    if (!PyArg_ParseTuple(args, "O!nO!O!nnnO!O!OOi", &PyArray_Type, &src, &offset,
+                          &PyArray_Type, &shape, &PyArray_Type, &strides, &step, &item_rows,
+                          &width, &PyArray_Type, &kernel, &PyArray_Type, &out, &parts_obj,
+                          &matmul, &threads))
+        return NULL;
+    const int ndim = (int)PyArray_DIM(shape, 0), typenum = PyArray_TYPE(out);
+    if (ndim > DIDAX_MAXDIM || ndim < 1 || step < 1) {
+        PyErr_SetString(PyExc_ValueError, "patch_products: bad view or step");
+        return NULL;
+    }
+    PyArrayObject *parts = NULL;
+    if (parts_obj != Py_None) {
+        if (!PyArray_Check(parts_obj)) {
+            PyErr_SetString(PyExc_TypeError, "patch_products: parts must be an array");
+            return NULL;
+        }
+        parts = (PyArrayObject *)parts_obj;
+    }
+    PyUFuncGenericFunction fn;
+    void *fn_data;
+    if (didax_matmul_loop(matmul, typenum, &fn, &fn_data) < 0) return NULL;
     const npy_intp *sh = (const npy_intp *)PyArray_DATA(shape);
     const npy_intp *st = (const npy_intp *)PyArray_DATA(strides);
-    npy_intp run = PyArray_ITEMSIZE(dst), count = 1;
-    for (int d = 0; d < ndim; d++) count *= sh[d];
-    if (count == 0) Py_RETURN_NONE;
-    while (ndim > 0 && (sh[ndim - 1] == 1 || st[ndim - 1] == run)) {
-        run *= sh[ndim - 1];
-        ndim--;
-    }
-    const char *s = (const char *)PyArray_DATA(src) + offset;
-    char *d = (char *)PyArray_DATA(dst);
-    const npy_intp rows = count * PyArray_ITEMSIZE(dst) / run;
+    const npy_intp is = PyArray_ITEMSIZE(out), items = sh[0], n = PyArray_DIM(kernel, 1);
+    const npy_intp per_item = item_rows * width;  /* elements of one item's patches */
+    const npy_intp nblocks = (items + step - 1) / step;
+    const char *base = (const char *)PyArray_DATA(src) + offset;
+    const char *kdata = (const char *)PyArray_DATA(kernel);
+    char *odata = (char *)PyArray_DATA(out), *pdata = parts ? (char *)PyArray_DATA(parts) : NULL;
+    int nt = threads < nblocks ? threads : (int)nblocks, failed = 0;
+    if (nt < 1) nt = 1;
     Py_BEGIN_ALLOW_THREADS
-    switch (run) {  /* (one channel of a 3, 5 or 7 wide window, float32 or float64...) */
-    DIDAX_RUN(4) DIDAX_RUN(8) DIDAX_RUN(12) DIDAX_RUN(16) DIDAX_RUN(20) DIDAX_RUN(24)
-    DIDAX_RUN(28) DIDAX_RUN(32) DIDAX_RUN(56) DIDAX_RUN(64)
-    default: didax_copy_rows(s, d, ndim, sh, st, run, rows, 0);
+    #pragma omp parallel num_threads(nt) if(nt > 1)
+    {
+        char *buf = malloc((size_t)(step * per_item * is) + 64);
+        if (buf == NULL) {
+            #pragma omp atomic write
+            failed = 1;
+        }
+        #pragma omp for schedule(dynamic)
+        for (npy_intp b = 0; b < nblocks; b++) {
+            if (buf == NULL) continue;
+            const npy_intp i0 = b * step, cnt = items - i0 < step ? items - i0 : step;
+            npy_intp bsh[DIDAX_MAXDIM];
+            bsh[0] = cnt;
+            for (int k = 1; k < ndim; k++) bsh[k] = sh[k];
+            didax_copy_view(base + i0 * st[0], buf, ndim, bsh, st, is);
+            char *operands[3];
+            npy_intp dims[4], steps[9] = {0, 0, 0};
+            if (parts == NULL) {  /* (cnt * item_rows, width) times (width, n) */
+                operands[0] = buf;
+                operands[1] = (char *)kdata;
+                operands[2] = odata + i0 * item_rows * n * is;
+                dims[0] = 1; dims[1] = cnt * item_rows; dims[2] = width; dims[3] = n;
+                steps[3] = width * is; steps[4] = is;
+            } else {  /* (cnt * item_rows, width) transposed, times (cnt * item_rows, n) */
+                operands[0] = buf;
+                operands[1] = (char *)kdata + i0 * item_rows * n * is;
+                operands[2] = pdata + b * width * n * is;
+                dims[0] = 1; dims[1] = width; dims[2] = cnt * item_rows; dims[3] = n;
+                steps[3] = is; steps[4] = width * is;
+            }
+            steps[5] = n * is; steps[6] = is; steps[7] = n * is; steps[8] = is;
+            fn(operands, dims, steps, fn_data);
+        }
+        free(buf);
+    }
+    if (parts != NULL && !failed) {  /* out = parts[0] + parts[1] + ..., in order */
+        const npy_intp size = width * n;
+        if (typenum == NPY_FLOAT32) {
+            float *o = (float *)odata;
+            const float *p = (const float *)pdata;
+            for (npy_intp e = 0; e < size; e++) o[e] = p[e];
+            for (npy_intp b = 1; b < nblocks; b++)
+                for (npy_intp e = 0; e < size; e++) o[e] += p[b * size + e];
+        } else {
+            double *o = (double *)odata;
+            const double *p = (const double *)pdata;
+            for (npy_intp e = 0; e < size; e++) o[e] = p[e];
+            for (npy_intp b = 1; b < nblocks; b++)
+                for (npy_intp e = 0; e < size; e++) o[e] += p[b * size + e];
+        }
     }
     Py_END_ALLOW_THREADS
+    if (failed) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 """
 
-_KERNELS = KernelModule(_BODY, ("scatter_selected", "reduce_windows", "copy_strided"))
+_KERNELS = KernelModule(_BODY, ("scatter_selected", "reduce_windows", "copy_strided",
+                                 "patch_products"))
 
 
 def native_module(wait: bool = False):
@@ -247,10 +398,12 @@ def native_module(wait: bool = False):
     return _KERNELS.get(wait)
 
 
-def scatter_selected(buf, source, steps, window, start, ge, numpy_twin):
+def scatter_selected(buf, source, steps, window, start, ge, numpy_twin, disjoint=False):
     """The sums of `source` at each window's chosen element of `buf` (C-contiguous), as a
     flat array of buf's size, or None where there is no C loop for these dtypes (yet);
-    `numpy_twin()` computes the same, and is compared with in the "check" mode."""
+    `numpy_twin()` computes the same, and is compared with in the "check" mode. Rows of
+    windows run on several threads only where the windows are `disjoint` (no element gets
+    two windows' sources, so no sum's order depends on the threads)."""
     if buf.dtype not in C_FLOATS or source.dtype != buf.dtype:
         return None
     if native_module() is None:
@@ -260,7 +413,8 @@ def scatter_selected(buf, source, steps, window, start, ge, numpy_twin):
     def c_call(module):
         module.scatter_selected(buf, np.ascontiguousarray(source), out,
                                 np.asarray(source.shape, np.intp), np.asarray(steps, np.intp),
-                                np.asarray(window, np.intp), int(start), bool(ge))
+                                np.asarray(window, np.intp), int(start), bool(ge),
+                                native_threads.count() if disjoint else 1)
 
     return _KERNELS.run("select_and_scatter_add", c_call, lambda: [numpy_twin()], [out])[0]
 
@@ -279,7 +433,7 @@ def reduce_windows(buf, out_shape, steps, window, start, fold, numpy_twin):
     def c_call(module):
         module.reduce_windows(buf, out, np.asarray(out_shape, np.intp),
                               np.asarray(steps, np.intp), np.asarray(window, np.intp),
-                              int(start), _FOLDS[fold])
+                              int(start), _FOLDS[fold], native_threads.count())
 
     return _KERNELS.run(f"reduce_window_{fold}", c_call, lambda: [numpy_twin()], [out])[0]
 
@@ -295,6 +449,41 @@ def contiguous_copy(view, base):
     module.copy_strided(base, view.ctypes.data - base.ctypes.data, out,
                         np.asarray(view.shape, np.intp), np.asarray(view.strides, np.intp))
     return out
+
+
+def _product_threads() -> int:
+    """The threads the blocks' products run on: the native tier's, where OpenBLAS runs each
+    product on one thread. (OpenBLAS's own threads, started by products on several of ours at
+    once, took the cores from them: the CNN step's convolutions ran 4.0 ms on two cores
+    against 3.0 ms on one; with OpenBLAS on one thread, 2.5 ms.)"""
+    return native_threads.count() if blas_threads.count() == 1 else 1
+
+
+def patch_products(windows, base, step, rows, width, kernel, by_feature, numpy_twin):
+    """The products of a convolution's patches a block at a time (see conv.py): windows'
+    blocks of `step` items (along its first dimension; `rows` rows of `width` patches an
+    item) times `kernel` (C-contiguous), as a new array, or None where there is no C loop
+    for these dtypes (yet). By features, the blocks' patches are transposed, each times its
+    items' rows of the kernel, and their products summed in order. The blocks run on the
+    native tier's threads, each product by NumPy's matmul loop as `numpy_twin()` calls it,
+    which computes the same."""
+    dtype = windows.dtype
+    if (dtype not in C_FLOATS or kernel.dtype != dtype or not windows.size
+            or native_module() is None):
+        return None
+    items, n = windows.shape[0], kernel.shape[1]
+    blocks = -(-items // step)
+    out = np.empty((width, n) if by_feature else (items * rows, n), dtype)
+    parts = np.empty((blocks, width, n), dtype) if by_feature and blocks > 1 else None
+
+    def c_call(module):
+        module.patch_products(base, windows.ctypes.data - base.ctypes.data,
+                              np.asarray(windows.shape, np.intp),
+                              np.asarray(windows.strides, np.intp), step, rows, width, kernel,
+                              out, out[None] if by_feature and parts is None else parts,
+                              np.matmul, _product_threads())
+
+    return _KERNELS.run("conv_general_dilated", c_call, lambda: [numpy_twin()], [out])[0]
 
 
 def contiguous_blocks(view, base, axis: int, step: int):

@@ -327,8 +327,10 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, window_dimensi
 
     steps, offsets, start = flat_windows(full, crop, window_dimensions, window_strides,
                                           window_dilation)
+    disjoint = all((k - 1) * d < s for k, s, d in zip(window_dimensions, window_strides,
+                                                       window_dilation))
     total = window_kernels.scatter_selected(buf, source, steps, offsets, start,
-                                            select_prim is ge_p, numpy_twin)
+                                            select_prim is ge_p, numpy_twin, disjoint)
     if total is None:
         total = numpy_twin()
     if full == operand.shape:

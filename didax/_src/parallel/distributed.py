@@ -24,7 +24,8 @@ import time
 
 import numpy as np
 
-from didax._src.parallel import blas_threads, device
+from didax._src.compiler.native import blas_threads
+from didax._src.parallel import device
 
 try:  # (the package only: importing mpi4py.MPI starts MPI, which waits for initialize())
     import mpi4py

@@ -11,7 +11,7 @@ processes would need every jaxpr and argument shipped to them. Across machines, 
 are MPI's (`didax.distributed`), and the group forwards the exchange to them. Shards run
 jit's tiers, the NumPy tier and then native code, whose long loops and products release the
 GIL too; while n shards run, each one's native loops use 1/n of the native threads, and
-each one's BLAS products 1/n of OpenBLAS's (blas_threads.py).
+each one's BLAS products 1/n of OpenBLAS's (compiler/native/blas_threads.py).
 
 Each device has one long-lived worker thread; the caller's thread runs shard 0. One mapped
 function runs at a time in a process (a lock), so shards of two calls never wait on each
@@ -26,8 +26,8 @@ import threading
 import numpy as np
 
 from didax._src import axis_env, profiler
+from didax._src.compiler.native import blas_threads
 from didax._src.compiler.native import threads as native_threads
-from didax._src.parallel import blas_threads
 
 _REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 

@@ -502,6 +502,8 @@ _LARGE = [  # (x canonical, w canonical, strides, padding, lhs dil, rhs dil, fgc
 
 @pytest.mark.parametrize("case", _LARGE)
 def test_products_cut_into_blocks_equal_uncut(case, monkeypatch):
+    from didax._src.compiler.native import blas_threads, threads, toolchain
+    from didax._src.config import flag_context
     from didax._src.lax import conv as conv_module
     from didax._src.lax import window_kernels
 
@@ -513,8 +515,14 @@ def test_products_cut_into_blocks_equal_uncut(case, monkeypatch):
     args = (np.ascontiguousarray(_to_layout(x, dn.lhs_spec)),  # (laid out as the specs say)
             np.ascontiguousarray(_to_layout(w, dn.rhs_spec)))
 
-    def run():
-        out = conv_general_dilated(*args, strides, padding, lhs_dil, rhs_dil, specs, fgc, bgc)
+    def run(tier=None):
+        """The convolution by NumPy alone (no tier), or with the tier "check" (the C loop,
+        compared with NumPy's bit for bit)."""
+        with monkeypatch.context() as m, flag_context("didax_native_tier", tier or "off"):
+            if tier is None:
+                m.setattr(window_kernels, "native_module", lambda wait=False: None)
+            out = conv_general_dilated(*args, strides, padding, lhs_dil, rhs_dil, specs, fgc,
+                                       bgc)
         return np.transpose(np.asarray(out), dn.out_spec)
 
     blocks = []
@@ -526,8 +534,21 @@ def test_products_cut_into_blocks_equal_uncut(case, monkeypatch):
             yield item
 
     monkeypatch.setattr(window_kernels, "contiguous_blocks", counted)
-    got = run()
+    got = run()  # (NumPy's blocks, counted)
     assert len(blocks) > 1, "the patches were not cut into blocks"
+    if toolchain.toolchain() is not None:  # the C loop on one thread and on several: the
+        assert window_kernels.native_module(wait=True) is not None  # bits of NumPy's blocks
+        monkeypatch.setattr(threads, "_fixed", True)  # (the count stays as set)
+        blas = blas_threads.count()
+        for count in (1, 3):  # (several threads run blocks where OpenBLAS runs on one)
+            previous = threads.set_count(count)
+            blas_threads.set_count(1)
+            try:
+                np.testing.assert_array_equal(run("check"), got)
+            finally:
+                threads.set_count(previous)
+                if blas is not None:
+                    blas_threads.set_count(blas)
     monkeypatch.setattr(conv_module, "_WHOLE_BYTES", 1 << 40)
     blocks.clear()
     whole = run()

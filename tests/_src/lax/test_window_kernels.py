@@ -148,6 +148,44 @@ def test_window_reductions_c_loop_and_numpy_twin_agree_bitwise(native, dtype, ca
             assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (name, base)
 
 
+# Large enough that the C loops share their rows among threads: pooling (disjoint windows)
+# and overlapping windows (whose max-pool gradient keeps to one thread).
+_LARGE = [((4, 64, 64, 16), (1, 2, 2, 1), (1, 2, 2, 1), None, None),
+          ((4, 33, 33, 16), (1, 3, 3, 1), (1, 2, 2, 1), ((0, 0), (1, 0), (0, 1), (0, 0)),
+           None)]
+
+
+@pytest.mark.parametrize("count", [2, 3])
+@pytest.mark.parametrize("case", _LARGE)
+def test_rows_on_several_threads_give_one_thread_s_bits(native, case, count, monkeypatch):
+    from didax._src.compiler.native import threads
+
+    rng, operand, window, strides, padding, dilation = _case(case, 5, np.float32)
+    operand[operand == -1] = rng.standard_normal(np.count_nonzero(operand == -1))
+    out_shape = windowed.reduce_window_shape_tuple(operand.shape, window, strides, padding,
+                                                   None, dilation)
+    source = rng.standard_normal(out_shape).astype(np.float32)
+    params = dict(window_dimensions=window, window_strides=strides, padding=padding,
+                  base_dilation=(1,) * operand.ndim, window_dilation=(1,) * operand.ndim)
+    monkeypatch.setattr(threads, "_fixed", True)  # (the count stays as set, not the load's)
+    results = []
+    for n in (1, count):
+        previous = threads.set_count(n)
+        try:
+            results.append([_scatter(source, operand, False, select_prim=ge_p,
+                                     window_dimensions=window, window_strides=strides,
+                                     padding=padding)]
+                           + [_reduce(name, operand, False, **params)
+                              for name in ("sum", "max", "min")])
+        finally:
+            threads.set_count(previous)
+    want = _scatter(source, operand, True, select_prim=ge_p, window_dimensions=window,
+                    window_strides=strides, padding=padding)
+    assert results[0][0].tobytes() == want.tobytes()
+    for one, many in zip(*results):
+        assert one.tobytes() == many.tobytes()
+
+
 def test_window_maximum_keeps_numpy_s_order_of_equal_zeros_and_nans():
     """The fold takes the later element where two are equal (so -0 then +0 gives +0) and
     passes NaN on: NumPy's maximum on x86, whatever the CPU."""
