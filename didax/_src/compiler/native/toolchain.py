@@ -331,9 +331,12 @@ def precompiled_prelude(tc: Toolchain, directory: str, unit: bool = False,
 
 # OpenMP's threads (GNU libgomp, which reads this when the first module loads it) wait for
 # the next parallel loop spinning for a while (300,000 turns by default) before they sleep.
-# Spinning, they took the core from OpenBLAS's threads: a CNN step on two cores took 15 ms
-# against 6.7 ms with 10,000 turns (and 6 ms on one thread). A setting of the user's stays.
-_SPINCOUNT = "10000"
+# Spinning, they took the core from OpenBLAS's threads, which spin too after their products:
+# on two cores, a CNN step took 15 ms with 300,000 turns, 6.2-6.3 ms with 10,000 and 5.0-5.3
+# ms with 1,000 or none (4.8-5.1 ms on one thread); the Transformer step 36 ms, 18.4 ms and
+# 16.0-16.5 ms. A loop over 2^22 elements that sums (one parallel loop a call) took 1.95 ms
+# with 10,000 turns, 2.03-2.14 ms with 1,000. A setting of the user's stays.
+_SPINCOUNT = "1000"
 
 
 def load(name: str, path: str):
