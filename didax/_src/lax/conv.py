@@ -279,10 +279,14 @@ def _dilate_and_pad(x, dilation, padding):
 
 # Patches are copied and multiplied a block at a time, so that a block's patches are still
 # in the core's cache when the product reads them: a whole im2col matrix of a few MB is
-# written out to memory and read back. Matrices up to _WHOLE_BYTES are one block; larger
-# ones are cut into blocks of about _BLOCK_BYTES along the batch (or, summing over features,
-# the feature) dimension. The blocks depend on the shapes alone, so every call, on either
-# tier, on any machine, cuts alike and adds the same numbers in the same order.
+# written out to memory and read back. Without groups, a block is a run of (image, output
+# row) items (summing over features, of (feature, window row) items) whose product is
+# within what OpenBLAS runs on the calling thread (window_kernels.SINGLE_THREADED_PRODUCT),
+# so that blocks run side by side on the native tier's threads. Grouped convolutions' patch
+# matrices up to _WHOLE_BYTES are one block; larger ones are cut into blocks of about
+# _BLOCK_BYTES of images. The blocks depend on the shapes alone, so every call, on either
+# tier, on any machine and thread count, cuts alike and adds the same numbers in the same
+# order.
 _WHOLE_BYTES = 1 << 20
 _BLOCK_BYTES = 1 << 17
 
@@ -292,6 +296,13 @@ def _block(count: int, item_bytes: int) -> int:
     if count * item_bytes <= _WHOLE_BYTES:
         return max(count, 1)
     return max(1, _BLOCK_BYTES // item_bytes)
+
+
+def _product_block(items: int, per_item: int) -> int:
+    """How many items (of `per_item` multiply-adds of product each) one block of the C loop
+    takes: as many as keep its product within what OpenBLAS runs on the calling thread, so
+    that blocks run side by side on the native tier's threads (see window_kernels)."""
+    return max(1, min(items, window_kernels.SINGLE_THREADED_PRODUCT // max(per_item, 1)))
 
 
 def _windows(x, outer, window, out_sp, inner, strides, rhs_dilation, window_first):
@@ -345,22 +356,29 @@ def _conv_by_batch(x, w, strides, rhs_dilation, feature_group_count, batch_group
     og = w.shape[0] // g
     kernel = np.moveaxis(w.reshape((g, og) + w.shape[1:]), 1, -1)  # (G, I, window..., O/G)
     kernel = np.moveaxis(kernel, 1, -2).reshape(g, -1, og)  # rows ordered like patch columns
-    step = _block(rows, g * positions * k * x.dtype.itemsize)
+    if g == 1:  # items: (batch, first output dimension); in C where it is built
+        view, kernel = windows[0], np.ascontiguousarray(kernel[0])
+        lead, first = (2, out_sp[0]) if out_sp else (1, 1)
+        items, item_rows = rows * first, positions // first
+        step = _product_block(items, item_rows * k * og)
 
-    def blocks():
+        def twin():
+            patches = window_kernels.contiguous_copy(view, x).reshape(items * item_rows, k)
+            out = np.empty((items * item_rows, og), np.result_type(x.dtype, w.dtype))
+            for i0 in range(0, items, step):
+                at = slice(i0 * item_rows, min(items, i0 + step) * item_rows)
+                np.matmul(patches[at], kernel, out=out[at])
+            return out
+
+        out = window_kernels.patch_products(view, x, lead, step, item_rows, k, kernel, False,
+                                            twin)
+        out = (twin() if out is None else out)[None]
+    else:  # groups: blocks of images, all groups' products at once
         out = np.empty((g, rows * positions, og), np.result_type(x.dtype, w.dtype))
+        step = _block(rows, g * positions * k * x.dtype.itemsize)
         for r0, r1, patches in window_kernels.contiguous_blocks(windows, x, 1, step):
             np.matmul(patches.reshape(g, (r1 - r0) * positions, k), kernel,
                       out=out[:, r0 * positions:r1 * positions])
-        return out
-
-    if g == 1:  # (in C, the blocks on the native tier's threads, where it is built)
-        kernel = np.ascontiguousarray(kernel)
-        out = window_kernels.patch_products(windows[0], x, step, positions, k, kernel[0],
-                                            False, lambda: blocks()[0])
-        out = blocks() if out is None else out[None]
-    else:
-        out = blocks()
     out = out.reshape((g, rows) + out_sp + (og,))
     if g == 1:
         return np.moveaxis(out[0], -1, 1)
@@ -371,20 +389,24 @@ def _conv_by_feature(x, w, strides, rhs_dilation, out_shape):
     """The same convolution of x (C, spatial..., N), C-contiguous, as products of patches
     whose rows are (channel, window position) and whose columns are (output position,
     batch), transposed, with the kernel read (C, window..., O): a weight gradient's
-    operands as they are laid out. Blocks of channels are summed in order."""
+    operands as they are laid out. The blocks' products are summed in order."""
     nsp = x.ndim - 2
     c, n, window, out_sp = x.shape[0], x.shape[-1], w.shape[2:], out_shape[2:]
     windows = _windows(x, c, window, out_sp, n, strides, rhs_dilation, True)
     per_c, columns = math.prod(window), math.prod(out_sp) * n
     # (C, window..., O)
     kernel = np.ascontiguousarray(np.moveaxis(w, 0, -1).reshape(c * per_c, w.shape[0]))
-    step = _block(c, per_c * columns * x.dtype.itemsize)
+    lead, first = (2, window[0]) if window else (1, 1)  # items: (channel, first window dim)
+    items, item_rows = c * first, per_c // first
+    step = _product_block(items, item_rows * columns * w.shape[0])
 
-    def blocks():
+    def twin():
+        patches = window_kernels.contiguous_copy(windows, x).reshape(items * item_rows,
+                                                                     columns)
         out = None
-        for c0, c1, patches in window_kernels.contiguous_blocks(windows, x, 0, step):
-            part = np.matmul(patches.reshape((c1 - c0) * per_c, columns).T,
-                             kernel[c0 * per_c:c1 * per_c])
+        for i0 in range(0, items, step):
+            at = slice(i0 * item_rows, min(items, i0 + step) * item_rows)
+            part = np.matmul(patches[at].T, kernel[at])
             if out is None:
                 out = part
             else:
@@ -393,10 +415,10 @@ def _conv_by_feature(x, w, strides, rhs_dilation, out_shape):
             out = np.zeros((columns, w.shape[0]), np.result_type(x.dtype, w.dtype))
         return out
 
-    out = window_kernels.patch_products(windows, x, step, per_c, columns, kernel, True,
-                                        blocks)
+    out = window_kernels.patch_products(windows, x, lead, step, item_rows, columns, kernel,
+                                        True, twin)
     if out is None:
-        out = blocks()
+        out = twin()
     out = out.reshape(out_sp + (n, w.shape[0]))
     return out.transpose((nsp, nsp + 1) + tuple(range(nsp)))
 

@@ -1,6 +1,7 @@
 """Windows in C, each loop with a NumPy twin of the same bits: the max-pool gradient
-(`select_and_scatter_add`), the window reductions (`reduce_window_sum`, `_max`, `_min`), and
-the copy of a convolution's windows into rows (im2col).
+(`select_and_scatter_add`), the window reductions (`reduce_window_sum`, `_max`, `_min`), the
+copy of a convolution's windows into rows (im2col), and a convolution's products a block of
+patches at a time (`patch_products`).
 
 NumPy selects each window's element with one masked copy per window position over all
 windows, and adds the sources in with `np.add.at` on flat indices: both far slower than the
@@ -283,11 +284,12 @@ static int didax_matmul_loop(PyObject *ufunc, int typenum, PyUFuncGenericFunctio
     return -1;
 }
 
-/* patch_products(base, offset, shape, strides, step, rows, width, kernel, out, parts,
-   matmul, threads): the view of base (at byte offset; shape and byte strides, items along
-   its first dimension, `rows` rows of `width` patches each) is cut into blocks of `step`
-   items, each copied as copy_strided copies it into a (block's rows, width) matrix and
-   multiplied by NumPy's matmul loop, one block per thread at a time:
+/* patch_products(base, offset, shape, strides, lead, step, rows, width, kernel, out, parts,
+   matmul, threads): the view of base (at byte offset; shape and byte strides) holds items
+   along its first `lead` dimensions (in row-major order), each `rows` rows of `width`
+   patches. It is cut into blocks of `step` items, each copied (item by item, as
+   copy_strided copies) into a (block's rows, width) matrix and multiplied by NumPy's matmul
+   loop, one block per thread at a time:
    - parts is None: the block's patches times kernel (width, N), into the block's rows of
      out (items x rows, N);
    - else: the block's patches, transposed, times the kernel's rows of the block's items
@@ -299,14 +301,14 @@ static PyObject *patch_products(PyObject *self, PyObject *args) {
     PyArrayObject *src, *shape, *strides, *kernel, *out;
     PyObject *parts_obj, *matmul;
     Py_ssize_t offset, step, item_rows, width;
-    int threads;
-    if (!PyArg_ParseTuple(args, "O!nO!O!nnnO!O!OOi", &PyArray_Type, &src, &offset,
-                          &PyArray_Type, &shape, &PyArray_Type, &strides, &step, &item_rows,
-                          &width, &PyArray_Type, &kernel, &PyArray_Type, &out, &parts_obj,
-                          &matmul, &threads))
+    int lead, threads;
+    if (!PyArg_ParseTuple(args, "O!nO!O!innnO!O!OOi", &PyArray_Type, &src, &offset,
+                          &PyArray_Type, &shape, &PyArray_Type, &strides, &lead, &step,
+                          &item_rows, &width, &PyArray_Type, &kernel, &PyArray_Type, &out,
+                          &parts_obj, &matmul, &threads))
         return NULL;
     const int ndim = (int)PyArray_DIM(shape, 0), typenum = PyArray_TYPE(out);
-    if (ndim > DIDAX_MAXDIM || ndim < 1 || step < 1) {
+    if (ndim > DIDAX_MAXDIM || lead < 1 || lead > ndim || step < 1) {
         PyErr_SetString(PyExc_ValueError, "patch_products: bad view or step");
         return NULL;
     }
@@ -323,7 +325,9 @@ static PyObject *patch_products(PyObject *self, PyObject *args) {
     if (didax_matmul_loop(matmul, typenum, &fn, &fn_data) < 0) return NULL;
     const npy_intp *sh = (const npy_intp *)PyArray_DATA(shape);
     const npy_intp *st = (const npy_intp *)PyArray_DATA(strides);
-    const npy_intp is = PyArray_ITEMSIZE(out), items = sh[0], n = PyArray_DIM(kernel, 1);
+    npy_intp items = 1;
+    for (int k = 0; k < lead; k++) items *= sh[k];
+    const npy_intp is = PyArray_ITEMSIZE(out), n = PyArray_DIM(kernel, 1);
     const npy_intp per_item = item_rows * width;  /* elements of one item's patches */
     const npy_intp nblocks = (items + step - 1) / step;
     const char *base = (const char *)PyArray_DATA(src) + offset;
@@ -343,10 +347,15 @@ static PyObject *patch_products(PyObject *self, PyObject *args) {
         for (npy_intp b = 0; b < nblocks; b++) {
             if (buf == NULL) continue;
             const npy_intp i0 = b * step, cnt = items - i0 < step ? items - i0 : step;
-            npy_intp bsh[DIDAX_MAXDIM];
-            bsh[0] = cnt;
-            for (int k = 1; k < ndim; k++) bsh[k] = sh[k];
-            didax_copy_view(base + i0 * st[0], buf, ndim, bsh, st, is);
+            for (npy_intp i = i0; i < i0 + cnt; i++) {  /* (item i's patches, in place) */
+                npy_intp at = 0, rest = i;
+                for (int k = lead - 1; k >= 0; k--) {
+                    at += (rest % sh[k]) * st[k];
+                    rest /= sh[k];
+                }
+                didax_copy_view(base + at, buf + (i - i0) * per_item * is, ndim - lead,
+                                sh + lead, st + lead, is);
+            }
             char *operands[3];
             npy_intp dims[4], steps[9] = {0, 0, 0};
             if (parts == NULL) {  /* (cnt * item_rows, width) times (width, n) */
@@ -451,37 +460,46 @@ def contiguous_copy(view, base):
     return out
 
 
-def _product_threads() -> int:
-    """The threads the blocks' products run on: the native tier's, where OpenBLAS runs each
-    product on one thread. (OpenBLAS's own threads, started by products on several of ours at
-    once, took the cores from them: the CNN step's convolutions ran 4.0 ms on two cores
-    against 3.0 ms on one; with OpenBLAS on one thread, 2.5 ms.)"""
-    return native_threads.count() if blas_threads.count() == 1 else 1
+# OpenBLAS runs a product of at most this many multiply-adds (M x N x K) on the calling
+# thread, whatever its thread count (its build's default threshold): such products run side
+# by side on our threads, with no OpenBLAS thread woken (one woken spins after its product,
+# taking a core from ours).
+SINGLE_THREADED_PRODUCT = 1 << 18
 
 
-def patch_products(windows, base, step, rows, width, kernel, by_feature, numpy_twin):
+def _product_threads(block_products: int) -> int:
+    """The threads the blocks run on: the native tier's, where each block's product runs
+    on the thread calling it (OpenBLAS on one thread, or a product under its threshold)."""
+    if block_products <= SINGLE_THREADED_PRODUCT or blas_threads.count() == 1:
+        return native_threads.count()
+    return 1
+
+
+def patch_products(windows, base, lead, step, rows, width, kernel, by_feature, numpy_twin):
     """The products of a convolution's patches a block at a time (see conv.py): windows'
-    blocks of `step` items (along its first dimension; `rows` rows of `width` patches an
-    item) times `kernel` (C-contiguous), as a new array, or None where there is no C loop
-    for these dtypes (yet). By features, the blocks' patches are transposed, each times its
-    items' rows of the kernel, and their products summed in order. The blocks run on the
-    native tier's threads, each product by NumPy's matmul loop as `numpy_twin()` calls it,
-    which computes the same."""
+    items (along its first `lead` dimensions; `rows` rows of `width` patches an item) in
+    blocks of `step`, times `kernel` (C-contiguous), as a new array, or None where there is
+    no C loop for these dtypes (yet). By features, the blocks' patches are transposed, each
+    times its items' rows of the kernel, and their products summed in order. The blocks
+    run on the native tier's threads, each product by NumPy's matmul loop as
+    `numpy_twin()` calls it, which computes the same."""
     dtype = windows.dtype
     if (dtype not in C_FLOATS or kernel.dtype != dtype or not windows.size
             or native_module() is None):
         return None
-    items, n = windows.shape[0], kernel.shape[1]
+    items, n = math.prod(windows.shape[:lead]), kernel.shape[1]
     blocks = -(-items // step)
     out = np.empty((width, n) if by_feature else (items * rows, n), dtype)
     parts = np.empty((blocks, width, n), dtype) if by_feature and blocks > 1 else None
+    threads = _product_threads(min(step, items) * rows * width * n)
 
     def c_call(module):
         module.patch_products(base, windows.ctypes.data - base.ctypes.data,
                               np.asarray(windows.shape, np.intp),
-                              np.asarray(windows.strides, np.intp), step, rows, width, kernel,
-                              out, out[None] if by_feature and parts is None else parts,
-                              np.matmul, _product_threads())
+                              np.asarray(windows.strides, np.intp), lead, step, rows, width,
+                              kernel, out,
+                              out[None] if by_feature and parts is None else parts,
+                              np.matmul, threads)
 
     return _KERNELS.run("conv_general_dilated", c_call, lambda: [numpy_twin()], [out])[0]
 

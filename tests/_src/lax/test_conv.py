@@ -480,9 +480,10 @@ out_spec=(0, 3, 1, 2))
 
 
 # --------------------------------------------------------------------------------------
-# Products a block at a time: large patch matrices are cut along the batch (or, summing over
-# features, the feature) dimension. Integer values make every order of summation exact, so
-# the cut products must equal the uncut ones and the direct reference.
+# Products a block at a time: large patch matrices are cut into blocks (of images and
+# output rows, or of features and window rows; grouped convolutions by images). Integer
+# values make every order of summation exact, so the cut products must equal the uncut
+# ones, the C loop NumPy's on any thread count, and either formulation the other.
 
 _LARGE = [  # (x canonical, w canonical, strides, padding, lhs dil, rhs dil, fgc, bgc, specs)
     ((6, 16, 18, 18), (32, 16, 3, 3), (1, 1), [(1, 1), (1, 1)], (1, 1), (1, 1), 1, 1,
@@ -491,6 +492,7 @@ _LARGE = [  # (x canonical, w canonical, strides, padding, lhs dil, rhs dil, fgc
      ("NHWC", "HWIO", "NHWC")),
     ((8, 12, 17, 17), (12, 12, 3, 3), (1, 1), [(1, 1), (0, 1)], (2, 1), (1, 1), 1, 2,
      ("NCHW", "OIHW", "NCHW")),
+    ((16, 8, 200), (16, 8, 5), (2,), [(2, 2)], (1,), (2,), 1, 1, ("NHC", "HIO", "NHC")),
     # a weight gradient's layout: batch (the image's channels) minor, the cotangent as the
     # kernel, (feature, spatial..., out feature) in memory
     ((16, 40, 15, 15), (24, 40, 13, 13), (1, 1), [(0, 0), (0, 0)], (1, 1), (1, 1), 1, 1,
@@ -525,34 +527,38 @@ def test_products_cut_into_blocks_equal_uncut(case, monkeypatch):
                                        bgc)
         return np.transpose(np.asarray(out), dn.out_spec)
 
-    blocks = []
-    cut = window_kernels.contiguous_blocks
+    cuts = []  # (items, items a block) of each cut
+    product_block, block = conv_module._product_block, conv_module._block
 
-    def counted(view, base, axis, step):
-        for item in cut(view, base, axis, step):
-            blocks.append(item[:2])
-            yield item
+    def counted(rule):
+        def count(items, size):
+            cuts.append((items, rule(items, size)))
+            return cuts[-1][1]
+        return count
 
-    monkeypatch.setattr(window_kernels, "contiguous_blocks", counted)
-    got = run()  # (NumPy's blocks, counted)
-    assert len(blocks) > 1, "the patches were not cut into blocks"
+    monkeypatch.setattr(conv_module, "_product_block", counted(product_block))
+    monkeypatch.setattr(conv_module, "_block", counted(block))
+    got = run()  # (NumPy's blocks)
+    assert len(cuts) == 1 and cuts[0][1] < cuts[0][0], "the patches were not cut into blocks"
     if toolchain.toolchain() is not None:  # the C loop on one thread and on several: the
         assert window_kernels.native_module(wait=True) is not None  # bits of NumPy's blocks
         monkeypatch.setattr(threads, "_fixed", True)  # (the count stays as set)
         blas = blas_threads.count()
-        for count in (1, 3):  # (several threads run blocks where OpenBLAS runs on one)
+        for count, blas_count in ((1, None), (3, None), (3, 1)):
             previous = threads.set_count(count)
-            blas_threads.set_count(1)
+            if blas_count is not None:
+                blas_threads.set_count(blas_count)
             try:
                 np.testing.assert_array_equal(run("check"), got)
             finally:
                 threads.set_count(previous)
                 if blas is not None:
                     blas_threads.set_count(blas)
+    monkeypatch.setattr(window_kernels, "SINGLE_THREADED_PRODUCT", 1 << 60)
     monkeypatch.setattr(conv_module, "_WHOLE_BYTES", 1 << 40)
-    blocks.clear()
+    cuts.clear()
     whole = run()
-    assert len(blocks) == 1
+    assert len(cuts) == 1 and cuts[0][1] == cuts[0][0]
     np.testing.assert_array_equal(got, whole)
     # The other formulation (patches' rows over the batch, or over the features) agrees.
     by_feature = conv_module._by_feature
