@@ -378,19 +378,16 @@ static PyObject *patch_products(PyObject *self, PyObject *args) {
     }
     if (parts != NULL && !failed) {  /* out = parts[0] + parts[1] + ..., in order */
         const npy_intp size = width * n;
-        if (typenum == NPY_FLOAT32) {
-            float *o = (float *)odata;
-            const float *p = (const float *)pdata;
-            for (npy_intp e = 0; e < size; e++) o[e] = p[e];
-            for (npy_intp b = 1; b < nblocks; b++)
-                for (npy_intp e = 0; e < size; e++) o[e] += p[b * size + e];
-        } else {
-            double *o = (double *)odata;
-            const double *p = (const double *)pdata;
-            for (npy_intp e = 0; e < size; e++) o[e] = p[e];
-            for (npy_intp b = 1; b < nblocks; b++)
-                for (npy_intp e = 0; e < size; e++) o[e] += p[b * size + e];
+#define DIDAX_SUM_PARTS(T)                                                                  \
+        {                                                                                   \
+            T *o = (T *)odata;                                                              \
+            const T *p = (const T *)pdata;                                                  \
+            for (npy_intp e = 0; e < size; e++) o[e] = p[e];                                \
+            for (npy_intp b = 1; b < nblocks; b++)                                          \
+                for (npy_intp e = 0; e < size; e++) o[e] += p[b * size + e];                \
         }
+        if (typenum == NPY_FLOAT32) DIDAX_SUM_PARTS(float) else DIDAX_SUM_PARTS(double)
+#undef DIDAX_SUM_PARTS
     }
     Py_END_ALLOW_THREADS
     if (failed) return PyErr_NoMemory();
