@@ -34,6 +34,7 @@ from didax._src.compiler.native.kernel_module import C_FLOATS, KernelModule
 _BODY = r"""
 #define DIDAX_MAXDIM 32
 #define DIDAX_BLOCK 64
+#define DIDAX_PARTS_RUN 2048  /* elements of the parts' sum a thread takes at a time */
 #define DIDAX_PRAGMA_SIMD _Pragma("omp simd")
 
 /* The windows of `shape` (row-major) start at start + sum(index_d * steps_d) of buf; a row
@@ -375,19 +376,30 @@ static PyObject *patch_products(PyObject *self, PyObject *args) {
             fn(operands, dims, steps, fn_data);
         }
         free(buf);
-    }
-    if (parts != NULL && !failed) {  /* out = parts[0] + parts[1] + ..., in order */
-        const npy_intp size = width * n;
+        /* out = parts[0] + parts[1] + ..., in that order for every element; each thread
+           sums a run of the elements (after the products: the loop above ends in a
+           barrier), a piece of DIDAX_PARTS_RUN at a time */
+        if (parts != NULL && !failed) {
+            const npy_intp size = width * n;
 #define DIDAX_SUM_PARTS(T)                                                                  \
-        {                                                                                   \
-            T *o = (T *)odata;                                                              \
-            const T *p = (const T *)pdata;                                                  \
-            for (npy_intp e = 0; e < size; e++) o[e] = p[e];                                \
-            for (npy_intp b = 1; b < nblocks; b++)                                          \
-                for (npy_intp e = 0; e < size; e++) o[e] += p[b * size + e];                \
-        }
-        if (typenum == NPY_FLOAT32) DIDAX_SUM_PARTS(float) else DIDAX_SUM_PARTS(double)
+            {                                                                               \
+                T *o = (T *)odata;                                                          \
+                const T *p = (const T *)pdata;                                              \
+                _Pragma("omp for schedule(static)")                                         \
+                for (int t = 0; t < nt; t++) {                                              \
+                    const npy_intp end = size * (t + 1) / nt;                               \
+                    for (npy_intp e0 = size * t / nt; e0 < end; e0 += DIDAX_PARTS_RUN) {    \
+                        const npy_intp e1 = e0 + DIDAX_PARTS_RUN < end ? e0 + DIDAX_PARTS_RUN  \
+                                                                        : end;              \
+                        for (npy_intp e = e0; e < e1; e++) o[e] = p[e];                     \
+                        for (npy_intp b = 1; b < nblocks; b++)                              \
+                            for (npy_intp e = e0; e < e1; e++) o[e] += p[b * size + e];     \
+                    }                                                                       \
+                }                                                                           \
+            }
+            if (typenum == NPY_FLOAT32) DIDAX_SUM_PARTS(float) else DIDAX_SUM_PARTS(double)
 #undef DIDAX_SUM_PARTS
+        }
     }
     Py_END_ALLOW_THREADS
     if (failed) return PyErr_NoMemory();
@@ -457,11 +469,10 @@ def contiguous_copy(view, base):
     return out
 
 
-# OpenBLAS runs a product of at most this many multiply-adds (M x N x K) on the calling
-# thread, whatever its thread count (its build's default threshold): such products run side
-# by side on our threads, with no OpenBLAS thread woken (one woken spins after its product,
-# taking a core from ours).
-SINGLE_THREADED_PRODUCT = 1 << 18
+# Products OpenBLAS runs on the calling thread whatever its thread count run side by side on
+# our threads, with no OpenBLAS thread woken (one woken spins after its product, taking a
+# core from ours).
+SINGLE_THREADED_PRODUCT = blas_threads.SINGLE_THREADED_PRODUCT
 
 
 def _product_threads(block_products: int) -> int:

@@ -571,3 +571,36 @@ def test_products_cut_into_blocks_equal_uncut(case, monkeypatch):
     monkeypatch.setattr(conv_module, "_by_feature", other)
     np.testing.assert_array_equal(run(), got)
     assert taken == [specs[0] == "CHWN"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_weight_gradient_parts_sum_alike_on_any_thread_count(dtype, monkeypatch):
+    """A weight gradient's blocks are summed in order, the elements shared among the
+    threads: with float values (whose sums depend on their order) the C loop gives its NumPy
+    twin's bits on one, two and three threads."""
+    from didax._src.compiler.native import threads, toolchain
+    from didax._src.config import flag_context
+    from didax._src.lax import window_kernels
+
+    if toolchain.toolchain() is None:
+        pytest.skip("no C compiler: the NumPy twin is the only loop")
+    assert window_kernels.native_module(wait=True) is not None
+    rng = np.random.default_rng(1)
+    specs = ("CHWN", "IHWO", "HWNC")
+    x = rng.standard_normal((16, 40, 15, 15)).astype(dtype)
+    w = rng.standard_normal((24, 40, 13, 13)).astype(dtype)
+    dn = conv_dimension_numbers(x.shape, w.shape, specs)
+    args = (np.ascontiguousarray(_to_layout(x, dn.lhs_spec)),
+            np.ascontiguousarray(_to_layout(w, dn.rhs_spec)))
+    monkeypatch.setattr(threads, "_fixed", True)  # (the count stays as set)
+    results = []
+    for count in (1, 2, 3):
+        previous = threads.set_count(count)
+        try:
+            with flag_context("didax_native_tier", "check"):  # (C loop against NumPy's)
+                results.append(np.asarray(conv_general_dilated(
+                    *args, (1, 1), [(0, 0), (0, 0)], (1, 1), (1, 1), specs)))
+        finally:
+            threads.set_count(previous)
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])

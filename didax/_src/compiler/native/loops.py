@@ -40,9 +40,10 @@ _C_SIZES = {"float": 4, "double": 8, "int": 4}
 ROW_PIECE = 8192 if tuple(map(int, np.__version__.split(".")[:2])) < (2, 3) else None
 _LOCAL = re.compile(r"\bt(\d+)\b")
 # Loop nests over at least this many elements run in parallel (see `loop_nest`): plain
-# arithmetic, memory-bound, from 2^18 (at 2^16 two threads gained nothing); loops calling
-# NumPy's functions (exp, tanh...: ~10x the work per element) from 2^15.
-PARALLEL_FROM = 1 << 18
+# arithmetic, memory-bound, from 2^17 (a relu loop on two threads took 11 us against 16 us
+# on one at 2^17 elements, 7 against 7 at 2^16); loops calling NumPy's functions (exp,
+# tanh...: ~10x the work per element) from 2^15.
+PARALLEL_FROM = 1 << 17
 PARALLEL_CALLS_FROM = 1 << 15
 # Loop nests over at least this many elements let other Python threads run meanwhile.
 FREE_GIL_FROM = 1 << 16
