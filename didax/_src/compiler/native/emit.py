@@ -210,6 +210,8 @@ class _Emitter:
         self.alias: dict = {}       # a view's variable -> (base, element strides, offset)
         self.n_slots = 0
         self.n_keep = 0             # keep[] entries: reused arrays, bodies' own keeps
+        self.keep_of: dict = {}     # an intermediate -> its keep[] entry
+        self.free_keeps: dict = {}  # (shape, dtype) -> keep[] entries no live value holds
         self.dest: dict = {}        # (bodies) a result variable -> its io index
         self.direct: set = set()    # (bodies) results computed in their io array
         self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
@@ -333,6 +335,7 @@ class _Emitter:
                     self.python_segment(i, seg.eqns)
                 for a in temps:
                     self.body.append(function_parts.clear(self.slots.pop(a)))
+                    self.free_keep(a)
             self.release(i)
         result_items = []
         for k, a in enumerate(j.outvars):
@@ -392,10 +395,30 @@ class _Emitter:
         self.m.consts.append(value)
 
     def release(self, i: int):
-        """Drops the values whose last reader was segment `i`."""
+        """Drops the values whose last reader was segment `i`; their keep[] entries go to
+        the next new intermediate of their shape (see new_array)."""
         for a, last in self.last_reader.items():
             if last == i and a in self.slots:
                 self.body.append(function_parts.clear(self.slots[a]))
+                self.free_keep(a)
+
+    def new_keep(self) -> int:
+        self.n_keep += 1
+        return self.n_keep - 1
+
+    def take_keep(self, shape, dtype) -> int:
+        """A keep[] entry for a new value of `shape` and `dtype`: one a dead value of that
+        shape held (its array, written a moment ago, is likely still in the core's cache),
+        else a new one."""
+        free = self.free_keeps.get((shape, dtype))
+        return free.pop() if free else self.new_keep()
+
+    def free_keep(self, a):
+        """The keep[] entry of the value `a`, dropped now, serves the next new value of its
+        shape (see new_array)."""
+        if a in self.keep_of:
+            self.free_keeps.setdefault((a.aval.shape, a.aval.dtype), []).append(
+                self.keep_of.pop(a))
 
     def needed_after(self, v, i: int) -> bool:
         return any(r > i for r in self.readers.get(v, ()))
@@ -433,7 +456,7 @@ class _Emitter:
             b.append(f"        if (v[{s}] == NULL) goto done;")
         else:
             ctype = C_TYPES[a.aval.dtype]
-            self.new_array(s, a.aval)
+            self.new_array(s, a.aval, var=a)
             loop_nest(b, shape, [(ctype, _at(f"p{self.slots[base]}", off),
                                   over(shape, shape, st))],
                       lambda block, names: None, [(f"q{s}", lambda: "t0")], [])
@@ -453,9 +476,10 @@ class _Emitter:
     def new_array(self, s, aval, zero=False, var=None):
         """Declares q<s>, the data of a new array of `aval` in slot `s`: in a body, the io
         array `var` is written into if it is a result; else (and for values of `run` that
-        are not its results) an array of keep[] reused from the previous call when nothing
-        else holds it (no page faults for large intermediates, such as stacked residuals,
-        on every call); results of `run` are new arrays."""
+        are not its results) an array of keep[] reused when nothing else holds it (no page
+        faults for large intermediates, such as stacked residuals, on every call): that of
+        a value of the same shape dropped before this one is made (see take_keep), else
+        its own from the previous call. Results of `run` are new arrays."""
         ctype, typenum = C_TYPES[aval.dtype], C_TYPENUMS[aval.dtype]
         shape = self.shape_array(aval.shape)
         b = self.body
@@ -464,9 +488,10 @@ class _Emitter:
             self.direct.add(var)
             b.append(f"        v[{s}] = io[{self.dest[var]}]; Py_INCREF(v[{s}]);")
         elif self.fname is not None or (var is not None and var not in self.results):
-            b.append(f"        v[{s}] = scratch(&keep[{self.n_keep}], {aval.ndim}, {shape}, "
-                     f"{typenum});")
-            self.n_keep += 1
+            k = self.take_keep(aval.shape, aval.dtype) if var is not None else self.new_keep()
+            if var is not None:
+                self.keep_of[var] = k
+            b.append(f"        v[{s}] = scratch(&keep[{k}], {aval.ndim}, {shape}, {typenum});")
         elif zero:
             reused = False
             b.append(f"        v[{s}] = PyArray_ZEROS({aval.ndim}, {shape}, {typenum}, 0);")
@@ -651,9 +676,9 @@ class _Emitter:
         if mm.swapped:  # the transposed product, into a scratch array
             ctype, typenum = C_TYPES[out.aval.dtype], C_TYPENUMS[out.aval.dtype]
             t = self.fresh("t")
-            b.append(f"        PyObject *{t}_a = scratch(&keep[{self.n_keep}], 2, "
+            k_t = self.take_keep((mm.M, mm.N), out.aval.dtype)
+            b.append(f"        PyObject *{t}_a = scratch(&keep[{k_t}], 2, "
                      f"{self.shape_array((mm.M, mm.N))}, {typenum});")
-            self.n_keep += 1
             b.append(f"        if ({t}_a == NULL) goto done;")
             b.append(f"        {ctype} *restrict {t} = ({ctype} *)"
                      f"PyArray_DATA((PyArrayObject *){t}_a);")
@@ -677,6 +702,7 @@ class _Emitter:
             b.append(f"            for (npy_intp j = 0; j < {mm.M}; j++)")
             b.append(f"                q{s}[r * {mm.M} + j] = {t}[j * {mm.N} + r];")
             b.append(f"        Py_DECREF({t}_a);")
+            self.free_keeps.setdefault(((mm.M, mm.N), out.aval.dtype), []).append(k_t)
         b.append("    }")
 
     # the module -------------------------------------------------------------------------
