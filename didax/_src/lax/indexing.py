@@ -528,6 +528,8 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, unique_ind
     if math.prod(out_shape) == 0 or any(slice_sizes[d] == 0 for d in dropped):
         return np.zeros(out_shape, operand.dtype)
     starts = _as_int64(indices)
+    if _takes_rows(operand.shape, dn, slice_sizes, len(out_shape)):
+        return _gather_rows(operand, starts[..., 0], mode, fill_value)
     index, in_bounds = _gather_window_index(operand.shape, starts, dn, slice_sizes)
     batch_shape = starts.shape[:-1]
     window = np.broadcast_to(operand[tuple(index)], batch_shape + tuple(slice_sizes))
@@ -541,6 +543,28 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, unique_ind
     perm = [nb + dn.offset_dims.index(p) if p in dn.offset_dims else next(batch_axes)
             for p in range(len(out_shape))]
     return np.transpose(window, perm)
+
+
+def _takes_rows(operand_shape, dn, slice_sizes, out_rank) -> bool:
+    """Whether the gather takes whole rows (operand[i, ...]) at scalar indices into the
+    leading dimension, the rows' dimensions trailing in the result (an embedding lookup)."""
+    rest = len(operand_shape) - 1
+    return (tuple(dn.start_index_map) == (0,) == tuple(dn.collapsed_slice_dims)
+            and not dn.operand_batching_dims and operand_shape[0] > 0
+            and tuple(slice_sizes) == (1,) + tuple(operand_shape[1:])
+            and tuple(dn.offset_dims) == tuple(range(out_rank - rest, out_rank)))
+
+
+def _gather_rows(operand, rows, mode, fill_value):
+    """operand[rows] (rows clamped into range; FILL_OR_DROP fills those that were not)."""
+    n = operand.shape[0]
+    out = np.asarray(np.take(operand, np.clip(rows, 0, n - 1), axis=0))
+    if mode is GatherScatterMode.FILL_OR_DROP:
+        dropped = (rows < 0) | (rows >= n)
+        if dropped.any():
+            out = np.where(dropped.reshape(dropped.shape + (1,) * (out.ndim - rows.ndim)),
+                           np.asarray(fill_value).astype(operand.dtype), out)
+    return out
 
 
 def _gather_shape(indices_shape, dn, slice_sizes):
@@ -700,7 +724,8 @@ def _window_sizes(operand_shape, updates_shape, dn):
 
 def _scatter_targets(operand_shape, indices, updates_shape, dn, mode):
     """The flat operand position of every update element, and whether its window is
-    applied (XLA drops a window that is not entirely in bounds, unless mode is CLIP)."""
+    applied (XLA drops a window that is not entirely in bounds, unless mode is CLIP), or
+    None if every window is."""
     starts = _as_int64(indices)
     nu = len(updates_shape)
     scatter_dims = [d for d in range(nu) if d not in dn.update_window_dims]
@@ -727,6 +752,8 @@ def _scatter_targets(operand_shape, indices, updates_shape, dn, mode):
             start = 0
         # Dropped windows are never written: clipping just keeps their positions sane.
         flat = flat * n + np.clip(start + offsets, 0, max(n - 1, 0))
+    if valid.all():  # (every window applies: no mask to select by)
+        return np.broadcast_to(flat, updates_shape), None
     flat, valid = np.broadcast_arrays(flat, valid)
     return np.broadcast_to(flat, updates_shape), np.broadcast_to(valid, updates_shape)
 
@@ -737,7 +764,10 @@ def _scatter_impl_with(combine):
         if out.size and updates.size:
             flat, valid = _scatter_targets(operand.shape, indices, updates.shape,
                                            dimension_numbers, mode)
-            combine(out, flat[valid], updates[valid])
+            if valid is None:  # (in the updates' order, as the selection below keeps it)
+                combine(out, np.ascontiguousarray(flat).reshape(-1), updates.reshape(-1))
+            else:
+                combine(out, flat[valid], updates[valid])
         return out.reshape(operand.shape)
 
     return impl

@@ -973,3 +973,55 @@ def test_transpose_jaxprs_match_jax():
         "      unique_indices=False\n"
         "    ] b a\n"
         "  in (d, e) }")
+
+
+# --------------------------------------------------------------------------------------
+# Shortcuts of the impls: a gather of whole rows (an embedding lookup) by np.take, and a
+# scatter whose windows all apply without selecting by a mask. They must give what the
+# general path gives, out-of-bounds rows and duplicate targets (summed in order) included.
+
+
+@pytest.mark.parametrize("mode", [Mode.CLIP, Mode.FILL_OR_DROP, Mode.PROMISE_IN_BOUNDS])
+@pytest.mark.parametrize("operand_shape,batch", [((10,), (7,)), ((10, 4), (3, 5)),
+                                                 ((6, 2, 3), (4,)), ((5, 3), ())])
+def test_gather_of_rows_equals_the_general_gather(mode, operand_shape, batch, monkeypatch):
+    rng = np.random.default_rng(0)
+    operand = rng.standard_normal(operand_shape).astype(np.float32)
+    rows = rng.integers(-3, operand_shape[0] + 3, batch + (1,)).astype(np.int32)
+    if mode is Mode.PROMISE_IN_BOUNDS:
+        rows = np.clip(rows, 0, operand_shape[0] - 1)
+    rest = len(operand_shape) - 1
+    dn = GDN(offset_dims=tuple(range(len(batch), len(batch) + rest)),
+             collapsed_slice_dims=(0,), start_index_map=(0,))
+    params = dict(dimension_numbers=dn, slice_sizes=(1,) + operand_shape[1:],
+                  unique_indices=False, indices_are_sorted=False, mode=mode,
+                  fill_value=np.nan)
+    assert lax._takes_rows(operand_shape, dn, params["slice_sizes"], len(batch) + rest)
+    got = lax.gather_p.impl(operand, rows, **params)
+    monkeypatch.setattr(lax, "_takes_rows", lambda *a: False)
+    want = lax.gather_p.impl(operand, rows, **params)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("prim", ["scatter_add_p", "scatter_p", "scatter_mul_p"])
+def test_scatter_with_every_window_applied_equals_the_masked_scatter(prim, monkeypatch):
+    rng = np.random.default_rng(1)
+    operand = rng.standard_normal((6, 5)).astype(np.float32)
+    rows = rng.integers(0, 6, (40, 1)).astype(np.int32)  # (duplicates: the order matters)
+    updates = rng.standard_normal((40, 5)).astype(np.float32)
+    dn = SDN(update_window_dims=(1,), inserted_window_dims=(0,),
+             scatter_dims_to_operand_dims=(0,))
+    p = getattr(lax, prim)
+    params = dict(dimension_numbers=dn, indices_are_sorted=False, unique_indices=False,
+                  mode=Mode.FILL_OR_DROP, update_jaxpr=None, update_consts=())
+    got = p.impl(operand, rows, updates, **params)
+    targets = lax._scatter_targets
+
+    def always_masked(*a):
+        flat, valid = targets(*a)
+        assert valid is None
+        return flat, np.ones(flat.shape, bool)
+
+    monkeypatch.setattr(lax, "_scatter_targets", always_masked)
+    np.testing.assert_array_equal(got, p.impl(operand, rows, updates, **params))
