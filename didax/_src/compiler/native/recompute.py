@@ -60,6 +60,20 @@ def recomputed_in_readers(closed: ClosedJaxpr, kind_of) -> ClosedJaxpr:
     before: dict = {}   # index of an equation -> copies placed before it
     renamed: dict = {}  # index of an equation -> {variable: its copy} for its operands
     made: dict = {}     # (run, variable) -> (its copy, index the copy is placed before)
+    copies: dict = {}   # (run, variable) -> the equation computing its copy
+
+    def move_before(g, a, k):
+        """Moves the copy of `a` in run `g` (placed before a later equation) to just before
+        equation `k`, its operands' copies first: a copy made before `k` reads it."""
+        copy, at = made[(g, a)]
+        eqn = copies[(g, a)]
+        before[at].remove(eqn)
+        for b in eqn.invars:
+            if type(b) is not Literal and (g, b) in made and made[(g, b)][1] > k:
+                move_before(g, b, k)
+        before.setdefault(k, []).append(eqn)
+        made[(g, a)] = (copy, k)
+
     for i, e in enumerate(eqns):
         v = e.outvars[0] if len(e.outvars) == 1 else None
         if (v is None or type(v) is DropVar or v in results or not e.primitive.traits.cheap
@@ -70,20 +84,26 @@ def recomputed_in_readers(closed: ClosedJaxpr, kind_of) -> ClosedJaxpr:
                 continue
             copy = made.get((group[k], v))
             if copy is None:
-                ins = []
+                ins, later = [], []
                 for a in e.invars:
                     known = made.get((group[k], a)) if type(a) is not Literal else None
-                    if known is not None and known[1] <= k:
+                    if known is not None:  # (its copy; moved before k if it comes later)
                         ins.append(known[0])
+                        if known[1] > k:
+                            later.append(a)
                     elif type(a) is Literal or a in free or last_read[a] >= k:
                         ins.append(a)
                     else:
                         break
                 else:
+                    for a in later:
+                        if made[(group[k], a)][1] > k:
+                            move_before(group[k], a, k)
                     copy = (Var(v.aval), k)
                     made[(group[k], v)] = copy
-                    before.setdefault(k, []).append(JaxprEqn(e.primitive, ins, [copy[0]],
-                                                             e.params, e.source_info))
+                    copies[(group[k], v)] = JaxprEqn(e.primitive, ins, [copy[0]], e.params,
+                                                     e.source_info)
+                    before.setdefault(k, []).append(copies[(group[k], v)])
             if copy is not None:
                 renamed.setdefault(k, {})[v] = copy[0]
     if not before:

@@ -100,6 +100,27 @@ def test_chains_of_copies_and_broadcast_readers():
     assert_same(native, eager)
 
 
+def test_a_copy_reads_the_copy_of_an_operand_whose_reader_comes_later():
+    """p = t * x is read in the later loop before t is: p's copy, placed first, must read
+    t's copy (moved before it), not the stored t (tanh-gelu's backward loop read its
+    forward's `0.044715 * x` back from memory so)."""
+    def f(x, w):
+        t = 0.25 * x
+        p = t * x
+        z = jnp.dot(x, w)  # (ends the loop)
+        q = z * p          # the later loop reads p first...
+        return q + t       # ...then t
+
+    before, after = _recomputed(f, X, W)
+    assert _read_by_later_loops(before) == 2
+    assert _read_by_later_loops(after) == 0
+    t = Tiers(f)
+    native, numpy_, eager = t(X, W)
+    assert_native(t.native, X, W)
+    assert_same(native, numpy_)
+    assert_same(native, eager)
+
+
 def test_a_transformer_layers_gradient_keeps_its_bits():
     """tanh-gelu and layer norm, differentiated: the forward loops' residuals are computed
     again in the backward loops."""
