@@ -469,10 +469,11 @@ def contiguous_copy(view, base):
     return out
 
 
-# Products OpenBLAS runs on the calling thread whatever its thread count run side by side on
-# our threads, with no OpenBLAS thread woken (one woken spins after its product, taking a
-# core from ours).
-SINGLE_THREADED_PRODUCT = blas_threads.SINGLE_THREADED_PRODUCT
+# OpenBLAS runs a product of at most this many multiply-adds (M x N x K) on the calling
+# thread, whatever its thread count (its build's default threshold): such products run side
+# by side on our threads, with no OpenBLAS thread woken (one woken spins after its product,
+# taking a core from ours).
+SINGLE_THREADED_PRODUCT = 1 << 18
 
 
 def _product_threads(block_products: int) -> int:

@@ -21,10 +21,6 @@ import threading
 
 import numpy as np
 
-# OpenBLAS runs a product of at most this many multiply-adds (M x N x K) on the calling
-# thread, whatever its thread count (its build's default threshold).
-SINGLE_THREADED_PRODUCT = 1 << 18
-
 _lock = threading.Lock()
 _found: list = []  # [(get, set)] or [None], once looked for
 
