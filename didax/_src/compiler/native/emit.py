@@ -413,12 +413,14 @@ class _Emitter:
         free = self.free_keeps.get((shape, dtype))
         return free.pop() if free else self.new_keep()
 
+    def give_back(self, shape, dtype, k: int):
+        """keep[k], whose value is dropped now, serves the next new value of its shape."""
+        self.free_keeps.setdefault((shape, dtype), []).append(k)
+
     def free_keep(self, a):
-        """The keep[] entry of the value `a`, dropped now, serves the next new value of its
-        shape (see new_array)."""
+        """The keep[] entry of the value `a`, dropped now, goes back (see give_back)."""
         if a in self.keep_of:
-            self.free_keeps.setdefault((a.aval.shape, a.aval.dtype), []).append(
-                self.keep_of.pop(a))
+            self.give_back(a.aval.shape, a.aval.dtype, self.keep_of.pop(a))
 
     def needed_after(self, v, i: int) -> bool:
         return any(r > i for r in self.readers.get(v, ()))
@@ -488,9 +490,10 @@ class _Emitter:
             self.direct.add(var)
             b.append(f"        v[{s}] = io[{self.dest[var]}]; Py_INCREF(v[{s}]);")
         elif self.fname is not None or (var is not None and var not in self.results):
-            k = self.take_keep(aval.shape, aval.dtype) if var is not None else self.new_keep()
-            if var is not None:
-                self.keep_of[var] = k
+            if var is None:
+                k = self.new_keep()
+            else:
+                k = self.keep_of[var] = self.take_keep(aval.shape, aval.dtype)
             b.append(f"        v[{s}] = scratch(&keep[{k}], {aval.ndim}, {shape}, {typenum});")
         elif zero:
             reused = False
@@ -702,7 +705,7 @@ class _Emitter:
             b.append(f"            for (npy_intp j = 0; j < {mm.M}; j++)")
             b.append(f"                q{s}[r * {mm.M} + j] = {t}[j * {mm.N} + r];")
             b.append(f"        Py_DECREF({t}_a);")
-            self.free_keeps.setdefault(((mm.M, mm.N), out.aval.dtype), []).append(k_t)
+            self.give_back((mm.M, mm.N), out.aval.dtype, k_t)
         b.append("    }")
 
     # the module -------------------------------------------------------------------------
