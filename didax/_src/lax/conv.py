@@ -305,6 +305,13 @@ def _product_block(items: int, per_item: int) -> int:
     return max(1, min(items, window_kernels.SINGLE_THREADED_PRODUCT // max(per_item, 1)))
 
 
+def _item_blocks(items: int, step: int, item_rows: int):
+    """The rows of each block of `step` items (`item_rows` rows an item) of a patch matrix,
+    as slices, in order: the blocks the C loop cuts (see window_kernels.patch_products)."""
+    for i0 in range(0, items, step):
+        yield slice(i0 * item_rows, min(items, i0 + step) * item_rows)
+
+
 def _windows(x, outer, window, out_sp, inner, strides, rhs_dilation, window_first):
     """A strided view of every window of `x` (outer, spatial..., inner): (outer, out
     spatial..., window..., inner), or (outer, window..., out spatial..., inner) if
@@ -365,8 +372,7 @@ def _conv_by_batch(x, w, strides, rhs_dilation, feature_group_count, batch_group
         def twin():
             patches = window_kernels.contiguous_copy(view, x).reshape(items * item_rows, k)
             out = np.empty((items * item_rows, og), np.result_type(x.dtype, w.dtype))
-            for i0 in range(0, items, step):
-                at = slice(i0 * item_rows, min(items, i0 + step) * item_rows)
+            for at in _item_blocks(items, step, item_rows):
                 np.matmul(patches[at], kernel, out=out[at])
             return out
 
@@ -404,8 +410,7 @@ def _conv_by_feature(x, w, strides, rhs_dilation, out_shape):
         patches = window_kernels.contiguous_copy(windows, x).reshape(items * item_rows,
                                                                      columns)
         out = None
-        for i0 in range(0, items, step):
-            at = slice(i0 * item_rows, min(items, i0 + step) * item_rows)
+        for at in _item_blocks(items, step, item_rows):
             part = np.matmul(patches[at].T, kernel[at])
             if out is None:
                 out = part
