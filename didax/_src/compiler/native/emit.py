@@ -28,7 +28,7 @@ import numpy as np
 
 from didax._src import core
 from didax._src.compiler.native import parts as function_parts
-from didax._src.compiler.native import runtime
+from didax._src.compiler.native import product_kernel, runtime
 from didax._src.compiler.native.loops import (
     FREE_GIL_FROM,
     LEAF_SUMS,
@@ -54,6 +54,8 @@ class Plan(NamedTuple):
     loops: tuple             # NumPy's loops it calls: (ufunc, NumPy type numbers)
     native_equations: int    # how many equations run natively
     python_equations: int    # how many run on the NumPy tier, inside the native function
+    products: tuple = ()     # (index in loops, key): products the native tier's own loop
+    #                          may compute instead (product_kernel.choose_loops)
 
 
 def native_kind(eqn):
@@ -126,6 +128,7 @@ class _Module:
         self.consts: list = []
         self.py_segments: list = []
         self.loops: list = []       # (ufunc, type numbers) of the loops called
+        self.products: dict = {}    # index in loops -> key of a product_kernel.eligible one
         self.statics: list = []     # file-scope shape arrays
         self.shape_names: dict = {}
         self.helpers: list = []     # C functions of bodies, each before its first caller
@@ -149,9 +152,21 @@ class _Module:
         ufunc = getattr(np, name)
         types = (np.dtype(dtype).num,) * ufunc.nargs
         key = (ufunc, types)
-        if key not in self.loops:
-            self.loops.append(key)
-        return self.loops.index(key)
+        for k, entry in enumerate(self.loops):
+            if entry == key and k not in self.products:  # (a product's own entry may change)
+                return k
+        self.loops.append(key)
+        return len(self.loops) - 1
+
+    def product_loop(self, dtype, key) -> int:
+        """The number of a loop of its own for products of `key` (see product_kernel): NumPy's
+        matmul's, or the native tier's own when the module is made, if it gives its bits."""
+        for k, other in self.products.items():
+            if other == key:
+                return k
+        self.loops.append((np.matmul, (np.dtype(dtype).num,) * 3))
+        self.products[len(self.loops) - 1] = key
+        return len(self.loops) - 1
 
     def shape_array(self, shape) -> str:
         name = self.shape_names.get(shape)
@@ -353,7 +368,7 @@ class _Emitter:
         m = self.m
         loops = tuple(m.loops)
         return Plan(source, tuple(m.py_segments), tuple(m.consts), loops, m.counts[0],
-                    m.counts[1])
+                    m.counts[1], tuple(m.products.items()))
 
     def finish_function(self, result_items) -> Function:
         """Copies the results not computed in place into their io arrays; adds the C
@@ -688,7 +703,10 @@ class _Emitter:
             dest = t
         else:
             dest = f"q{s}"
-        k = self.m.loop("matmul", out.aval.dtype)
+        if product_kernel.eligible(mm, out.aval.dtype):
+            k = self.m.product_loop(out.aval.dtype, (mm.M, mm.K, mm.N, mm.first, mm.second))
+        else:
+            k = self.m.loop("matmul", out.aval.dtype)
         steps = (*mm.first[:1], *mm.second[:1], mm.M * mm.N * sz, *mm.first[1:],
                  *mm.second[1:], mm.N * sz, sz)
         b.append(f"        {{ char *args[] = {{(char *)p{self.slots[first]}, "

@@ -24,7 +24,16 @@ import numpy as np
 
 from didax._src import monitoring
 from didax._src.compiler import numpy_tier as compiler
-from didax._src.compiler.native import cache, detached, emit, handoff, runtime, threads, toolchain
+from didax._src.compiler.native import (
+    cache,
+    detached,
+    emit,
+    handoff,
+    product_kernel,
+    runtime,
+    threads,
+    toolchain,
+)
 from didax._src.compiler.native.directory import cache_dir
 from didax._src.config import config
 from didax._src.config_states import float_checks
@@ -207,7 +216,8 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
                 module = cache.load_or_build(plan.source, tc, directory)
             table = runtime.address()
             monitoring.native_code_loaded(time.perf_counter() - start, cached=hit)
-        run = module.make((plan.python_segments, plan.consts, plan.loops,
+        loops = product_kernel.choose_loops(plan.loops, dict(plan.products))
+        run = module.make((plan.python_segments, plan.consts, loops,
                            threads.address(), table))
     except Exception as e:  # a bug in code generation: the NumPy tier stays
         state.status = "failed"

@@ -1,0 +1,358 @@
+"""The native tier's own float32 product loop, used where it gives NumPy's matmul's bits.
+
+NumPy's OpenBLAS (its SKYLAKEX kernels, on one thread) computes each element of a product
+as a chain of fused multiply-adds over k, in order, from zero, one chain per block of K,
+the blocks' chains added into the result in order; its level-3 driver cuts K into blocks
+of at most 448 (a K between 448 and 896 into halves rounded up to 16), and a product of at
+most 10^6 multiply-adds is one chain. The loop here computes exactly that, with AVX-512
+tiles of 16 rows by 16 columns, reading the operands where they are: no packed copy of the
+weight for a product of 16 rows, no zeroed result for a weight gradient of 16 terms (the
+two cost a third of an MLP step at batch 16).
+
+Whether it gives NumPy's bits is not assumed: a product's shape and strides are checked
+once, on random operands, against np.matmul with OpenBLAS on one thread (`agrees`), and
+the loop computes a product only while OpenBLAS has one thread (with more, OpenBLAS cuts
+K by its thread count, and the loop calls NumPy's instead). So a module computes the same
+bits with either loop, and the choice, made when a module is made (tier.py), may follow
+the kernel's module being built in the background. Products of more than 2 x 448 terms,
+or of several matrices, keep NumPy's loop.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+
+from didax._src.compiler.native import blas_threads
+from didax._src.compiler.native.kernel_module import KernelModule
+
+_BODY = r"""
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
+#define DIDAX_Q 448
+#define DIDAX_U 16
+
+/* The blocks of K OpenBLAS's driver sums separately (see the Python module). */
+static int k_blocks(npy_intp M, npy_intp N, npy_intp K, npy_intp *blocks) {
+    int nb = 0;
+    if ((double)M * (double)N * (double)K <= 1e6 || K <= DIDAX_Q) {
+        blocks[nb++] = K;
+        return nb;
+    }
+    for (npy_intp ls = 0; ls < K && nb < 63;) {
+        npy_intp m = K - ls;
+        if (m >= 2 * DIDAX_Q) m = DIDAX_Q;
+        else if (m > DIDAX_Q) m = ((m / 2 + DIDAX_U - 1) / DIDAX_U) * DIDAX_U;
+        blocks[nb++] = m;
+        ls += m;
+    }
+    return nb;
+}
+
+#ifdef __AVX512F__
+#define DIDAX_DECL(r) __m512 c##r = _mm512_setzero_ps();
+#define DIDAX_FMA(r) c##r = _mm512_fmadd_ps(_mm512_set1_ps(a[(r) * sai]), b, c##r);
+#define DIDAX_STORE(r) { float *c = C + (r) * ldc; _mm512_mask_storeu_ps(c, m, first ? c##r \
+    : _mm512_add_ps(_mm512_maskz_loadu_ps(m, c), c##r)); }
+/* R rows by (up to, `m`) 16 columns over k0 <= k < k1: C = the chains, or C += them. */
+#define DIDAX_TILE(R, DECLS, FMAS, STORES)                                                \
+static inline __attribute__((always_inline)) void tile##R(                               \
+        const float *A, npy_intp sai, npy_intp sak, const float *B, npy_intp ldb,        \
+        float *C, npy_intp ldc, npy_intp k0, npy_intp k1, __mmask16 m, int first) {      \
+    DECLS                                                                                \
+    for (npy_intp k = k0; k < k1; k++) {                                                 \
+        const __m512 b = _mm512_maskz_loadu_ps(m, B + k * ldb);                          \
+        const float *a = A + k * sak;                                                    \
+        FMAS                                                                             \
+    }                                                                                    \
+    STORES                                                                               \
+}
+#define DIDAX_L1(X) X(0)
+#define DIDAX_L2(X) DIDAX_L1(X) X(1)
+#define DIDAX_L3(X) DIDAX_L2(X) X(2)
+#define DIDAX_L4(X) DIDAX_L3(X) X(3)
+#define DIDAX_L5(X) DIDAX_L4(X) X(4)
+#define DIDAX_L6(X) DIDAX_L5(X) X(5)
+#define DIDAX_L7(X) DIDAX_L6(X) X(6)
+#define DIDAX_L8(X) DIDAX_L7(X) X(7)
+#define DIDAX_L9(X) DIDAX_L8(X) X(8)
+#define DIDAX_L10(X) DIDAX_L9(X) X(9)
+#define DIDAX_L11(X) DIDAX_L10(X) X(10)
+#define DIDAX_L12(X) DIDAX_L11(X) X(11)
+#define DIDAX_L13(X) DIDAX_L12(X) X(12)
+#define DIDAX_L14(X) DIDAX_L13(X) X(13)
+#define DIDAX_L15(X) DIDAX_L14(X) X(14)
+#define DIDAX_L16(X) DIDAX_L15(X) X(15)
+#define DIDAX_T(R) DIDAX_TILE(R, DIDAX_L##R(DIDAX_DECL), DIDAX_L##R(DIDAX_FMA), \
+                              DIDAX_L##R(DIDAX_STORE))
+DIDAX_T(1) DIDAX_T(2) DIDAX_T(3) DIDAX_T(4) DIDAX_T(5) DIDAX_T(6) DIDAX_T(7) DIDAX_T(8)
+DIDAX_T(9) DIDAX_T(10) DIDAX_T(11) DIDAX_T(12) DIDAX_T(13) DIDAX_T(14) DIDAX_T(15)
+DIDAX_T(16)
+
+static void tile_rows(npy_intp rows, const float *A, npy_intp sai, npy_intp sak,
+                      const float *B, npy_intp ldb, float *C, npy_intp ldc, npy_intp k0,
+                      npy_intp k1, __mmask16 m, int first) {
+    switch (rows) {
+#define DIDAX_CASE(R) case R: tile##R(A, sai, sak, B, ldb, C, ldc, k0, k1, m, first); break;
+    DIDAX_CASE(1) DIDAX_CASE(2) DIDAX_CASE(3) DIDAX_CASE(4) DIDAX_CASE(5) DIDAX_CASE(6)
+    DIDAX_CASE(7) DIDAX_CASE(8) DIDAX_CASE(9) DIDAX_CASE(10) DIDAX_CASE(11) DIDAX_CASE(12)
+    DIDAX_CASE(13) DIDAX_CASE(14) DIDAX_CASE(15) DIDAX_CASE(16)
+    }
+}
+
+/* 16 rows (the first `rows` stored) by 16 columns, A's 16 values of each k consecutive
+   (at A + k * apk): its addresses are constants apart, the loop holds them in no register. */
+#define DIDAX_FMA_P(r) c##r = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), b, c##r);
+#define DIDAX_STORE_P(r) if ((r) < rows) DIDAX_STORE(r)
+static inline __attribute__((always_inline)) void tile_packed(
+        npy_intp rows, const float *A, npy_intp apk, const float *B, npy_intp ldb, float *C,
+        npy_intp ldc, npy_intp k0, npy_intp k1, __mmask16 m, int first) {
+    DIDAX_L16(DIDAX_DECL)
+    for (npy_intp k = k0; k < k1; k++) {
+        _mm_prefetch((const char *)(B + (k + 16) * ldb), _MM_HINT_T0);
+        const __m512 b = _mm512_maskz_loadu_ps(m, B + k * ldb);
+        const float *a = A + k * apk;
+        DIDAX_L16(DIDAX_FMA_P)
+    }
+    DIDAX_L16(DIDAX_STORE_P)
+}
+#endif
+
+/* One product: C (M x N, row stride ldc, unit column stride) = A (element (i, k) at
+   A[i * sai + k * sak]) times B (row stride ldb, unit column stride). */
+static void product(npy_intp M, npy_intp N, npy_intp K, const float *A, npy_intp sai,
+                    npy_intp sak, const float *B, npy_intp ldb, float *C, npy_intp ldc) {
+    npy_intp blocks[64];
+    int nb = k_blocks(M, N, K, blocks);
+#ifdef __AVX512F__
+    /* A's rows are packed 16 at a time (k-major) unless they are consecutive already; a
+       product of one strip of 16 columns reads them in place. */
+    const int direct = sai == 1 && M % 16 == 0;
+    float *packed = direct || N <= 16 ? NULL : (float *)malloc(K * 16 * sizeof(float));
+    if (direct || packed != NULL) {
+        for (npy_intp i0 = 0; i0 < M; i0 += 16) {
+            npy_intp rows = M - i0 < 16 ? M - i0 : 16, apk = 16;
+            const float *a = packed;
+            if (direct) {
+                a = A + i0;
+                apk = sak;
+            } else {
+                for (npy_intp k = 0; k < K; k++)
+                    for (npy_intp r = 0; r < 16; r++)
+                        packed[k * 16 + r] = r < rows ? A[(i0 + r) * sai + k * sak] : 0.0f;
+            }
+            for (npy_intp j0 = 0; j0 < N; j0 += 16) {
+                npy_intp jn = N - j0 < 16 ? N - j0 : 16, k0 = 0;
+                __mmask16 m = (__mmask16)((1u << jn) - 1);
+                for (int b = 0; b < nb; b++) {
+                    tile_packed(rows, a, apk, B + j0, ldb, C + i0 * ldc + j0, ldc, k0,
+                                k0 + blocks[b], m, b == 0);
+                    k0 += blocks[b];
+                }
+            }
+        }
+        free(packed);
+        return;
+    }
+    for (npy_intp i0 = 0; i0 < M; i0 += 16) {
+        npy_intp rows = M - i0 < 16 ? M - i0 : 16;
+        for (npy_intp j0 = 0; j0 < N; j0 += 16) {
+            npy_intp jn = N - j0 < 16 ? N - j0 : 16, k0 = 0;
+            __mmask16 m = (__mmask16)((1u << jn) - 1);
+            for (int b = 0; b < nb; b++) {
+                if (rows == 16)
+                    tile16(A + i0 * sai, sai, sak, B + j0, ldb, C + i0 * ldc + j0, ldc, k0,
+                           k0 + blocks[b], m, b == 0);
+                else
+                    tile_rows(rows, A + i0 * sai, sai, sak, B + j0, ldb, C + i0 * ldc + j0,
+                              ldc, k0, k0 + blocks[b], m, b == 0);
+                k0 += blocks[b];
+            }
+        }
+    }
+#else
+    for (npy_intp i = 0; i < M; i++)
+        for (npy_intp j = 0; j < N; j++) {
+            npy_intp k0 = 0;
+            for (int b = 0; b < nb; b++) {
+                float acc = 0.0f;
+                for (npy_intp k = k0; k < k0 + blocks[b]; k++)
+                    acc = __builtin_fmaf(A[i * sai + k * sak], B[k * ldb + j], acc);
+                C[i * ldc + j] = b == 0 ? acc : C[i * ldc + j] + acc;
+                k0 += blocks[b];
+            }
+        }
+#endif
+}
+
+/* The loop of a gufunc (m,k),(k,n)->(m,n) over float32, as NumPy's matmul's: dims
+   {outer, M, K, N}; steps (bytes) {three outer steps, A's row and column, B's row and
+   column, C's row and column}. A B read with another column stride than one element is
+   copied row-major first; a C written with another is written through a row-major copy. */
+static struct {
+    int (*blas_threads)(void);       /* OpenBLAS's thread count now */
+    PyUFuncGenericFunction numpy_loop;  /* NumPy's matmul loop over float32, and its data */
+    void *numpy_data;
+} didax_fallback;
+
+static void didax_matmul_loop(char **args, npy_intp const *dims, npy_intp const *steps,
+                              void *data) {
+    if (didax_fallback.blas_threads() != 1) {  /* (its bits were compared on one thread) */
+        didax_fallback.numpy_loop(args, dims, steps, didax_fallback.numpy_data);
+        return;
+    }
+    npy_intp outer = dims[0], M = dims[1], K = dims[2], N = dims[3];
+    const npy_intp sz = sizeof(float);
+    int copy_b = steps[6] != sz, copy_c = steps[8] != sz;
+    float *bt = NULL, *ct = NULL;
+    if (copy_b && K * N) bt = (float *)malloc(K * N * sz);
+    if (copy_c && M * N) ct = (float *)malloc(M * N * sz);
+    if ((copy_b && K * N && bt == NULL) || (copy_c && M * N && ct == NULL)) {
+        free(bt); free(ct);
+        return;  /* (out of memory: never for the products this loop is given) */
+    }
+    for (npy_intp o = 0; o < outer; o++) {
+        const char *a = args[0] + o * steps[0], *b = args[1] + o * steps[1];
+        char *c = args[2] + o * steps[2];
+        const float *B = (const float *)b;
+        npy_intp ldb = steps[5] / sz;
+        if (copy_b) {
+            for (npy_intp k = 0; k < K; k++)
+                for (npy_intp j = 0; j < N; j++)
+                    bt[k * N + j] = *(const float *)(b + k * steps[5] + j * steps[6]);
+            B = bt;
+            ldb = N;
+        }
+        if (K == 0) {
+            for (npy_intp i = 0; i < M; i++)
+                for (npy_intp j = 0; j < N; j++)
+                    *(float *)(c + i * steps[7] + j * steps[8]) = 0.0f;
+            continue;
+        }
+        float *C = copy_c ? ct : (float *)c;
+        product(M, N, K, (const float *)a, steps[3] / sz, steps[4] / sz, B, ldb, C,
+                copy_c ? N : steps[7] / sz);
+        if (copy_c)
+            for (npy_intp i = 0; i < M; i++)
+                for (npy_intp j = 0; j < N; j++)
+                    *(float *)(c + i * steps[7] + j * steps[8]) = ct[i * N + j];
+    }
+    free(bt);
+    free(ct);
+}
+
+static PyUFuncGenericFunction didax_matmul_loops[1] = {didax_matmul_loop};
+static char didax_matmul_types[3] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
+static void *didax_matmul_data[1] = {NULL};
+
+/* matmul_ufunc(blas_threads, matmul): the gufunc of the loop, given the address of
+   OpenBLAS's function returning its thread count and NumPy's matmul, whose float32 loop
+   it calls while OpenBLAS has more than one thread; None where the loop has no vector
+   code (there it would be slower than OpenBLAS). */
+static PyObject *matmul_ufunc(PyObject *self, PyObject *args) {
+#ifdef __AVX512F__
+    PyObject *address, *matmul;
+    if (!PyArg_ParseTuple(args, "OO", &address, &matmul)) return NULL;
+    void *get = PyLong_AsVoidPtr(address);
+    if (get == NULL) return NULL;
+    if (_import_umath() < 0) return NULL;
+    if (!PyObject_TypeCheck(matmul, &PyUFunc_Type)) {
+        PyErr_SetString(PyExc_TypeError, "matmul_ufunc: matmul is not a ufunc");
+        return NULL;
+    }
+    PyUFuncObject *u = (PyUFuncObject *)matmul;
+    int found = -1;
+    for (int j = 0; j < u->ntypes && found < 0; j++)
+        if (u->types[3 * j] == NPY_FLOAT && u->types[3 * j + 1] == NPY_FLOAT
+                && u->types[3 * j + 2] == NPY_FLOAT && u->functions[j] != NULL)
+            found = j;
+    if (found < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "matmul_ufunc: NumPy's matmul has no float32 loop");
+        return NULL;
+    }
+    didax_fallback.blas_threads = (int (*)(void))get;
+    didax_fallback.numpy_loop = u->functions[found];
+    didax_fallback.numpy_data = u->data ? u->data[found] : NULL;
+    return PyUFunc_FromFuncAndDataAndSignature(
+        didax_matmul_loops, didax_matmul_data, didax_matmul_types, 1, 2, 1, PyUFunc_None,
+        "didax_matmul", "float32 products as OpenBLAS computes them", 0,
+        "(m,k),(k,n)->(m,n)");
+#else
+    Py_RETURN_NONE;
+#endif
+}
+"""
+
+_KERNELS = KernelModule(_BODY, ("matmul_ufunc",))
+
+MAX_K = 2 * 448   # products summing more terms keep NumPy's loop
+SMALL = 32        # a product with at most this many rows, columns or terms...
+MIN_WORK = 1 << 16  # ...and at least this many multiply-adds may use the loop
+
+_lock = threading.Lock()
+_ufunc: list = []      # [the gufunc or None], once the module is there
+_agreed: dict = {}     # (M, K, N, first, second) -> whether the loop gives NumPy's bits
+
+
+def eligible(mm, dtype) -> bool:
+    """Whether the product `mm` (a rules.Matmul) is one the loop may compute: float32, one
+    product (no batch), small on one side, long enough to be worth a loop of its own."""
+    return (np.dtype(dtype) == np.float32 and mm.batch == 1 and 0 < mm.K <= MAX_K
+            and min(mm.M, mm.N, mm.K) <= SMALL and mm.M * mm.N * mm.K >= MIN_WORK)
+
+
+def matmul_ufunc():
+    """The loop's gufunc, or None while its module is not (yet) there (it is built in the
+    background, see KernelModule), where it has no vector code, or without OpenBLAS."""
+    if _ufunc:
+        return _ufunc[0]
+    fns = blas_threads._openblas()
+    module = _KERNELS.get() if fns is not None else None
+    if module is None:
+        return None
+    with _lock:
+        if not _ufunc:
+            get = ctypes.cast(fns[0], ctypes.c_void_p).value
+            _ufunc.append(module.matmul_ufunc(get, np.matmul))
+    return _ufunc[0]
+
+
+def agrees(key) -> bool:
+    """Whether the loop computes np.matmul's bits for products of `key` (M, K, N, and both
+    operands' byte strides (batch, row, column)), on random operands, with OpenBLAS on one
+    thread (the loop runs only then: with more, it calls NumPy's loop; and with one
+    thread only are they compared, since OpenBLAS cuts K by its thread count)."""
+    got = _agreed.get(key)
+    if got is None:
+        ufunc = matmul_ufunc()
+        if ufunc is None or blas_threads.count() != 1:
+            return False
+        got = _agreed[key] = _same_bits(ufunc, *key)
+    return got
+
+
+def _same_bits(ufunc, M, K, N, first, second) -> bool:
+    rng = np.random.default_rng(0)
+
+    def operand(rows, cols, strides):
+        extent = (rows - 1) * strides[1] + (cols - 1) * strides[2] + 4
+        data = rng.standard_normal(extent // 4 + 1).astype(np.float32)
+        return np.lib.stride_tricks.as_strided(data, (rows, cols), strides[1:])
+
+    a, b = operand(M, K, first), operand(K, N, second)
+    return np.matmul(a, b).tobytes() == ufunc(a, b).tobytes()
+
+
+def choose_loops(loops: tuple, products: dict) -> tuple:
+    """`loops` (a Plan's) with the entries of `products` ({index: key}, products that may use
+    the loop) that agree with NumPy replaced by the loop's."""
+    if not products or blas_threads.count() != 1 or matmul_ufunc() is None:
+        return loops  # (where the loop would not run, its module is not even built)
+    out = list(loops)
+    for k, key in products.items():
+        if agrees(key):
+            out[k] = (matmul_ufunc(), out[k][1])
+    return tuple(out)
