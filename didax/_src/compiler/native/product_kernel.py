@@ -304,13 +304,13 @@ def eligible(mm, dtype) -> bool:
             and min(mm.M, mm.N, mm.K) <= SMALL and mm.M * mm.N * mm.K >= MIN_WORK)
 
 
-def matmul_ufunc():
-    """The loop's gufunc, or None while its module is not (yet) there (it is built in the
-    background, see KernelModule), where it has no vector code, or without OpenBLAS."""
+def matmul_ufunc(wait: bool = False):
+    """The loop's gufunc (`wait`: its module built now if it is not cached), or None while
+    its module is not there, where it has no vector code, or without OpenBLAS."""
     if _ufunc:
         return _ufunc[0]
     fns = blas_threads._openblas()
-    module = _KERNELS.get() if fns is not None else None
+    module = _KERNELS.get(wait) if fns is not None else None
     if module is None:
         return None
     with _lock:
@@ -348,9 +348,11 @@ def _same_bits(ufunc, M, K, N, first, second) -> bool:
 
 def choose_loops(loops: tuple, products: dict) -> tuple:
     """`loops` (a Plan's) with the entries of `products` ({index: key}, products that may use
-    the loop) that agree with NumPy replaced by the loop's."""
-    if not products or blas_threads.count() != 1 or matmul_ufunc() is None:
-        return loops  # (where the loop would not run, its module is not even built)
+    the loop) that agree with NumPy replaced by the loop's. The loop's module is built now
+    if it must be (once per machine, when a module is made: in the background unless the
+    native tier builds before first calls); where the loop would not run, it is not."""
+    if not products or blas_threads.count() != 1 or matmul_ufunc(wait=True) is None:
+        return loops
     out = list(loops)
     for k, key in products.items():
         if agrees(key):
