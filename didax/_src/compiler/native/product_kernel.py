@@ -346,12 +346,14 @@ def _same_bits(ufunc, M, K, N, first, second) -> bool:
     return np.matmul(a, b).tobytes() == ufunc(a, b).tobytes()
 
 
-def choose_loops(loops: tuple, products: dict) -> tuple:
+def choose_loops(loops: tuple, products: dict, wait: bool = True) -> tuple:
     """`loops` (a Plan's) with the entries of `products` ({index: key}, products that may use
-    the loop) that agree with NumPy replaced by the loop's. The loop's module is built now
-    if it must be (once per machine, when a module is made: in the background unless the
-    native tier builds before first calls); where the loop would not run, it is not."""
-    if not products or blas_threads.count() != 1 or matmul_ufunc(wait=True) is None:
+    the loop) that agree with NumPy replaced by the loop's. `wait`: the loop's module is
+    built now if it must be (once per machine, where a module is built: in the background
+    unless the native tier builds before first calls); else, if it is not there yet, it is
+    built in the background and NumPy's loop serves this module. Where the loop would not
+    run, it is not built."""
+    if not products or blas_threads.count() != 1 or matmul_ufunc(wait) is None:
         return loops
     out = list(loops)
     for k, key in products.items():

@@ -216,7 +216,9 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
                 module = cache.load_or_build(plan.source, tc, directory)
             table = runtime.address()
             monitoring.native_code_loaded(time.perf_counter() - start, cached=hit)
-        loops = product_kernel.choose_loops(plan.loops, dict(plan.products))
+        # (a module found in the cache at a first call does not wait for the loop's build)
+        loops = product_kernel.choose_loops(plan.loops, dict(plan.products),
+                                            wait=not cached_only)
         run = module.make((plan.python_segments, plan.consts, loops,
                            threads.address(), table))
     except Exception as e:  # a bug in code generation: the NumPy tier stays
