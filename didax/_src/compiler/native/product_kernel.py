@@ -30,7 +30,6 @@ from didax._src.compiler.native.kernel_module import KernelModule
 _BODY = r"""
 #ifdef __AVX512F__
 #include <immintrin.h>
-#endif
 
 #define DIDAX_Q 448
 #define DIDAX_U 16
@@ -52,7 +51,6 @@ static int k_blocks(npy_intp M, npy_intp N, npy_intp K, npy_intp *blocks) {
     return nb;
 }
 
-#ifdef __AVX512F__
 #define DIDAX_DECL(r) __m512 c##r = _mm512_setzero_ps();
 #define DIDAX_FMA(r) c##r = _mm512_fmadd_ps(_mm512_set1_ps(a[(r) * sai]), b, c##r);
 #define DIDAX_STORE(r) { float *c = C + (r) * ldc; _mm512_mask_storeu_ps(c, m, first ? c##r \
@@ -119,7 +117,6 @@ static inline __attribute__((always_inline)) void tile_packed(
     }
     DIDAX_L16(DIDAX_STORE_P)
 }
-#endif
 
 /* One product: C (M x N, row stride ldc, unit column stride) = A (element (i, k) at
    A[i * sai + k * sak]) times B (row stride ldb, unit column stride). */
@@ -127,7 +124,6 @@ static void product(npy_intp M, npy_intp N, npy_intp K, const float *A, npy_intp
                     npy_intp sak, const float *B, npy_intp ldb, float *C, npy_intp ldc) {
     npy_intp blocks[64];
     int nb = k_blocks(M, N, K, blocks);
-#ifdef __AVX512F__
     /* A's rows are packed 16 at a time (k-major) unless they are consecutive already; a
        product of one strip of 16 columns reads them in place. */
     const int direct = sai == 1 && M % 16 == 0;
@@ -173,25 +169,14 @@ static void product(npy_intp M, npy_intp N, npy_intp K, const float *A, npy_intp
             }
         }
     }
-#else
-    for (npy_intp i = 0; i < M; i++)
-        for (npy_intp j = 0; j < N; j++) {
-            npy_intp k0 = 0;
-            for (int b = 0; b < nb; b++) {
-                float acc = 0.0f;
-                for (npy_intp k = k0; k < k0 + blocks[b]; k++)
-                    acc = __builtin_fmaf(A[i * sai + k * sak], B[k * ldb + j], acc);
-                C[i * ldc + j] = b == 0 ? acc : C[i * ldc + j] + acc;
-                k0 += blocks[b];
-            }
-        }
-#endif
 }
 
 /* The loop of a gufunc (m,k),(k,n)->(m,n) over float32, as NumPy's matmul's: dims
    {outer, M, K, N}; steps (bytes) {three outer steps, A's row and column, B's row and
    column, C's row and column}. A B read with another column stride than one element is
-   copied row-major first; a C written with another is written through a row-major copy. */
+   copied row-major first. NumPy's loop computes the products while OpenBLAS has more than
+   one thread, and any this loop does not take (a C written with another column stride, no
+   terms, no memory for a copy). */
 static struct {
     int (*blas_threads)(void);       /* OpenBLAS's thread count now */
     PyUFuncGenericFunction numpy_loop;  /* NumPy's matmul loop over float32, and its data */
@@ -200,23 +185,18 @@ static struct {
 
 static void didax_matmul_loop(char **args, npy_intp const *dims, npy_intp const *steps,
                               void *data) {
-    if (didax_fallback.blas_threads() != 1) {  /* (its bits were compared on one thread) */
+    npy_intp outer = dims[0], M = dims[1], K = dims[2], N = dims[3];
+    const npy_intp sz = sizeof(float);
+    const int copy_b = steps[6] != sz;
+    float *bt = NULL;
+    /* (its bits were compared with OpenBLAS's on one thread) */
+    if (didax_fallback.blas_threads() != 1 || steps[8] != sz || K == 0
+            || (copy_b && N && (bt = (float *)malloc(K * N * sz)) == NULL)) {
         didax_fallback.numpy_loop(args, dims, steps, didax_fallback.numpy_data);
         return;
     }
-    npy_intp outer = dims[0], M = dims[1], K = dims[2], N = dims[3];
-    const npy_intp sz = sizeof(float);
-    int copy_b = steps[6] != sz, copy_c = steps[8] != sz;
-    float *bt = NULL, *ct = NULL;
-    if (copy_b && K * N) bt = (float *)malloc(K * N * sz);
-    if (copy_c && M * N) ct = (float *)malloc(M * N * sz);
-    if ((copy_b && K * N && bt == NULL) || (copy_c && M * N && ct == NULL)) {
-        free(bt); free(ct);
-        return;  /* (out of memory: never for the products this loop is given) */
-    }
     for (npy_intp o = 0; o < outer; o++) {
         const char *a = args[0] + o * steps[0], *b = args[1] + o * steps[1];
-        char *c = args[2] + o * steps[2];
         const float *B = (const float *)b;
         npy_intp ldb = steps[5] / sz;
         if (copy_b) {
@@ -226,27 +206,16 @@ static void didax_matmul_loop(char **args, npy_intp const *dims, npy_intp const 
             B = bt;
             ldb = N;
         }
-        if (K == 0) {
-            for (npy_intp i = 0; i < M; i++)
-                for (npy_intp j = 0; j < N; j++)
-                    *(float *)(c + i * steps[7] + j * steps[8]) = 0.0f;
-            continue;
-        }
-        float *C = copy_c ? ct : (float *)c;
-        product(M, N, K, (const float *)a, steps[3] / sz, steps[4] / sz, B, ldb, C,
-                copy_c ? N : steps[7] / sz);
-        if (copy_c)
-            for (npy_intp i = 0; i < M; i++)
-                for (npy_intp j = 0; j < N; j++)
-                    *(float *)(c + i * steps[7] + j * steps[8]) = ct[i * N + j];
+        product(M, N, K, (const float *)a, steps[3] / sz, steps[4] / sz, B, ldb,
+                (float *)(args[2] + o * steps[2]), steps[7] / sz);
     }
     free(bt);
-    free(ct);
 }
 
 static PyUFuncGenericFunction didax_matmul_loops[1] = {didax_matmul_loop};
 static char didax_matmul_types[3] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
 static void *didax_matmul_data[1] = {NULL};
+#endif
 
 /* matmul_ufunc(blas_threads, matmul): the gufunc of the loop, given the address of
    OpenBLAS's function returning its thread count and NumPy's matmul, whose float32 loop
