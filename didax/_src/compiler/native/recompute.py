@@ -40,13 +40,20 @@ def _loops(eqns, kind_of) -> tuple[list, list]:
     return group, shape
 
 
+def _cheap(e) -> bool:
+    """A `cheap` primitive's equation, or one of literals alone (a constant broadcast to an
+    array, as a masked fill's or a gradient's zeros: computed again, it reads nothing)."""
+    return e.primitive.traits.cheap or (bool(e.invars)
+                                        and all(type(a) is Literal for a in e.invars))
+
+
 def recomputed_in_readers(closed: ClosedJaxpr, kind_of) -> ClosedJaxpr:
     """`closed` with each `cheap` elementwise equation copied into the later loops that read
     its result (before the first reader in each), where its operands are available there;
     those readers read the copy. `kind_of`: the emitter's classification of an equation."""
     j = closed.jaxpr
     eqns = j.eqns
-    if not any(e.primitive.traits.cheap for e in eqns):
+    if not any(map(_cheap, eqns)):
         return closed
     group, shape = _loops(eqns, kind_of)
     readers: dict = {}
@@ -76,7 +83,7 @@ def recomputed_in_readers(closed: ClosedJaxpr, kind_of) -> ClosedJaxpr:
 
     for i, e in enumerate(eqns):
         v = e.outvars[0] if len(e.outvars) == 1 else None
-        if (v is None or type(v) is DropVar or v in results or not e.primitive.traits.cheap
+        if (v is None or type(v) is DropVar or v in results or not _cheap(e)
                 or kind_of(e) != "elementwise"):
             continue
         for k in readers.get(v, ()):

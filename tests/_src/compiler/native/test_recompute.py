@@ -6,6 +6,7 @@ import numpy as np
 
 import didax
 import didax.numpy as jnp
+from didax._src.compiler import passes
 from didax._src.compiler.native import emit
 from didax._src.compiler.native.recompute import _loops, recomputed_in_readers
 
@@ -143,3 +144,34 @@ def test_a_transformer_layers_gradient_keeps_its_bits():
     for a, b, c in zip(native, numpy_, eager):
         assert_same(a, b)
         assert_same(a, c)
+
+
+def test_a_constant_broadcast_is_made_again_in_each_loop_that_reads_it():
+    """A scalar broadcast to an array too large to fold (a causal mask's fill, a gradient's
+    zeros) that later loops read: each makes it again, so no loop stores it, and the bits
+    stay the NumPy tier's."""
+    rows = passes.FOLD_MAX_SIZE // 64 + 1
+
+    def f(x, w):
+        m = x > 0
+        a = jnp.where(m, x, -1e30)        # the fill: broadcast, read here...
+        z = jnp.dot(a, w)                 # (ends the loop)
+        return jnp.where(m, z, -1e30) + a  # ...and by the later loop
+
+    x = np.linspace(-2, 2, rows * 64, dtype=np.float32).reshape(rows, 64)
+    w = np.linspace(-1, 1, 64 * 64, dtype=np.float32).reshape(64, 64)
+    closed = passes.optimize(didax.make_jaxpr(f)(x, w))
+    after = recomputed_in_readers(closed, emit.native_kind)
+    fills = [e for e in closed.jaxpr.eqns if e.primitive.name == "broadcast_in_dim"]
+    assert len(fills) == 1  # (one, shared by both loops: not folded into a constant)
+    run, _ = _loops(after.jaxpr.eqns, emit.native_kind)
+    made = {e.outvars[0]: k for k, e in enumerate(after.jaxpr.eqns)
+            if e.primitive.name == "broadcast_in_dim"}
+    assert len(made) == 2
+    assert all(run[made[a]] == run[k] for k, e in enumerate(after.jaxpr.eqns)
+               for a in e.invars if a in made)  # every loop reads its own
+    t = Tiers(f)
+    native, numpy_, eager = t(x, w)
+    assert_native(t.native, x, w)
+    assert_same(native, numpy_)
+    assert_same(native, eager)
