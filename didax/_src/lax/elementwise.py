@@ -1123,6 +1123,9 @@ def _select_n_codegen(fb, k, eqn, outs):
                                           and eqn.invars[0].aval.dtype == np.bool_
                                           and eqn.outvars[0].aval.dtype in C_TYPES))
 def _select_n_native(c, eqn, which, case0, case1):
+    dtype = eqn.outvars[0].aval.dtype
+    if dtype in FLOATS:  # (by bits: see toolchain.module_prelude)
+        return f"didax_select_f{8 * dtype.itemsize}({which}, {case1}, {case0})"
     return f"({which} ? {case1} : {case0})"
 
 

@@ -371,6 +371,20 @@ def module_prelude(unit: bool = False) -> str:
              "    union { npy_uint64 u; double f; } v = {bits};",
              '    __asm__("" : "+m"(v));',
              "    return v.f;",
+             "}",
+             # `c ? a : b` of floats by their bits: the same value, and gcc vectorizes a
+             # loop holding it beside a maximum's reduction, which it kept scalar with `?:`.
+             "static inline float didax_select_f32(int c, float a, float b) {",
+             "    union { npy_uint32 u; float f; } x = {.f = a}, y = {.f = b}, r;",
+             "    const npy_uint32 m = -(npy_uint32)(c != 0);",
+             "    r.u = (x.u & m) | (y.u & ~m);",
+             "    return r.f;",
+             "}",
+             "static inline double didax_select_f64(int c, double a, double b) {",
+             "    union { npy_uint64 u; double f; } x = {.f = a}, y = {.f = b}, r;",
+             "    const npy_uint64 m = -(npy_uint64)(c != 0);",
+             "    r.u = (x.u & m) | (y.u & ~m);",
+             "    return r.f;",
              "}", ""]
     return "\n".join(lines) + "\n"
 

@@ -11,7 +11,7 @@ import didax
 import didax.numpy as jnp
 from didax._src.compiler.native import emit
 from didax._src.compiler.native.loops import CALL_BLOCK, ROW_PIECE
-from didax._src.config import flag_context
+from didax._src.config import enable_x64, flag_context
 from didax._src.eager import vjp as eager_vjp
 
 from .conftest import Tiers, assert_native, assert_same, executable, have_compiler
@@ -205,3 +205,39 @@ def _native(fn) -> bool:
     """Whether a step's half is native code (or wraps it: see eager_vjp._returning_arrays)."""
     return fn.__name__ == "run" or any(getattr(c.cell_contents, "__name__", "") == "run"
                                        for c in fn.__closure__ or ())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_masked_maximum_selects_the_values_bit_for_bit(dtype):
+    """A causal mask's fill and a row's maximum in one loop (attention's scores): the select
+    is made of the values' bits (so that gcc vectorizes the loop beside the reduction), and
+    gives what `?:` gives: signed zeros, infinities, NaNs with their payloads."""
+    n = 67
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, n, n)).astype(dtype)
+    bits = np.dtype(f"u{np.dtype(dtype).itemsize}")
+    payload = np.array([np.nan], dtype).view(bits) | 0x5  # (a quiet NaN of its own payload)
+    x[0, 3, :] = payload.view(dtype)[0]
+    x[0, 4, ::2] = -0.0
+    x[1, 5, :] = -np.inf
+    mask = np.tril(np.ones((n, n), bool))
+
+    def f(x):
+        s = jnp.where(mask, x * 0.5, -1e30)
+        return s, jnp.max(s, axis=-1)
+
+    with enable_x64(dtype == np.float64):
+        tiers = Tiers(f)
+        native, numpy_, eager = tiers(x)
+        for a, b, c in zip(native, numpy_, eager):
+            assert_same(a, b)
+            assert_same(b, c)
+        got = np.asarray(native[0])
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got[0, 3, :4].view(bits), x[0, 3, :4].view(bits))
+        np.testing.assert_array_equal(np.signbit(got[0, 4, :5]),
+                                      [True, False, True, False, True])
+        assert_native(tiers.native, x)
+        if have_compiler():
+            source = executable(tiers.native, x).native.plan.source
+            assert f"didax_select_f{8 * np.dtype(dtype).itemsize}(" in source
