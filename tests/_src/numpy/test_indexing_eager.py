@@ -108,19 +108,21 @@ def operand(rng, shape, dtype, weak, exact=False):
     return value, ours, theirs
 
 
+def _each_part(idx, one):
+    """`idx` with `one` applied to each of its parts (or to it, if it is not a tuple)."""
+    return tuple(one(e) for e in idx) if isinstance(idx, tuple) else one(idx)
+
+
 def to_jax(idx):
     """The index for JAX: didax arrays become JAX arrays of the same dtype."""
-    def one(e):
-        return jjnp.asarray(np.asarray(e)) if isinstance(e, core.Array) else e
-    return tuple(one(e) for e in idx) if isinstance(idx, tuple) else one(idx)
+    return _each_part(idx, lambda e: jjnp.asarray(np.asarray(e))
+                      if isinstance(e, core.Array) else e)
 
 
 def to_static(idx):
     """The index for JAX inside `jax_jitted`: didax arrays become NumPy arrays of the same
     dtype, which JAX's indexing reads as concrete values, as it reads arrays eagerly."""
-    def one(e):
-        return np.asarray(e) if isinstance(e, core.Array) else e
-    return tuple(one(e) for e in idx) if isinstance(idx, tuple) else one(idx)
+    return _each_part(idx, lambda e: np.asarray(e) if isinstance(e, core.Array) else e)
 
 
 def jax_jitted(fn, x):
@@ -131,9 +133,7 @@ def jax_jitted(fn, x):
 
 
 def to_numpy(idx):
-    def one(e):
-        return np.asarray(e) if isinstance(e, (core.Array, list)) else e
-    return tuple(one(e) for e in idx) if isinstance(idx, tuple) else one(idx)
+    return _each_part(idx, lambda e: np.asarray(e) if isinstance(e, (core.Array, list)) else e)
 
 
 def random_index(rng, shape, out_of_bounds=False):
