@@ -40,6 +40,7 @@ from didax._src.interpreters import batching, sharding
 from didax._src.interpreters.jvp import defjvp, defjvp2, defjvp_zero, deflinear, instantiate
 from didax._src.interpreters.transpose import is_undefined, unbroadcast
 from didax._src.ir import JaxprEqn, Literal, Var
+from didax._src.lax import transcendental_kernels
 from didax._src.lax.base import binop, unop
 from didax._src.lax.rounding_method import RoundingMethod
 from didax._src.numerics import special as special_algorithms
@@ -197,10 +198,31 @@ is_finite_p = unop("is_finite", float_, np.isfinite, out_dtype=lambda d: np.bool
 defjvp_zero(is_finite_p)
 is_finite = _bind1(is_finite_p)
 
-exp_p = unop("exp", inexact, np.exp)
+def _own_float32(fn, ufunc):
+    """The codegen and native rules of a function that float32 computes by didax's own
+    algorithm (see lax.transcendental_kernels), and other dtypes by NumPy's `ufunc`."""
+    numpy_rule = ufunc_rule(ufunc)
+
+    def codegen(fb, k, eqn, outs):
+        if eqn.invars[0].aval.dtype != np.float32:
+            return numpy_rule(fb, k, eqn, outs)
+        buf = fb.out_buffer(k, eqn, eqn.outvars[0].aval)
+        out = f", out={buf}" if buf else ""
+        fb.line(f"{outs[0]} = {np_name(fb, fn)}({fb.name(eqn.invars[0])}{out})")
+
+    def native(c, eqn, x):
+        if c.dtype == np.float32:
+            return f"didax_{ufunc.__name__}_f32({x})"
+        return c.call(ufunc.__name__, x)
+    return codegen, native
+
+
+exp_p = unop("exp", inexact, transcendental_kernels.exp)
 defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
 exp = _bind1(exp_p)
-native_rule(exp_p)(c_function("exp"))
+_exp_codegen, _exp_native = _own_float32(transcendental_kernels.exp, np.exp)
+codegen_rule(exp_p, fresh=True)(_exp_codegen)
+native_rule(exp_p)(_exp_native)
 
 # Exact at integers, where XLA's exp(log(2) * x) is not (a deliberate difference).
 exp2_p = unop("exp2", inexact, np.exp2)
@@ -222,10 +244,12 @@ defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, const_like(x, 1))))
 expm1 = _bind1(expm1_p)
 native_rule(expm1_p)(c_function("expm1"))
 
-tanh_p = unop("tanh", inexact, np.tanh)
+tanh_p = unop("tanh", inexact, transcendental_kernels.tanh)
 defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(const_like(x, 1), ans)))
 tanh = _bind1(tanh_p)
-native_rule(tanh_p)(c_function("tanh"))
+_tanh_codegen, _tanh_native = _own_float32(transcendental_kernels.tanh, np.tanh)
+codegen_rule(tanh_p, fresh=True)(_tanh_codegen)
+native_rule(tanh_p)(_tanh_native)
 
 
 def _logistic_impl(x):
@@ -234,13 +258,13 @@ def _logistic_impl(x):
     t = np.negative(x)
     if type(t) is not np.ndarray:  # a 0-d value
         t = np.asarray(t)
-    np.exp(t, out=t)
+    t = transcendental_kernels.exp(t, out=t)
     np.add(t, 1, out=t)
     np.reciprocal(t, out=t)
     if t.size and dtypes.kind(t.dtype) == "f":
         tail = x < -np.log(dtypes.finfo(t.dtype).max)
         if tail.any():
-            t[tail] = np.exp(x[tail])
+            t[tail] = transcendental_kernels.exp(x[tail])
     return t
 
 
@@ -256,8 +280,12 @@ def _logistic_native(c, eqn, x):
     """As the impl: 1 / (1 + exp(-x)), and exp(x) where exp(-x) overflows (computed for
     the blocks holding such an x only)."""
     big = c.const(-np.log(dtypes.finfo(c.dtype).max))
-    head = c.let(f"{c.const(1)} / ({c.const(1)} + {c.call('exp', f'(-{x})')})")
-    tail = c.call("exp", x, where=f"{x} < {big}")
+    if c.dtype == np.float32:
+        head = c.let(f"1.0f / (1.0f + didax_exp_f32(-{x}))")
+        tail = f"didax_exp_f32({x})"
+    else:
+        head = c.let(f"{c.const(1)} / ({c.const(1)} + {c.call('exp', f'(-{x})')})")
+        tail = c.call("exp", x, where=f"{x} < {big}")
     return f"({x} < {big} ? {tail} : {head})"
 
 

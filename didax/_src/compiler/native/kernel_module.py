@@ -5,6 +5,7 @@ cache the first time it is wanted: in the background, unless the native tier is 
 callers' NumPy twins, which compute the same bits, serve every call."""
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -28,6 +29,11 @@ PyMODINIT_FUNC DIDAX_CAT(PyInit_, DIDAX_MODULE)(void) {{
 """
 
 
+def _settings():
+    """What decides whether there is a compiler and a cache directory."""
+    return os.environ.get("CC"), os.environ.get("DIDAX_CACHE_DIR")
+
+
 class KernelModule:
     """The C extension module of `body` (after the toolchain's prelude), whose `functions`
     (C functions of Python's METH_VARARGS convention) it exports under their names."""
@@ -39,6 +45,7 @@ class KernelModule:
         self._module = None
         self._lock = threading.Lock()
         self._built = threading.Event()
+        self._none_under = None  # the settings a build found no compiler or cache under
         self.makes_preludes = makes_preludes  # (cache.load_or_build's)
 
     def source(self) -> str:
@@ -50,20 +57,29 @@ class KernelModule:
         if self.status == "ready":
             return self._module
         mode = config.read("didax_native_tier")
+        if self.status == "none" and self._none_under != _settings():
+            self.status = "unbuilt"  # (another compiler or cache directory: try it)
         if mode == "off" or self.status == "none":
             return None
-        with self._lock:
-            if self.status == "unbuilt":
-                self._build(cached_only=True)
+        if self.status == "unbuilt":  # (a building module's lock is held till it is built)
+            with self._lock:
                 if self.status == "unbuilt":
-                    if wait or mode != "background":  # ("sync" or checking: now)
-                        self._build(cached_only=False)
-                    else:
-                        self.status = "building"
-                        threading.Thread(target=self._background, daemon=True).start()
+                    self._start(now=wait or mode != "background")  # ("sync", checking: now)
         if wait and self.status == "building":
             self._built.wait()
         return self._module
+
+    def _start(self, now: bool):
+        """Loads the module if it is cached, else builds it now or starts building it in a
+        thread (which also probes the compiler if that has not been done: that runs it)."""
+        if now or toolchain.known():
+            self._build(cached_only=True)
+        if self.status == "unbuilt":
+            if now:
+                self._build(cached_only=False)
+            else:
+                self.status = "building"
+                threading.Thread(target=self._background, daemon=True).start()
 
     def get_cached(self):
         """The module if it is loaded or cached (nothing is built), else None."""
@@ -99,6 +115,7 @@ class KernelModule:
 
     def _build(self, cached_only: bool):
         """Loads (or builds) the module; records it, or that there is none."""
+        self._none_under = _settings()  # (what "none" would be under)
         tc = toolchain.toolchain()
         directory = cache_dir() if tc is not None else None
         if tc is None or directory is None:

@@ -31,6 +31,7 @@ from didax._src import caches
 from didax._src.compiler.native.directory import cache_dir, cpu_features, write_atomic
 from didax._src.compiler.native.threads import usable_cores
 from didax._src.errors import NativeTierWarning
+from didax._src.numerics import float32_math
 
 # -O2: measured against -O1 and -O3 on the same modules run interleaved (LSTM, CNN, fused
 # reduction, MLP step), -O2 and -O3 ran within 1 % of each other (-O1 up to 15 % slower)
@@ -66,6 +67,20 @@ def toolchain() -> Toolchain | None:
         if setting not in _probed:
             caches.add(_probed, setting, _probe(setting))
         return _probed[setting]
+
+
+def known() -> bool:
+    """Whether `toolchain()` answers without running the compiler: probed already in this
+    process, or recorded on disk."""
+    setting = os.environ.get("CC")
+    with _lock:
+        if setting in _probed:
+            return True
+        cc = _find(setting)
+        tc = _read_record(_record_path(cc), cc) if cc is not None else None
+        if tc is not None:
+            caches.add(_probed, setting, tc)
+        return tc is not None
 
 
 def _find(setting) -> tuple | None:
@@ -386,7 +401,7 @@ def module_prelude(unit: bool = False) -> str:
              "    r.u = (x.u & m) | (y.u & ~m);",
              "    return r.f;",
              "}", ""]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + float32_math.C_SOURCE
 
 
 

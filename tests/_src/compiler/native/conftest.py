@@ -3,6 +3,9 @@ is the suite's, so a second run loads what the first built), and helpers compari
 tiers."""
 from __future__ import annotations
 
+import os
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -81,3 +84,24 @@ def assert_same(a, b, maxulp=0):
     else:
         np.testing.assert_array_equal(np.isinf(a), np.isinf(b))
         np.testing.assert_array_max_ulp(a, b, maxulp=maxulp)
+
+
+# A compiler that never finishes in time: it answers --version, then sleeps (a child of its
+# own, as gcc's cc1 is), for a time that names it among the machine's processes.
+_SLOW_CC = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "slow-cc 1.0"; exit 0; fi
+sleep {seconds}
+"""
+_ROOT = str(pathlib.Path(__file__).resolve().parents[4])  # the repository
+
+
+def slow_compiler_env(tmp_path, seconds: str) -> dict:
+    """The environment of a process whose $CC is such a compiler sleeping `seconds`, with
+    a cache of its own (under `tmp_path`) and none of the DIDAX_ settings."""
+    cc = tmp_path / "slow-cc"
+    cc.write_text(_SLOW_CC.format(seconds=seconds))
+    cc.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIDAX_")}
+    env.update(CC=str(cc), DIDAX_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([_ROOT, env.get("PYTHONPATH", "")]))
+    return env
