@@ -37,15 +37,11 @@ static PyObject *NAME(PyObject *self, PyObject *args) {                         
     const npy_intp n = PyArray_SIZE(x);                                             \
     const float *a = (const float *)PyArray_DATA(x);                                \
     float *o = (float *)PyArray_DATA((PyArrayObject *)out);                         \
-    if (n < 4096) {                                                                 \
-        _Pragma("omp simd")                                                         \
-        for (npy_intp i = 0; i < n; i++) o[i] = FN(a[i]);                           \
-    } else {                                                                        \
-        Py_BEGIN_ALLOW_THREADS                                                      \
-        _Pragma("omp simd")                                                         \
-        for (npy_intp i = 0; i < n; i++) o[i] = FN(a[i]);                           \
-        Py_END_ALLOW_THREADS                                                        \
-    }                                                                               \
+    /* (the lock is let go for long arrays only: it costs more than a short one) */   \
+    PyThreadState *released = n >= 4096 ? PyEval_SaveThread() : NULL;              \
+    _Pragma("omp simd")                                                             \
+    for (npy_intp i = 0; i < n; i++) o[i] = FN(a[i]);                               \
+    if (released != NULL) PyEval_RestoreThread(released);                           \
     return out;                                                                     \
 }
 /* `out` None: FN of `x` (a new array, or a float32 scalar for a float32 scalar or 0-d
