@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from didax._src.compiler.native.rules import c_constant
-
 F32 = np.float32
 
 # (name, value) of each constant, in the order the C source declares them.
@@ -49,8 +47,13 @@ assert all(float(_C[name]) == value for name, value in _CONSTANTS)  # (exact in 
 _SHIFTER_BITS = int(_C["SHIFTER"].view(np.uint32))
 
 
+def _c_constant(value: float) -> str:
+    # (numerics sits below the compiler's layer, so not native.rules' c_constant)
+    return f"({float(value).hex()}f)"
+
+
 C_SOURCE = "".join(
-    f"#define DIDAX_F32_{name} {c_constant(value, F32)}\n" for name, value in _CONSTANTS) + f"""\
+    f"#define DIDAX_F32_{name} {_c_constant(value)}\n" for name, value in _CONSTANTS) + f"""\
 static inline float didax_f32_of_bits(npy_uint32 u) {{
     union {{ npy_uint32 u; float f; }} v = {{u}};
     return v.f;
