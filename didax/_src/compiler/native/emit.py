@@ -490,7 +490,7 @@ class _Emitter:
         self.body.append(f"        const {ctype} *restrict p{s} = (const {ctype} *)"
                          f"PyArray_DATA((PyArrayObject *)v[{s}]);")
 
-    def new_array(self, s, aval, zero=False, var=None):
+    def new_array(self, s, aval, var=None):
         """Declares q<s>, the data of a new array of `aval` in slot `s`: in a body, the io
         array `var` is written into if it is a result; else (and for values of `run` that
         are not its results) an array of keep[] reused when nothing else holds it (no page
@@ -500,7 +500,6 @@ class _Emitter:
         ctype, typenum = C_TYPES[aval.dtype], C_TYPENUMS[aval.dtype]
         shape = self.shape_array(aval.shape)
         b = self.body
-        reused = True  # an io array or keep[]'s (to be zeroed here if asked)
         if var is not None and var in self.dest and var not in self.direct:
             self.direct.add(var)
             b.append(f"        v[{s}] = io[{self.dest[var]}]; Py_INCREF(v[{s}]);")
@@ -510,16 +509,11 @@ class _Emitter:
             else:
                 k = self.keep_of[var] = self.take_keep(aval.shape, aval.dtype)
             b.append(f"        v[{s}] = scratch(&keep[{k}], {aval.ndim}, {shape}, {typenum});")
-        elif zero:
-            reused = False
-            b.append(f"        v[{s}] = PyArray_ZEROS({aval.ndim}, {shape}, {typenum}, 0);")
         else:
             b.append(f"        v[{s}] = PyArray_SimpleNew({aval.ndim}, {shape}, {typenum});")
         b.append(f"        if (v[{s}] == NULL) goto done;")
         b.append(f"        {ctype} *restrict q{s} = ({ctype} *)"
                  f"PyArray_DATA((PyArrayObject *)v[{s}]);")
-        if zero and reused and math.prod(aval.shape):
-            b.append(f"        memset(q{s}, 0, {math.prod(aval.shape) * aval.dtype.itemsize});")
 
     # Python segments --------------------------------------------------------------------
 
