@@ -26,7 +26,14 @@ from didax._src.base_prims import (  # declared below the interpreters; rules ad
     transpose_p,
 )
 from didax._src.compiler.codegen import codegen_rule, index_text, range_text
-from didax._src.compiler.native.rules import C_TYPES, ViewAt, c_constant, native_rule, numeric
+from didax._src.compiler.native.rules import (
+    C_TYPES,
+    OfCopy,
+    ViewAt,
+    c_constant,
+    native_rule,
+    numeric,
+)
 from didax._src.core import ShapedArray, get_aval
 from didax._src.interpreters import batching, sharding
 from didax._src.interpreters.jvp import deflinear
@@ -939,20 +946,22 @@ def _expand_dims_native(eqn, strides):
 
 @native_rule(reshape_p, kind="view", when=lambda eqn: eqn.params.get("dimensions") is None)
 def _reshape_native(eqn, strides):
-    """A reshape reading its operand in order, or only adding or removing size-1 dims."""
+    """A reshape reading its operand in order, or only adding or removing size-1 dims; else
+    one reading a copy of it in order (heads merged after attention: (batch, heads, tokens,
+    dim) transposed, then reshaped to (batch, tokens, heads * dim))."""
     old, new = eqn.invars[0].aval.shape, eqn.outvars[0].aval.shape
     keep = [(d, s) for d, s in zip(old, strides) if d != 1]
     acc, in_order = 1, True
     for d, s in reversed(keep):
         in_order &= s == acc
         acc *= d
+    out, acc = [], 1
+    for d in reversed(new):
+        out.append(acc)
+        acc *= d
     if in_order:
-        out, acc = [], 1
-        for d in reversed(new):
-            out.append(acc)
-            acc *= d
         return out[::-1]
     if [d for d, _ in keep] != [d for d in new if d != 1]:
-        return None
+        return OfCopy(tuple(out[::-1]))
     it = iter(s for _, s in keep)
     return [next(it) if d != 1 else 0 for d in new]

@@ -40,7 +40,15 @@ from didax._src.compiler.native.loops import (
 )
 from didax._src.compiler.native.products import elementwise_products
 from didax._src.compiler.native.recompute import recomputed_in_readers
-from didax._src.compiler.native.rules import C_TYPENUMS, C_TYPES, FLOATS, CExpr, ViewAt, c_constant
+from didax._src.compiler.native.rules import (
+    C_TYPENUMS,
+    C_TYPES,
+    FLOATS,
+    CExpr,
+    OfCopy,
+    ViewAt,
+    c_constant,
+)
 from didax._src.compiler.native.toolchain import UNIT_MARK, module_prelude
 from didax._src.compiler.numpy_tier import compile_jaxpr
 from didax._src.compiler.passes import optimize
@@ -256,6 +264,12 @@ class _Emitter:
                 if isinstance(new, ViewAt):
                     new, off = new.strides, off + new.offset
                 open_py = segs and segs[-1].kind == "py" and where.get(base) is segs[-1]
+                if isinstance(new, OfCopy) and not open_py:  # (x is a view: see _reshape_native)
+                    self.alias[out] = (x, new.strides, 0)
+                    segs.append(_Seg("in order", eqn))
+                    open_loop = None
+                    where[out] = None
+                    continue
                 if new is not None and not open_py:  # (a view of a value the open NumPy-tier
                     # segment computes is computed there too)
                     self.alias[out] = (base, tuple(new), off)
@@ -337,6 +351,10 @@ class _Emitter:
             if seg.kind == "loop":
                 start = len(self.body)
                 self.loop_segment(i, seg)
+                self.share(start)
+            elif seg.kind == "in order":  # (the copy stays: the view's readers read it)
+                start = len(self.body)
+                self.materialize(seg.eqns[0].invars[0])
                 self.share(start)
             else:
                 temps = self.materialize_all(seg.eqns)
