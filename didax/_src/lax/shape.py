@@ -28,7 +28,7 @@ from didax._src.base_prims import (  # declared below the interpreters; rules ad
 from didax._src.compiler.codegen import codegen_rule, index_text, range_text
 from didax._src.compiler.native.rules import (
     C_TYPES,
-    OfCopy,
+    IN_ORDER,
     ViewAt,
     c_constant,
     native_rule,
@@ -955,13 +955,13 @@ def _reshape_native(eqn, strides):
     for d, s in reversed(keep):
         in_order &= s == acc
         acc *= d
-    out, acc = [], 1
-    for d in reversed(new):
-        out.append(acc)
-        acc *= d
     if in_order:
+        out, acc = [], 1
+        for d in reversed(new):
+            out.append(acc)
+            acc *= d
         return out[::-1]
     if [d for d, _ in keep] != [d for d in new if d != 1]:
-        return OfCopy(tuple(out[::-1]))
+        return IN_ORDER
     it = iter(s for _, s in keep)
     return [next(it) if d != 1 else 0 for d in new]

@@ -44,8 +44,8 @@ from didax._src.compiler.native.rules import (
     C_TYPENUMS,
     C_TYPES,
     FLOATS,
+    IN_ORDER,
     CExpr,
-    OfCopy,
     ViewAt,
     c_constant,
 )
@@ -264,11 +264,10 @@ class _Emitter:
                 if isinstance(new, ViewAt):
                     new, off = new.strides, off + new.offset
                 open_py = segs and segs[-1].kind == "py" and where.get(base) is segs[-1]
-                if isinstance(new, OfCopy) and not open_py:  # (x is a view: see _reshape_native)
-                    self.alias[out] = (x, new.strides, 0)
+                if new is IN_ORDER and not open_py:
                     segs.append(_Seg("in order", eqn))
                     open_loop = None
-                    where[out] = None
+                    where[out] = segs[-1]
                     continue
                 if new is not None and not open_py:  # (a view of a value the open NumPy-tier
                     # segment computes is computed there too)
@@ -352,9 +351,9 @@ class _Emitter:
                 start = len(self.body)
                 self.loop_segment(i, seg)
                 self.share(start)
-            elif seg.kind == "in order":  # (the copy stays: the view's readers read it)
+            elif seg.kind == "in order":
                 start = len(self.body)
-                self.materialize(seg.eqns[0].invars[0])
+                self.copy_in_order(seg.eqns[0])
                 self.share(start)
             else:
                 temps = self.materialize_all(seg.eqns)
@@ -490,14 +489,32 @@ class _Emitter:
                      " &dims, NPY_CORDER);")
             b.append(f"        if (v[{s}] == NULL) goto done;")
         else:
-            ctype = C_TYPES[a.aval.dtype]
             self.new_array(s, a.aval, var=a)
-            loop_nest(b, shape, [(ctype, _at(f"p{self.slots[base]}", off),
-                                  over(shape, shape, st))],
-                      lambda block, names: None, [(f"q{s}", lambda: "t0")], [])
+            self.copy_loop(base, st, off, a.aval, s)
         b.append("    }")
         self.share(start)
         return s
+
+    def copy_in_order(self, eqn):
+        """The result of the view `eqn` (see rules.IN_ORDER): its operand's elements, read
+        where they are, copied in order into a new array of the result's shape."""
+        x, out = eqn.invars[0], eqn.outvars[0]
+        base, st, off = self.alias.get(x, (x, contiguous(x.aval.shape), 0))
+        s = self.slot(out)
+        b = self.body
+        b.append("    {  /* a view copied in order */")
+        self.as_array(base)
+        self.new_array(s, out.aval, var=out)
+        self.copy_loop(base, st, off, x.aval, s)
+        b.append("    }")
+
+    def copy_loop(self, base, st, off, aval, s):
+        """A loop copying the view of `base` (element strides `st`, offset `off`) of `aval`
+        in order into q<s>."""
+        shape = aval.shape
+        loop_nest(self.body, shape, [(C_TYPES[aval.dtype], _at(f"p{self.slots[base]}", off),
+                                      over(shape, shape, st))],
+                  lambda block, names: None, [(f"q{s}", lambda: "t0")], [])
 
     def as_array(self, a):
         """Declares p<slot>, the data of `a` (converted to a C-contiguous array)."""

@@ -46,10 +46,16 @@ class ViewAt(NamedTuple):
     offset: int
 
 
-class OfCopy(NamedTuple):
-    """What a view rule returns for a view of its operand copied in order (a view of a view
-    that no strides of the first's base express): the strides it reads the copy with."""
-    strides: tuple
+class _InOrder:
+    """What a view rule returns for a result no strides of its operand's base express (a
+    view of a view): the operand's elements copied in order, as an array of the result's
+    shape."""
+
+    def __repr__(self):
+        return "IN_ORDER"
+
+
+IN_ORDER = _InOrder()
 
 
 class Matmul(NamedTuple):
@@ -72,8 +78,8 @@ def native_rule(prim, *, when=_floats, kind="elementwise", counts=None, any_orde
     accepts (by default: all operands and results float32 or float64). The kind says what
     the emitter asks of it: "elementwise" (a C expression of the operands' elements),
     "view" (`rule(eqn, strides)`: the result's element strides over the operand's, a
-    ViewAt if it starts elsewhere than the operand's first element, an OfCopy if it reads
-    a copy of its operand in order, or None), "reduce"
+    ViewAt if it starts elsewhere than the operand's first element, IN_ORDER if it is a
+    copy of its operand in order, or None), "reduce"
     (`rule(c, eqn)`: (initial value, combining template {0} acc {1} value)),
     "gemm" (`rule(eqn)`: a Matmul), "block" (`rule(emitter,
     eqn)` writes the C of the whole equation with the emitter's helpers: a loop or branch

@@ -132,7 +132,8 @@ def test_views_read_in_place(dtype, data):
 def test_reshapes_of_views_no_strides_express_are_copies_in_order(dtype, data):
     """Heads merged after attention: a transposed (and sliced) view reshaped. The view is
     copied in order by a native loop (no NumPy-tier equation), which the reshape's readers
-    (a loop, a product, the results) read; the view itself is read elsewhere as before."""
+    (a loop, a product, the results) read; the view itself is read elsewhere as before, and
+    copied again for another reshape after the first copy's readers."""
     h = data.draw(hnp.arrays(dtype, (2, 3, 5, 4)))
     w = data.draw(hnp.arrays(dtype, (12, 6)))
 
@@ -140,15 +141,18 @@ def test_reshapes_of_views_no_strides_express_are_copies_in_order(dtype, data):
         t = lax.transpose(h, (0, 2, 1, 3))                      # (2, 5, 3, 4), strided
         merged = lax.reshape(t, (2, 5, 12))
         part = lax.reshape(lax.slice(t, (0, 1, 0, 0), (2, 4, 3, 4)), (6, 12))
-        return (merged, merged * 2 + 1, lax.dot_general(merged, w, (((2,), (0,)), ((), ()))),
-                part, t - 1)
+        p = lax.dot_general(merged * 2 + 1, w, (((2,), (0,)), ((), ())))
+        # after the first copy's readers: t again, reshaped otherwise and read by a product
+        again = lax.reshape(t, (10, 12)) - lax.reshape(p, (10, 6)).sum()
+        tw = lax.dot_general(t, w[:4, :3], (((3,), (0,)), ((), ())))
+        return merged, p, part, t - 1, again, tw
     tiers = Tiers(f)
     for n, m, e in zip(*tiers(h, w)):
         assert_same(m, e)
         assert_same(n, m)
     assert_native(tiers.native, h, w)
     if have_compiler():
-        products = 1 if dtype == np.int32 else 0  # (integer products: the NumPy tier's)
+        products = 2 if dtype == np.int32 else 0  # (integer products: the NumPy tier's)
         assert executable(tiers.native, h, w).native.plan.python_equations == products
 
 
