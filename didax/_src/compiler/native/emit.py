@@ -497,9 +497,11 @@ class _Emitter:
 
     def copy_in_order(self, eqn):
         """The result of the view `eqn` (see rules.IN_ORDER): its operand's elements, read
-        where they are, copied in order into a new array of the result's shape."""
+        where they are, copied in order into a new array of the result's shape. (The
+        operand is a view: an array of its own is read in order, which its rule expresses
+        by strides.)"""
         x, out = eqn.invars[0], eqn.outvars[0]
-        base, st, off = self.alias.get(x, (x, contiguous(x.aval.shape), 0))
+        base, st, off = self.alias[x]
         s = self.slot(out)
         b = self.body
         b.append("    {  /* a view copied in order */")
