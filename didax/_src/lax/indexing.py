@@ -21,11 +21,20 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import instantiate, zeros_like_aval
+from didax._src.compiler.native.rules import (
+    C_TYPES,
+    FLOATS,
+    INTS,
+    c_constant,
+    native_rule,
+    wrapped,
+)
 from didax._src.core import ShapedArray, Zero, get_aval, is_zero
 from didax._src.interpreters import batching
 from didax._src.interpreters.jvp import defjvp
 from didax._src.interpreters.staging import trace_to_jaxpr
 from didax._src.interpreters.transpose import is_undefined
+from didax._src.ir import Literal
 from didax._src.lax.control_flow.while_loop import while_loop
 from didax._src.lax.elementwise import (
     add,
@@ -715,6 +724,130 @@ def _gather_batch(size, vals, dims, *, dimension_numbers, slice_sizes, unique_in
 gather_p.def_batch(_gather_batch)
 
 
+# Gathers and scatters natively: one loop nest over the result (a gather) or the updates (a
+# scatter), in row-major order, each window's start read from its index vector once; a
+# scatter applies its updates in that order, as NumPy's `np.add.at` and fancy assignment do.
+
+
+def _index_loops(em, dims, starts_at, body):
+    """C loops over `dims` [(loop variable, extent, is_window)] in order; `starts_at(ind)`
+    writes the window's start where every non-window loop is open (before any loop if there
+    is none) and returns the C condition the remaining loops run under, or None; `body(ind)`
+    writes the innermost statements. The innermost loop over a window is a vector loop."""
+    last_batch = max((k for k, (_, _, window) in enumerate(dims) if not window), default=-1)
+    ind, opened = "", []  # (the indentation of each opened brace)
+
+    def start(ind):
+        condition = starts_at(ind)
+        if condition is None:
+            return ind
+        em.line(f"{ind}if ({condition}) {{")
+        opened.append(ind)
+        return ind + "    "
+
+    if last_batch < 0:
+        ind = start(ind)
+    for k, (var, extent, window) in enumerate(dims):
+        if k == len(dims) - 1 and window:
+            em.line(f"{ind}#pragma omp simd")
+        em.line(f"{ind}for (npy_intp {var} = 0; {var} < {extent}; {var}++) {{")
+        opened.append(ind)
+        ind += "    "
+        if k == last_batch:
+            ind = start(ind)
+    body(ind)
+    for ind in reversed(opened):
+        em.line(f"{ind}}}")
+
+
+def _index_start(ix, ixtype, at) -> str:
+    """The C int64 of the index vector's element at `at` (uint64 saturated, as
+    _as_int64 does)."""
+    if ixtype == "npy_uint64":
+        return f"({ix}[{at}] > (npy_uint64)NPY_MAX_INT64 ? NPY_MAX_INT64 : (npy_int64){ix}[{at}])"
+    return f"(npy_int64){ix}[{at}]"
+
+
+def _window_start(em, name, indices, shape, sizes, start_map, batching, *, clamp, check, skip):
+    """The `starts_at` of _index_loops for windows of `sizes` in a row-major operand of
+    `shape`: C declaring `name`, the flat position of the window's start (its dimension d
+    in `start_map` at the index vector's element, clamped into bounds if `clamp`; at batch
+    loop `batching[d]` for an operand batching dimension), and with `check` `in_bounds`,
+    whether the window was entirely in bounds, which with `skip` the rest runs under."""
+    ishape = indices.aval.shape
+    ix, ixtype = f"p{em.slots[indices]}", C_TYPES[indices.aval.dtype]
+    istrides = [math.prod(ishape[d + 1:]) for d in range(len(ishape))]
+    ostrides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    ibase = " + ".join(["0"] + [f"b{t} * {istrides[t]}" for t in range(len(ishape) - 1)])
+
+    def starts_at(ind):
+        em.line(f"{ind}npy_intp {name} = 0;")
+        if check:
+            em.line(f"{ind}int in_bounds = 1;")
+        for d, n in enumerate(shape):
+            if d in start_map:
+                k, top = start_map.index(d), n - sizes[d]
+                em.line(f"{ind}{{ npy_int64 x = {_index_start(ix, ixtype, f'{ibase} + {k}')};")
+                if check:
+                    em.line(f"{ind}  in_bounds &= (x >= 0) & (x <= {top});")
+                at = f"(x < 0 ? 0 : x > {top} ? {top} : x)" if clamp else "x"
+                em.line(f"{ind}  {name} += {at} * {ostrides[d]}; }}")
+            elif d in batching:
+                em.line(f"{ind}{name} += b{batching[d]} * {ostrides[d]};")
+        return "in_bounds" if skip else None
+
+    return starts_at
+
+
+def _gather_native_when(eqn) -> bool:
+    operand, indices = eqn.invars
+    out = eqn.outvars[0]
+    return (type(operand) is not Literal and type(indices) is not Literal
+            and operand.aval.dtype in C_TYPES and indices.aval.dtype in INTS
+            and math.prod(out.aval.shape) > 0
+            and all(s >= 1 for s in eqn.params["slice_sizes"]))
+
+
+@native_rule(gather_p, kind="block", when=_gather_native_when, counts=lambda eqn: (1, 0))
+def _gather_native(em, eqn):
+    """Each window copied from its start (clamped into bounds; in "fill" mode a window
+    not entirely in bounds is the fill value), as _gather_impl computes it."""
+    operand, indices = eqn.invars
+    out = eqn.outvars[0]
+    dn, sizes = eqn.params["dimension_numbers"], eqn.params["slice_sizes"]
+    mode = eqn.params["mode"]
+    shape, ishape, oshape = operand.aval.shape, indices.aval.shape, out.aval.shape
+    for a in (operand, indices):
+        em.operand(a)
+        em.as_array(a)
+    s = em.slot(out)
+    em.new_array(s, out.aval, var=out)
+    p, q = f"p{em.slots[operand]}", f"q{s}"
+    ostrides, qstrides = ([math.prod(sh[d + 1:]) for d in range(len(sh))]
+                          for sh in (shape, oshape))
+    dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    window_dims = iter(d for d in range(len(shape)) if d not in dropped)
+    batch = iter(range(len(ishape) - 1))
+    dims, windows = [], []  # the loops; the operand's window dimensions, in order
+    for k in range(len(oshape)):
+        if k in dn.offset_dims:
+            windows.append(next(window_dims))
+            dims.append((f"w{windows[-1]}", oshape[k], True))
+        else:
+            dims.append((f"b{next(batch)}", oshape[k], False))
+    fill = mode is GatherScatterMode.FILL_OR_DROP
+    batching = {d: t for d, t in zip(dn.operand_batching_dims, dn.start_indices_batching_dims)}
+    starts_at = _window_start(em, "src", indices, shape, sizes, dn.start_index_map, batching,
+                              clamp=True, check=fill, skip=False)
+    read = " + ".join(["src"] + [f"w{d} * {ostrides[d]}" for d in windows])
+    at = " + ".join(f"{var} * {qstrides[k]}" for k, (var, _, _) in enumerate(dims))
+    value = f"{p}[{read}]"
+    if fill:
+        filled = np.asarray(eqn.params["fill_value"]).astype(out.aval.dtype)
+        value = f"(in_bounds ? {value} : {c_constant(filled, out.aval.dtype)})"
+    _index_loops(em, dims, starts_at, lambda ind: em.line(f"{ind}{q}[{at}] = {value};"))
+
+
 def _window_sizes(operand_shape, updates_shape, dn):
     """The size of the updated window along each operand dimension."""
     windows = iter(updates_shape[d] for d in dn.update_window_dims)
@@ -903,6 +1036,68 @@ scatter_p.def_transpose(_scatter_transpose)
 scatter_add_p = _scatter_primitive("scatter-add", np.add.at, linear=True)
 
 
+def _scatter_native_when(eqn) -> bool:
+    operand, indices, updates = eqn.invars
+    dn = eqn.params["dimension_numbers"]
+    sizes = _window_sizes(operand.aval.shape, updates.aval.shape, dn)
+    dtype = operand.aval.dtype
+    return (not any(type(a) is Literal for a in eqn.invars)
+            and (dtype in FLOATS or dtype in INTS
+                 or eqn.primitive is scatter_p and dtype in C_TYPES)
+            and indices.aval.dtype in INTS and math.prod(operand.aval.shape) > 0
+            and all(w <= n for w, n in zip(sizes, operand.aval.shape)))
+
+
+def _scatter_native(em, eqn):
+    """The operand copied (or its array taken over if nothing reads it after: Emitter.
+    take_over), then each update applied in the updates' row-major order (an
+    assignment: the last to a place stays; an addition: in that order) where its window is
+    entirely in bounds (in "clip" mode: each start clamped), as _scatter_impl_with does."""
+    operand, indices, updates = eqn.invars
+    out = eqn.outvars[0]
+    dn, mode = eqn.params["dimension_numbers"], eqn.params["mode"]
+    shape, ishape, ushape = operand.aval.shape, indices.aval.shape, updates.aval.shape
+    dtype = out.aval.dtype
+    for a in (operand, indices, updates):
+        em.operand(a)
+        em.as_array(a)
+    s = em.slot(out)
+    if not em.take_over(eqn, operand, out):
+        em.new_array(s, out.aval, var=out)
+        em.line(f"memcpy(q{s}, p{em.slots[operand]}, {math.prod(shape) * dtype.itemsize});")
+    u, q = f"p{em.slots[updates]}", f"q{s}"
+    if not math.prod(ushape):
+        return
+    ostrides, ustrides = ([math.prod(sh[d + 1:]) for d in range(len(sh))]
+                          for sh in (shape, ushape))
+    sizes = _window_sizes(shape, ushape, dn)
+    window_dims = iter(d for d in range(len(shape))
+                       if d not in dn.inserted_window_dims and d not in dn.operand_batching_dims)
+    batch = iter(range(len(ishape) - 1))
+    dims, windows = [], []
+    for k, n in enumerate(ushape):
+        if k in dn.update_window_dims:
+            d = next(window_dims)
+            windows.append(d)
+            dims.append((f"w{d}", n, True))
+        else:
+            dims.append((f"b{next(batch)}", n, False))
+    clip = mode is GatherScatterMode.CLIP
+    batching = {d: t for d, t in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims)}
+    starts_at = _window_start(em, "dst", indices, shape, sizes, dn.scatter_dims_to_operand_dims,
+                              batching, clamp=clip, check=not clip, skip=not clip)
+    target = f"{q}[" + " + ".join(["dst"] + [f"w{d} * {ostrides[d]}" for d in windows]) + "]"
+    value = f"{u}[" + " + ".join(f"{var} * {ustrides[k]}"
+                                 for k, (var, _, _) in enumerate(dims)) + "]"
+    if eqn.primitive is scatter_add_p:
+        value = wrapped(dtype, "+", target, value)
+    _index_loops(em, dims, starts_at, lambda ind: em.line(f"{ind}{target} = {value};"))
+
+
+native_rule(scatter_p, kind="block", when=_scatter_native_when,
+            counts=lambda eqn: (1, 0))(_scatter_native)
+
+
 def scatter_add(operand, scatter_indices, updates, dimension_numbers, *,
                 indices_are_sorted=False, unique_indices=False, mode=None):
     """Like `scatter`, but updates are added (duplicates accumulate)."""
@@ -933,6 +1128,8 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, 
 
 
 scatter_add_p.def_transpose(_scatter_add_transpose)
+native_rule(scatter_add_p, kind="block", when=_scatter_native_when,
+            counts=lambda eqn: (1, 0))(_scatter_native)
 
 scatter_sub_p = _scatter_primitive("scatter-sub", np.subtract.at, linear=True)
 

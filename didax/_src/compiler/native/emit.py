@@ -239,6 +239,7 @@ class _Emitter:
         self.direct: set = set()    # (bodies) results computed in their io array
         self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
         self.n_names = 0            # C identifiers made by fresh()
+        self.segment = None         # the index of the block segment being written
 
     def shape_array(self, shape) -> str:
         return self.m.shape_array(shape)
@@ -593,6 +594,7 @@ class _Emitter:
         """An equation whose rule writes its C itself (control flow: the loop or branch)
         with this emitter's helpers below; results nobody reads are dropped."""
         self.body.append(f"    {{  /* {eqn.primitive.name}, native */")
+        self.segment = i
         eqn.primitive.rules["native"](self, eqn)
         self.body.append("    }")
         for v in eqn.outvars:
@@ -619,6 +621,25 @@ class _Emitter:
         """The C expression of the slot result `v` is put in (the rule stores a new
         reference there)."""
         return f"v[{self.slot(v)}]"
+
+    def take_over(self, eqn, x, out) -> bool:
+        """Whether the block `eqn` may compute `out` in the array of its operand `x`, an
+        intermediate of its own that nothing reads after it (no other operand of `eqn` a
+        view of it): if so, out's slot holds that array (q<slot> its data, which the rule
+        must not read through p<slot of x> any more), and its keep[] entry passes to
+        `out`. (A scatter into a new array of zeros need not copy them.)"""
+        if (type(x) is Literal or x in self.alias or x not in self.keep_of
+                or out in self.dest
+                or (out.aval.shape, out.aval.dtype) != (x.aval.shape, x.aval.dtype)
+                or self.last_reader.get(x) != self.segment
+                or sum(type(a) is not Literal and self.base(a) is x for a in eqn.invars) > 1):
+            return False
+        s, ctype = self.slot(out), C_TYPES[out.aval.dtype]
+        self.body.append(f"        v[{s}] = v[{self.slots[x]}]; Py_INCREF(v[{s}]);")
+        self.body.append(f"        {ctype} *restrict q{s} = ({ctype} *)"
+                         f"PyArray_DATA((PyArrayObject *)v[{s}]);")
+        self.keep_of[out] = self.keep_of.pop(x)
+        return True
 
     def function(self, closed) -> Function:
         """`closed` (optimised here) compiled as a C function of this module."""

@@ -55,11 +55,12 @@ COPIES = {"concatenate", "split"}
 
 def test_primitives_with_native_rules():
     have = {n for n, p in core.all_primitives.items() if "native" in p.rules}
+    from .test_gathers_scatters import GATHERS_SCATTERS
     from .test_loops import CONTROL, LAYOUT
     from .test_products_reductions_views import PRODUCTS_REDUCTIONS_VIEWS
     assert have == (set(UNARY_EXACT) | set(BINARY_EXACT) | set(UNARY_LIBM) | set(BINARY_LIBM)
                     | PRODUCTS_REDUCTIONS_VIEWS | CONTROL | LAYOUT | RANDOM | COUNTING
-                    | CUMULATIVE | set(INTEGER) | COPIES)
+                    | CUMULATIVE | set(INTEGER) | COPIES | GATHERS_SCATTERS)
 
 
 def _unary(x):
