@@ -9,7 +9,7 @@ import pytest
 
 import didax
 import didax.numpy as jnp
-from didax._src.compiler.native import emit
+from didax._src.compiler.native import emit, loops
 from didax._src.compiler.native.loops import CALL_BLOCK, ROW_PIECE
 from didax._src.config import enable_x64, flag_context
 from didax._src.eager import vjp as eager_vjp
@@ -128,12 +128,14 @@ def test_max_and_min_of_signed_zeros_are_jaxs(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
 @pytest.mark.parametrize("blocked", [False, True])
-def test_max_and_min_in_vector_lanes_are_the_values_in_order(dtype, blocked):
-    """Native maxima and minima accumulate in vector lanes, combined at the loop's end:
-    the same bits as the NumPy tier and eager whichever lane holds the extremum, a NaN, an
-    infinity or a zero of either sign, also in a loop that calls NumPy's functions
-    (`blocked`: its blocks of elements)."""
-    n = 70  # (several vectors of every width, and a tail)
+@pytest.mark.parametrize("n", [70, loops.TREE_MAX + 44])
+def test_max_and_min_in_vector_lanes_are_the_values_in_order(dtype, blocked, n):
+    """Native maxima and minima accumulate in vector lanes, combined at the loop's end
+    (rows of n = 70: several vectors of every width, and a tail), or over a short row (of at
+    most loops.TREE_MAX, in a loop calling no NumPy function) by halves of a buffer of its
+    values: the same bits as the NumPy tier and eager whichever lane or half holds the
+    extremum, a NaN, an infinity or a zero of either sign, also in a loop that calls NumPy's
+    functions (`blocked`: its blocks of elements)."""
     rows = []
     for k in range(n):  # the extremum, at every position of a row
         row = np.arange(n) % 7 - 3
@@ -173,7 +175,10 @@ def test_max_and_min_in_vector_lanes_are_the_values_in_order(dtype, blocked):
     assert_native(tiers.native, x, b)
     if have_compiler():
         source = executable(tiers.native, x, b).native.plan.source
-        assert "#pragma omp simd reduction(" in source
+        if n > loops.TREE_MAX:
+            assert "#pragma omp simd reduction(" in source
+        elif not blocked:
+            assert f"for (npy_intp u = 0; u < {n // 2}; u++)" in source
 
 
 def test_eager_steps_sum_accurately_and_as_the_numpy_tier(millions):
