@@ -801,5 +801,6 @@ def _dot_general_native(eqn):
     if swapped(g):
         return Matmul(g.batch, g.N, g.K, g.M, _view(rhs.shape, rhs.dtype, sb, not tb),
                       _view(lhs.shape, lhs.dtype, sa, not ta), True)
+    nb = len(eqn.params["dimension_numbers"][1][0])
     return Matmul(g.batch, g.M, g.K, g.N, _view(lhs.shape, lhs.dtype, sa, ta),
-                  _view(rhs.shape, rhs.dtype, sb, tb), False)
+                  _view(rhs.shape, rhs.dtype, sb, tb), False, nb, (sa[-2:], sb[-2:]), (ta, tb))

@@ -1050,7 +1050,7 @@ def _scatter_native_when(eqn) -> bool:
 
 def _scatter_native(em, eqn):
     """The operand copied (or its array taken over if nothing reads it after: Emitter.
-    take_over), then each update applied in the updates' row-major order (an
+    copy_or_take), then each update applied in the updates' row-major order (an
     assignment: the last to a place stays; an addition: in that order) where its window is
     entirely in bounds (in "clip" mode: each start clamped), as _scatter_impl_with does."""
     operand, indices, updates = eqn.invars
@@ -1060,12 +1060,10 @@ def _scatter_native(em, eqn):
     dtype = out.aval.dtype
     for a in (operand, indices, updates):
         em.operand(a)
+    for a in (indices, updates):
         em.as_array(a)
-    s = em.slot(out)
-    if not em.take_over(eqn, operand, out):
-        em.new_array(s, out.aval, var=out)
-        em.line(f"memcpy(q{s}, p{em.slots[operand]}, {math.prod(shape) * dtype.itemsize});")
-    u, q = f"p{em.slots[updates]}", f"q{s}"
+    em.copy_or_take(eqn, operand, out)
+    u, q = f"p{em.slots[updates]}", f"q{em.slots[out]}"
     if not math.prod(ushape):
         return
     ostrides, ustrides = ([math.prod(sh[d + 1:]) for d in range(len(sh))]

@@ -38,6 +38,7 @@ from didax._src.compiler.native.loops import (
     over,
     pairwise_dims,
 )
+from didax._src.compiler.native.matrix_views import matrix_views
 from didax._src.compiler.native.products import elementwise_products
 from didax._src.compiler.native.recompute import recomputed_in_readers
 from didax._src.compiler.native.rules import (
@@ -357,10 +358,11 @@ class _Emitter:
                 self.copy_in_order(seg.eqns[0])
                 self.share(start)
             else:
-                temps = self.materialize_all(seg.eqns)
+                views = self.gemm_views(seg.eqns[0]) if seg.kind == "gemm" else None
+                temps = [] if views else self.materialize_all(seg.eqns)
                 if seg.kind == "gemm":
                     start = len(self.body)
-                    self.gemm_segment(i, seg.eqns[0])
+                    self.gemm_segment(i, seg.eqns[0], views)
                     self.share(start)
                 elif seg.kind == "block":
                     self.block_segment(i, seg.eqns[0])
@@ -622,23 +624,37 @@ class _Emitter:
         reference there)."""
         return f"v[{self.slot(v)}]"
 
-    def take_over(self, eqn, x, out) -> bool:
-        """Whether the block `eqn` may compute `out` in the array of its operand `x`, an
-        intermediate of its own that nothing reads after it (no other operand of `eqn` a
-        view of it): if so, out's slot holds that array (q<slot> its data, which the rule
-        must not read through p<slot of x> any more), and its keep[] entry passes to
-        `out`. (A scatter into a new array of zeros need not copy them.)"""
-        if (type(x) is Literal or x in self.alias or x not in self.keep_of
-                or out in self.dest
+    def copy_or_take(self, eqn, x, out) -> bool:
+        """Declares q<slot of out>, the array the block `eqn` computes `out` in, holding the
+        values of its operand `x` (of out's shape and dtype; x is made an array first): x's
+        own array if x is an intermediate that nothing reads after `eqn` (no other operand
+        of it a view of it) and that nothing else holds when the block runs (a NumPy view
+        made of it by a NumPy-tier equation would), its keep[] entry passing to `out`; else
+        a copy. Whether it may take x's array (a scatter into new zeros need not copy
+        them)."""
+        self.as_array(x)
+        xs, s = self.slots[x], self.slot(out)
+        ctype, typenum = C_TYPES[out.aval.dtype], C_TYPENUMS[out.aval.dtype]
+        nbytes = math.prod(out.aval.shape) * out.aval.dtype.itemsize
+        if (x in self.alias or x not in self.keep_of or out in self.dest
                 or (out.aval.shape, out.aval.dtype) != (x.aval.shape, x.aval.dtype)
                 or self.last_reader.get(x) != self.segment
                 or sum(type(a) is not Literal and self.base(a) is x for a in eqn.invars) > 1):
+            self.new_array(s, out.aval, var=out)
+            self.line(f"memcpy(q{s}, p{xs}, {nbytes});")
             return False
-        s, ctype = self.slot(out), C_TYPES[out.aval.dtype]
-        self.body.append(f"        v[{s}] = v[{self.slots[x]}]; Py_INCREF(v[{s}]);")
-        self.body.append(f"        {ctype} *restrict q{s} = ({ctype} *)"
-                         f"PyArray_DATA((PyArrayObject *)v[{s}]);")
-        self.keep_of[out] = self.keep_of.pop(x)
+        k = self.keep_of[out] = self.keep_of.pop(x)
+        b = self.body
+        b.append(f"        if (Py_REFCNT(v[{xs}]) == 2) {{  /* its slot and keep[{k}] alone */")
+        b.append(f"            v[{s}] = v[{xs}]; Py_INCREF(v[{s}]);")
+        b.append("        } else {")
+        b.append(f"            v[{s}] = scratch(&keep[{k}], {out.aval.ndim}, "
+                 f"{self.shape_array(out.aval.shape)}, {typenum});")
+        b.append(f"            if (v[{s}] == NULL) goto done;")
+        b.append(f"            memcpy(PyArray_DATA((PyArrayObject *)v[{s}]), p{xs}, {nbytes});")
+        b.append("        }")
+        b.append(f"        {ctype} *restrict q{s} = ({ctype} *)"
+                 f"PyArray_DATA((PyArrayObject *)v[{s}]);")
         return True
 
     def function(self, closed) -> Function:
@@ -728,9 +744,26 @@ class _Emitter:
             b.append("        Py_END_ALLOW_THREADS")
         b.append("    }")
 
-    def gemm_segment(self, i: int, eqn):
+    def gemm_views(self, eqn):
+        """The MatrixViews of a product's operands if it reads views of arrays where they
+        are (see matrix_views), else None (its views are copied)."""
+        mm = eqn.primitive.rules["native"](eqn)
+        lhs, rhs = eqn.invars
+        if (mm.swapped or not mm.targets or product_kernel.eligible(mm, lhs.aval.dtype)
+                or not (lhs in self.alias or rhs in self.alias)
+                or self.base(lhs) is self.base(rhs)):  # (as the NumPy tier's A @ A.T)
+            return None
+        strides = [self.alias[a][1] if a in self.alias else contiguous(a.aval.shape)
+                   for a in (lhs, rhs)]
+        return matrix_views([lhs.aval.shape, rhs.aval.shape], strides, mm.nb, mm.targets,
+                            mm.transposed)
+
+    def gemm_segment(self, i: int, eqn, views=None):
         """A product: NumPy's matmul loop on the operands' data, read as the NumPy tier's
-        views read them (see the rule's Matmul), so the same BLAS routine computes it."""
+        views read them (see the rule's Matmul), so the same BLAS routine computes it;
+        with `views` (gemm_views), read where they are."""
+        if views:
+            return self.gemm_on_views(eqn, views)
         mm = eqn.primitive.rules["native"](eqn)
         lhs, rhs = eqn.invars
         out = eqn.outvars[0]
@@ -776,6 +809,49 @@ class _Emitter:
             b.append(f"                q{s}[r * {mm.M} + j] = {t}[j * {mm.N} + r];")
             b.append(f"        Py_DECREF({t}_a);")
             self.give_back((mm.M, mm.N), out.aval.dtype, k_t)
+        b.append("    }")
+
+    def gemm_on_views(self, eqn, views):
+        """The product read from its operands' views in place: NumPy's matmul loop over the
+        batch dimensions it walks, called once per element of the outer ones."""
+        mm = eqn.primitive.rules["native"](eqn)
+        out = eqn.outvars[0]
+        b = self.body
+        sz = out.aval.dtype.itemsize
+        b.append("    {  /* a product: NumPy's matmul loop, on views */")
+        pointers = []
+        for a in eqn.invars:
+            base, _, off = self.alias.get(a, (a, None, 0))
+            if not any(p.startswith(f"p{self.slots[base]} ") for p in pointers):
+                self.as_array(base)
+            pointers.append(f"p{self.slots[base]} + {off}")
+        s = self.slot(out)
+        self.new_array(s, out.aval, var=out)
+        lead = [n for n, _ in views[0].outer]
+        ind = "        "
+        for d, n in enumerate(lead):
+            b.append(f"{ind}for (npy_intp o{d} = 0; o{d} < {n}; o{d}++) {{")
+            ind += "    "
+        out_lead = contiguous((*lead, math.prod(out.aval.shape) // max(math.prod(lead), 1)))
+        at = [" + ".join(["0"] + [f"o{d} * {st}" for d, (_, st) in enumerate(v.outer)])
+              for v in views]
+        at.append(" + ".join(["0"] + [f"o{d} * {out_lead[d]}" for d in range(len(lead))]))
+        inner = mm.batch // max(math.prod(lead), 1)
+        (first, second) = views
+        steps = (first.batch * sz, second.batch * sz, mm.M * mm.N * sz, first.row * sz,
+                 first.col * sz, second.row * sz, second.col * sz, mm.N * sz, sz)
+        k = self.m.loop("matmul", out.aval.dtype)
+        free = mm.batch * mm.M * mm.K * mm.N >= FREE_GIL_FROM
+        b.append(f"{ind}{{ char *args[] = {{(char *)({pointers[0]} + {at[0]}), "
+                 f"(char *)({pointers[1]} + {at[1]}), (char *)(q{s} + {at[2]})}};")
+        b.append(f"{ind}  npy_intp dims[] = {{{inner}, {mm.M}, {mm.K}, {mm.N}}};")
+        b.append(f"{ind}  npy_intp steps[] = {{{', '.join(map(str, steps))}}};")
+        b.append(f"{ind}  {'Py_BEGIN_ALLOW_THREADS ' if free else ''}"
+                 f"didax_loops[{k}].fn(args, dims, steps, didax_loops[{k}].data);"
+                 f"{' Py_END_ALLOW_THREADS' if free else ''} }}")
+        for _ in lead:
+            ind = ind[:-4]
+            b.append(f"{ind}}}")
         b.append("    }")
 
     # the module -------------------------------------------------------------------------

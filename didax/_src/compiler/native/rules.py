@@ -71,6 +71,11 @@ class Matmul(NamedTuple):
     first: tuple
     second: tuple
     swapped: bool
+    # (for reading views in place, see matrix_views) the number of batch dimensions, and
+    # each operand's matrix as the row-major reading has it: (rows, columns), transposed?
+    nb: int = 0
+    targets: tuple = ()
+    transposed: tuple = ()
 
 
 def native_rule(prim, *, when=_floats, kind="elementwise", counts=None, any_order=False):

@@ -60,6 +60,17 @@ class Tiers:
         return _numpy(native), _numpy(numpy_), _numpy(eager)
 
 
+def same_on_every_tier(f, *args) -> Tiers:
+    """`f` under jit natively, under jit on the NumPy tier and eagerly: the same bits
+    (each result), native code run if a compiler works. The Tiers, for more checks."""
+    tiers = Tiers(f)
+    for n, m, e in zip(*tiers(*args)):
+        assert_same(m, e)
+        assert_same(n, m)
+    assert_native(tiers.native, *args)
+    return tiers
+
+
 def _numpy(tree):
     if isinstance(tree, dict):
         return {k: _numpy(v) for k, v in tree.items()}

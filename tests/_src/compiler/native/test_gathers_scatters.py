@@ -13,18 +13,14 @@ import didax
 import didax.numpy as jnp
 from didax import lax
 
-from .conftest import Tiers, assert_native, assert_same, executable, have_compiler
+from .conftest import executable, have_compiler, same_on_every_tier
 
 EXAMPLES = settings(max_examples=6, deadline=None)
 GATHERS_SCATTERS = {"gather", "scatter", "scatter-add"}  # the primitives with native rules here
 
 
 def _check(f, *args, python_equations=0):
-    tiers = Tiers(f)
-    for n, m, e in zip(*tiers(*args)):
-        assert_same(m, e)
-        assert_same(n, m)
-    assert_native(tiers.native, *args)
+    tiers = same_on_every_tier(f, *args)
     if have_compiler():
         assert executable(tiers.native, *args).native.plan.python_equations == \
             python_equations
@@ -133,12 +129,12 @@ def test_a_scatter_into_a_value_nothing_reads_after_it_updates_it_in_place(monke
     from didax._src.compiler.native import emit
 
     taken = []
-    take_over = emit._Emitter.take_over
+    copy_or_take = emit._Emitter.copy_or_take
 
     def spy(self, eqn, x, out):
-        taken.append(take_over(self, eqn, x, out))
+        taken.append(copy_or_take(self, eqn, x, out))
         return taken[-1]
-    monkeypatch.setattr(emit._Emitter, "take_over", spy)
+    monkeypatch.setattr(emit._Emitter, "copy_or_take", spy)
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     i = np.array([0, 2, 0, 5, -1], np.int32)
     u = np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3)

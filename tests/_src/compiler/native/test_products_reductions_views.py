@@ -14,7 +14,14 @@ import didax.numpy as jnp
 from didax import lax
 from didax._src.config import enable_x64
 
-from .conftest import Tiers, assert_native, assert_same, executable, have_compiler
+from .conftest import (
+    Tiers,
+    assert_native,
+    assert_same,
+    executable,
+    have_compiler,
+    same_on_every_tier,
+)
 
 PRODUCTS_REDUCTIONS_VIEWS = {
     "dot_general", "reduce_sum", "reduce_max", "reduce_min", "broadcast_in_dim", "reshape",
@@ -146,11 +153,7 @@ def test_reshapes_of_views_no_strides_express_are_copies_in_order(dtype, data):
         again = lax.reshape(t, (10, 12)) - lax.reshape(p, (10, 6)).sum()
         tw = lax.dot_general(t, w[:4, :3], (((3,), (0,)), ((), ())))
         return merged, p, part, t - 1, again, tw
-    tiers = Tiers(f)
-    for n, m, e in zip(*tiers(h, w)):
-        assert_same(m, e)
-        assert_same(n, m)
-    assert_native(tiers.native, h, w)
+    tiers = same_on_every_tier(f, h, w)
     if have_compiler():
         products = 2 if dtype == np.int32 else 0  # (integer products: the NumPy tier's)
         assert executable(tiers.native, h, w).native.plan.python_equations == products
