@@ -820,10 +820,9 @@ class _Emitter:
         sz = out.aval.dtype.itemsize
         b.append("    {  /* a product: NumPy's matmul loop, on views */")
         pointers = []
-        for a in eqn.invars:
+        for a in eqn.invars:  # (of two bases: see gemm_views)
             base, _, off = self.alias.get(a, (a, None, 0))
-            if not any(p.startswith(f"p{self.slots[base]} ") for p in pointers):
-                self.as_array(base)
+            self.as_array(base)
             pointers.append(f"p{self.slots[base]} + {off}")
         s = self.slot(out)
         self.new_array(s, out.aval, var=out)
