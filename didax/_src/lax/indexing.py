@@ -21,6 +21,7 @@ import numpy as np
 
 from didax._src import core, dtypes
 from didax._src.base_prims import instantiate, zeros_like_aval
+from didax._src.compiler.native.loops import contiguous
 from didax._src.compiler.native.rules import (
     C_TYPES,
     FLOATS,
@@ -760,6 +761,22 @@ def _index_loops(em, dims, starts_at, body):
         em.line(f"{ind}}}")
 
 
+def _loop_dims(shape, window_positions, window_dims):
+    """The loops of _index_loops over the result of a gather or the updates of a scatter,
+    of `shape` in row-major order: a window loop `w<d>` at each of `window_positions` (over
+    the operand's dimensions `window_dims`, in order), a batch loop `b<t>` elsewhere (over
+    the index vectors' dimensions, in order); and the operand's window dimensions looped."""
+    window_dims, batch = iter(window_dims), iter(range(len(shape)))
+    dims, windows = [], []
+    for k, n in enumerate(shape):
+        if k in window_positions:
+            windows.append(next(window_dims))
+            dims.append((f"w{windows[-1]}", n, True))
+        else:
+            dims.append((f"b{next(batch)}", n, False))
+    return dims, windows
+
+
 def _index_start(ix, ixtype, at) -> str:
     """The C int64 of the index vector's element at `at` (uint64 saturated, as
     _as_int64 does)."""
@@ -776,8 +793,7 @@ def _window_start(em, name, indices, shape, sizes, start_map, batching, *, clamp
     whether the window was entirely in bounds, which with `skip` the rest runs under."""
     ishape = indices.aval.shape
     ix, ixtype = f"p{em.slots[indices]}", C_TYPES[indices.aval.dtype]
-    istrides = [math.prod(ishape[d + 1:]) for d in range(len(ishape))]
-    ostrides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    istrides, ostrides = contiguous(ishape), contiguous(shape)
     ibase = " + ".join(["0"] + [f"b{t} * {istrides[t]}" for t in range(len(ishape) - 1)])
 
     def starts_at(ind):
@@ -816,25 +832,17 @@ def _gather_native(em, eqn):
     out = eqn.outvars[0]
     dn, sizes = eqn.params["dimension_numbers"], eqn.params["slice_sizes"]
     mode = eqn.params["mode"]
-    shape, ishape, oshape = operand.aval.shape, indices.aval.shape, out.aval.shape
+    shape, oshape = operand.aval.shape, out.aval.shape
     for a in (operand, indices):
         em.operand(a)
         em.as_array(a)
     s = em.slot(out)
     em.new_array(s, out.aval, var=out)
     p, q = f"p{em.slots[operand]}", f"q{s}"
-    ostrides, qstrides = ([math.prod(sh[d + 1:]) for d in range(len(sh))]
-                          for sh in (shape, oshape))
+    ostrides, qstrides = contiguous(shape), contiguous(oshape)
     dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
-    window_dims = iter(d for d in range(len(shape)) if d not in dropped)
-    batch = iter(range(len(ishape) - 1))
-    dims, windows = [], []  # the loops; the operand's window dimensions, in order
-    for k in range(len(oshape)):
-        if k in dn.offset_dims:
-            windows.append(next(window_dims))
-            dims.append((f"w{windows[-1]}", oshape[k], True))
-        else:
-            dims.append((f"b{next(batch)}", oshape[k], False))
+    dims, windows = _loop_dims(oshape, dn.offset_dims,
+                               [d for d in range(len(shape)) if d not in dropped])
     fill = mode is GatherScatterMode.FILL_OR_DROP
     batching = {d: t for d, t in zip(dn.operand_batching_dims, dn.start_indices_batching_dims)}
     starts_at = _window_start(em, "src", indices, shape, sizes, dn.start_index_map, batching,
@@ -1056,7 +1064,7 @@ def _scatter_native(em, eqn):
     operand, indices, updates = eqn.invars
     out = eqn.outvars[0]
     dn, mode = eqn.params["dimension_numbers"], eqn.params["mode"]
-    shape, ishape, ushape = operand.aval.shape, indices.aval.shape, updates.aval.shape
+    shape, ushape = operand.aval.shape, updates.aval.shape
     dtype = out.aval.dtype
     for a in (operand, indices, updates):
         em.operand(a)
@@ -1066,20 +1074,11 @@ def _scatter_native(em, eqn):
     u, q = f"p{em.slots[updates]}", f"q{em.slots[out]}"
     if not math.prod(ushape):
         return
-    ostrides, ustrides = ([math.prod(sh[d + 1:]) for d in range(len(sh))]
-                          for sh in (shape, ushape))
+    ostrides, ustrides = contiguous(shape), contiguous(ushape)
     sizes = _window_sizes(shape, ushape, dn)
-    window_dims = iter(d for d in range(len(shape))
-                       if d not in dn.inserted_window_dims and d not in dn.operand_batching_dims)
-    batch = iter(range(len(ishape) - 1))
-    dims, windows = [], []
-    for k, n in enumerate(ushape):
-        if k in dn.update_window_dims:
-            d = next(window_dims)
-            windows.append(d)
-            dims.append((f"w{d}", n, True))
-        else:
-            dims.append((f"b{next(batch)}", n, False))
+    dims, windows = _loop_dims(ushape, dn.update_window_dims, [
+        d for d in range(len(shape))
+        if d not in dn.inserted_window_dims and d not in dn.operand_batching_dims])
     clip = mode is GatherScatterMode.CLIP
     batching = {d: t for d, t in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims)}
     starts_at = _window_start(em, "dst", indices, shape, sizes, dn.scatter_dims_to_operand_dims,

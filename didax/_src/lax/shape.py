@@ -26,6 +26,7 @@ from didax._src.base_prims import (  # declared below the interpreters; rules ad
     transpose_p,
 )
 from didax._src.compiler.codegen import codegen_rule, index_text, range_text
+from didax._src.compiler.native.loops import contiguous
 from didax._src.compiler.native.rules import (
     C_TYPES,
     IN_ORDER,
@@ -956,11 +957,7 @@ def _reshape_native(eqn, strides):
         in_order &= s == acc
         acc *= d
     if in_order:
-        out, acc = [], 1
-        for d in reversed(new):
-            out.append(acc)
-            acc *= d
-        return out[::-1]
+        return contiguous(new)
     if [d for d, _ in keep] != [d for d in new if d != 1]:
         return IN_ORDER
     it = iter(s for _, s in keep)

@@ -792,17 +792,8 @@ class _Emitter:
             k = self.m.product_loop(out.aval.dtype, (mm.M, mm.K, mm.N, mm.first, mm.second))
         else:
             k = self.m.loop("matmul", out.aval.dtype)
-        steps = (*mm.first[:1], *mm.second[:1], mm.M * mm.N * sz, *mm.first[1:],
-                 *mm.second[1:], mm.N * sz, sz)
-        b.append(f"        {{ char *args[] = {{(char *)p{self.slots[first]}, "
-                 f"(char *)p{self.slots[second]}, (char *){dest}}};")
-        b.append(f"          npy_intp dims[] = {{{mm.batch}, {mm.M}, {mm.K}, {mm.N}}};")
-        b.append(f"          npy_intp steps[] = {{{', '.join(map(str, steps))}}};")
-        # (BLAS needs no Python object: a long product lets other Python threads run)
-        free = mm.batch * mm.M * mm.K * mm.N >= FREE_GIL_FROM
-        b.append(f"          {'Py_BEGIN_ALLOW_THREADS ' if free else ''}"
-                 f"didax_loops[{k}].fn(args, dims, steps, didax_loops[{k}].data);"
-                 f"{' Py_END_ALLOW_THREADS' if free else ''} }}")
+        self.matmul_call("        ", k, mm, (f"p{self.slots[first]}", f"p{self.slots[second]}",
+                                               dest), mm.batch, mm.first, mm.second, sz)
         if mm.swapped:
             b.append(f"        for (npy_intp r = 0; r < {mm.N}; r++)")
             b.append(f"            for (npy_intp j = 0; j < {mm.M}; j++)")
@@ -810,6 +801,23 @@ class _Emitter:
             b.append(f"        Py_DECREF({t}_a);")
             self.give_back((mm.M, mm.N), out.aval.dtype, k_t)
         b.append("    }")
+
+    def matmul_call(self, ind, k, mm, pointers, batch, first, second, sz):
+        """Calls NumPy's matmul loop number `k` on the product `mm` over `batch` matrices
+        of the operands and the (row-major) result at `pointers` (C expressions), the
+        operands read with byte strides `first` and `second` (batch, row, column), the
+        result's elements `sz` bytes."""
+        b = self.body
+        steps = (first[0], second[0], mm.M * mm.N * sz, *first[1:], *second[1:], mm.N * sz,
+                 sz)
+        b.append(f"{ind}{{ char *args[] = {{{', '.join(f'(char *){p}' for p in pointers)}}};")
+        b.append(f"{ind}  npy_intp dims[] = {{{batch}, {mm.M}, {mm.K}, {mm.N}}};")
+        b.append(f"{ind}  npy_intp steps[] = {{{', '.join(map(str, steps))}}};")
+        # (BLAS needs no Python object: a long product lets other Python threads run)
+        free = mm.batch * mm.M * mm.K * mm.N >= FREE_GIL_FROM
+        b.append(f"{ind}  {'Py_BEGIN_ALLOW_THREADS ' if free else ''}"
+                 f"didax_loops[{k}].fn(args, dims, steps, didax_loops[{k}].data);"
+                 f"{' Py_END_ALLOW_THREADS' if free else ''} }}")
 
     def gemm_on_views(self, eqn, views):
         """The product read from its operands' views in place: NumPy's matmul loop over the
@@ -835,19 +843,10 @@ class _Emitter:
         at = [" + ".join(["0"] + [f"o{d} * {st}" for d, (_, st) in enumerate(v.outer)])
               for v in views]
         at.append(" + ".join(["0"] + [f"o{d} * {out_lead[d]}" for d in range(len(lead))]))
-        inner = mm.batch // max(math.prod(lead), 1)
-        (first, second) = views
-        steps = (first.batch * sz, second.batch * sz, mm.M * mm.N * sz, first.row * sz,
-                 first.col * sz, second.row * sz, second.col * sz, mm.N * sz, sz)
-        k = self.m.loop("matmul", out.aval.dtype)
-        free = mm.batch * mm.M * mm.K * mm.N >= FREE_GIL_FROM
-        b.append(f"{ind}{{ char *args[] = {{(char *)({pointers[0]} + {at[0]}), "
-                 f"(char *)({pointers[1]} + {at[1]}), (char *)(q{s} + {at[2]})}};")
-        b.append(f"{ind}  npy_intp dims[] = {{{inner}, {mm.M}, {mm.K}, {mm.N}}};")
-        b.append(f"{ind}  npy_intp steps[] = {{{', '.join(map(str, steps))}}};")
-        b.append(f"{ind}  {'Py_BEGIN_ALLOW_THREADS ' if free else ''}"
-                 f"didax_loops[{k}].fn(args, dims, steps, didax_loops[{k}].data);"
-                 f"{' Py_END_ALLOW_THREADS' if free else ''} }}")
+        self.matmul_call(ind, self.m.loop("matmul", out.aval.dtype), mm,
+                         (f"({pointers[0]} + {at[0]})", f"({pointers[1]} + {at[1]})",
+                          f"(q{s} + {at[2]})"), mm.batch // max(math.prod(lead), 1),
+                         *(tuple(n * sz for n in (v.batch, v.row, v.col)) for v in views), sz)
         for _ in lead:
             ind = ind[:-4]
             b.append(f"{ind}}}")

@@ -55,6 +55,11 @@ FREE_GIL_FROM = 1 << 16
 TREE_DEPTH = 4
 PIECES_AT_ONCE = 64
 _POINTER = re.compile(r"\b[pq]\d+\b")
+# A maximum or minimum over a row of at most this many elements: the row's values are kept
+# in a buffer, then combined by halves in vector loops of known lengths, instead of in
+# vector lanes combined one by one after the loop (`Reduction.simd_reduction`): over rows
+# of 64 floats 2.2x faster, of 128 1.6x, of 256 equal, of 512 and more slower (measured).
+TREE_MAX = 256
 
 
 def _parallel_for(captured: str, schedule: str = "guided", simd: bool = False) -> str:
@@ -354,13 +359,6 @@ def _plain_inner(b, ind, inner, block, writes, local_acc, in_place, out_index, a
         ind = ind[:-4]
     for r in trees:
         _tree(b, ind, r, inner.extent)
-
-
-# A maximum or minimum over a row of at most this many elements: the row's values are kept
-# in a buffer, then combined by halves in vector loops of known lengths, instead of in
-# vector lanes combined one by one after the loop (`Reduction.simd_reduction`): over rows
-# of 64 floats 2.2x faster, of 128 1.6x, of 256 equal, of 512 and more slower (measured).
-TREE_MAX = 256
 
 
 def _tree(b, ind, r, n):
