@@ -92,6 +92,8 @@ def pytest_configure(config):
         "markers", "whole_programs: runs whole programs in subprocesses (libraries written for "
         "JAX under both frameworks, the examples as scripts), a third of the suite's time; "
         "-m 'not whole_programs' leaves them out of a quick run")
+    config.addinivalue_line(
+        "markers", "native_build_fails: the test makes a native build fail on purpose")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -110,6 +112,21 @@ def pytest_collection_finish(session):
     # never garbage: out of the collector's full passes, which took 0.5 to 1 s each.
     gc.collect()
     gc.freeze()
+
+
+@pytest.fixture(autouse=True)
+def _native_builds_succeed(request):
+    """Fails a test after which a native build has failed (jit's code generation: the
+    function stays on the slower NumPy tier, and users see one warning per process). A
+    background build finishing during a later test is reported there, with its error."""
+    from didax._src.compiler.native import tier
+    before = tier.failure_count
+    yield
+    if tier.failure_count != before and not request.node.get_closest_marker(
+            "native_build_fails"):
+        failed = list(tier.failures)[-min(tier.failure_count - before, len(tier.failures)):]
+        pytest.fail(f"{tier.failure_count - before} native build(s) failed:\n"
+                    + "\n".join(failed), pytrace=False)
 
 
 @pytest.fixture

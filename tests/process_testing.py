@@ -39,4 +39,12 @@ def run_or_fail(command, *, cwd, env, merge_stderr=False):
         proc.communicate()
         pytest.fail(f"{' '.join(map(str, command))} did not finish in {TIMEOUT} s")
     assert proc.returncode == 0, out if merge_stderr else err
+    assert_no_build_failed(out if merge_stderr else err)
     return out
+
+
+def assert_no_build_failed(stderr: str):
+    """A child's native builds all succeeded (a failed one leaves its function on the NumPy
+    tier, slower, and says so in a warning)."""
+    from didax._src.compiler.native.tier import BUILD_FAILED
+    assert BUILD_FAILED not in stderr, stderr[-4000:]

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import pytest
 from jax_absent import needs_jax
+from process_testing import assert_no_build_failed
 
 import didax
 import didax.numpy
@@ -58,6 +59,7 @@ def _run(script, *flags):
                           text=True, env=env, timeout=120, cwd=str(ROOT))
     if proc.returncode != 0:
         raise AssertionError(f"{script} {' '.join(flags)} failed:\n{proc.stderr[-4000:]}")
+    assert_no_build_failed(proc.stderr)
     return json.loads(proc.stdout)
 
 

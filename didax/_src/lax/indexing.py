@@ -848,7 +848,7 @@ def _gather_native(em, eqn):
     starts_at = _window_start(em, "src", indices, shape, sizes, dn.start_index_map, batching,
                               clamp=True, check=fill, skip=False)
     read = " + ".join(["src"] + [f"w{d} * {ostrides[d]}" for d in windows])
-    at = " + ".join(f"{var} * {qstrides[k]}" for k, (var, _, _) in enumerate(dims))
+    at = " + ".join(f"{var} * {qstrides[k]}" for k, (var, _, _) in enumerate(dims)) or "0"
     value = f"{p}[{read}]"
     if fill:
         filled = np.asarray(eqn.params["fill_value"]).astype(out.aval.dtype)
@@ -1084,8 +1084,8 @@ def _scatter_native(em, eqn):
     starts_at = _window_start(em, "dst", indices, shape, sizes, dn.scatter_dims_to_operand_dims,
                               batching, clamp=clip, check=not clip, skip=not clip)
     target = f"{q}[" + " + ".join(["dst"] + [f"w{d} * {ostrides[d]}" for d in windows]) + "]"
-    value = f"{u}[" + " + ".join(f"{var} * {ustrides[k]}"
-                                 for k, (var, _, _) in enumerate(dims)) + "]"
+    value = f"{u}[" + (" + ".join(f"{var} * {ustrides[k]}"
+                                  for k, (var, _, _) in enumerate(dims)) or "0") + "]"
     if eqn.primitive is scatter_add_p:
         value = wrapped(dtype, "+", target, value)
     _index_loops(em, dims, starts_at, lambda ind: em.line(f"{ind}{target} = {value};"))
@@ -1127,6 +1127,86 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, 
 scatter_add_p.def_transpose(_scatter_add_transpose)
 native_rule(scatter_add_p, kind="block", when=_scatter_native_when,
             counts=lambda eqn: (1, 0))(_scatter_native)
+
+
+# Dynamic slices natively: each start read from its scalar (or literal), clamped into
+# [0, dim - size] as _clamped_starts does, then one loop nest over the window.
+
+
+def _dynamic_native_when(eqn) -> bool:
+    operand, *rest = eqn.invars
+    updating = eqn.primitive is dynamic_update_slice_p
+    starts = rest[1:] if updating else rest
+    window = rest[0].aval.shape if updating else eqn.outvars[0].aval.shape
+    return (type(operand) is not Literal and operand.aval.dtype in C_TYPES
+            and not (updating and type(rest[0]) is Literal)
+            and all(a.aval.dtype in INTS for a in starts) and math.prod(window) > 0)
+
+
+def _window_at(em, starts, shape, sizes):
+    """`starts_at` of _index_loops: C declaring `at`, the flat position in a row-major
+    operand of `shape` of the window of `sizes` at the scalar `starts`, each clamped."""
+    for a in starts:
+        if type(a) is not Literal:
+            em.operand(a)
+            em.as_array(a)
+    strides = contiguous(shape)
+
+    def starts_at(ind):
+        em.line(f"{ind}npy_intp at = 0;")
+        for d, (a, n, size) in enumerate(zip(starts, shape, sizes)):
+            top = n - size
+            x = (f"(npy_int64){int(a.val)}" if type(a) is Literal else
+                 _index_start(f"p{em.slots[a]}", C_TYPES[a.aval.dtype], "0"))
+            em.line(f"{ind}{{ npy_int64 x = {x};")
+            em.line(f"{ind}  at += (x < 0 ? 0 : x > {top} ? {top} : x) * {strides[d]}; }}")
+        return None
+
+    return starts_at
+
+
+def _window_loops(em, shape, sizes, statement):
+    """Loops over a window of `sizes` in an operand of `shape`; `statement(o, w)` the C at
+    each element, given its flat offsets in the operand (from `at`) and in the window."""
+    ostrides, wstrides = contiguous(shape), contiguous(sizes)
+    o = " + ".join(["at"] + [f"w{d} * {ostrides[d]}" for d in range(len(sizes))])
+    w = " + ".join(f"w{d} * {wstrides[d]}" for d in range(len(sizes))) or "0"
+    return [(f"w{d}", n, True) for d, n in enumerate(sizes)], lambda ind: em.line(
+        ind + statement(o, w))
+
+
+@native_rule(dynamic_slice_p, kind="block", when=_dynamic_native_when,
+             counts=lambda eqn: (1, 0))
+def _dynamic_slice_native(em, eqn):
+    operand, *starts = eqn.invars
+    out = eqn.outvars[0]
+    shape, sizes = operand.aval.shape, eqn.params["slice_sizes"]
+    em.operand(operand)
+    em.as_array(operand)
+    starts_at = _window_at(em, starts, shape, sizes)
+    s = em.slot(out)
+    em.new_array(s, out.aval, var=out)
+    p, q = f"p{em.slots[operand]}", f"q{s}"
+    dims, body = _window_loops(em, shape, sizes, lambda o, w: f"{q}[{w}] = {p}[{o}];")
+    _index_loops(em, dims, starts_at, body)
+
+
+@native_rule(dynamic_update_slice_p, kind="block", when=_dynamic_native_when,
+             counts=lambda eqn: (1, 0))
+def _dynamic_update_slice_native(em, eqn):
+    """The operand copied (or taken over: Emitter.copy_or_take), the update written over
+    the window at the clamped starts."""
+    operand, update, *starts = eqn.invars
+    out = eqn.outvars[0]
+    shape, sizes = operand.aval.shape, update.aval.shape
+    em.operand(operand)
+    em.operand(update)
+    em.as_array(update)
+    starts_at = _window_at(em, starts, shape, sizes)
+    em.copy_or_take(eqn, operand, out)
+    u, q = f"p{em.slots[update]}", f"q{em.slots[out]}"
+    dims, body = _window_loops(em, shape, sizes, lambda o, w: f"{q}[{o}] = {u}[{w}];")
+    _index_loops(em, dims, starts_at, body)
 
 scatter_sub_p = _scatter_primitive("scatter-sub", np.subtract.at, linear=True)
 

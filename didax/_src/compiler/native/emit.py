@@ -241,6 +241,7 @@ class _Emitter:
         self.results = set(v for v in closed.jaxpr.outvars if type(v) is not Literal)
         self.n_names = 0            # C identifiers made by fresh()
         self.segment = None         # the index of the block segment being written
+        self.declared = None        # slots whose p<slot> the block being written declared
 
     def shape_array(self, shape) -> str:
         return self.m.shape_array(shape)
@@ -522,8 +523,13 @@ class _Emitter:
                   lambda block, names: None, [(f"q{s}", lambda: "t0")], [])
 
     def as_array(self, a):
-        """Declares p<slot>, the data of `a` (converted to a C-contiguous array)."""
+        """Declares p<slot>, the data of `a` (converted to a C-contiguous array), once in a
+        block (an operand may appear twice: a concatenation of x with itself)."""
         s = self.slots[a]
+        if self.declared is not None:
+            if s in self.declared:
+                return
+            self.declared.add(s)
         ctype, typenum = C_TYPES[a.aval.dtype], C_TYPENUMS[a.aval.dtype]
         self.body.append(f"        if (as_carray(&v[{s}], {typenum}, {a.aval.ndim}, "
                          f"{self.shape_array(a.aval.shape)}) < 0) goto done;")
@@ -597,7 +603,9 @@ class _Emitter:
         with this emitter's helpers below; results nobody reads are dropped."""
         self.body.append(f"    {{  /* {eqn.primitive.name}, native */")
         self.segment = i
+        self.declared = set()
         eqn.primitive.rules["native"](self, eqn)
+        self.declared = None
         self.body.append("    }")
         for v in eqn.outvars:
             if type(v) is DropVar or not self.needed_after(v, i):

@@ -14,6 +14,7 @@ call: a build that cannot be done leaves the NumPy tier.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import queue
 import threading
@@ -233,16 +234,25 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
 
 
 _warned_failure = [False]
+BUILD_FAILED = "building native code failed"  # (what the warning says: tests look for it)
+# The builds that failed in this process, counted, and the last few (the error's type and
+# message): a function that stays on the NumPy tier is slower, never wrong, so the warning
+# is said once; the suite fails on any (tests/conftest.py).
+failure_count = 0
+failures: collections.deque = collections.deque(maxlen=10)
 
 
 def _warn_failure(e: Exception):
+    global failure_count
     if toolchain.stopping:  # (the process is exiting: its compilers were stopped)
         return
+    message = f"{type(e).__name__}: {str(e)[-500:]}"
+    failure_count += 1
+    failures.append(message)
     if not _warned_failure[0]:
-        _warned_failure[0] = True
-        warnings.warn(f"didax: building native code failed ({type(e).__name__}: "
-                      f"{str(e)[-500:]}); this function stays on the NumPy tier.",
-                      NativeTierWarning, stacklevel=2)
+        warnings.warn(f"didax: {BUILD_FAILED} ({message}); this function stays on the NumPy "
+                      "tier.", NativeTierWarning, stacklevel=2)
+        _warned_failure[0] = True  # (after: a warning made an error is raised each time)
 
 
 # The background worker: one daemon thread, so builds never compete with each other.

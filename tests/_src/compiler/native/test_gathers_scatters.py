@@ -1,6 +1,6 @@
-"""Gathers and scatters on the native tier: the same bits as the NumPy tier and eager
-evaluation, with no NumPy-tier equation left, in every mode, for windows and index vectors
-in any arrangement, out-of-bounds and repeated indices included."""
+"""Gathers, scatters and dynamic slices on the native tier: the same bits as the NumPy tier
+and eager evaluation, with no NumPy-tier equation left, in every mode, for windows and index
+vectors in any arrangement, out-of-bounds and repeated indices included."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +16,8 @@ from didax import lax
 from .conftest import executable, have_compiler, same_on_every_tier
 
 EXAMPLES = settings(max_examples=6, deadline=None)
-GATHERS_SCATTERS = {"gather", "scatter", "scatter-add"}  # the primitives with native rules here
+# the primitives with native rules tested here
+GATHERS_SCATTERS = {"gather", "scatter", "scatter-add", "dynamic_slice", "dynamic_update_slice"}
 
 
 def _check(f, *args, python_equations=0):
@@ -147,3 +148,68 @@ def test_a_scatter_into_a_value_nothing_reads_after_it_updates_it_in_place(monke
     _check(f, x, i, u)
     if have_compiler():
         assert sorted(taken) == [False, True]
+
+
+@pytest.mark.parametrize("mode", ["clip", "drop"])
+@EXAMPLES
+@given(data=st.data())
+def test_single_elements_read_and_written_at_traced_indices(mode, data):
+    """One element read (a gather whose result is a scalar) and one written or added (a
+    scatter of a scalar update), at an index known only when the function runs, as samplers'
+    trees and solvers' steps do; out of bounds the read is clamped and the write clamped or
+    dropped."""
+    x = _floats(data, (6,))
+    v = _floats(data, ())
+    i = np.int32(data.draw(st.integers(-8, 8)))
+    m = "clip" if mode == "clip" else None
+    x2 = _floats(data, (3, 4))
+    j = np.int32(data.draw(st.integers(-1, 4)))
+
+    def f(x, v, i, x2, j):
+        dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1),
+                                        start_index_map=(0, 1))
+        corner = lax.gather(x2, jnp.stack([j, i]), dn, (1, 1), mode="clip")
+        x = jnp.asarray(x)
+        return (x.at[i].set(v, mode=m), x.at[i].add(v * 2, mode=m),
+                x.at[i].get(mode="clip") * 3, corner)
+    _check(f, x, v, i, x2, j)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int8, np.uint64, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_])
+@EXAMPLES
+@given(data=st.data())
+def test_dynamic_slices_and_updates_at_clamped_starts(dtype, index_dtype, data):
+    """Windows read and written at starts known when the function runs (negative or past
+    the end: clamped so the window fits, as XLA does; uint64 starts past int64's range
+    too), one start a literal; the window's gradient (a dynamic update of zeros)."""
+    x = data.draw(hnp.arrays(dtype, (5, 6)))
+    u = data.draw(hnp.arrays(dtype, (2, 3)))
+    lo, hi = (0, 2 ** 64 - 1) if index_dtype == np.uint64 else (-8, 8)
+    i, j = (index_dtype(data.draw(st.integers(lo, min(hi, 127)) | st.sampled_from([lo, hi])))
+            for _ in range(2))
+
+    def f(x, u, i, j):
+        return (lax.dynamic_slice(x, (i, j), (2, 3)), lax.dynamic_slice(x, (i, 0), (1, 6)),
+                lax.dynamic_update_slice(x, u, (i, j)),
+                lax.dynamic_update_slice(x, u[:1], (index_dtype(3), j)))
+    _check(f, x, u, i, j, python_equations=0)
+    if dtype == np.float32:
+        _check(lambda x, i, j: didax.grad(
+            lambda x: (lax.dynamic_slice(x, (i, j), (2, 3)) ** 2).sum())(x), x, i, j)
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_rows_written_in_a_loop_update_the_carry_in_place(data):
+    """A fori_loop writing row k of its carry at each step (x.at[k].set: a dynamic update
+    slice of the carry, which nothing reads after it) and reading row k - 1 (a dynamic
+    slice); under vmap with unbatched starts, still dynamic slices."""
+    x = _floats(data, (6, 4))
+
+    def fill(x):
+        def body(k, c):
+            return c.at[k].set(c[k - 1] * 0.5 + 1.0)
+        return lax.fori_loop(1, 6, body, jnp.asarray(x))
+    _check(fill, x, python_equations=0)
+    _check(didax.vmap(fill), np.stack([x, x[::-1]]), python_equations=0)

@@ -246,7 +246,9 @@ def test_concatenations_and_splits_are_copies(dtype):
         y = jnp.concatenate([a.T, c, c[:, :0]], axis=1)
         p, q, r = lax.split(y, (1, 0, 5), axis=1)
         u, w = lax.split(x, (2, 3))
-        return x, y, p, q, r, u, w, jnp.concatenate([w[:, 1], u[0]])
+        # (an operand twice in one block: jnp.stack([b, b]))
+        return (x, y, p, q, r, u, w, jnp.concatenate([w[:, 1], u[0]]), jnp.stack([b, b]),
+                lax.dynamic_update_slice(b, b, (1, 0)))
 
     rng = np.random.default_rng(1)
     args = [(rng.integers(-9, 9, s) * 13).astype(dtype) for s in ((2, 3), (3, 3), (3, 4))]

@@ -172,6 +172,7 @@ def test_the_runtimes_build_leaves_the_preludes_to_the_modules(tmp_path, monkeyp
     assert [p for p in os.listdir(directory) if p.startswith("prelude-")]
 
 
+@pytest.mark.native_build_fails
 def test_a_runtime_that_cannot_be_built_is_reported_once(monkeypatch):
     """The module's build warns (the function stays on the NumPy tier, its values
     unchanged); the thread that built the runtime beside it raises nothing of its own."""
