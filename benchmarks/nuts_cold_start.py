@@ -6,6 +6,8 @@ cold run filled ("warm"), and under JAX. Rounds alternate the three.
 
     python benchmarks/nuts_cold_start.py --rounds 3
     taskset -c 0 python benchmarks/nuts_cold_start.py    # one core (the builds share it)
+    python benchmarks/nuts_cold_start.py --one-call      # no progress bar: the whole chain
+                                                         # is one compiled call (a scan)
 
 Wall time of the whole process (interpreter start, imports, tracing, sampling). Needs
 numpyro (the test extra). Prints a Markdown table of medians and didax's over JAX's.
@@ -46,27 +48,30 @@ def eight_schools(sigma, y=None):
         numpyro.sample("obs", dist.Normal(theta, sigma), obs=y)
 
 
-mcmc = MCMC(NUTS(eight_schools), num_warmup=500, num_samples=1000)
+mcmc = MCMC(NUTS(eight_schools), num_warmup=500, num_samples=1000,
+            progress_bar=sys.argv[2] == "bar")
 mcmc.run(jax.random.PRNGKey(0), sigma, y=y, extra_fields=("potential_energy",))
 print(float(np.mean(mcmc.get_samples()["mu"])))
 """
 
 
-def run(framework: str, cache: str | None) -> tuple[float, str]:
+def run(framework: str, cache: str | None, bar: bool) -> tuple[float, str]:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                JAX_PLATFORMS="cpu")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     if cache is not None:
         env["DIDAX_CACHE_DIR"] = cache
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", PROGRAM, framework], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, "-c", PROGRAM, framework, "bar" if bar else "none"],
+                         env=env, check=True, capture_output=True, text=True).stdout
     return time.perf_counter() - start, out.strip()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--one-call", action="store_true",
+                        help="no progress bar: the chain is one compiled call")
     args = parser.parse_args()
     times: dict[str, list[float]] = {"didax, cold cache": [], "didax, warm cache": [],
                                      "jax": []}
@@ -76,7 +81,7 @@ def main() -> int:
             for name, framework, directory in (("didax, cold cache", "didax", cache),
                                                ("didax, warm cache", "didax", cache),
                                                ("jax", "jax", None)):
-                seconds, mean = run(framework, directory)
+                seconds, mean = run(framework, directory, bar=not args.one_call)
                 times[name].append(seconds)
                 if framework == "didax":
                     means.add(mean)

@@ -32,18 +32,26 @@ from didax._src.pretty import encode_name
 class Executable:
     """A compiled jaxpr: `run(*numpy_values) -> tuple of numpy values`. `native` is what
     the native tier keeps about it (see compiler/native/tier.py): a tiered executable's own,
-    when its code is ready it replaces `run`."""
+    when its code is ready it replaces `run`. `switch`: see SwitchTier."""
 
-    __slots__ = ("jaxpr", "source", "run", "native")
+    __slots__ = ("jaxpr", "source", "run", "native", "switch")
 
-    def __init__(self, jaxpr, source, run):
+    def __init__(self, jaxpr, source, run, switch=None):
         self.jaxpr = jaxpr
         self.source = source
         self.run = run
         self.native = None
+        self.switch = switch
 
     def __call__(self, *vals):
         return self.run(*vals)
+
+
+class SwitchTier(Exception):
+    """Raised at the top of a loop's iteration by code compiled with a `switch` (a one-item
+    list) once switch[0] is true: the native code of the function is ready, and the call,
+    which has no effects, starts over on it (the two tiers compute the same bits, so only
+    the time changes: a long first call of a sampler or solver finishes natively)."""
 
 
 def numpy_executable(closed: ClosedJaxpr, name: str = "f") -> Executable:
@@ -52,6 +60,12 @@ def numpy_executable(closed: ClosedJaxpr, name: str = "f") -> Executable:
     checks = float_checks()
     return derived(closed, ("compiled", checks),
                    lambda: _timed(compile_jaxpr, closed, name, debug_nans=checks))
+
+
+def switchable_executable(closed: ClosedJaxpr, name: str = "f") -> Executable:
+    """An executable of its own for `closed` whose loops can hand the call over to the
+    native tier (see SwitchTier)."""
+    return _timed(compile_jaxpr, closed, name, debug_nans=float_checks(), switch=[False])
 
 
 def _timed(compile_fn, closed, name, **kwargs):
@@ -67,17 +81,17 @@ def _timed(compile_fn, closed, name, **kwargs):
 
 
 def compile_jaxpr(closed: ClosedJaxpr, name: str = "f", debug_nans: bool = False,
-                  optimized: bool = False) -> Executable:
+                  optimized: bool = False, switch: list | None = None) -> Executable:
     if not optimized:
         closed = optimize(closed)
-    module = Module(debug_nans)
+    module = Module(debug_nans, switch)
     fname = module.function(closed, "f", optimized=True)  # never the user's name
     source = module.source()
     code = compile(source, f"<didax jit: {_identifier(name)}>", "exec")
     env = dict(module.globals)
     env["__name__"] = "didax._src.jit.generated"  # NumPy's warnings are silenced as for impls
     exec(code, env)
-    return Executable(closed, source, env[fname])
+    return Executable(closed, source, env[fname], switch)
 
 
 def _identifier(name: str) -> str:
@@ -96,8 +110,11 @@ def _identifier(name: str) -> str:
 class Module:
     """The source of one compilation: functions and the globals they read."""
 
-    def __init__(self, debug_nans: bool | tuple[bool, bool] = False):
+    def __init__(self, debug_nans: bool | tuple[bool, bool] = False, switch=None):
         self.globals: dict = {"np": np, "_as_dtype": as_dtype}
+        # (loops test switch[0] at each iteration, raising SwitchTier; see Executable)
+        self.switch = switch
+        self._switch_names = None
         self.blocks: list[str] = []
         self.used_names: set[str] = set(self.globals)
         # (check for NaN, check for inf) after each equation; a bool: NaN only
@@ -130,6 +147,17 @@ class Module:
 
     def source(self) -> str:
         return "\n\n".join(self.blocks) + "\n"
+
+    def switch_point(self) -> str | None:
+        """The statement a loop's iteration starts with in a module compiled with a switch
+        (see SwitchTier), or None."""
+        if self.switch is None:
+            return None
+        if self._switch_names is None:
+            self._switch_names = (self.global_name(self.switch, "switch"),
+                                  self.global_name(SwitchTier, "SwitchTier"))
+        cell, exc = self._switch_names
+        return f"if {cell}[0]: raise {exc}"
 
 
 _RESERVED = {"np", "i", "out"}
@@ -355,6 +383,12 @@ class FunctionBuilder:
                     _nan_checker(eqn.primitive.name, where, self.module.float_checks),
                     "check_nan")
                 self.line(f"{fn}({n})")
+
+    def loop_iteration(self):
+        """Starts a loop's iteration: the switch point of SwitchTier, if the module has one."""
+        point = self.module.switch_point()
+        if point is not None:
+            self.line(point)
 
     def call_sub(self, jaxpr, hint: str) -> str:
         """Generates `jaxpr` (closed or not) as its own function in this module; returns its

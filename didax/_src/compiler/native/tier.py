@@ -7,13 +7,16 @@ TierMismatchError unless their results are the same bits).
 In the background mode only functions called a second time are built (most functions
 jit traces, such as derivatives of one call, run once), except that a function holding a
 loop, whose one call may be long, gets its native code before its first call when the cache
-has it. The swap is one assignment of the
-executable's `run`, so a call sees either tier whole, and both compute the same bits (see
-compiler/native/emit.py): when the swap happens never changes a result. Nothing here ever fails a
-call: a build that cannot be done leaves the NumPy tier.
+has it, and else, once that call has run for LONG_CALL on a machine with another core, is
+built meanwhile: its loops then hand the call over to the native code, which starts it over
+(numpy_tier.SwitchTier; never a call with effects, which would happen twice). The swap is
+one assignment of the executable's `run`, so a call sees either tier whole, and both compute
+the same bits (see compiler/native/emit.py): when the swap happens never changes a result.
+Nothing here ever fails a call: a build that cannot be done leaves the NumPy tier.
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import itertools
 import queue
@@ -65,6 +68,8 @@ def tiered_executable(closed, name: str = "f") -> compiler.Executable:
     debug_nans = any(checks)
 
     def make():
+        if not debug_nans and _has_loop(closed.jaxpr) and not _effectful(closed.jaxpr):
+            return compiler.switchable_executable(closed, name)
         plain = compiler.numpy_executable(closed, name)
         return compiler.Executable(plain.jaxpr, plain.source, plain.run)
 
@@ -105,6 +110,13 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
             if on_ready is not None:
                 on_ready()
         return
+    switch = exe.switch
+    if switch is not None:  # (its loops hand a running call over once the code is ready)
+        def ready(then=on_ready):
+            switch[0] = True
+            if then is not None:
+                then()
+        on_ready = ready
     loop = _has_loop(exe.jaxpr.jaxpr)
     if loop:
         # One call may run long (a sampler's chain, a solver): native code already in the
@@ -118,25 +130,79 @@ def attach(exe: compiler.Executable, mode: str, on_ready=None,
     else:
         exe.native = Native("waiting", on_ready)
     plain = exe.run
+    if switch is not None:
+        numpy_run = plain
+
+        def plain(*vals):
+            global handovers
+            try:
+                return numpy_run(*vals)
+            except compiler.SwitchTier:  # (raised once `run` is the native code's)
+                handovers += 1
+                return exe.run(*vals)
     count = itertools.count(1)  # (next() is atomic: one call of all threads' sees `calls`)
+    # A first call of a loop running long builds the native code meanwhile, where another
+    # core can: its loops then hand the call over (one core: a second call builds it).
+    build_meanwhile = switch is not None and threads.usable_cores() > 1
 
     def counting(*vals):
         n = next(count)
-        if n == calls and exe.native.status == "waiting":
-            exe.run = plain
-            exe.native.status = "queued"
-            _submit(exe)
+        if n == calls:
+            _queue_build(exe, plain)
         if n != 1 or not loop:
             return plain(*vals)
         start = time.perf_counter()
-        out = plain(*vals)
-        if time.perf_counter() - start >= detached.LONG_CALL and exe.native.status == "waiting":
-            directory = cache_dir()
-            if directory is not None:
-                detached.build_later(exe.native.plan.source, directory)
+        timer = None
+        if build_meanwhile:
+            timer = threading.Timer(detached.LONG_CALL, _queue_build, (exe,))
+            timer.daemon = True
+            timer.start()
+        try:
+            out = plain(*vals)
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if time.perf_counter() - start >= detached.LONG_CALL:
+            _for_the_next_run(exe)
         return out
 
     exe.run = counting
+
+
+handovers = 0  # calls the NumPy tier's loops handed over to native code (for tests)
+# Functions whose long first call ended with their build queued or running: one the process
+# exits before finishing is handed to a detached build (the next run loads it).
+_unfinished: set = set()
+
+
+def _for_the_next_run(exe):
+    """Native code for the next run of a program whose first call of `exe` ran long."""
+    if exe.native.status == "waiting":
+        directory = cache_dir()
+        if directory is not None:
+            detached.build_later(exe.native.plan.source, directory)
+    elif exe.native.status == "queued":
+        _unfinished.add(exe)
+
+
+@atexit.register
+def _hand_over_unfinished():
+    for exe in list(_unfinished):
+        directory = cache_dir()
+        if exe.native.status == "queued" and directory is not None:
+            detached.build_later(exe.native.plan.source, directory)
+
+
+def _queue_build(exe, run=None):
+    """Queues the background build of `exe` if it is waiting for one (making `run` its
+    run first: a build swaps in native code only after this)."""
+    with _claim_lock:
+        if exe.native.status != "waiting":
+            return
+        if run is not None:
+            exe.run = run
+        exe.native.status = "queued"
+    _submit(exe)
 
 
 def tier_of(exe: compiler.Executable) -> str:

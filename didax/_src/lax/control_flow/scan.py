@@ -415,6 +415,7 @@ def _scan_codegen(fb, k, eqn, outs):
     steps = f"range({length - 1}, -1, -1)" if reverse else f"range({length})"
     fb.line(f"for i in {steps}:")
     fb.indent += 1
+    fb.loop_iteration()
     y_tmp = [f"{n}_i" for n in ys]
     call = f"{body}({', '.join(consts + carry + [f'{x}[i]' for x in xs])})"
     fb.line(f"{tuple_text(carry + y_tmp)} = {call}" if carry or y_tmp else call)

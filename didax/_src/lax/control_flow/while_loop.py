@@ -189,6 +189,7 @@ def _while_codegen(fb, k, eqn, outs):
     fb.line(f"{tuple_text(outs)} = {tuple_text(init)}")
     fb.line(f"while {cond}({', '.join(cc + outs)})[0]:")
     fb.indent += 1
+    fb.loop_iteration()
     fb.line(f"{tuple_text(outs)} = {body}({', '.join(bc + outs)})")
     fb.indent -= 1
 

@@ -20,6 +20,18 @@ def _sync_tier():
         yield
 
 
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """An empty native cache for the test."""
+    from didax._src.compiler.native import cache, tier
+    tier.wait_for_builds()  # (earlier tests' background builds store into the old directory)
+    d = tmp_path / "cache"
+    monkeypatch.setenv("DIDAX_CACHE_DIR", str(d))
+    # nothing loaded in this process yet
+    monkeypatch.setattr(cache, "_loaded", {})
+    return d
+
+
 def have_compiler() -> bool:
     return toolchain.toolchain() is not None
 

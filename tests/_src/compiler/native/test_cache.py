@@ -18,7 +18,7 @@ import pytest
 import didax
 import didax.numpy as jnp
 from didax import lax
-from didax._src.compiler.native import cache, emit, runtime, tier, toolchain
+from didax._src.compiler.native import cache, emit, runtime, toolchain
 from didax._src.config import flag_context
 from didax._src.errors import NativeTierWarning
 from didax._src.lax import transcendental_kernels
@@ -27,16 +27,6 @@ from .conftest import assert_native, executable, have_compiler, slow_compiler_en
 
 X = np.linspace(-3, 3, 24, dtype=np.float32).reshape(4, 6)
 ROOT = str(pathlib.Path(__file__).resolve().parents[4])  # the repository
-
-
-@pytest.fixture
-def fresh_cache(tmp_path, monkeypatch):
-    tier.wait_for_builds()  # (earlier tests' background builds store into the old directory)
-    d = tmp_path / "cache"
-    monkeypatch.setenv("DIDAX_CACHE_DIR", str(d))
-    # nothing loaded in this process yet
-    monkeypatch.setattr(cache, "_loaded", {})
-    return d
 
 
 def _entry_files(d):
@@ -304,12 +294,13 @@ def _loop_sum(x):
 
 def test_a_long_first_call_of_a_loop_gets_native_code_for_the_next_run(fresh_cache,
                                                                         monkeypatch):
-    """A function holding a loop whose first call ran long is built by a detached process
-    (the program may end before a second call would build it); the next run, a new jit of the
-    same program, loads it before its first call. Same bits on either tier. Without a
-    compiler, nothing is built and both runs stay on the NumPy tier."""
-    from didax._src.compiler.native import detached
+    """On one core, a function holding a loop whose first call ran long is built by a
+    detached process (the program may end before a second call would build it); the next
+    run, a new jit of the same program, loads it before its first call. Same bits on either
+    tier. Without a compiler, nothing is built and both runs stay on the NumPy tier."""
+    from didax._src.compiler.native import detached, threads
     monkeypatch.setattr(detached, "LONG_CALL", 0.0)  # (every first call counts as long)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 1)  # (one core: no build meanwhile)
     with flag_context("didax_native_tier", "background"):
         first = didax.jit(_loop_sum)
         want = np.asarray(first(X))

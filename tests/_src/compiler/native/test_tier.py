@@ -210,3 +210,62 @@ def test_the_numpy_tiers_executable_is_never_given_native_code():
     assert plain.run.__name__ == "f"
     assert_native(jf, X, Y)
     assert tier.tiered_executable(entry.jaxpr) is entry.executable
+
+
+def _long_while(x, n):
+    """Many cheap iterations (minutes on the NumPy tier, a second natively)."""
+    def body(carry):
+        k, c = carry
+        return k + 1, c * 0.999 + jnp.sin(c) * 1e-3
+    return lax.while_loop(lambda carry: carry[0] < n, body, (0, x))[1]
+
+
+def _long_scan(x, n):
+    return lax.fori_loop(0, 10_000_000, lambda k, c: c * 0.999 + jnp.sin(c) * 1e-3, x)
+
+
+@pytest.mark.parametrize("loop", [_long_while, _long_scan])
+def test_a_long_first_call_finishes_on_the_native_tier(loop, monkeypatch, fresh_cache):
+    """A first call of a loop that runs long, its native code not in the cache, builds it
+    meanwhile (where another core can: here as if there were two) and the loop hands the
+    call over to it: the call starts over natively, with the bits the native code gives
+    from the start."""
+    from didax._src.compiler.native import detached, threads
+    if not have_compiler():
+        pytest.skip("no C compiler works here: there is no native tier to switch to")
+    monkeypatch.setattr(detached, "LONG_CALL", 0.05)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    n = np.int32(10_000_000)  # (minutes on the NumPy tier, a second natively)
+    with flag_context("didax_native_tier", "background"):
+        jf = didax.jit(loop)
+        before = tier.handovers
+        got = np.asarray(jf(x, n))
+        assert tier.handovers == before + 1
+        exe = executable(jf, x, n)
+        assert tier.tier_of(exe) == "native"
+    want = np.asarray(didax.jit(lambda x, n: loop(x, n))(x, n))  # (sync: native)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_a_loop_with_effects_is_never_started_over(monkeypatch):
+    """A call whose loop has effects (here a callback noting each iteration, for about a
+    second) stays on the tier it started on: its effects happen once each."""
+    from didax._src.compiler.native import detached, threads
+    monkeypatch.setattr(detached, "LONG_CALL", 0.0)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    seen = []
+
+    def f(x):
+        def body(k, c):
+            didax.debug.callback(lambda k: (seen.append(int(k)), time.sleep(0.003)), k)
+            return c * 0.5 + 1.0
+        return lax.fori_loop(0, 300, body, x)
+
+    with flag_context("didax_native_tier", "background"):
+        jf = didax.jit(f)
+        before = tier.handovers
+        jf(np.float32(1.0))
+        assert executable(jf, np.float32(1.0)).switch is None
+        assert tier.handovers == before
+    assert seen == list(range(300))
