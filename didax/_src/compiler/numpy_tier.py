@@ -256,6 +256,9 @@ class FunctionBuilder:
         eqns = self.jaxpr.eqns
         outs = {a for a in self.jaxpr.outvars if type(a) is not Literal}
         self.deferred_pads: dict = {}  # pad output var -> (operand, region text)
+        # sums of pads, which hold no -0.0 (each element 0.0 + something): adding a pad to
+        # one needs no + 0.0 outside the pad's region
+        self.no_negative_zeros: set = set()
         for eqn in eqns:
             zero_pad_region = eqn.primitive.traits.zero_pad_region
             region = None if zero_pad_region is None else zero_pad_region(eqn)
@@ -286,11 +289,27 @@ class FunctionBuilder:
             x, region = pa
             dtype = self.module.global_name(a.aval.dtype, a.aval.dtype.name)
             self.line(f"{out} = np.zeros({a.aval.shape}, {dtype})")
-            self.line(f"{out}[{region}] = {self.name(x)}")
+            # (added to the zeros, as the sum of the pads adds: a -0.0 becomes +0.0)
+            self.line(f"{out}[{region}] += {self.name(x)}")
             x, region = pb
             self.line(f"{out}[{region}] += {self.name(x)}")
+            self.no_negative_zeros.add(eqn.outvars[0])
             return True
         base, (x, region) = (b, pa) if pa is not None else (a, pb)
+        if base in self.no_negative_zeros:  # (nor has the sum: only -0.0 + -0.0 is -0.0)
+            self.no_negative_zeros.add(eqn.outvars[0])
+        elif dtypes.issubdtype(base.aval.dtype, np.inexact):
+            # Outside the region the sum is base + 0.0, which makes a -0.0 +0.0; inside it,
+            # base + x from base's own values.
+            inside = self.temp()
+            self.line(f"{inside} = {self.typed(base)}[{region}] + {self.name(x)}")
+            if self._reusable(base, k):
+                self._take(base)
+                self.line(f"{out} = np.add({self.name(base)}, 0.0, out={self.name(base)})")
+            else:
+                self.line(f"{out} = np.add({self.typed(base)}, 0.0)")
+            self.line(f"{out}[{region}] = {inside}")
+            return True
         if self._reusable(base, k):
             self._take(base)
             self.line(f"{out} = {self.name(base)}")

@@ -309,10 +309,31 @@ def test_sums_of_zero_padded_pieces_add_into_regions():
     x = jnp.arange(24.0).reshape(3, 8) / 10
     g = jax.jit(jax.grad(f))
     source = g.lower(x).compile().as_text()
-    assert "np.zeros((3, 8)" in source and source.count("] += ") == 3
-    assert "_pad" not in source
+    assert "np.zeros((3, 8)" in source and source.count("] += ") == 4
+    assert "_pad" not in source and "0.0, out=" not in source
     np.testing.assert_allclose(g(x), jax.grad(f)(x), rtol=1e-6)
     np.testing.assert_array_equal(x, (np.arange(24.0).reshape(3, 8) / 10).astype(np.float32))
+
+
+@pytest.mark.parametrize("tier", ["off", "check"])
+def test_sums_of_zero_pads_keep_the_sign_of_zero_as_the_additions_do(tier):
+    """A pad adds 0.0 outside its region, which makes a -0.0 there +0.0: so do the regions
+    summed in place, on the NumPy tier as on the native tier and eagerly."""
+    def f(x, y, base):
+        p = lax.pad(x, np.float32(0), [(0, 1, 0)])
+        q = lax.pad(y, np.float32(0), [(1, 0, 0)])
+        r = lax.pad(y, np.float32(0), [(0, 1, 0)])
+        return p + q, base + r, (p + q) + r
+
+    x = np.array([-0.0], np.float32)
+    base = np.array([-0.0, -0.0], np.float32)
+    with jax.disable_jit():
+        want = f(x, x, base)
+    with flag_context("didax_native_tier", tier):
+        got = jax.jit(f)(x, x, base)
+    for g, w in zip(got, want):
+        assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), (g, w)
+    assert np.signbit(want[1]).tolist() == [True, False]
 
 
 def test_the_last_signature_checked_first_still_tells_signatures_apart():
