@@ -202,7 +202,9 @@ def build(tc: Toolchain, source: str, workdir: str, name: str,
 
     def compile_unit(k):
         text = units[k]
-        key = hashlib.sha256("\0".join([text, tc.identity()]).encode()).hexdigest()[:32]
+        # (the headers too: an object compiled against another Python's calls its symbols)
+        key = hashlib.sha256("\0".join([text, tc.identity(), sys.version, *include_dirs()])
+                             .encode()).hexdigest()[:32]
         cached = os.path.join(objects, f"unit-{key}.o") if objects else None
         if k and cached and os.path.exists(cached):  # (the first holds the module's name)
             return cached
