@@ -298,24 +298,23 @@ class FunctionBuilder:
         base, (x, region) = (b, pa) if pa is not None else (a, pb)
         if base in self.no_negative_zeros:  # (nor has the sum: only -0.0 + -0.0 is -0.0)
             self.no_negative_zeros.add(eqn.outvars[0])
-        elif dtypes.issubdtype(base.aval.dtype, np.inexact):
+        if (base not in self.no_negative_zeros
+                and dtypes.issubdtype(base.aval.dtype, np.inexact)):
             # Outside the region the sum is base + 0.0, which makes a -0.0 +0.0; inside it,
             # base + x from base's own values.
             inside = self.temp()
             self.line(f"{inside} = {self.typed(base)}[{region}] + {self.name(x)}")
-            if self._reusable(base, k):
-                self._take(base)
-                self.line(f"{out} = np.add({self.name(base)}, 0.0, out={self.name(base)})")
-            else:
-                self.line(f"{out} = np.add({self.typed(base)}, 0.0)")
-            self.line(f"{out}[{region}] = {inside}")
-            return True
+            in_place = f"np.add({self.name(base)}, 0.0, out={self.name(base)})"
+            copied, last = f"np.add({self.typed(base)}, 0.0)", f"{out}[{region}] = {inside}"
+        else:
+            in_place, copied = self.name(base), f"{self.typed(base)}.copy()"
+            last = f"{out}[{region}] += {self.name(x)}"
         if self._reusable(base, k):
             self._take(base)
-            self.line(f"{out} = {self.name(base)}")
+            self.line(f"{out} = {in_place}")
         else:
-            self.line(f"{out} = {self.typed(base)}.copy()")
-        self.line(f"{out}[{region}] += {self.name(x)}")
+            self.line(f"{out} = {copied}")
+        self.line(last)
         return True
 
     def _reusable(self, a, k: int) -> bool:

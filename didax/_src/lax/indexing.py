@@ -777,6 +777,12 @@ def _loop_dims(shape, window_positions, window_dims):
     return dims, windows
 
 
+def _offset(terms, start=None) -> str:
+    """C of a flat offset: `start` plus each (loop variable, stride) term; "0" if there is
+    neither (a 0-d result or update)."""
+    return " + ".join(([start] if start else []) + [f"{v} * {st}" for v, st in terms]) or "0"
+
+
 def _index_start(ix, ixtype, at) -> str:
     """The C int64 of the index vector's element at `at` (uint64 saturated, as
     _as_int64 does)."""
@@ -794,7 +800,7 @@ def _window_start(em, name, indices, shape, sizes, start_map, batching, *, clamp
     ishape = indices.aval.shape
     ix, ixtype = f"p{em.slots[indices]}", C_TYPES[indices.aval.dtype]
     istrides, ostrides = contiguous(ishape), contiguous(shape)
-    ibase = " + ".join(["0"] + [f"b{t} * {istrides[t]}" for t in range(len(ishape) - 1)])
+    ibase = _offset([(f"b{t}", istrides[t]) for t in range(len(ishape) - 1)], start="0")
 
     def starts_at(ind):
         em.line(f"{ind}npy_intp {name} = 0;")
@@ -847,8 +853,8 @@ def _gather_native(em, eqn):
     batching = {d: t for d, t in zip(dn.operand_batching_dims, dn.start_indices_batching_dims)}
     starts_at = _window_start(em, "src", indices, shape, sizes, dn.start_index_map, batching,
                               clamp=True, check=fill, skip=False)
-    read = " + ".join(["src"] + [f"w{d} * {ostrides[d]}" for d in windows])
-    at = " + ".join(f"{var} * {qstrides[k]}" for k, (var, _, _) in enumerate(dims)) or "0"
+    read = _offset([(f"w{d}", ostrides[d]) for d in windows], start="src")
+    at = _offset([(var, qstrides[k]) for k, (var, _, _) in enumerate(dims)])
     value = f"{p}[{read}]"
     if fill:
         filled = np.asarray(eqn.params["fill_value"]).astype(out.aval.dtype)
@@ -1083,9 +1089,8 @@ def _scatter_native(em, eqn):
     batching = {d: t for d, t in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims)}
     starts_at = _window_start(em, "dst", indices, shape, sizes, dn.scatter_dims_to_operand_dims,
                               batching, clamp=clip, check=not clip, skip=not clip)
-    target = f"{q}[" + " + ".join(["dst"] + [f"w{d} * {ostrides[d]}" for d in windows]) + "]"
-    value = f"{u}[" + (" + ".join(f"{var} * {ustrides[k]}"
-                                  for k, (var, _, _) in enumerate(dims)) or "0") + "]"
+    target = f"{q}[{_offset([(f'w{d}', ostrides[d]) for d in windows], start='dst')}]"
+    value = f"{u}[{_offset([(var, ustrides[k]) for k, (var, _, _) in enumerate(dims)])}]"
     if eqn.primitive is scatter_add_p:
         value = wrapped(dtype, "+", target, value)
     _index_loops(em, dims, starts_at, lambda ind: em.line(f"{ind}{target} = {value};"))
@@ -1169,8 +1174,8 @@ def _window_loops(em, shape, sizes, statement):
     """Loops over a window of `sizes` in an operand of `shape`; `statement(o, w)` the C at
     each element, given its flat offsets in the operand (from `at`) and in the window."""
     ostrides, wstrides = contiguous(shape), contiguous(sizes)
-    o = " + ".join(["at"] + [f"w{d} * {ostrides[d]}" for d in range(len(sizes))])
-    w = " + ".join(f"w{d} * {wstrides[d]}" for d in range(len(sizes))) or "0"
+    o = _offset([(f"w{d}", ostrides[d]) for d in range(len(sizes))], start="at")
+    w = _offset([(f"w{d}", wstrides[d]) for d in range(len(sizes))])
     return [(f"w{d}", n, True) for d, n in enumerate(sizes)], lambda ind: em.line(
         ind + statement(o, w))
 

@@ -178,9 +178,7 @@ _unfinished: set = set()
 def _for_the_next_run(exe):
     """Native code for the next run of a program whose first call of `exe` ran long."""
     if exe.native.status == "waiting":
-        directory = cache_dir()
-        if directory is not None:
-            detached.build_later(exe.native.plan.source, directory)
+        _build_detached(exe)
     elif exe.native.status == "queued":
         _unfinished.add(exe)
 
@@ -188,9 +186,14 @@ def _for_the_next_run(exe):
 @atexit.register
 def _hand_over_unfinished():
     for exe in list(_unfinished):
-        directory = cache_dir()
-        if exe.native.status == "queued" and directory is not None:
-            detached.build_later(exe.native.plan.source, directory)
+        if exe.native.status == "queued":
+            _build_detached(exe)
+
+
+def _build_detached(exe):
+    directory = cache_dir()
+    if directory is not None:
+        detached.build_later(exe.native.plan.source, directory)
 
 
 def _queue_build(exe, run=None):
