@@ -34,7 +34,7 @@ def build_later(source: str, directory: str) -> None:
         subprocess.Popen([sys.executable, "-m", __name__, path, directory],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True,
-                         preexec_fn=nice, close_fds=True)
+                         preexec_fn=nice, close_fds=True, env=toolchain.child_environment())
     except OSError:
         os.remove(path)
 
