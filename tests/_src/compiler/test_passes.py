@@ -282,3 +282,85 @@ def test_products_by_booleans_under_jit_as_jax():
     b = np.array([True, False, False, True, False])
     x = np.array([np.inf, np.inf, np.nan, np.nan, -5.0], np.float32)
     assert_as_jax(program, b, x, jax_jit="same")
+
+
+def test_updates_run_right_after_their_gradients():
+    """An SGD step's updates, traced after every gradient, run beside the product that
+    computes each gradient; every other equation keeps its order."""
+    w1, w2 = np.full((4, 4), 0.5, np.float32), np.full((4, 4), 0.25, np.float32)
+    h, g = np.arange(8, dtype=np.float32).reshape(2, 4), np.ones((2, 4), np.float32)
+
+    def step(w1, w2, h, g):
+        g1 = lax.dot_general(h, g, (((0,), (0,)), ((), ())))
+        g2 = lax.dot_general(h * 2.0, g, (((0,), (0,)), ((), ())))
+        return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+    closed = jax.make_jaxpr(step)(w1, w2, h, g)
+    assert prims(closed) == ["dot_general", "mul", "dot_general", "mul", "sub", "mul", "sub"]
+    out = passes.consume_early(closed)
+    check_jaxpr(out.jaxpr)
+    assert prims(out) == ["dot_general", "mul", "sub", "mul", "dot_general", "mul", "sub"]
+    same_values(closed, out, w1, w2, h, g)
+
+
+def test_an_update_pulls_along_what_only_inputs_determine():
+    """Adam's `b1 * m + (1 - b1) * g` and `b2 * v + (1 - b2) * g * g`: both read the gradient,
+    and run once it is computed, with `b1 * m` and `b2 * v`, which read only inputs (where
+    the loop fusing them sees them)."""
+    m, v = np.ones((3, 3), np.float32), np.full((3, 3), 2.0, np.float32)
+    x, w = np.eye(3, dtype=np.float32), np.ones((3, 3), np.float32)
+
+    def update(m, v, x, w):
+        g = x @ w
+        late = jnp.sin(w)  # (traced between the gradient and the update)
+        return 0.9 * m + 0.1 * g, 0.99 * v + 0.01 * (g * g), late
+
+    closed = jax.make_jaxpr(update)(m, v, x, w)
+    assert prims(closed) == ["dot_general", "sin", "mul", "mul", "add", "mul", "mul", "mul",
+                             "add"]
+    out = passes.consume_early(closed)
+    check_jaxpr(out.jaxpr)
+    assert prims(out) == ["dot_general", "mul", "mul", "add", "mul", "mul", "mul", "add",
+                          "sin"]
+    same_values(closed, out, m, v, x, w)
+
+
+def test_readers_move_all_together_or_not_at_all():
+    """A value one of whose readers must wait (for a loop, which never moves) keeps all its
+    readers where they are: moving the others alone would split what one loop computes."""
+    x, w = np.ones((3, 3), np.float32), np.ones((3, 3), np.float32)
+
+    def f(x, w):
+        g = x @ w
+        late = lax.fori_loop(0, 3, lambda i, c: c * 2.0, w)
+        return g * 2.0, g + late
+
+    closed = jax.make_jaxpr(f)(x, w)
+    loop = prims(closed)[1]
+    assert prims(closed) == ["dot_general", loop, "mul", "add"]
+    out = passes.consume_early(closed)
+    check_jaxpr(out.jaxpr)
+    # `g * 2` waits with `g + late`; `g + late`, the loop's result's only reader, follows it
+    assert prims(out) == ["dot_general", loop, "add", "mul"]
+    same_values(closed, out, x, w)
+
+
+def test_effects_and_larger_results_keep_their_place():
+    x, y = np.ones((4,), np.float32), np.ones((4, 4), np.float32)
+
+    def f(x, y):
+        a = jnp.cos(x)
+        s = jnp.sum(y)
+        jax.debug.callback(lambda v: None, a)  # effectful: never moves
+        wide = jnp.broadcast_to(a, (4, 4)) * 2.0  # a result larger than its operand
+        return a * s, wide
+
+    closed = jax.make_jaxpr(f)(x, y)
+    assert prims(closed) == ["cos", "reduce_sum", "debug_callback", "broadcast_in_dim",
+                             "mul", "mul"]
+    out = passes.consume_early(closed)
+    check_jaxpr(out.jaxpr)
+    # `a * s` runs once `s` is computed; the callback, and the broadcast after it, stay
+    assert prims(out) == ["cos", "reduce_sum", "mul", "debug_callback", "broadcast_in_dim",
+                          "mul"]
+    same_values(closed, out, x, y)
