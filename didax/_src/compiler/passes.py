@@ -426,15 +426,10 @@ def consume_early(closed: ClosedJaxpr) -> ClosedJaxpr:
 def _movable(eqn) -> bool:
     t = eqn.primitive.traits
     if (t.effectful or t.tokens or t.refs or t.loop or t.stacked_loop is not None
-            or t.call_jaxpr_param is not None or any(True for _ in subjaxprs(eqn.params))):
+            or t.call_jaxpr_param is not None or any(subjaxprs(eqn.params))):
         return False
-    sizes = [_size(a) for a in eqn.invars]
-    return bool(sizes) and all(_size(v) <= max(sizes) for v in eqn.outvars)
-
-
-def _size(a) -> int:
-    shape = getattr(a.aval, "shape", None)
-    return int(np.prod(shape)) if shape is not None else 1
+    sizes = [getattr(a.aval, "size", 1) for a in eqn.invars]  # (a token's is 1)
+    return bool(sizes) and all(getattr(v.aval, "size", 1) <= max(sizes) for v in eqn.outvars)
 
 
 # --------------------------------------------------------------------------------------
