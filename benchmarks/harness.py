@@ -19,6 +19,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import dataclasses  # noqa: E402
+import random  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from typing import Callable, Hashable  # noqa: E402
@@ -90,16 +91,26 @@ def calls_per_round(fn: Callable[[], object], target_seconds: float,
     a call to warm up (compile) first unless `fn` is `warm` already."""
     if not warm:
         fn()
-    start = CLOCK()
-    fn()
-    once = max(CLOCK() - start, 1e-7)
+    once = float("inf")
+    for _ in range(2):  # (the faster of two: the first may pay for the case before it)
+        start = CLOCK()
+        fn()
+        once = min(once, max(CLOCK() - start, 1e-7))
     return max(1, int(target_seconds / once)), once
 
 
 def time_interleaved(cases: dict[Hashable, object], rounds: int = 15,
                      target_seconds: float = 0.02, budget_seconds: float | None = None,
-                     min_rounds: int = 3, warm: bool = False) -> dict[Hashable, object]:
-    """Median seconds per call of each case, timing the cases round-robin.
+                     min_rounds: int = 3, warm: bool = False,
+                     settle_seconds: float = 0.01) -> dict[Hashable, object]:
+    """Median seconds per call of each case, timing the cases in rounds, each round in an
+    order of its own.
+
+    Before its timed calls in a round, a case is called untimed for `settle_seconds` (once
+    at least): after another framework's run, the next 5 to 10 ms of calls reading large
+    arrays took up to half as long again here (caches, and memory the other framework freed;
+    a loop on data in L1 did not slow down), so the first calls of a round measured the
+    previous case as much as their own, and a case with fewer calls a round paid more of it.
 
     With `budget_seconds`, rounds are cut so the timing takes about that long (slow
     workloads), but never below `min_rounds`. `warm`: the cases have been called already
@@ -109,13 +120,18 @@ def time_interleaved(cases: dict[Hashable, object], rounds: int = 15,
     counts, round_cost = {}, 0.0
     for key, fn in runnable.items():
         counts[key], once = calls_per_round(fn, target_seconds, warm)
-        round_cost += counts[key] * once
+        round_cost += counts[key] * once + max(once, settle_seconds)
     if budget_seconds is not None and round_cost > 0:
         rounds = min(rounds, max(min_rounds, int(budget_seconds / round_cost)))
     samples: dict[Hashable, list[float]] = {k: [] for k in runnable}
+    order, shuffler = list(runnable.items()), random.Random(0)
     for _ in range(rounds):
-        for key, fn in runnable.items():
-            n = counts[key]
+        shuffler.shuffle(order)  # (so no case always follows the same other one)
+        for key, fn in order:
+            n, start = counts[key], CLOCK()
+            fn()
+            while CLOCK() - start < settle_seconds:
+                fn()
             start = CLOCK()
             for _ in range(n):
                 fn()
