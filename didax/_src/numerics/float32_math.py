@@ -13,9 +13,13 @@ bits, and a compiled loop inlines them (gcc vectorizes them).
 exp(x) = 2^k (1 + r + r^2 q(r)), where k = round(x / ln 2) (by the 1.5 * 2^23 shifter),
 r = x - k ln 2 (ln 2 in two parts, the first with trailing zeros so that k * it is exact),
 and q a degree-4 polynomial (a minimax fit of (e^r - 1 - r) / r^2 on |r| <= ln(2) / 2),
-evaluated in Estrin's scheme. x is clamped to [-104, 89] (beyond which e^x rounds to 0 or
-overflows), and 2^k is applied as two factors so that results near the overflow and in the
-subnormal range round once. Largest error 1.04 ulp (NumPy's AVX2 loop: 2.5).
+evaluated in Estrin's scheme. x is clamped above at 89 (beyond which e^x overflows), and
+2^k is applied as two factors so that results near the overflow and in the subnormal range
+round once. Below -103.97208 (EXP_ZERO), where the result rounds to 0, the lane computes
+e^0 and 0 is selected: a product underflowing to 0 or a subnormal takes a microcode assist
+on Intel CPUs (about 150 cycles), and a causal attention's masked half of its softmax
+took 5 times as long as the other (results in the subnormal range, above -103.97 and
+below -87.34, still do). Largest error 1.04 ulp (NumPy's AVX2 loop: 2.5).
 
 tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2 |x|) = 2^k (1 + p) by the same core as exp
 (|x| clamped to 9.125, where tanh rounds to 1), computed as ((1 - 2^k) - 2^k p) /
@@ -35,7 +39,7 @@ F32 = np.float32
 
 # (name, value) of each constant, in the order the C source declares them.
 _CONSTANTS = (
-    ("EXP_LO", -104.0), ("EXP_HI", 89.0),
+    ("EXP_ZERO", float.fromhex("-0x1.9fe368p+6")), ("EXP_HI", 89.0),
     ("LOG2E", float.fromhex("0x1.715476p+0")), ("SHIFTER", float.fromhex("0x1.8p+23")),
     ("LN2_HI", float.fromhex("0x1.62e4p-1")), ("LN2_LO", float.fromhex("0x1.7f7d1cp-20")),
     ("Q0", float.fromhex("0x1.fffffep-2")), ("Q1", float.fromhex("0x1.5554e2p-3")),
@@ -80,12 +84,15 @@ static inline float didax_exp_core_f32(float x, npy_uint32 *k) {{
     return didax_expm1_core_f32(x, k) + 1.0f;
 }}
 static inline float didax_exp_f32(float x) {{
-    float xc = didax_select_f32(x < DIDAX_F32_EXP_LO, DIDAX_F32_EXP_LO, x);
+    const int zero = x < DIDAX_F32_EXP_ZERO;
+    float xc = didax_select_f32(zero, 0.0f, x);
     xc = didax_select_f32(xc > DIDAX_F32_EXP_HI, DIDAX_F32_EXP_HI, xc);
     npy_uint32 k;
     const float p = didax_exp_core_f32(xc, &k);
     const npy_uint32 k1 = (npy_uint32)((npy_int32)k >> 1), k2 = k - k1;
-    return p * didax_f32_of_bits((k1 + 127u) << 23) * didax_f32_of_bits((k2 + 127u) << 23);
+    return didax_select_f32(
+        zero, 0.0f,
+        p * didax_f32_of_bits((k1 + 127u) << 23) * didax_f32_of_bits((k2 + 127u) << 23));
 }}
 static inline float didax_tanh_f32(float x) {{
     const float a = fabsf(x);
@@ -136,13 +143,15 @@ def exp(x) -> np.ndarray:
     x = np.asarray(x, F32)
     flat = x.reshape(-1)
     with np.errstate(all="ignore"):
-        xc = np.maximum(flat, _C["EXP_LO"])
+        zero = flat < _C["EXP_ZERO"]
+        xc = np.where(zero, F32(0), flat)
         np.minimum(xc, _C["EXP_HI"], out=xc)
         p, k = _exp_core(xc)
         k1 = (k.view(np.int32) >> 1).view(np.uint32)
         k2 = k - k1
         p *= _bits((k1 + np.uint32(127)) << np.uint32(23))
         p *= _bits((k2 + np.uint32(127)) << np.uint32(23))
+        p[zero] = 0
     return p.reshape(x.shape)
 
 

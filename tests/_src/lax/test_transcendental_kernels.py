@@ -37,7 +37,9 @@ def _inputs():
                       -103.97, -104.0, 1e-45, 0.625, np.nextafter(F32(0.625), F32(0)), 9.125,
                       1e-20, 3e-38], F32)
     normal = rng.standard_normal(100_001).astype(F32) * F32(6)
-    return np.concatenate([patterns, edges, -edges, normal])
+    # (every float32 where exp's result turns from 0 to subnormal)
+    underflow = np.arange(*_bits(np.array([-103.96, -103.99], F32)), dtype=np.uint32).view(F32)
+    return np.concatenate([patterns, edges, -edges, normal, underflow])
 
 
 @pytest.mark.parametrize("name", sorted(TWINS))

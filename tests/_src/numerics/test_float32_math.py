@@ -50,6 +50,16 @@ def test_exp_subnormal_results_within_an_ulp():
     assert np.all(np.abs(got - want) <= np.spacing(F32(0)))  # (the subnormal spacing)
 
 
+def test_exp_is_zero_exactly_where_it_rounds_to_zero():
+    # (below EXP_ZERO the lane computes e^0 and selects 0; every float32 around it)
+    x = np.arange(*_bits(np.array([-103.9, -104.1], F32)), dtype=np.uint32).view(F32)
+    got = fm.exp(x)
+    want = np.exp(x.astype(np.float64))
+    assert np.all(np.abs(got - want) <= np.spacing(F32(0)))
+    assert np.all((got == 0) == (x < fm._C["EXP_ZERO"]))
+    assert np.all(got[want > np.spacing(F32(0))] > 0)
+
+
 def test_exp_special_values():
     big = np.nextafter(F32(np.log(np.finfo(F32).max)), F32(0))  # the last finite result
     x = np.array([0.0, -0.0, np.inf, -np.inf, big, np.nextafter(big, F32(np.inf)), 89.0,
