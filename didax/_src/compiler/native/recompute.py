@@ -7,9 +7,9 @@ stored eight arrays, five of them one operation away from the other three); now 
 what the backward pass cannot cheaply compute.
 
 The copy computes exactly what the equation computes, from the same operands, so results
-keep their bits. An operand is only read where it is read already (or is one of the
-function's inputs, or a copy made for the same loop), so no array lives longer. The NumPy
-tier computes the equations as they are.
+keep their bits. An operand is only read by a loop that reads it anyway or later (or is one
+of the function's inputs, or a copy made for the same loop), so no array outlives the loops
+that read it. The NumPy tier computes the equations as they are.
 """
 from __future__ import annotations
 
@@ -98,7 +98,8 @@ def recomputed_in_readers(closed: ClosedJaxpr, kind_of) -> ClosedJaxpr:
                         ins.append(known[0])
                         if known[1] > k:
                             later.append(a)
-                    elif type(a) is Literal or a in free or last_read[a] >= k:
+                    elif (type(a) is Literal or a in free or last_read[a] >= k
+                          or group[last_read[a]] == group[k]):
                         ins.append(a)
                     else:
                         break
