@@ -7,7 +7,11 @@ of at most 448 (a K between 448 and 896 into halves rounded up to 16), and a pro
 most 10^6 multiply-adds is one chain. The loop here computes exactly that, with AVX-512
 tiles of 16 rows by 16 columns, reading the operands where they are: no packed copy of the
 weight for a product of 16 rows, no zeroed result for a weight gradient of 16 terms (the
-two cost a third of an MLP step at batch 16).
+two cost a third of an MLP step at batch 16). Where rows come in fours, tiles of 4 rows by
+64 columns read 256 consecutive bytes of each of the weight's rows, which the hardware
+prefetches (16 columns, one cache line a row, it does not): a product of batch 16 whose
+512 x 512 weight comes from beyond the L2 cache takes 96 us instead of 112, an MLP step at
+batch 16 8 % less.
 
 Whether it gives NumPy's bits is not assumed: a product's shape and strides are checked
 once, on random operands, against np.matmul with OpenBLAS on one thread (`agrees`), and
@@ -118,6 +122,30 @@ static inline __attribute__((always_inline)) void tile_packed(
     DIDAX_L16(DIDAX_STORE_P)
 }
 
+/* 4 rows (from r0) by 64 columns, A's values of each k at A + k * apk as in tile_packed:
+   B's rows are read 256 consecutive bytes at a time, which the hardware prefetches. */
+#define DIDAX_ACC4(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps(), \
+    c##r##2 = _mm512_setzero_ps(), c##r##3 = _mm512_setzero_ps();
+#define DIDAX_FMA4(r) { const __m512 s = _mm512_set1_ps(a[r]); \
+    c##r##0 = _mm512_fmadd_ps(s, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(s, b1, c##r##1); \
+    c##r##2 = _mm512_fmadd_ps(s, b2, c##r##2); c##r##3 = _mm512_fmadd_ps(s, b3, c##r##3); }
+#define DIDAX_ST1(p, v) _mm512_storeu_ps(p, first ? v : _mm512_add_ps(_mm512_loadu_ps(p), v));
+#define DIDAX_STORE4(r) { float *c = C + (r) * ldc; DIDAX_ST1(c, c##r##0) \
+    DIDAX_ST1(c + 16, c##r##1) DIDAX_ST1(c + 32, c##r##2) DIDAX_ST1(c + 48, c##r##3) }
+static inline __attribute__((always_inline)) void tile_4x64(
+        const float *A, npy_intp apk, const float *B, npy_intp ldb, float *C, npy_intp ldc,
+        npy_intp k0, npy_intp k1, int first) {
+    DIDAX_ACC4(0) DIDAX_ACC4(1) DIDAX_ACC4(2) DIDAX_ACC4(3)
+    for (npy_intp k = k0; k < k1; k++) {
+        const float *bk = B + k * ldb;
+        const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16),
+                     b2 = _mm512_loadu_ps(bk + 32), b3 = _mm512_loadu_ps(bk + 48);
+        const float *a = A + k * apk;
+        DIDAX_FMA4(0) DIDAX_FMA4(1) DIDAX_FMA4(2) DIDAX_FMA4(3)
+    }
+    DIDAX_STORE4(0) DIDAX_STORE4(1) DIDAX_STORE4(2) DIDAX_STORE4(3)
+}
+
 /* One product: C (M x N, row stride ldc, unit column stride) = A (element (i, k) at
    A[i * sai + k * sak]) times B (row stride ldb, unit column stride). */
 static void product(npy_intp M, npy_intp N, npy_intp K, const float *A, npy_intp sai,
@@ -140,7 +168,18 @@ static void product(npy_intp M, npy_intp N, npy_intp K, const float *A, npy_intp
                     for (npy_intp r = 0; r < 16; r++)
                         packed[k * 16 + r] = r < rows ? A[(i0 + r) * sai + k * sak] : 0.0f;
             }
-            for (npy_intp j0 = 0; j0 < N; j0 += 16) {
+            npy_intp j0 = 0;
+            if (rows % 4 == 0)
+                for (; j0 + 64 <= N; j0 += 64)
+                    for (npy_intp r0 = 0; r0 < rows; r0 += 4) {
+                        npy_intp k0 = 0;
+                        for (int b = 0; b < nb; b++) {
+                            tile_4x64(a + r0, apk, B + j0, ldb, C + (i0 + r0) * ldc + j0, ldc,
+                                      k0, k0 + blocks[b], b == 0);
+                            k0 += blocks[b];
+                        }
+                    }
+            for (; j0 < N; j0 += 16) {
                 npy_intp jn = N - j0 < 16 ? N - j0 : 16, k0 = 0;
                 __mmask16 m = (__mmask16)((1u << jn) - 1);
                 for (int b = 0; b < nb; b++) {

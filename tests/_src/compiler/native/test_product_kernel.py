@@ -50,12 +50,14 @@ def _operands(rng, shape_a, shape_b, transpose_a=False, transpose_b=False):
 
 # (M, K, N, A stored transposed, B stored transposed): an MLP's products at batch 16 (the
 # forward pass, the weight gradient with A transposed, the input gradient computed swapped
-# with B transposed), rows and columns that leave partial tiles, and K cut into two blocks.
+# with B transposed), rows and columns that leave partial tiles (of 4 x 64 and 16 x 16),
+# and K cut into two blocks.
 SHAPES = [(16, 512, 512, False, False), (512, 16, 512, True, False),
           (512, 512, 16, False, True), (16, 256, 512, False, False),
           (256, 16, 512, True, False), (256, 512, 10, False, False),
           (37, 300, 50, False, False), (50, 20, 300, True, False), (200, 600, 9, False, True),
-          (23, 700, 40, False, False)]
+          (23, 700, 40, False, False), (22, 300, 200, False, False), (20, 700, 130, False, False),
+          (96, 30, 200, True, False)]
 
 
 @pytest.mark.parametrize("M,K,N,ta,tb", SHAPES)
