@@ -56,7 +56,8 @@ static int k_blocks(npy_intp M, npy_intp N, npy_intp K, npy_intp *blocks) {
 }
 
 #define DIDAX_DECL(r) __m512 c##r = _mm512_setzero_ps();
-#define DIDAX_FMA(r) c##r = _mm512_fmadd_ps(_mm512_set1_ps(a[(r) * sai]), b, c##r);
+#define DIDAX_FMA(r) c##r = _mm512_fmadd_ps(_mm512_set1_ps( \
+    ((r) < 4 ? a : (r) < 8 ? a4 : (r) < 12 ? a8 : a12)[((r) % 4) * sai]), b, c##r);
 #define DIDAX_STORE(r) { float *c = C + (r) * ldc; _mm512_mask_storeu_ps(c, m, first ? c##r \
     : _mm512_add_ps(_mm512_maskz_loadu_ps(m, c), c##r)); }
 /* R rows by (up to, `m`) 16 columns over k0 <= k < k1: C = the chains, or C += them. */
@@ -67,7 +68,9 @@ static inline __attribute__((always_inline)) void tile##R(                      
     DECLS                                                                                \
     for (npy_intp k = k0; k < k1; k++) {                                                 \
         const __m512 b = _mm512_maskz_loadu_ps(m, B + k * ldb);                          \
-        const float *a = A + k * sak;                                                    \
+        const float *a = A + k * sak, *a4 = a + 4 * sai, *a8 = a + 8 * sai;              \
+        const float *a12 = a + 12 * sai;                                                 \
+        (void)a4; (void)a8; (void)a12;                                                   \
         FMAS                                                                             \
     }                                                                                    \
     STORES                                                                               \
