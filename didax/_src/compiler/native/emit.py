@@ -8,8 +8,9 @@ native segment is a maximal run of equations with native rules and one result sh
 computed by one loop nest (operands broadcast as lax broadcasts: size-1 dimensions, lower
 ranks); a Python segment is a maximal run of the others, compiled by the NumPy-tier
 compiler into a function the C code calls with NumPy arrays. Values that cross segments
-are NumPy arrays (native results are allocated with PyArray_SimpleNew); values inside a
-native segment are C locals.
+are NumPy arrays (a native result is a new array, an intermediate's array reused, or that
+of a dead operand it is written over: see in_place); values inside a native segment are C
+locals.
 
 Every result is the NumPy tier's, bit for bit (see loops.py and rules.py): products call
 NumPy's matmul loop on the operand layouts the NumPy tier gives it (lax.dot.gemm_plan),
@@ -32,6 +33,7 @@ from didax._src.compiler.native import product_kernel, runtime
 from didax._src.compiler.native.loops import (
     FREE_GIL_FROM,
     LEAF_SUMS,
+    Body,
     Reduction,
     contiguous,
     loop_nest,
@@ -522,18 +524,20 @@ class _Emitter:
                                       over(shape, shape, st))],
                   lambda block, names: None, [(f"q{s}", lambda: "t0")], [])
 
-    def as_array(self, a):
+    def as_array(self, a, restrict: bool = True):
         """Declares p<slot>, the data of `a` (converted to a C-contiguous array), once in a
-        block (an operand may appear twice: a concatenation of x with itself)."""
+        block (an operand may appear twice: a concatenation of x with itself); not
+        `restrict` where a result is written over it (see in_place)."""
         s = self.slots[a]
         if self.declared is not None:
             if s in self.declared:
                 return
             self.declared.add(s)
         ctype, typenum = C_TYPES[a.aval.dtype], C_TYPENUMS[a.aval.dtype]
+        qualifier = "*restrict" if restrict else "*"
         self.body.append(f"        if (as_carray(&v[{s}], {typenum}, {a.aval.ndim}, "
                          f"{self.shape_array(a.aval.shape)}) < 0) goto done;")
-        self.body.append(f"        const {ctype} *restrict p{s} = (const {ctype} *)"
+        self.body.append(f"        const {ctype} {qualifier} p{s} = (const {ctype} *)"
                          f"PyArray_DATA((PyArrayObject *)v[{s}]);")
 
     def new_array(self, s, aval, var=None):
@@ -700,30 +704,7 @@ class _Emitter:
                 type(e.outvars[0]) is not DropVar and self.needed_after(e.outvars[0], i)]
         b = self.body
         b.append(f"    {{  /* native loop over {shape}: {len(eqns)} equations */")
-        reads, done = [], set()
-        for a in ins:
-            base, st, off = self.alias.get(a, (a, contiguous(a.aval.shape), 0))
-            if base not in done:
-                done.add(base)
-                self.as_array(base)
-            reads.append((C_TYPES[a.aval.dtype], _at(f"p{self.slots[base]}", off),
-                          over(shape, a.aval.shape, st)))
-        for v in outs:
-            self.new_array(self.slot(v), v.aval, var=v)
-        reductions = {}
-        for eqn in eqns:
-            out = eqn.outvars[0]
-            if out in seg.reduced:
-                s = self.slot(out)
-                self.new_array(s, out.aval, var=out)
-                c = CExpr(out.aval.dtype, None, None)
-                rule = eqn.primitive.rules["native"]
-                init, combine, is_sum = rule(c, eqn)
-                axes = eqn.params["axes"]
-                kept = tuple(d not in axes for d in range(len(shape)))
-                reductions[eqn] = Reduction(s, C_TYPES[out.aval.dtype], kept, init, combine,
-                                            is_sum, is_sum and out.aval.dtype in FLOATS,
-                                            rule.any_order)
+        reductions: dict = {}
         names: dict = {}
 
         def body(block, read_names):
@@ -740,6 +721,34 @@ class _Emitter:
                 expression = args[0] if rule.kind == "view" else rule(c, eqn, *args)
                 names[out] = block.let(C_TYPES[out.aval.dtype], expression)
 
+        over_operand = self.in_place(i, seg, ins, outs, body)
+        reads, done = [], set()
+        for a in ins:
+            base, st, off = self.alias.get(a, (a, contiguous(a.aval.shape), 0))
+            if base not in done:
+                done.add(base)
+                self.as_array(base, restrict=base not in over_operand.values())
+            reads.append((C_TYPES[a.aval.dtype], _at(f"p{self.slots[base]}", off),
+                          over(shape, a.aval.shape, st)))
+        for v in outs:
+            if v in over_operand:
+                self.write_over(self.slot(v), v, over_operand[v])
+            else:
+                self.new_array(self.slot(v), v.aval, var=v)
+        for eqn in eqns:
+            out = eqn.outvars[0]
+            if out in seg.reduced:
+                s = self.slot(out)
+                self.new_array(s, out.aval, var=out)
+                c = CExpr(out.aval.dtype, None, None)
+                rule = eqn.primitive.rules["native"]
+                init, combine, is_sum = rule(c, eqn)
+                axes = eqn.params["axes"]
+                kept = tuple(d not in axes for d in range(len(shape)))
+                reductions[eqn] = Reduction(s, C_TYPES[out.aval.dtype], kept, init, combine,
+                                            is_sum, is_sum and out.aval.dtype in FLOATS,
+                                            rule.any_order)
+
         writes = [(f"q{self.slots[v]}", lambda v=v: names[v]) for v in outs]
         # A long loop lets other Python threads run (as NumPy's loops do): it touches no
         # Python object.
@@ -751,6 +760,63 @@ class _Emitter:
         if free:
             b.append("        Py_END_ALLOW_THREADS")
         b.append("    }")
+
+    def in_place(self, i: int, seg, ins, outs, body) -> dict:
+        """{result: operand} for the loop segment `i`: results written over an operand of
+        their shape and dtype that the loop reads in order and nothing reads after it (an
+        intermediate array of this function, not a view, read by no view in the loop).
+        The operand's array was written a moment ago and is in the cache, a new one is not:
+        an MLP's SGD update into its gradient's array took 15 % less of the step at batch
+        16. Each iteration reads its elements before it writes them, so only loops of whole
+        elements qualify: none that reduces or calls NumPy's loops (which run in phases,
+        reading operands again after earlier phases wrote)."""
+        if seg.reduced or not outs:
+            return {}
+        viewed = {self.alias[a][0] for a in ins if a in self.alias}
+        free = [a for a in ins if a not in self.alias and a not in viewed
+                and a in self.keep_of and self.last_reader.get(a) == i
+                and a.aval.shape == tuple(seg.shape)]
+        taken: dict = {}
+        for v in outs:
+            if v in self.dest:
+                continue
+            for a in free:
+                if a.aval == v.aval and a not in taken.values():
+                    taken[v] = a
+                    break
+        if taken:
+            probe = Body()
+            body(probe, [probe.read(C_TYPES[a.aval.dtype], n) for n, a in enumerate(ins)])
+            if any(stmt[3] is not None for stmt in probe.stmts):
+                return {}
+        return taken
+
+    def write_over(self, s: int, v, x):
+        """Declares q<s>, the data of the loop's result `v`, written over its operand `x`
+        (see in_place) when only x's slot and keep[] entry hold x's array; else a new array
+        as new_array makes it. A result of `run` takes the array from keep[] (the next call
+        makes another); an intermediate takes x's keep[] entry."""
+        xs = self.slots[x]
+        ctype, typenum = C_TYPES[v.aval.dtype], C_TYPENUMS[v.aval.dtype]
+        ndim, shape = v.aval.ndim, self.shape_array(v.aval.shape)
+        k = self.keep_of.pop(x)
+        result = self.fname is None and v in self.results
+        b = self.body
+        b.append(f"        if (Py_REFCNT(v[{xs}]) == 2) {{  /* written over its operand, which "
+                 f"its slot and keep[{k}] alone hold */")
+        b.append(f"            v[{s}] = v[{xs}]; Py_INCREF(v[{s}]);")
+        if result:
+            b.append(f"            Py_CLEAR(keep[{k}]);")
+            b.append("        } else {")
+            b.append(f"            v[{s}] = PyArray_SimpleNew({ndim}, {shape}, {typenum});")
+            self.give_back(x.aval.shape, x.aval.dtype, k)
+        else:
+            self.keep_of[v] = k
+            b.append("        } else {")
+            b.append(f"            v[{s}] = scratch(&keep[{k}], {ndim}, {shape}, {typenum});")
+        b.append(f"            if (v[{s}] == NULL) goto done;")
+        b.append("        }")
+        b.append(f"        {ctype} *q{s} = ({ctype} *)PyArray_DATA((PyArrayObject *)v[{s}]);")
 
     def gemm_views(self, eqn):
         """The MatrixViews of a product's operands if it reads views of arrays where they

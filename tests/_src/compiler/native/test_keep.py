@@ -51,3 +51,65 @@ def test_shared_arrays_give_the_numpy_tiers_results_on_every_call(dtype):
         for _ in range(2):
             for x, expected in zip(xs, want):
                 np.testing.assert_array_equal(np.asarray(f(x, w)), expected)
+
+
+# Results written over a dead operand's array (emit.py's in_place).
+
+_OVER = "written over its operand"
+
+
+def _update(w, x):
+    """An SGD-like update: the product's array, dead after the loop, takes the result."""
+    return w - 0.125 * (x.T @ x)
+
+
+def _update_of_sin(w, x):
+    """The same with sin, which loops compute by NumPy's loop, in phases."""
+    return w - jnp.sin(0.125 * (x.T @ x))
+
+
+def _operands(dtype, seed):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((32, 32)).astype(dtype),
+            (rng.standard_normal((16, 32)) / 4).astype(dtype))
+
+
+def _source(f, *args) -> str:
+    return emit.plan(didax.make_jaxpr(f)(*args)).source
+
+
+def test_a_result_is_written_over_a_dead_intermediate_read_in_order():
+    w, x = _operands(np.float32, 0)
+    assert _source(_update, w, x).count(_OVER) == 1
+
+
+@pytest.mark.parametrize("f", [
+    lambda w, x: w - (x.T @ x).T,                         # read transposed
+    lambda w, x: w[0] - (x.T @ x)[0],                     # a row of it: not its shape
+    lambda w, x: (lambda g: (w - 0.5 * g, g @ w))(x.T @ x),  # read after the loop
+    lambda w, x: (w - (x.T @ x)).sum(axis=0),             # the loop reduces
+])
+def test_no_result_is_written_over_an_operand_read_otherwise(f):
+    w, x = _operands(np.float32, 0)
+    assert _OVER not in _source(f, w, x)
+
+
+def test_no_result_is_written_over_an_operand_of_a_loop_calling_numpys():
+    w, x = _operands(np.float32, 0)
+    assert _OVER not in _source(_update_of_sin, w, x)
+    assert _OVER in _source(lambda w, x: w - jnp.tanh(0.125 * (x.T @ x)), w, x)
+
+
+@pytest.mark.skipif(not have_compiler(), reason="no C compiler: the native tier is off")
+@pytest.mark.parametrize("f", [_update, _update_of_sin])
+def test_results_written_over_operands_stay_what_they_were_after_later_calls(f):
+    """Each call's result is an array of its own: a later call writes another."""
+    inputs = [_operands(np.float32, seed) for seed in range(3)]
+    with flag_context("didax_native_tier", "off"):
+        want = [np.asarray(didax.jit(f)(*args)) for args in inputs]
+    jf = didax.jit(f)
+    with flag_context("didax_native_tier", "check"):
+        got = [jf(*args) for args in inputs for _ in range(2)]
+    assert len({id(g) for g in got}) == len(got)
+    for k, g in enumerate(got):
+        np.testing.assert_array_equal(np.asarray(g), want[k // 2])
