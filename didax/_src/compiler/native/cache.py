@@ -74,11 +74,12 @@ def load_cached(source: str, tc: tc_mod.Toolchain, directory: str):
 
 
 def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str,
-                  makes_preludes: bool = True):
+                  makes_preludes: bool = True, idle: bool = False):
     """The extension module built from `source`: loaded from the cache if its entry is
     whole, else built, stored and loaded. `makes_preludes`: a build that finds the preludes
     missing has them made after it (not the runtime's, which builds beside a module: that
-    module's build ends later, and the preludes made earlier would take its core)."""
+    module's build ends later, and the preludes made earlier would take its core). `idle`:
+    built at the lowest priority (toolchain.run_compiler's)."""
     key = entry_key(source, tc)
     module = _loaded.get(key)
     if module is not None:
@@ -91,7 +92,7 @@ def load_or_build(source: str, tc: tc_mod.Toolchain, directory: str,
         module = tc_mod.load(name, so_path)
     else:
         module = _build_and_store(source, tc, directory, name, so_path, sum_path,
-                                  makes_preludes)
+                                  makes_preludes, idle)
     return caches.add(_loaded, key, module)
 
 
@@ -137,7 +138,8 @@ def _make_missing_preludes():
     threading.Thread(target=make, name="didax-prelude", daemon=True).start()
 
 
-def _build_and_store(source, tc, directory, name, so_path, sum_path, makes_preludes):
+def _build_and_store(source, tc, directory, name, so_path, sum_path, makes_preludes,
+                     idle=False):
     work = tempfile.mkdtemp(dir=directory, prefix=".build-")
     try:
         several = tc_mod.UNIT_MARK in source  # (translation units: see parts.py)
@@ -145,7 +147,7 @@ def _build_and_store(source, tc, directory, name, so_path, sum_path, makes_prelu
             built = tc_mod.build(tc, source, work, name,
                                  _prelude(tc, directory, record_missing=makes_preludes),
                                  _prelude(tc, directory, True, makes_preludes) if several
-                                 else None, objects=directory)
+                                 else None, objects=directory, idle=idle)
         finally:
             if makes_preludes:
                 _make_missing_preludes()

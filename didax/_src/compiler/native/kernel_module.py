@@ -51,9 +51,10 @@ class KernelModule:
     def source(self) -> str:
         return toolchain.module_prelude() + self.body
 
-    def get(self, wait: bool = False):
+    def get(self, wait: bool = False, idle: bool = False):
         """The module, or None while it is not (yet) there. `wait` builds it now unless the
-        native tier is off."""
+        native tier is off; `idle`, if it is not cached, builds it in the background at the
+        lowest priority whatever the mode (for a caller that must not wait)."""
         if self.status == "ready":
             return self._module
         mode = config.read("didax_native_tier")
@@ -63,23 +64,24 @@ class KernelModule:
             return None
         if self.status == "unbuilt":  # (a building module's lock is held till it is built)
             with self._lock:
-                if self.status == "unbuilt":
-                    self._start(now=wait or mode != "background")  # ("sync", checking: now)
+                if self.status == "unbuilt":  # ("sync", checking: now)
+                    self._start(now=not idle and (wait or mode != "background"), idle=idle)
         if wait and self.status == "building":
             self._built.wait()
         return self._module
 
-    def _start(self, now: bool):
+    def _start(self, now: bool, idle: bool = False):
         """Loads the module if it is cached, else builds it now or starts building it in a
-        thread (which also probes the compiler if that has not been done: that runs it)."""
-        if now or toolchain.known():
+        thread (which also probes the compiler if that has not been done: that runs it),
+        with `idle` at the lowest priority."""
+        if now or idle or toolchain.known():
             self._build(cached_only=True)
         if self.status == "unbuilt":
             if now:
                 self._build(cached_only=False)
             else:
                 self.status = "building"
-                threading.Thread(target=self._background, daemon=True).start()
+                threading.Thread(target=self._background, args=(idle,), daemon=True).start()
 
     def get_cached(self):
         """The module if it is loaded or cached (nothing is built), else None."""
@@ -113,7 +115,7 @@ class KernelModule:
             raise TierMismatchError(f"{name}: the C kernel and its NumPy twin differ")
         return outputs
 
-    def _build(self, cached_only: bool):
+    def _build(self, cached_only: bool, idle: bool = False):
         """Loads (or builds) the module; records it, or that there is none."""
         self._none_under = _settings()  # (what "none" would be under)
         tc = toolchain.toolchain()
@@ -128,16 +130,16 @@ class KernelModule:
                     return
             else:
                 module = cache.load_or_build(self.source(), tc, directory,
-                                             self.makes_preludes)
+                                             self.makes_preludes, idle)
         except Exception:  # (a failed build: the NumPy twins serve every call, same bits)
             self.status = "none"
             return
         self._module, self.status = module, "ready"
 
-    def _background(self):
+    def _background(self, idle: bool = False):
         try:
             with self._lock, handoff.prompt_handoffs():
-                self._build(cached_only=False)
+                self._build(cached_only=False, idle=idle)
                 if self.status == "building":
                     self.status = "none"
         finally:

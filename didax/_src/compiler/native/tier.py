@@ -286,9 +286,11 @@ def build(exe: compiler.Executable, cached_only: bool = False) -> bool:
                 module = cache.load_or_build(plan.source, tc, directory)
             table = runtime.address()
             monitoring.native_code_loaded(time.perf_counter() - start, cached=hit)
-        # (a module found in the cache at a first call does not wait for the loop's build)
+        # (a first call does not wait for the loop's build: a module found in the cache
+        # then, or one built before it (the "sync" and "check" modes))
+        first_call = cached_only or config.read("didax_native_tier") != "background"
         loops = product_kernel.choose_loops(plan.loops, dict(plan.products),
-                                            wait=not cached_only)
+                                            wait=not first_call, idle=not cached_only)
         run = module.make((plan.python_segments, plan.consts, loops,
                            threads.address(), table))
     except Exception as e:  # a bug in code generation: the NumPy tier stays

@@ -188,21 +188,21 @@ def include_dirs() -> tuple:
 
 def build(tc: Toolchain, source: str, workdir: str, name: str,
           prelude: str | None = None, unit_prelude: str | None = None,
-          objects: str | None = None) -> str:
+          objects: str | None = None, idle: bool = False) -> str:
     """Compiles `source` in `workdir` (as `name`.c, so the build does not depend on where it
     ran) to a shared library whose module is `name` (the macro DIDAX_MODULE); returns its
     path. `prelude`, `unit_prelude`: directories holding module_prelude() (and its variant
     for further units) precompiled (see precompiled_prelude), which a source starting with
     it includes instead. A source of several translation units (UNIT_MARK between them)
     has them compiled in parallel, each to an object file cached in `objects` (by its text
-    and the toolchain), then linked. Raises RuntimeError with the compiler's message on
-    failure."""
+    and the toolchain), then linked; `idle`: at the lowest priority (run_compiler's). Raises
+    RuntimeError with the compiler's message on failure."""
     units = source.split("\n" + UNIT_MARK + "\n")
     so_path = os.path.join(workdir, name + ".so")
     if len(units) == 1:
         cmd = [*tc.cc, *tc.flags, *_written(workdir, name, units[0], prelude, unit_prelude),
                f"-DDIDAX_MODULE={name}", "-o", name + ".so", "-lm"]
-        _check(tc, *run_compiler(cmd, workdir), so_path)
+        _check(tc, *run_compiler(cmd, workdir, idle), so_path)
         return so_path
     flags = [f for f in tc.flags if f != "-shared"]
 
@@ -218,7 +218,7 @@ def build(tc: Toolchain, source: str, workdir: str, name: str,
         cmd = [*tc.cc, *flags, "-c", *_written(workdir, c_name, text, prelude, unit_prelude),
                f"-DDIDAX_MODULE={name}", "-o", c_name + ".o"]
         o_path = os.path.join(workdir, c_name + ".o")
-        _check(tc, *run_compiler(cmd, workdir), o_path)
+        _check(tc, *run_compiler(cmd, workdir, idle), o_path)
         if k and cached:
             try:
                 with open(o_path, "rb") as f:
@@ -232,7 +232,7 @@ def build(tc: Toolchain, source: str, workdir: str, name: str,
     with concurrent.futures.ThreadPoolExecutor(min(len(units), usable_cores())) as pool:
         object_files = list(pool.map(compile_unit, range(len(units))))
     _check(tc, *run_compiler([*tc.cc, *tc.flags, *object_files, "-o", name + ".so", "-lm"],
-                             workdir), so_path)
+                             workdir, idle), so_path)
     return so_path
 
 

@@ -55,11 +55,12 @@ def test_modules_include_the_prelude_precompiled_after_the_first_build(fresh_cac
     preludes = []
     build = toolchain.build
 
-    def recording(tc, source, workdir, name, prelude=None, unit_prelude=None, objects=None):
+    def recording(tc, source, workdir, name, prelude=None, unit_prelude=None, objects=None,
+                  idle=False):
         # (the toolchain's probe builds too, and so does the runtime, beside the first module)
         if not name.startswith("didax_probe") and source != runtime.source():
             preludes.append(prelude)
-        return build(tc, source, workdir, name, prelude, unit_prelude, objects)
+        return build(tc, source, workdir, name, prelude, unit_prelude, objects, idle)
 
     monkeypatch.setattr(toolchain, "build", recording)
     jf = didax.jit(lambda x: jnp.tanh(x) * 3.0)

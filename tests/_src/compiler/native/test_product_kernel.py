@@ -4,15 +4,23 @@ and strides gave np.matmul's bits, so a module's results are the NumPy tier's wi
 without it; with OpenBLAS on more threads, it calls NumPy's loop."""
 from __future__ import annotations
 
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
 import didax
 import didax.numpy as jnp
-from didax._src.compiler.native import blas_threads, emit, product_kernel
+from didax._src.compiler.native import blas_threads, emit, product_kernel, toolchain
 from didax._src.config import flag_context
 
 from .conftest import executable, have_compiler
+
+ROOT = str(pathlib.Path(__file__).resolve().parents[4])  # the repository
 
 
 @pytest.fixture
@@ -51,13 +59,19 @@ def _operands(rng, shape_a, shape_b, transpose_a=False, transpose_b=False):
 # (M, K, N, A stored transposed, B stored transposed): an MLP's products at batch 16 (the
 # forward pass, the weight gradient with A transposed, the input gradient computed swapped
 # with B transposed), rows and columns that leave partial tiles (of 4 x 64 and 16 x 16),
-# and K cut into two blocks.
+# and K cut into two blocks; then products large on every side (12 x 32 tiles over a
+# copied strip of B): an MLP's at batch 256 (K in two blocks; B transposed, copied by
+# 16 x 16 transposes), a partial tile of rows and of columns with B transposed and K not in
+# sixteens, and both operands transposed with K in two unequal blocks.
 SHAPES = [(16, 512, 512, False, False), (512, 16, 512, True, False),
           (512, 512, 16, False, True), (16, 256, 512, False, False),
           (256, 16, 512, True, False), (256, 512, 10, False, False),
           (37, 300, 50, False, False), (50, 20, 300, True, False), (200, 600, 9, False, True),
           (23, 700, 40, False, False), (22, 300, 200, False, False), (20, 700, 130, False, False),
-          (96, 30, 200, True, False)]
+          (96, 30, 200, True, False),
+          (256, 512, 512, False, False), (512, 256, 512, True, False),
+          (256, 512, 512, False, True), (100, 300, 77, False, True),
+          (45, 700, 50, True, True)]
 
 
 @pytest.mark.parametrize("M,K,N,ta,tb", SHAPES)
@@ -175,3 +189,48 @@ def test_an_mlp_step_gives_the_numpy_tiers_bits_with_the_loop(batch, one_blas_th
     plan = executable(step, params, x, y).native.plan
     if batch == 16:
         assert plan.products, "the products of 16 rows may use the loop"
+
+
+_FIRST_CALL = textwrap.dedent("""
+    import numpy as np, didax, didax.numpy as jnp
+    from didax._src.compiler.native import blas_threads, product_kernel as pk
+    blas_threads.set_count(1)
+    x = np.ones((16, 512), np.float32)
+    w = np.full((512, 512), 1 / 512, np.float32)
+    didax.jit(lambda x, w: jnp.tanh(x @ w))(x, w)  # (sync: native code before this call)
+    after_first_call = pk._KERNELS.status
+    if after_first_call == "building":
+        pk._KERNELS._built.wait(300)
+    print(after_first_call, pk._KERNELS.status)
+""")
+
+# A compiler that notes its priority when it builds the loop's module, then runs the real one.
+_NOTING_CC = """#!/bin/sh
+for a in "$@"; do
+  case "$a" in *.c) if grep -q didax_matmul_loop "$a" 2>/dev/null; then nice >> {log}; fi;; esac
+done
+exec {cc} "$@"
+"""
+
+
+@pytest.mark.skipif(not have_compiler(), reason="no C compiler: the native tier is off")
+def test_a_first_call_does_not_wait_for_the_loops_module_which_builds_at_lowest_priority(
+        tmp_path):
+    """Building the loop's module takes 0.7 s: a first call in the "sync" mode, native code
+    built before it, takes NumPy's loop for its products if the module is not cached, and
+    the module builds in the background, at the lowest priority (there, a step of the
+    program that goes on is not slowed)."""
+    if blas_threads._openblas() is None:
+        pytest.skip("no OpenBLAS: the loop is never built")
+    log = tmp_path / "priorities"
+    cc = tmp_path / "noting-cc"
+    cc.write_text(_NOTING_CC.format(log=log, cc=toolchain.toolchain().cc[0]))
+    cc.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIDAX_")}
+    env.update(CC=str(cc), DIDAX_CACHE_DIR=str(tmp_path / "cache"), DIDAX_NATIVE_TIER="sync",
+               PYTHONPATH=os.pathsep.join([ROOT, env.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", _FIRST_CALL], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=400)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["building", "ready"]
+    assert log.read_text().split() == ["19"]
