@@ -171,8 +171,11 @@ def _mlp_step(params, x, y):
 
 
 @pytest.mark.skipif(not have_compiler(), reason="no C compiler: the native tier is off")
-@pytest.mark.parametrize("batch", [1, 16, 40])
+@pytest.mark.parametrize("batch", [1, 16, 40, 128])
 def test_an_mlp_step_gives_the_numpy_tiers_bits_with_the_loop(batch, one_blas_thread):
+    """At batch 16 products small on one side use the loop, at 128 also those large on
+    every side (batch 40: NumPy's loop for those of 40 rows)."""
+    product_kernel._KERNELS.get(wait=True)  # (else a first call may not wait for it)
     rng = np.random.default_rng(batch)
     sizes = (64, 256, 256, 10)
     params = [((rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32),
@@ -189,6 +192,8 @@ def test_an_mlp_step_gives_the_numpy_tiers_bits_with_the_loop(batch, one_blas_th
     plan = executable(step, params, x, y).native.plan
     if batch == 16:
         assert plan.products, "the products of 16 rows may use the loop"
+    if batch == 128:  # (the forward pass's, the weight and input gradients')
+        assert len(plan.products) >= 5, plan.products
 
 
 _FIRST_CALL = textwrap.dedent("""
