@@ -267,8 +267,8 @@ static inline __attribute__((always_inline)) void tile_12x32_row(
 }
 
 /* 16 of B's columns (each consecutive over k, column stride sbj) from k into S's rows
-   (lds floats apart): 16 x 16 transposes in registers. */
-static void transpose_16(const float *B, npy_intp sbj, npy_intp k, float *S, npy_intp lds) {
+   (32 floats apart): 16 x 16 transposes in registers. */
+static void transpose_16(const float *B, npy_intp sbj, npy_intp k, float *S) {
     __m512 r[16], t[16];
     for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(B + j * sbj + k);
     for (int j = 0; j < 16; j += 2) {
@@ -291,15 +291,20 @@ static void transpose_16(const float *B, npy_intp sbj, npy_intp k, float *S, npy
         r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
         r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xDD);
     }
-    for (int q = 0; q < 16; q++) _mm512_storeu_ps(S + lds * (k + q), r[q]);
+    for (int q = 0; q < 16; q++) _mm512_store_ps(S + 32 * (k + q), r[q]);
+}
+
+/* The masks of a strip's first and second 16 columns, jn (<= 32) of them there. */
+static inline __mmask16 strip_mask(npy_intp jn, int half) {
+    npy_intp n = jn - 16 * half;
+    return n >= 16 ? 0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
 }
 
 /* B's columns j0 .. j0 + jn (jn <= 32, the rest zeros) into S (row k at S + 32 k). */
 static void copy_strip(npy_intp K, const float *B, npy_intp ldb, npy_intp sbj, npy_intp j0,
                        npy_intp jn, float *S) {
     if (sbj == 1) {
-        __mmask16 m0 = jn >= 16 ? 0xffff : (__mmask16)((1u << jn) - 1);
-        __mmask16 m1 = jn >= 32 ? 0xffff : jn <= 16 ? 0 : (__mmask16)((1u << (jn - 16)) - 1);
+        const __mmask16 m0 = strip_mask(jn, 0), m1 = strip_mask(jn, 1);
         for (npy_intp k = 0; k < K; k++) {
             const float *b = B + k * ldb + j0;
             _mm512_store_ps(S + 32 * k, _mm512_maskz_loadu_ps(m0, b));
@@ -310,8 +315,8 @@ static void copy_strip(npy_intp K, const float *B, npy_intp ldb, npy_intp sbj, n
     npy_intp k = 0;
     if (ldb == 1 && jn == 32)
         for (; k + 16 <= K; k += 16) {
-            transpose_16(B + j0 * sbj, sbj, k, S, 32);
-            transpose_16(B + (j0 + 16) * sbj, sbj, k, S + 16, 32);
+            transpose_16(B + j0 * sbj, sbj, k, S);
+            transpose_16(B + (j0 + 16) * sbj, sbj, k, S + 16);
         }
     for (; k < K; k++)
         for (npy_intp j = 0; j < 32; j++)
@@ -328,7 +333,7 @@ static int product_large(npy_intp M, npy_intp N, npy_intp K, const float *A, npy
     const npy_intp full = M / DIDAX_MR * DIDAX_MR, rest = M - full;
     float *S = (float *)aligned_alloc(64, K * 32 * sizeof(float));
     /* a last partial tile of rows is packed, 12 by K (the rows past M zeros) */
-    float *tail = rest ? (float *)aligned_alloc(64, K * DIDAX_MR * sizeof(float)) : NULL;
+    float *tail = rest ? (float *)malloc(K * DIDAX_MR * sizeof(float)) : NULL;
     if (S == NULL || (rest && tail == NULL)) {
         free(S); free(tail);
         return -1;
@@ -338,9 +343,7 @@ static int product_large(npy_intp M, npy_intp N, npy_intp K, const float *A, npy
             tail[k * DIDAX_MR + r] = r < rest ? A[(full + r) * sai + k * sak] : 0.0f;
     for (npy_intp j0 = 0; j0 < N; j0 += 32) {
         const npy_intp jn = N - j0 < 32 ? N - j0 : 32;
-        const __mmask16 m0 = jn >= 16 ? 0xffff : (__mmask16)((1u << jn) - 1);
-        const __mmask16 m1 = jn >= 32 ? 0xffff
-                             : jn <= 16 ? 0 : (__mmask16)((1u << (jn - 16)) - 1);
+        const __mmask16 m0 = strip_mask(jn, 0), m1 = strip_mask(jn, 1);
         copy_strip(K, B, ldb, sbj, j0, jn, S);
         npy_intp k0 = 0;
         for (int b = 0; b < nb; b++) {
