@@ -7,6 +7,8 @@ didax and JAX run the same program (`lax.conv_general_dilated` with ('NHWC', 'HW
 native tier (DIDAX_NATIVE_TIER=sync unless set). PyTorch runs the same model eagerly
 (`conv2d`, `max_pool2d`, `avg_pool2d` on NCHW views of the same parameters, autograd and an
 in-place update) and under `torch.compile` (a functional step through `torch.func`).
+NumPy runs the step written by hand (`cnn_numpy.py`: im2col products, the backward pass
+by hand).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 XLA_FLAGS="--xla_cpu_multi_thread_eigen=false
     intra_op_parallelism_threads=1" taskset -c 0 python benchmarks/cnn_step.py
@@ -160,12 +162,22 @@ def _stepper(column, jit):
     return call
 
 
+def _numpy_stepper():
+    """cnn_numpy's step from the initial parameters: () -> (params, loss)."""
+    import cnn_numpy
+
+    params, x, y = _data()
+    return lambda: cnn_numpy.step(params, x, y, LR)
+
+
 def cases(frameworks, didax_jit) -> tuple[dict, dict]:
     """The steps to check (each from the initial parameters) and the steps to time."""
     checked = {}
     for column in ("didax", "jax"):
         if column in frameworks:
             checked[column] = _stepper(column, didax_jit)
+    if "numpy" in frameworks:
+        checked["numpy"] = _numpy_stepper()
     timed = {(STEP, c): f for c, f in checked.items()}
     if "torch" in frameworks:
         compiled = _torch_compiled()
@@ -198,7 +210,7 @@ def run(frameworks, rounds) -> list:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--frameworks", nargs="*", default=["didax", "jax", "torch"])
+    parser.add_argument("--frameworks", nargs="*", default=["didax", "numpy", "jax", "torch"])
     cores.add_arguments(parser)
     args = parser.parse_args()
     cores.report(args, __file__, run)

@@ -8,7 +8,9 @@ once from one NumPy generator and shared by every framework.
 One model function, written against a small table of operations (`_Ops`), runs on didax,
 JAX and PyTorch alike. didax and JAX jit the step (didax on the native tier:
 DIDAX_NATIVE_TIER=sync unless set); PyTorch runs it eagerly (autograd, in-place Adam) and
-under `torch.compile` (a functional step through `torch.func`).
+under `torch.compile` (a functional step through `torch.func`). NumPy runs the same step
+written by hand (`transformer_numpy.py`: the forward pass, the backward pass and Adam, each
+call from the initial state as didax's and JAX's).
 
 The first-call rows time a fresh jitted function's first call (trace, compile, run), each
 sample in a fresh process with nothing cached (imports and data are not timed): didax with
@@ -291,12 +293,29 @@ def _torch_compiled():
     return call
 
 
+def _numpy_stepper():
+    """transformer_numpy's step from the initial state: () -> (params, loss, m)."""
+    import transformer_numpy
+
+    step = transformer_numpy.Step(heads=HEADS, ln_eps=LN_EPS, masked=MASKED, lr=LR, b1=B1,
+                                  b2=B2, eps=EPS)
+    state = _initial_state()
+
+    def call():
+        out = step(*state)
+        return out[0], out[-1], out[1]
+
+    return call
+
+
 def cases(frameworks) -> tuple[dict, dict]:
     """The steps to check (each from the initial state) and the steps to time."""
     checked = {}
     for column in ("didax", "jax"):
         if column in frameworks:
             checked[column] = _stepper(column)
+    if "numpy" in frameworks:
+        checked["numpy"] = _numpy_stepper()
     timed = {(STEP, c): f for c, f in checked.items()}
     if "torch" in frameworks:
         compiled = _torch_compiled()
@@ -431,7 +450,7 @@ def run(frameworks, rounds) -> list:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--frameworks", nargs="*", default=["didax", "jax", "torch"])
+    parser.add_argument("--frameworks", nargs="*", default=["didax", "numpy", "jax", "torch"])
     cores.add_arguments(parser)
     parser.add_argument("--cold", choices=list(COLD_KINDS), help=argparse.SUPPRESS)
     args = parser.parse_args()
