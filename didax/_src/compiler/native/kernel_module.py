@@ -74,7 +74,7 @@ class KernelModule:
         """Loads the module if it is cached, else builds it now or starts building it in a
         thread (which also probes the compiler if that has not been done: that runs it),
         with `idle` at the lowest priority."""
-        if now or idle or toolchain.known():
+        if now or toolchain.known():
             self._build(cached_only=True)
         if self.status == "unbuilt":
             if now:

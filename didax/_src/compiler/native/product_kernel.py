@@ -11,10 +11,11 @@ two cost a third of an MLP step at batch 16). Where rows come in fours, tiles of
 64 columns read 256 consecutive bytes of each of the weight's rows, which the hardware
 prefetches (16 columns, one cache line a row, it does not): a product of batch 16 whose
 512 x 512 weight comes from beyond the L2 cache takes 96 us instead of 112, an MLP step at
-batch 16 8 % less. Products of more than 32 rows, columns and terms (and 2^20 multiply-adds)
-use tiles of 12 rows by 32 columns over a strip of B copied to consecutive memory, A read
-where it is; OpenBLAS packs both operands, and takes 5-20 % longer (an MLP step at batch 256
-6 % less, all its products in the loop).
+batch 16 8 % less. Products of more than 32 rows, columns and terms (in modules: at least
+96 rows and 2^20 multiply-adds, A within 1 MB, see `eligible`) use tiles of 12 rows by 32
+columns over a strip of B copied to consecutive memory, A read where it is; OpenBLAS packs
+both operands, and takes 5-20 % longer (an MLP step at batch 256 6 % less, all its
+products in the loop).
 
 Whether it gives NumPy's bits is not assumed: a product's shape and strides are checked
 once, on random operands, against np.matmul with OpenBLAS on one thread (`agrees`), and
